@@ -1,0 +1,99 @@
+//! Raw arguments -> validated configuration: defaults, ranges and cross-field
+//! rules. Only values the user wrote are checked against each other; a
+//! default never causes an error by itself.
+
+use core::time::Duration;
+
+use syn::Expr;
+
+use crate::args::{JitterArg, RawArgs};
+use crate::duration::display;
+use crate::errors::Errors;
+
+/// The seed's defaults, as documented on the attribute.
+pub(crate) const DEFAULT_INITIAL_BACKOFF: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(32);
+
+/// The validated configuration. `None` means "the runtime's default".
+pub(crate) struct Config {
+    pub(crate) max_retries: Option<u32>,
+    pub(crate) initial_backoff: Option<Duration>,
+    pub(crate) max_backoff: Option<Duration>,
+    pub(crate) multiplier: Option<f64>,
+    pub(crate) jitter: Option<JitterArg>,
+    pub(crate) max_elapsed: Option<Duration>,
+    pub(crate) retry_if: Option<Expr>,
+    /// The path to the runtime crate (`::backoff_runtime` unless `crate = "..."`).
+    pub(crate) krate: syn::Path,
+}
+
+impl Config {
+    /// Applies the cross-field rules to `raw`, recording violations in `errors`.
+    pub(crate) fn build(raw: RawArgs, errors: &mut Errors) -> Config {
+        let initial_written = raw.initial_backoff.get().map(|s| s.value);
+        let max_written = raw.max_backoff.get().map(|s| s.value);
+        let initial = initial_written.unwrap_or(DEFAULT_INITIAL_BACKOFF);
+        let cap = max_written.unwrap_or(DEFAULT_MAX_BACKOFF);
+
+        if let (Some(i), Some(m)) = (raw.initial_backoff.get(), max_written) {
+            if i.value > m {
+                errors.push(
+                    i.span,
+                    format!(
+                        "`initial_backoff` ({}) is longer than `max_backoff` ({}): the first wait could never be reached; lower `initial_backoff` or raise `max_backoff`",
+                        display(i.value),
+                        display(m)
+                    ),
+                );
+            }
+        }
+
+        if let Some(j) = raw.jitter.get() {
+            if let JitterArg::AdditiveUpTo(amount) = j.value {
+                if amount > cap {
+                    let cap_text = match max_written {
+                        Some(m) => format!("`max_backoff` ({})", display(m)),
+                        None => format!("`max_backoff` (default {})", display(cap)),
+                    };
+                    errors.push(
+                        j.span,
+                        format!(
+                            "`jitter = \"{}\"` is larger than {cap_text}: every wait is capped at `max_backoff`, so such jitter could never be applied; lower it or raise `max_backoff`",
+                            display(amount)
+                        ),
+                    );
+                }
+            }
+        }
+
+        if let Some(e) = raw.max_elapsed.get() {
+            let first_wait = initial.min(cap);
+            if e.value < first_wait {
+                let origin = if initial_written.is_some() || max_written.is_some_and(|m| m < initial) {
+                    format!("the first wait ({})", display(first_wait))
+                } else {
+                    format!("the first wait (the default `initial_backoff` of {})", display(first_wait))
+                };
+                errors.push(
+                    e.span,
+                    format!(
+                        "`max_elapsed` ({}) is shorter than {origin}: no retry could ever start; raise `max_elapsed` or lower `initial_backoff`",
+                        display(e.value)
+                    ),
+                );
+            }
+        }
+
+        let default_crate: syn::Path = syn::parse_quote!(::backoff_runtime);
+        Config {
+            max_retries: raw.max_retries.take().map(|s| s.value),
+            initial_backoff: initial_written,
+            max_backoff: max_written,
+            multiplier: raw.multiplier.take().map(|s| s.value),
+            jitter: raw.jitter.take().map(|s| s.value),
+            max_elapsed: raw.max_elapsed.take().map(|s| s.value),
+            retry_if: raw.retry_if.take().map(|s| s.value),
+            krate: raw.krate.take().map_or(default_crate, |s| s.value),
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Human durations such as `"32s"`, `"1m30s"`, `"1m 30s"`, `"1.5s"` or
+//! `"250ms"`, parsed to an exact number of nanoseconds at compile time.
+
+use core::fmt;
+use core::time::Duration;
+
+/// The units a duration may use, with their length in nanoseconds.
+const UNITS: &[(&str, u128)] = &[
+    ("ns", 1),
+    ("us", 1_000),
+    ("µs", 1_000),
+    ("ms", 1_000_000),
+    ("s", 1_000_000_000),
+    ("m", 60_000_000_000),
+    ("h", 3_600_000_000_000),
+];
+
+/// The unit list as shown in error messages.
+pub(crate) const UNIT_LIST: &str = "ns, us (or µs), ms, s, m, h";
+
+/// Why a duration string was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DurationError {
+    /// The string is empty or blank.
+    Empty,
+    /// A number with no unit, e.g. `"5"`.
+    MissingUnit(String),
+    /// A unit we do not know, e.g. `"5sec"`.
+    UnknownUnit(String),
+    /// Something that is not a number where a number belongs.
+    Malformed(String),
+    /// A fraction finer than one nanosecond, e.g. `"1.5ns"`.
+    SubNanosecond(String),
+    /// More than `Duration` can hold.
+    TooLarge,
+}
+
+impl fmt::Display for DurationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DurationError::Empty => write!(f, "empty duration: write a number and a unit, such as \"500ms\" or \"32s\""),
+            DurationError::MissingUnit(number) => write!(
+                f,
+                "duration `{number}` has no unit: write \"{number}s\", \"{number}ms\" or another unit ({UNIT_LIST})"
+            ),
+            DurationError::UnknownUnit(unit) => {
+                write!(f, "unknown unit `{unit}` in duration: use one of {UNIT_LIST}")
+            }
+            DurationError::Malformed(part) => write!(
+                f,
+                "cannot read `{part}` as a duration: write a number and a unit, such as \"1.5s\" or \"1m30s\" (units: {UNIT_LIST})"
+            ),
+            DurationError::SubNanosecond(part) => {
+                write!(f, "`{part}` is finer than one nanosecond, the smallest duration")
+            }
+            DurationError::TooLarge => write!(f, "duration is too large to represent"),
+        }
+    }
+}
+
+/// Parses a duration such as `"1m30s"` into nanoseconds. Components are
+/// summed; spaces between them are allowed; each number may have a decimal
+/// fraction.
+pub(crate) fn parse_nanos(text: &str) -> Result<u128, DurationError> {
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return Err(DurationError::Empty);
+    }
+    let mut total: u128 = 0;
+    while !rest.is_empty() {
+        let number_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let (number, after) = rest.split_at(number_len);
+        if number.is_empty() {
+            let junk = after.split_whitespace().next().unwrap_or(after);
+            return Err(DurationError::Malformed(junk.to_owned()));
+        }
+        let unit_len = after.find(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace()).unwrap_or(after.len());
+        let (unit, after_unit) = after.split_at(unit_len);
+        if unit.is_empty() {
+            return Err(DurationError::MissingUnit(number.to_owned()));
+        }
+        let scale = UNITS
+            .iter()
+            .find(|(name, _)| *name == unit)
+            .map(|(_, scale)| *scale)
+            .ok_or_else(|| DurationError::UnknownUnit(unit.to_owned()))?;
+        let part = component_nanos(number, scale).map_err(|e| match e {
+            DurationError::SubNanosecond(_) => DurationError::SubNanosecond(format!("{number}{unit}")),
+            other => other,
+        })?;
+        total = total.checked_add(part).ok_or(DurationError::TooLarge)?;
+        rest = after_unit.trim_start();
+    }
+    if total > Duration::MAX.as_nanos() {
+        return Err(DurationError::TooLarge);
+    }
+    Ok(total)
+}
+
+/// Parses a duration string into a `Duration`.
+pub(crate) fn parse(text: &str) -> Result<Duration, DurationError> {
+    let nanos = parse_nanos(text)?;
+    let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| DurationError::TooLarge)?;
+    // The remainder is below 1e9.
+    let subsec = u32::try_from(nanos % 1_000_000_000).map_err(|_| DurationError::TooLarge)?;
+    Ok(Duration::new(secs, subsec))
+}
+
+/// `number` (digits with an optional fraction) times `scale` nanoseconds, exactly.
+fn component_nanos(number: &str, scale: u128) -> Result<u128, DurationError> {
+    let (whole, fraction) = match number.split_once('.') {
+        Some((whole, fraction)) => (whole, fraction),
+        None => (number, ""),
+    };
+    if (whole.is_empty() && fraction.is_empty()) || fraction.contains('.') {
+        return Err(DurationError::Malformed(number.to_owned()));
+    }
+    let whole_value: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| DurationError::TooLarge)?
+    };
+    let mut nanos = whole_value.checked_mul(scale).ok_or(DurationError::TooLarge)?;
+    if !fraction.is_empty() {
+        let digits = fraction.trim_end_matches('0');
+        if digits.len() > 38 {
+            return Err(DurationError::SubNanosecond(number.to_owned()));
+        }
+        let value: u128 = if digits.is_empty() { 0 } else { digits.parse().map_err(|_| DurationError::TooLarge)? };
+        let denominator = 10u128.pow(digits.len() as u32);
+        let scaled = value.checked_mul(scale).ok_or(DurationError::TooLarge)?;
+        if scaled % denominator != 0 {
+            return Err(DurationError::SubNanosecond(number.to_owned()));
+        }
+        nanos = nanos.checked_add(scaled / denominator).ok_or(DurationError::TooLarge)?;
+    }
+    Ok(nanos)
+}
+
+/// Formats a duration the way users write one (`"1m30s"`, `"250ms"`), for
+/// messages that name a value.
+pub(crate) fn display(d: Duration) -> String {
+    let mut nanos = d.as_nanos();
+    if nanos == 0 {
+        return "0s".to_owned();
+    }
+    let mut out = String::new();
+    for (name, scale) in [("h", 3_600_000_000_000u128), ("m", 60_000_000_000), ("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000), ("ns", 1)] {
+        if nanos >= scale {
+            out.push_str(&format!("{}{name}", nanos / scale));
+            nanos %= scale;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn accepts_every_documented_form() {
+        assert_eq!(parse("32s"), Ok(Duration::from_secs(32)));
+        assert_eq!(parse("250ms"), Ok(ms(250)));
+        assert_eq!(parse("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse("1m 30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse("1.5s"), Ok(ms(1500)));
+        assert_eq!(parse(".5s"), Ok(ms(500)));
+        assert_eq!(parse("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse("10us"), Ok(Duration::from_micros(10)));
+        assert_eq!(parse("10µs"), Ok(Duration::from_micros(10)));
+        assert_eq!(parse("7ns"), Ok(Duration::from_nanos(7)));
+        assert_eq!(parse("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse(" 1s "), Ok(Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_read() {
+        assert_eq!(parse("5"), Err(DurationError::MissingUnit("5".into())));
+        assert_eq!(parse("5sec"), Err(DurationError::UnknownUnit("sec".into())));
+        assert_eq!(parse(""), Err(DurationError::Empty));
+        assert_eq!(parse("s"), Err(DurationError::Malformed("s".into())));
+        assert_eq!(parse("1..5s"), Err(DurationError::Malformed("1..5".into())));
+        assert_eq!(parse("1.5ns"), Err(DurationError::SubNanosecond("1.5ns".into())));
+        assert_eq!(parse("99999999999999999999h"), Err(DurationError::TooLarge));
+        assert_eq!(parse("-1s"), Err(DurationError::Malformed("-1s".into())));
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for d in [ms(1), ms(1500), Duration::from_secs(90), Duration::from_nanos(3_600_000_000_007)] {
+            assert_eq!(parse(&display(d)), Ok(d));
+        }
+    }
+}

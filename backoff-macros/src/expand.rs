@@ -1,0 +1,226 @@
+//! Code generation: the validated configuration and the function become a
+//! retry loop around the function's own body.
+//!
+//! The body's tokens appear exactly once, run in place per attempt: sync
+//! bodies in a non-`move` closure (called once inline; only on failure handed
+//! to the runtime's `#[cold]` loop), async bodies in a non-`move` async block
+//! inside a loop that stays in the function. Both start with the "fake return
+//! edge" of tracing-attributes, which gives the block the function's return
+//! type so `?` conversions and coercions work as in the plain function.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+use syn::{ReturnType, Type};
+
+use crate::args::JitterArg;
+use crate::config::Config;
+use crate::item::RetryFn;
+
+/// The one list of lint allowances, put on generated statements only (never
+/// on the user's body).
+fn allow_generated() -> TokenStream {
+    quote! {
+        #[allow(
+            unreachable_code,
+            clippy::diverging_sub_expression,
+            clippy::empty_loop,
+            clippy::let_unit_value,
+            clippy::let_with_type_underscore,
+            clippy::needless_return,
+            clippy::unreachable
+        )]
+    }
+}
+
+/// A local of the generated code, invisible to the user's body (mixed-site hygiene).
+fn local(name: &str) -> Ident {
+    format_ident!("__backoff_{}", name, span = Span::mixed_site())
+}
+
+/// The whole rewritten function.
+pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
+    let is_async = function.is_async();
+    let RetryFn {
+        attrs,
+        inner_attrs,
+        vis,
+        defaultness,
+        sig,
+        brace,
+        stmts,
+    } = function;
+    let krate = &config.krate;
+    let private = quote!(#krate::__private);
+    let allow = allow_generated();
+    let policy = local("POLICY");
+    let policy_value = policy_expr(config, &private);
+
+    let return_span = match &sig.output {
+        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Default => sig.ident.span(),
+    };
+    let fake_return_edge = fake_return_edge(&sig.output);
+    let body = quote_spanned! {brace.span.join()=>
+        #fake_return_edge
+        #(#stmts)*
+    };
+
+    let error = local("error");
+    let success = local("success");
+    let hooks = hooks_expr(config, &private, &error);
+    let check = quote_spanned!(return_span=> #private::check);
+
+    let retry_loop = if is_async {
+        let state = local("loop");
+        let wait = local("wait");
+        let attempt = quote_spanned!(brace.span.join()=> async { #body });
+        quote! {
+            let mut #state = #private::AsyncLoop::<#private::TokioSleeper>::start(&#policy, false);
+            loop {
+                let #wait = match #check(#attempt.await) {
+                    ::core::result::Result::Ok(#success) => return #success,
+                    ::core::result::Result::Err(#error) => {
+                        match #state.decide(&#policy, &#error, &#hooks) {
+                            ::core::option::Option::Some(#wait) => #wait,
+                            ::core::option::Option::None => {
+                                return #private::RetryResult::from_result(::core::result::Result::Err(#error));
+                            }
+                        }
+                    }
+                };
+                #state.sleep(#wait).await;
+            }
+        }
+    } else {
+        let start = local("start");
+        let body_fn = local("body");
+        let sync_body = quote_spanned!(return_span=> #private::sync_body);
+        let closure = quote_spanned!(brace.span.join()=> || { #body });
+        quote! {
+            let #start = #private::start_sync(&#policy, false);
+            let mut #body_fn = #sync_body(#closure);
+            match #check(#body_fn()) {
+                ::core::result::Result::Ok(#success) => #success,
+                ::core::result::Result::Err(#error) => {
+                    let __backoff_hooks = #hooks;
+                    #private::retry_sync(&#policy, #start, #error, &mut #body_fn, __backoff_hooks, #private::thread_sleep)
+                }
+            }
+        }
+    };
+
+    let mut block = TokenStream::new();
+    brace.surround(&mut block, |out| {
+        out.extend(quote! {
+            #(#inner_attrs)*
+            #allow
+            const #policy: #private::Policy = #policy_value;
+            #retry_loop
+        });
+    });
+    quote! {
+        #(#attrs)*
+        #vis #defaultness #sig #block
+    }
+}
+
+/// `if false { let __r: R = loop {}; return __r; }` with `impl Trait` in `R`
+/// replaced by `_`: types the closure or async block as the function.
+fn fake_return_edge(output: &ReturnType) -> TokenStream {
+    let allow = allow_generated();
+    let r = local("r");
+    match output {
+        ReturnType::Type(_, ty) => {
+            let mut ty = (**ty).clone();
+            ImplTraitEraser.visit_type_mut(&mut ty);
+            quote! {
+                #allow
+                if false {
+                    let #r: #ty = loop {};
+                    return #r;
+                }
+            }
+        }
+        ReturnType::Default => quote! {
+            #allow
+            if false {
+                let #r: () = loop {};
+                return #r;
+            }
+        },
+    }
+}
+
+/// Replaces every `impl Trait` with `_`, as tracing-attributes does.
+struct ImplTraitEraser;
+
+impl VisitMut for ImplTraitEraser {
+    fn visit_type_mut(&mut self, ty: &mut Type) {
+        if let Type::ImplTrait(impl_trait) = ty {
+            *ty = Type::Infer(syn::TypeInfer {
+                attrs: Vec::new(),
+                underscore_token: syn::Token![_](impl_trait.impl_token.span),
+            });
+            return;
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
+    }
+}
+
+/// The hooks of the function, typed by the error held in `error`.
+fn hooks_expr(config: &Config, private: &TokenStream, error: &Ident) -> TokenStream {
+    let mut hooks = quote!(#private::HookSet::of(&#error));
+    if let Some(retry_if) = &config.retry_if {
+        hooks = quote!(#hooks.retry_if(#retry_if));
+    }
+    hooks
+}
+
+/// `Policy::new().max_retries(..)...` with only the keys the user wrote.
+fn policy_expr(config: &Config, private: &TokenStream) -> TokenStream {
+    let mut policy = quote!(#private::Policy::new());
+    if let Some(n) = config.max_retries {
+        policy.extend(quote!(.max_retries(#n)));
+    }
+    if let Some(d) = config.initial_backoff {
+        let d = duration_tokens(d, private);
+        policy.extend(quote!(.initial_backoff(#d)));
+    }
+    if let Some(d) = config.max_backoff {
+        let d = duration_tokens(d, private);
+        policy.extend(quote!(.max_backoff(#d)));
+    }
+    if let Some(m) = config.multiplier {
+        let m = proc_macro2::Literal::f64_suffixed(m);
+        policy.extend(quote!(.multiplier(#m)));
+    }
+    if let Some(jitter) = config.jitter {
+        let jitter = match jitter {
+            JitterArg::Additive => quote!(#private::Jitter::Additive),
+            JitterArg::AdditiveUpTo(d) => {
+                let d = duration_tokens(d, private);
+                quote!(#private::Jitter::AdditiveUpTo(#d))
+            }
+            JitterArg::Full => quote!(#private::Jitter::Full),
+            JitterArg::Equal => quote!(#private::Jitter::Equal),
+            JitterArg::Decorrelated => quote!(#private::Jitter::Decorrelated),
+            JitterArg::None => quote!(#private::Jitter::None),
+        };
+        policy.extend(quote!(.jitter(#jitter)));
+    }
+    if let Some(d) = config.max_elapsed {
+        let d = duration_tokens(d, private);
+        policy.extend(quote!(.max_elapsed(#d)));
+    }
+    policy
+}
+
+/// `Duration::new(secs, nanos)` for an exact value.
+fn duration_tokens(d: core::time::Duration, private: &TokenStream) -> TokenStream {
+    let secs = d.as_secs();
+    let nanos = d.subsec_nanos();
+    quote!(#private::Duration::new(#secs, #nanos))
+}
+

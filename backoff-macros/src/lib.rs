@@ -1,0 +1,54 @@
+//! The `#[retry]` attribute of [`backoff-runtime`](https://docs.rs/backoff-runtime).
+//! Depend on `backoff-runtime`, not on this crate: it re-exports the
+//! attribute and pins this crate to its exact version. The attribute's full
+//! reference is on `backoff_runtime::retry`.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod args;
+mod config;
+mod duration;
+mod errors;
+mod expand;
+mod item;
+mod suggest;
+
+use proc_macro::TokenStream;
+
+/// Retries the function with truncated exponential backoff. See
+/// `backoff_runtime::retry` for the reference of every key.
+#[proc_macro_attribute]
+pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
+    retry_impl(args.into(), item.into()).into()
+}
+
+/// The attribute on `proc_macro2` tokens, so it can be unit-tested.
+fn retry_impl(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    let mut errors = errors::Errors::default();
+    let raw = syn::parse::Parser::parse2(|input: syn::parse::ParseStream<'_>| args::RawArgs::parse(input, &mut errors), args);
+    let function = syn::parse2::<item::RetryFn>(item.clone());
+    let config = match raw {
+        Ok(raw) => Some(config::Config::build(raw, &mut errors)),
+        Err(error) => {
+            errors.push_error(error);
+            None
+        }
+    };
+    let function = match function {
+        Ok(function) => Some(function),
+        Err(error) => {
+            errors.push_error(error);
+            None
+        }
+    };
+    match (errors.finish(()), config, function) {
+        (Ok(()), Some(config), Some(function)) => expand::expand(&config, function),
+        (result, _, _) => {
+            let compile_errors = result.err().map(|e| e.to_compile_error()).unwrap_or_default();
+            let mut out = item::fallback(item);
+            out.extend(compile_errors);
+            out
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! The user's decisions about an error: is it worth retrying, and did the
+//! server suggest a wait. Built by the `#[retry]` expansion (and the plain
+//! API) from `retry_if = ...` and friends; typed by the error so closures
+//! written without parameter types infer `&E`.
+
+use core::marker::PhantomData;
+
+/// What a retry loop asks about each error.
+pub trait Hooks<E> {
+    /// Whether `error` is worth retrying (`retry_if`); `true` by default.
+    fn should_retry(&self, error: &E) -> bool;
+}
+
+/// Every error is retried: the default of `retry_if`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RetryAll;
+
+/// The hooks of one retried function, typed by its error `E`.
+///
+/// ```
+/// use backoff_runtime::hooks::{HookSet, Hooks};
+///
+/// let hooks = HookSet::<std::io::Error>::new().retry_if(|e| e.kind() == std::io::ErrorKind::TimedOut);
+/// assert!(hooks.should_retry(&std::io::ErrorKind::TimedOut.into()));
+/// assert!(!hooks.should_retry(&std::io::ErrorKind::NotFound.into()));
+/// ```
+pub struct HookSet<E, If = RetryAll> {
+    retry_if: If,
+    _error: PhantomData<fn(&E)>,
+}
+
+impl<E> HookSet<E> {
+    /// Hooks that retry every error.
+    ///
+    /// ```
+    /// use backoff_runtime::hooks::{HookSet, Hooks};
+    /// assert!(HookSet::<u8>::new().should_retry(&1));
+    /// ```
+    #[inline(always)]
+    #[must_use]
+    pub const fn new() -> Self {
+        HookSet {
+            retry_if: RetryAll,
+            _error: PhantomData,
+        }
+    }
+
+    /// Hooks for the type of `_error`: lets generated code name `E` without
+    /// spelling it.
+    ///
+    /// ```
+    /// use backoff_runtime::hooks::{HookSet, Hooks};
+    /// let e = "boom";
+    /// assert!(HookSet::of(&e).should_retry(&"other"));
+    /// ```
+    #[inline(always)]
+    #[must_use]
+    pub const fn of(_error: &E) -> Self {
+        Self::new()
+    }
+}
+
+impl<E> Default for HookSet<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E, If> HookSet<E, If> {
+    /// Retries only the errors for which `predicate` returns `true`.
+    ///
+    /// ```
+    /// use backoff_runtime::hooks::{HookSet, Hooks};
+    /// let hooks = HookSet::<u16>::new().retry_if(|status| *status >= 500);
+    /// assert!(hooks.should_retry(&503));
+    /// assert!(!hooks.should_retry(&404));
+    /// ```
+    #[inline(always)]
+    pub fn retry_if<F: Fn(&E) -> bool>(self, predicate: F) -> HookSet<E, RetryIf<F>> {
+        HookSet {
+            retry_if: RetryIf(predicate),
+            _error: PhantomData,
+        }
+    }
+}
+
+/// A `retry_if` predicate.
+#[derive(Clone, Copy, Debug)]
+pub struct RetryIf<F>(F);
+
+impl<E> Hooks<E> for HookSet<E, RetryAll> {
+    #[inline(always)]
+    fn should_retry(&self, _error: &E) -> bool {
+        true
+    }
+}
+
+impl<E, F: Fn(&E) -> bool> Hooks<E> for HookSet<E, RetryIf<F>> {
+    #[inline(always)]
+    fn should_retry(&self, error: &E) -> bool {
+        (self.retry_if.0)(error)
+    }
+}
+

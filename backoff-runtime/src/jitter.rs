@@ -1,0 +1,57 @@
+//! Uniform random durations: the one random draw behind every jittered wait.
+
+use core::time::Duration;
+
+use rand::Rng;
+
+use crate::schedule::{as_nanos, from_nanos};
+
+/// A uniformly random duration in `[low, high]` (both inclusive), from one
+/// `u64` draw. Returns `low` when `high <= low` (and draws nothing).
+pub(crate) fn uniform<R: Rng + ?Sized>(rng: &mut R, low: Duration, high: Duration) -> Duration {
+    if high <= low {
+        return low;
+    }
+    let low_ns = as_nanos(low);
+    let span = as_nanos(high) - low_ns;
+    let draw = rng.next_u64();
+    let offset = if span < u128::from(u64::MAX) {
+        // Multiply-shift: maps the draw onto [0, span] without a division.
+        (u128::from(draw) * (span + 1)) >> 64
+    } else {
+        // Spans beyond 584 years: a float fraction is precise enough.
+        let fraction = draw as f64 / u64::MAX as f64;
+        ((span as f64) * fraction) as u128
+    };
+    from_nanos(low_ns + offset.min(span))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand::rngs::SmallRng;
+
+    #[test]
+    fn stays_in_range_and_covers_it() {
+        let mut rng = SmallRng::seed_from_u64(3);
+        let (low, high) = (Duration::from_millis(100), Duration::from_millis(200));
+        let draws: Vec<_> = (0..10_000).map(|_| uniform(&mut rng, low, high)).collect();
+        assert!(draws.iter().all(|d| *d >= low && *d <= high));
+        let min = draws.iter().min().copied().unwrap_or_default();
+        let max = draws.iter().max().copied().unwrap_or_default();
+        assert!(min < Duration::from_millis(101), "{min:?}");
+        assert!(max > Duration::from_millis(199), "{max:?}");
+    }
+
+    #[test]
+    fn empty_and_huge_ranges() {
+        let mut rng = SmallRng::seed_from_u64(3);
+        let d = Duration::from_secs(1);
+        assert_eq!(uniform(&mut rng, d, d), d);
+        assert_eq!(uniform(&mut rng, d, Duration::ZERO), d);
+        for _ in 0..1000 {
+            assert!(uniform(&mut rng, Duration::ZERO, Duration::MAX) <= Duration::MAX);
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! [`Policy`]: the validated parameters of one retry schedule.
+
+use core::fmt;
+use core::time::Duration;
+
+/// How much randomness is mixed into each wait.
+///
+/// Every mode keeps every wait `<= max_backoff`. With `base(n) =
+/// min(initial_backoff * multiplier^n, max_backoff)`:
+///
+/// | mode | wait for retry `n` |
+/// |---|---|
+/// | [`Additive`](Jitter::Additive) (default) | `min(base(n) + U[0, initial_backoff], max_backoff)` |
+/// | [`AdditiveUpTo(j)`](Jitter::AdditiveUpTo) | `min(base(n) + U[0, j], max_backoff)` |
+/// | [`Full`](Jitter::Full) | `U[0, base(n)]` |
+/// | [`Equal`](Jitter::Equal) | `base(n)/2 + U[0, base(n)/2]` |
+/// | [`Decorrelated`](Jitter::Decorrelated) | `min(max_backoff, U[initial_backoff, 3 * previous_wait])` |
+/// | [`None`](Jitter::None) | `base(n)` |
+///
+/// ```
+/// use backoff_runtime::{Jitter, Policy};
+/// use std::time::Duration;
+///
+/// const P: Policy = Policy::new().jitter(Jitter::AdditiveUpTo(Duration::from_millis(250)));
+/// assert_eq!(P.jitter_mode(), Jitter::AdditiveUpTo(Duration::from_millis(250)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Jitter {
+    /// The seed's jitter: a uniform random amount in `[0, initial_backoff]`
+    /// added to each wait (Google's "plus up to 1000 ms" with the default 1 s
+    /// first wait), then capped at `max_backoff`. The default.
+    Additive,
+    /// Additive jitter with an explicit amount: `U[0, amount]` added to each
+    /// wait, then capped at `max_backoff`.
+    AdditiveUpTo(Duration),
+    /// AWS "full jitter": a uniform random wait in `[0, base(n)]`.
+    Full,
+    /// AWS "equal jitter": half the base plus a uniform random half.
+    Equal,
+    /// AWS "decorrelated jitter": `U[initial_backoff, 3 * previous_wait]`,
+    /// capped at `max_backoff`; the previous wait starts at `initial_backoff`.
+    Decorrelated,
+    /// No randomness: exactly `base(n)`.
+    None,
+}
+
+/// A value rejected by one of the `try_` builders of [`Policy`].
+///
+/// ```
+/// use backoff_runtime::{Policy, PolicyError};
+///
+/// assert_eq!(Policy::new().try_max_retries(0), Err(PolicyError::ZeroRetries));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// `max_retries` was 0: a policy that never retries is no retry policy.
+    ZeroRetries,
+    /// A duration that must be positive was zero; names the parameter.
+    ZeroDuration(&'static str),
+    /// `multiplier` was below 1, NaN or infinite.
+    BadMultiplier,
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PolicyError::ZeroRetries => f.write_str("max_retries must be at least 1"),
+            PolicyError::ZeroDuration(name) => write!(f, "{name} must be greater than zero"),
+            PolicyError::BadMultiplier => f.write_str("multiplier must be a finite number >= 1"),
+        }
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+/// The parameters of a truncated exponential backoff: how many retries, how
+/// long each wait is, how much jitter, and an optional total time budget.
+///
+/// `Policy::new()` is the seed's algorithm (Google Cloud's): 5 retries, first
+/// wait 1 s, doubling, capped at 32 s, plus up to 1 s of random jitter.
+/// Every builder is a `const fn`, so a policy can live in a `const` or a
+/// `static`; the plain builders panic on bad values (a compile error in const
+/// context), the `try_` twins return a [`PolicyError`] for values known only
+/// at run time.
+///
+/// Waits are always capped at `max_backoff`, whatever the other values: an
+/// `initial_backoff` above `max_backoff` simply means every wait is
+/// `max_backoff`.
+///
+/// ```
+/// use backoff_runtime::{Jitter, Policy};
+/// use std::time::Duration;
+///
+/// const FAST: Policy = Policy::new()
+///     .max_retries(3)
+///     .initial_backoff(Duration::from_millis(10))
+///     .max_backoff(Duration::from_millis(100))
+///     .jitter(Jitter::None);
+///
+/// let waits: Vec<Duration> = FAST.schedule().collect();
+/// assert_eq!(waits, [10, 20, 40].map(Duration::from_millis));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Policy {
+    pub(crate) max_retries: u32,
+    pub(crate) initial_backoff: Duration,
+    pub(crate) max_backoff: Duration,
+    pub(crate) multiplier: f64,
+    pub(crate) jitter: Jitter,
+    pub(crate) max_elapsed: Option<Duration>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::new()
+    }
+}
+
+/// Panics with `msg` when `result` is an error: the const-context face of a
+/// `try_` builder.
+const fn expect_valid(result: Result<Policy, PolicyError>, msg: &'static str) -> Policy {
+    match result {
+        Ok(policy) => policy,
+        Err(_) => panic!("{}", msg),
+    }
+}
+
+impl Policy {
+    /// The seed's schedule: 5 retries, 1 s first wait, multiplier 2, 32 s cap,
+    /// additive jitter of up to one first wait, no total budget.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// let p = Policy::new();
+    /// assert_eq!(p.max_retries_value(), 5);
+    /// assert_eq!(p.max_backoff_value(), Duration::from_secs(32));
+    /// ```
+    #[must_use]
+    pub const fn new() -> Self {
+        Policy {
+            max_retries: 5,
+            initial_backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(32),
+            multiplier: 2.0,
+            jitter: Jitter::Additive,
+            max_elapsed: None,
+        }
+    }
+
+    /// Sets how many retries follow the first call (so at most `n + 1`
+    /// calls). Panics if `n == 0`.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// assert_eq!(Policy::new().max_retries(8).max_retries_value(), 8);
+    /// ```
+    #[must_use]
+    pub const fn max_retries(self, n: u32) -> Self {
+        expect_valid(self.try_max_retries(n), "max_retries must be at least 1")
+    }
+
+    /// Like [`max_retries`](Self::max_retries), but returns an error for 0.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// assert!(Policy::new().try_max_retries(2).is_ok());
+    /// ```
+    pub const fn try_max_retries(mut self, n: u32) -> Result<Self, PolicyError> {
+        if n == 0 {
+            return Err(PolicyError::ZeroRetries);
+        }
+        self.max_retries = n;
+        Ok(self)
+    }
+
+    /// Sets the wait before the first retry (`base(0)`). Panics if zero.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    /// let p = Policy::new().initial_backoff(Duration::from_millis(100));
+    /// assert_eq!(p.initial_backoff_value(), Duration::from_millis(100));
+    /// ```
+    #[must_use]
+    pub const fn initial_backoff(self, d: Duration) -> Self {
+        expect_valid(self.try_initial_backoff(d), "initial_backoff must be greater than zero")
+    }
+
+    /// Like [`initial_backoff`](Self::initial_backoff), but returns an error for zero.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    /// assert!(Policy::new().try_initial_backoff(Duration::ZERO).is_err());
+    /// ```
+    pub const fn try_initial_backoff(mut self, d: Duration) -> Result<Self, PolicyError> {
+        if d.is_zero() {
+            return Err(PolicyError::ZeroDuration("initial_backoff"));
+        }
+        self.initial_backoff = d;
+        Ok(self)
+    }
+
+    /// Sets the cap on every wait, jitter and server hints included. Panics if zero.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    /// let p = Policy::new().max_backoff(Duration::from_secs(64));
+    /// assert_eq!(p.max_backoff_value(), Duration::from_secs(64));
+    /// ```
+    #[must_use]
+    pub const fn max_backoff(self, d: Duration) -> Self {
+        expect_valid(self.try_max_backoff(d), "max_backoff must be greater than zero")
+    }
+
+    /// Like [`max_backoff`](Self::max_backoff), but returns an error for zero.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    /// assert!(Policy::new().try_max_backoff(Duration::from_secs(10)).is_ok());
+    /// ```
+    pub const fn try_max_backoff(mut self, d: Duration) -> Result<Self, PolicyError> {
+        if d.is_zero() {
+            return Err(PolicyError::ZeroDuration("max_backoff"));
+        }
+        self.max_backoff = d;
+        Ok(self)
+    }
+
+    /// Sets the growth factor per retry. Panics unless `m` is finite and `>= 1`.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// assert_eq!(Policy::new().multiplier(1.5).multiplier_value(), 1.5);
+    /// ```
+    #[must_use]
+    pub const fn multiplier(self, m: f64) -> Self {
+        expect_valid(self.try_multiplier(m), "multiplier must be a finite number >= 1")
+    }
+
+    /// Like [`multiplier`](Self::multiplier), but returns an error for bad values.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// assert!(Policy::new().try_multiplier(f64::NAN).is_err());
+    /// assert!(Policy::new().try_multiplier(0.5).is_err());
+    /// ```
+    pub const fn try_multiplier(mut self, m: f64) -> Result<Self, PolicyError> {
+        // `!(m >= 1.0)` also rejects NaN.
+        if !(m >= 1.0) || !m.is_finite() {
+            return Err(PolicyError::BadMultiplier);
+        }
+        self.multiplier = m;
+        Ok(self)
+    }
+
+    /// Sets the jitter mode. `Jitter::AdditiveUpTo(Duration::ZERO)` is the
+    /// same as `Jitter::None`.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// assert_eq!(Policy::new().jitter(Jitter::Full).jitter_mode(), Jitter::Full);
+    /// ```
+    #[must_use]
+    pub const fn jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// Sets a total time budget, measured on a monotonic clock from the first
+    /// call: a wait that would end past it is not started, and the last
+    /// error is returned at once. Panics if zero.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    /// let p = Policy::new().max_elapsed(Duration::from_secs(60));
+    /// assert_eq!(p.max_elapsed_value(), Some(Duration::from_secs(60)));
+    /// ```
+    #[must_use]
+    pub const fn max_elapsed(self, d: Duration) -> Self {
+        expect_valid(self.try_max_elapsed(d), "max_elapsed must be greater than zero")
+    }
+
+    /// Like [`max_elapsed`](Self::max_elapsed), but returns an error for zero.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    /// assert!(Policy::new().try_max_elapsed(Duration::ZERO).is_err());
+    /// ```
+    pub const fn try_max_elapsed(mut self, d: Duration) -> Result<Self, PolicyError> {
+        if d.is_zero() {
+            return Err(PolicyError::ZeroDuration("max_elapsed"));
+        }
+        self.max_elapsed = Some(d);
+        Ok(self)
+    }
+
+    /// How many retries follow the first call.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::Policy::new().max_retries_value(), 5);
+    /// ```
+    #[must_use]
+    pub const fn max_retries_value(&self) -> u32 {
+        self.max_retries
+    }
+
+    /// The wait before the first retry, before jitter.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(backoff_runtime::Policy::new().initial_backoff_value(), Duration::from_secs(1));
+    /// ```
+    #[must_use]
+    pub const fn initial_backoff_value(&self) -> Duration {
+        self.initial_backoff
+    }
+
+    /// The cap on every wait.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(backoff_runtime::Policy::new().max_backoff_value(), Duration::from_secs(32));
+    /// ```
+    #[must_use]
+    pub const fn max_backoff_value(&self) -> Duration {
+        self.max_backoff
+    }
+
+    /// The growth factor per retry.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::Policy::new().multiplier_value(), 2.0);
+    /// ```
+    #[must_use]
+    pub const fn multiplier_value(&self) -> f64 {
+        self.multiplier
+    }
+
+    /// The jitter mode.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// assert_eq!(Policy::new().jitter_mode(), Jitter::Additive);
+    /// ```
+    #[must_use]
+    pub const fn jitter_mode(&self) -> Jitter {
+        self.jitter
+    }
+
+    /// The total time budget, if any.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::Policy::new().max_elapsed_value(), None);
+    /// ```
+    #[must_use]
+    pub const fn max_elapsed_value(&self) -> Option<Duration> {
+        self.max_elapsed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_seed() {
+        let p = Policy::new();
+        assert_eq!(p.max_retries, 5);
+        assert_eq!(p.initial_backoff, Duration::from_secs(1));
+        assert_eq!(p.max_backoff, Duration::from_secs(32));
+        assert_eq!(p.multiplier, 2.0);
+        assert_eq!(p.jitter, Jitter::Additive);
+        assert_eq!(p.max_elapsed, None);
+    }
+
+    #[test]
+    fn try_builders_reject_bad_values() {
+        let p = Policy::new();
+        assert_eq!(p.try_max_retries(0), Err(PolicyError::ZeroRetries));
+        assert_eq!(
+            p.try_max_backoff(Duration::ZERO),
+            Err(PolicyError::ZeroDuration("max_backoff"))
+        );
+        for m in [0.0, 0.99, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(p.try_multiplier(m), Err(PolicyError::BadMultiplier), "{m}");
+        }
+        assert!(p.try_multiplier(1.0).is_ok());
+    }
+
+    #[test]
+    #[should_panic(expected = "max_retries must be at least 1")]
+    fn plain_builder_panics_on_bad_value() {
+        let _ = Policy::new().max_retries(0);
+    }
+}

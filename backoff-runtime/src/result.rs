@@ -1,0 +1,42 @@
+//! [`RetryResult`]: what `#[retry]` requires of a function's return type.
+
+/// Implemented by `Result<T, E>` (and so by every alias of it, such as
+/// `std::io::Result<T>` or `anyhow::Result<T>`): the return type `#[retry]`
+/// needs, since it must tell success from failure.
+///
+/// ```
+/// use backoff_runtime::RetryResult;
+///
+/// let r: std::io::Result<u8> = Ok(1);
+/// assert_eq!(r.into_result().ok(), Some(1));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` needs a function that returns a `Result`, but it returns `{Self}`",
+    label = "this is not a `Result`",
+    note = "retrying needs to tell success from failure: return `Result<T, E>` or an alias of it such as `std::io::Result<T>`"
+)]
+pub trait RetryResult: Sized {
+    /// The success type.
+    type Ok;
+    /// The error type: what `retry_if` and the hooks look at.
+    type Err;
+    /// Converts into a plain `Result`.
+    fn into_result(self) -> Result<Self::Ok, Self::Err>;
+    /// Converts back from a plain `Result`.
+    fn from_result(result: Result<Self::Ok, Self::Err>) -> Self;
+}
+
+impl<T, E> RetryResult for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+
+    #[inline(always)]
+    fn into_result(self) -> Result<T, E> {
+        self
+    }
+
+    #[inline(always)]
+    fn from_result(result: Result<T, E>) -> Self {
+        result
+    }
+}

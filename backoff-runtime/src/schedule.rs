@@ -1,0 +1,317 @@
+//! The wait before retry `n`: the truncated exponential base and the jitter
+//! applied to it. Saturating arithmetic throughout: no overflow and no panic
+//! for any `n` up to `u32::MAX` and any durations.
+
+use core::time::Duration;
+
+use rand::Rng;
+
+use crate::jitter;
+use crate::policy::{Jitter, Policy};
+
+const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+/// A duration as nanoseconds (exact: a `Duration` holds at most ~2^94 ns).
+pub(crate) const fn as_nanos(d: Duration) -> u128 {
+    d.as_nanos()
+}
+
+/// The duration of `nanos` nanoseconds; callers guarantee `nanos` came from a
+/// `Duration` or is below one.
+pub(crate) fn from_nanos(nanos: u128) -> Duration {
+    let secs = u64::try_from(nanos / NANOS_PER_SEC).unwrap_or(u64::MAX);
+    // The remainder is below 1e9, so it fits in a u32.
+    let subsec = (nanos % NANOS_PER_SEC) as u32;
+    Duration::new(secs, subsec)
+}
+
+impl Policy {
+    /// The un-jittered wait before retry `n` (0 for the first retry):
+    /// `min(initial_backoff * multiplier^n, max_backoff)`.
+    ///
+    /// Never decreases with `n`, never overflows, never panics.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// let p = Policy::new().max_backoff(Duration::from_secs(10));
+    /// let bases: Vec<u64> = (0..6).map(|n| p.base_backoff(n).as_secs()).collect();
+    /// assert_eq!(bases, [1, 2, 4, 8, 10, 10]);
+    /// assert_eq!(p.base_backoff(u32::MAX), Duration::from_secs(10));
+    /// ```
+    #[must_use]
+    pub fn base_backoff(&self, n: u32) -> Duration {
+        let cap = as_nanos(self.max_backoff);
+        let initial = as_nanos(self.initial_backoff);
+        if initial >= cap {
+            return self.max_backoff;
+        }
+        let m = self.multiplier;
+        let grown = if m.fract() == 0.0 && m <= u32::MAX as f64 {
+            // Integral multiplier: exact integer arithmetic.
+            let factor = m as u128;
+            factor.checked_pow(n).and_then(|p| initial.checked_mul(p))
+        } else {
+            let exponent = i32::try_from(n).unwrap_or(i32::MAX);
+            let value = initial as f64 * m.powi(exponent);
+            // NaN and infinity fall through to the cap.
+            (value < cap as f64).then_some(value as u128)
+        };
+        match grown {
+            Some(nanos) if nanos < cap => from_nanos(nanos),
+            _ => self.max_backoff,
+        }
+    }
+
+    /// The wait before retry `n`, jitter included, drawing from `rng` (one
+    /// draw at most). `previous` is the wait used before the previous retry
+    /// (only decorrelated jitter reads it; pass `initial_backoff` for the
+    /// first retry). The result is always `<= max_backoff`.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// use backoff_runtime::rand::{SeedableRng, rngs::SmallRng};
+    /// use std::time::Duration;
+    ///
+    /// let p = Policy::new().jitter(Jitter::Full);
+    /// let mut rng = SmallRng::seed_from_u64(7);
+    /// let wait = p.wait_for(3, Duration::ZERO, &mut rng);
+    /// assert!(wait <= Duration::from_secs(8));
+    /// ```
+    pub fn wait_for<R: Rng + ?Sized>(&self, n: u32, previous: Duration, rng: &mut R) -> Duration {
+        let base = self.base_backoff(n);
+        let cap = self.max_backoff;
+        let wait = match self.jitter {
+            Jitter::None => base,
+            Jitter::Additive => base.saturating_add(jitter::uniform(rng, Duration::ZERO, self.initial_backoff)),
+            Jitter::AdditiveUpTo(amount) => base.saturating_add(jitter::uniform(rng, Duration::ZERO, amount)),
+            Jitter::Full => jitter::uniform(rng, Duration::ZERO, base),
+            Jitter::Equal => {
+                let half = base / 2;
+                half + jitter::uniform(rng, Duration::ZERO, half)
+            }
+            Jitter::Decorrelated => {
+                let low = self.initial_backoff;
+                let high = previous.saturating_mul(3).max(low);
+                jitter::uniform(rng, low, high)
+            }
+        };
+        wait.min(cap)
+    }
+
+    /// The waits this policy would use, one per retry (`max_retries` of them),
+    /// drawing jitter from this thread's RNG (see
+    /// [`testing::seed_thread_rng`](crate::testing::seed_thread_rng)).
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// let waits: Vec<Duration> = Policy::new().schedule().collect();
+    /// assert_eq!(waits.len(), 5);
+    /// for (n, wait) in waits.iter().enumerate() {
+    ///     let base = Duration::from_secs(1 << n);
+    ///     assert!(*wait >= base && *wait <= base + Duration::from_secs(1));
+    /// }
+    /// ```
+    #[must_use]
+    pub fn schedule(&self) -> Schedule<crate::rng::ThreadRng> {
+        self.schedule_with_rng(crate::rng::ThreadRng)
+    }
+
+    /// The waits this policy would use, drawing jitter from `rng`: the
+    /// injectable form for simulators and deterministic tests.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_runtime::rand::{SeedableRng, rngs::SmallRng};
+    ///
+    /// let a: Vec<_> = Policy::new().schedule_with_rng(SmallRng::seed_from_u64(1)).collect();
+    /// let b: Vec<_> = Policy::new().schedule_with_rng(SmallRng::seed_from_u64(1)).collect();
+    /// assert_eq!(a, b);
+    /// ```
+    #[must_use]
+    pub fn schedule_with_rng<R: Rng>(&self, rng: R) -> Schedule<R> {
+        Schedule {
+            policy: *self,
+            backoff: Backoff::new(self),
+            rng,
+        }
+    }
+}
+
+/// The retry counter and the previous wait: what the schedule needs to
+/// remember between retries.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Backoff {
+    /// Retries made so far (`n` of the next retry).
+    pub(crate) retries: u32,
+    /// The wait actually used last (for decorrelated jitter), in nanoseconds.
+    previous_nanos: u64,
+}
+
+impl Backoff {
+    pub(crate) fn new(policy: &Policy) -> Self {
+        Backoff {
+            retries: 0,
+            previous_nanos: u64::try_from(policy.initial_backoff.as_nanos()).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// The scheduled wait for the next retry (jitter drawn from `rng`).
+    pub(crate) fn next_wait<R: Rng + ?Sized>(&self, policy: &Policy, rng: &mut R) -> Duration {
+        policy.wait_for(self.retries, Duration::from_nanos(self.previous_nanos), rng)
+    }
+
+    /// Records that a retry is made after `wait` (scheduled or hinted).
+    pub(crate) fn advance(&mut self, wait: Duration) {
+        self.retries = self.retries.saturating_add(1);
+        self.previous_nanos = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
+    }
+}
+
+/// An iterator over the waits of a [`Policy`], one per retry; built by
+/// [`Policy::schedule`] or [`Policy::schedule_with_rng`].
+///
+/// ```
+/// use backoff_runtime::{Jitter, Policy};
+/// use std::time::Duration;
+///
+/// let p = Policy::new().max_retries(8).max_backoff(Duration::from_secs(10)).jitter(Jitter::None);
+/// let secs: Vec<u64> = p.schedule().map(|d| d.as_secs()).collect();
+/// assert_eq!(secs, [1, 2, 4, 8, 10, 10, 10, 10]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Schedule<R> {
+    policy: Policy,
+    backoff: Backoff,
+    rng: R,
+}
+
+impl<R: Rng> Iterator for Schedule<R> {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        if self.backoff.retries >= self.policy.max_retries {
+            return None;
+        }
+        let wait = self.backoff.next_wait(&self.policy, &mut self.rng);
+        self.backoff.advance(wait);
+        Some(wait)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.policy.max_retries.saturating_sub(self.backoff.retries);
+        let left = usize::try_from(left).unwrap_or(usize::MAX);
+        (left, Some(left))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand::rngs::SmallRng;
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    #[test]
+    fn base_doubles_then_caps() {
+        let p = Policy::new().max_backoff(secs(10));
+        let got: Vec<_> = (0..8).map(|n| p.base_backoff(n)).collect();
+        assert_eq!(got, [1, 2, 4, 8, 10, 10, 10, 10].map(secs));
+    }
+
+    #[test]
+    fn base_saturates_at_extremes() {
+        let huge = Policy::new().initial_backoff(Duration::MAX).max_backoff(Duration::MAX);
+        assert_eq!(huge.base_backoff(u32::MAX), Duration::MAX);
+        let tiny = Policy::new()
+            .initial_backoff(Duration::from_nanos(1))
+            .max_backoff(Duration::MAX)
+            .multiplier(u32::MAX as f64);
+        assert_eq!(tiny.base_backoff(u32::MAX), Duration::MAX);
+        assert_eq!(tiny.base_backoff(1), Duration::from_nanos(u32::MAX as u64));
+        let float = Policy::new().multiplier(1.5).max_backoff(Duration::MAX);
+        assert_eq!(float.base_backoff(u32::MAX), Duration::MAX);
+        assert_eq!(float.base_backoff(2), Duration::from_millis(2250));
+        let huge_float = Policy::new().multiplier(f64::MAX).max_backoff(Duration::MAX);
+        assert_eq!(huge_float.base_backoff(u32::MAX), Duration::MAX);
+        let one = Policy::new().multiplier(1.0);
+        assert_eq!(one.base_backoff(u32::MAX), secs(1));
+    }
+
+    #[test]
+    fn base_with_initial_above_cap_is_cap() {
+        let p = Policy::new().initial_backoff(secs(60)).max_backoff(secs(32));
+        assert_eq!(p.base_backoff(0), secs(32));
+    }
+
+    #[test]
+    fn base_never_decreases() {
+        for m in [1.0, 1.1, 1.5, 2.0, 3.0, 10.0] {
+            let p = Policy::new().multiplier(m).max_backoff(secs(3600));
+            let mut last = Duration::ZERO;
+            for n in (0..200).chain([1_000, 100_000, u32::MAX - 1, u32::MAX]) {
+                let b = p.base_backoff(n);
+                assert!(b >= last, "m={m} n={n}");
+                last = b;
+            }
+        }
+    }
+
+    #[test]
+    fn every_mode_stays_within_its_bounds() {
+        let mut rng = SmallRng::seed_from_u64(42);
+        let cap = secs(32);
+        for mode in [
+            Jitter::Additive,
+            Jitter::AdditiveUpTo(secs(5)),
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+            Jitter::None,
+        ] {
+            let p = Policy::new().jitter(mode).max_retries(50);
+            let mut prev = p.initial_backoff;
+            for n in (0..50).chain([u32::MAX]) {
+                let base = p.base_backoff(n);
+                let w = p.wait_for(n, prev, &mut rng);
+                assert!(w <= cap, "{mode:?} n={n} w={w:?}");
+                let (low, high) = match mode {
+                    Jitter::Additive => (base, base + secs(1)),
+                    Jitter::AdditiveUpTo(j) => (base, base + j),
+                    Jitter::Full => (Duration::ZERO, base),
+                    Jitter::Equal => (base / 2, base),
+                    Jitter::Decorrelated => (p.initial_backoff, (prev * 3).max(p.initial_backoff)),
+                    Jitter::None => (base, base),
+                };
+                assert!(w >= low.min(cap) && w <= high.min(cap), "{mode:?} n={n} w={w:?}");
+                prev = w;
+            }
+        }
+    }
+
+    #[test]
+    fn decorrelated_survives_zero_and_huge_previous() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        let p = Policy::new().jitter(Jitter::Decorrelated);
+        let w = p.wait_for(0, Duration::ZERO, &mut rng);
+        assert_eq!(w, p.initial_backoff);
+        let w = p.wait_for(0, Duration::MAX, &mut rng);
+        assert!(w >= p.initial_backoff && w <= p.max_backoff);
+    }
+
+    #[test]
+    fn schedule_yields_max_retries_waits() {
+        let p = Policy::new().max_retries(8).max_backoff(secs(10)).jitter(Jitter::None);
+        let got: Vec<_> = p.schedule().collect();
+        assert_eq!(got, [1, 2, 4, 8, 10, 10, 10, 10].map(secs));
+        assert_eq!(p.schedule().len(), 8);
+    }
+}
+
+impl<R: Rng> ExactSizeIterator for Schedule<R> {}

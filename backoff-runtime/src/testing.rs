@@ -1,0 +1,150 @@
+//! Deterministic tests without waiting: a seedable per-thread RNG and a
+//! virtual clock for sync retry loops.
+//!
+//! Async code needs neither: run it under `#[tokio::test(start_paused =
+//! true)]` and tokio's paused clock drives both the waits and `max_elapsed`.
+
+use core::cell::RefCell;
+use core::time::Duration;
+use std::time::Instant;
+
+/// Reseeds the calling thread's jitter generator, so the waits that follow on
+/// this thread are the same from run to run.
+///
+/// ```
+/// use backoff_runtime::Policy;
+/// use backoff_runtime::testing::seed_thread_rng;
+///
+/// seed_thread_rng(42);
+/// let first: Vec<_> = Policy::new().schedule().collect();
+/// seed_thread_rng(42);
+/// let second: Vec<_> = Policy::new().schedule().collect();
+/// assert_eq!(first, second);
+/// ```
+pub fn seed_thread_rng(seed: u64) {
+    crate::rng::seed_thread(seed);
+}
+
+struct VirtualState {
+    origin: Instant,
+    elapsed: Duration,
+    waits: Vec<Duration>,
+}
+
+thread_local! {
+    static VIRTUAL: RefCell<Option<VirtualState>> = const { RefCell::new(None) };
+}
+
+/// The virtual clock's "now", when one is installed on this thread.
+pub(crate) fn virtual_now() -> Option<Instant> {
+    VIRTUAL.with(|v| v.borrow().as_ref().map(|s| s.origin + s.elapsed))
+}
+
+/// Records `wait` on the virtual clock instead of sleeping; `false` when no
+/// virtual clock is installed on this thread.
+pub(crate) fn virtual_sleep(wait: Duration) -> bool {
+    VIRTUAL.with(|v| match v.borrow_mut().as_mut() {
+        Some(state) => {
+            state.elapsed = state.elapsed.saturating_add(wait);
+            state.waits.push(wait);
+            true
+        }
+        None => false,
+    })
+}
+
+/// A virtual clock for sync retry loops on the current thread: while it is
+/// installed, the waits of sync `#[retry]` functions and of
+/// [`Policy::retry`](crate::Policy::retry) are recorded and advance virtual
+/// time instead of sleeping, and `max_elapsed` is measured on virtual time.
+///
+/// Dropping it uninstalls it. Installing a second one on the same thread
+/// replaces the first.
+///
+/// ```
+/// use backoff_runtime::{Jitter, Policy};
+/// use backoff_runtime::testing::VirtualClock;
+/// use std::time::Duration;
+///
+/// let clock = VirtualClock::install();
+/// let policy = Policy::new().jitter(Jitter::None).max_retries(3);
+/// let result: Result<(), &str> = policy.retry(|| Err("down"));
+/// assert_eq!(result, Err("down"));
+/// assert_eq!(clock.waits(), [1, 2, 4].map(Duration::from_secs));
+/// assert_eq!(clock.elapsed(), Duration::from_secs(7));
+/// ```
+#[derive(Debug)]
+#[must_use = "the virtual clock is uninstalled when this guard is dropped"]
+pub struct VirtualClock {
+    // Not Send: the clock belongs to the thread that installed it.
+    _thread_bound: core::marker::PhantomData<*const ()>,
+}
+
+impl VirtualClock {
+    /// Installs a virtual clock on the current thread, starting at zero
+    /// elapsed time.
+    ///
+    /// ```
+    /// let clock = backoff_runtime::testing::VirtualClock::install();
+    /// assert!(clock.waits().is_empty());
+    /// ```
+    pub fn install() -> Self {
+        VIRTUAL.with(|v| {
+            *v.borrow_mut() = Some(VirtualState {
+                origin: Instant::now(),
+                elapsed: Duration::ZERO,
+                waits: Vec::new(),
+            });
+        });
+        VirtualClock {
+            _thread_bound: core::marker::PhantomData,
+        }
+    }
+
+    /// Every wait recorded so far, in order.
+    ///
+    /// ```
+    /// let clock = backoff_runtime::testing::VirtualClock::install();
+    /// assert_eq!(clock.waits(), Vec::<std::time::Duration>::new());
+    /// ```
+    #[must_use]
+    pub fn waits(&self) -> Vec<Duration> {
+        VIRTUAL.with(|v| v.borrow().as_ref().map(|s| s.waits.clone()).unwrap_or_default())
+    }
+
+    /// Virtual time elapsed since the clock was installed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let clock = backoff_runtime::testing::VirtualClock::install();
+    /// clock.advance(Duration::from_millis(5));
+    /// assert_eq!(clock.elapsed(), Duration::from_millis(5));
+    /// ```
+    #[must_use]
+    pub fn elapsed(&self) -> Duration {
+        VIRTUAL.with(|v| v.borrow().as_ref().map(|s| s.elapsed).unwrap_or_default())
+    }
+
+    /// Moves virtual time forward, e.g. to stand for time spent inside the
+    /// function's body. Not recorded as a wait.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let clock = backoff_runtime::testing::VirtualClock::install();
+    /// clock.advance(Duration::from_secs(1));
+    /// assert!(clock.waits().is_empty());
+    /// ```
+    pub fn advance(&self, by: Duration) {
+        VIRTUAL.with(|v| {
+            if let Some(state) = v.borrow_mut().as_mut() {
+                state.elapsed = state.elapsed.saturating_add(by);
+            }
+        });
+    }
+}
+
+impl Drop for VirtualClock {
+    fn drop(&mut self) {
+        VIRTUAL.with(|v| *v.borrow_mut() = None);
+    }
+}
