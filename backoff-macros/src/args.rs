@@ -59,7 +59,13 @@ impl<T> Slot<T> {
 
     fn set(&mut self, key: &Ident, value: Option<T>, span: Span, errors: &mut Errors) {
         if self.value.is_some() {
-            errors.push(key.span(), format!("duplicate key `{}`: it is already set above; remove one of them", self.name));
+            errors.push(
+                key.span(),
+                format!(
+                    "duplicate key `{}`: it is already set above; remove one of them",
+                    self.name
+                ),
+            );
             return;
         }
         if let Some(value) = value {
@@ -107,7 +113,10 @@ impl Parse for KeyValue {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         // `parse_any` also accepts keywords: `crate = "..."`.
         let key = input.call(Ident::parse_any).map_err(|e| {
-            syn::Error::new(e.span(), "expected `key = value`, such as `max_retries = 5` or `max_backoff = \"32s\"`")
+            syn::Error::new(
+                e.span(),
+                "expected `key = value`, such as `max_retries = 5` or `max_backoff = \"32s\"`",
+            )
         })?;
         if !input.peek(Token![=]) {
             return Err(syn::Error::new(
@@ -221,16 +230,25 @@ fn retries(value: &Expr, errors: &mut Errors) -> Option<u32> {
         Some(Lit::Str(s)) => {
             errors.push(
                 s.span(),
-                format!("`max_retries` takes an integer, not a string: write `max_retries = {}`", s.value().trim()),
+                format!(
+                    "`max_retries` takes an integer, not a string: write `max_retries = {}`",
+                    s.value().trim()
+                ),
             );
             None
         }
         _ if is_negated_literal(value) => {
-            errors.push(value.span(), "`max_retries` must be a positive integer, such as `max_retries = 5`");
+            errors.push(
+                value.span(),
+                "`max_retries` must be a positive integer, such as `max_retries = 5`",
+            );
             None
         }
         _ => {
-            errors.push(value.span(), "`max_retries` takes an integer literal, such as `max_retries = 5`");
+            errors.push(
+                value.span(),
+                "`max_retries` takes an integer literal, such as `max_retries = 5`",
+            );
             None
         }
     }
@@ -278,7 +296,10 @@ fn multiplier(value: &Expr, errors: &mut Errors) -> Option<f64> {
         Some(Lit::Str(s)) => {
             errors.push(
                 s.span(),
-                format!("`multiplier` takes a number, not a string: write `multiplier = {}`", s.value().trim()),
+                format!(
+                    "`multiplier` takes a number, not a string: write `multiplier = {}`",
+                    s.value().trim()
+                ),
             );
             return None;
         }
@@ -287,7 +308,10 @@ fn multiplier(value: &Expr, errors: &mut Errors) -> Option<f64> {
     match parsed {
         Some(m) if m.is_finite() && m >= 1.0 => Some(m),
         Some(m) if m.is_finite() => {
-            errors.push(value.span(), format!("`multiplier = {m}` would shrink the waits: {HINT}"));
+            errors.push(
+                value.span(),
+                format!("`multiplier = {m}` would shrink the waits: {HINT}"),
+            );
             None
         }
         Some(_) => {
@@ -295,7 +319,10 @@ fn multiplier(value: &Expr, errors: &mut Errors) -> Option<f64> {
             None
         }
         None if is_negated_literal(value) => {
-            errors.push(value.span(), format!("a negative `multiplier` would shrink the waits: {HINT}"));
+            errors.push(
+                value.span(),
+                format!("a negative `multiplier` would shrink the waits: {HINT}"),
+            );
             None
         }
         None => {
@@ -333,7 +360,10 @@ fn jitter(value: &Expr, errors: &mut Errors) -> Option<JitterArg> {
         _ => match literal(value) {
             Some(Lit::Str(s)) => match duration::parse(&s.value()) {
                 Ok(d) if d.is_zero() => {
-                    errors.push(s.span(), "`jitter = \"0s\"` adds no jitter: write `jitter = none` instead");
+                    errors.push(
+                        s.span(),
+                        "`jitter = \"0s\"` adds no jitter: write `jitter = none` instead",
+                    );
                     None
                 }
                 Ok(d) => Some(JitterArg::AdditiveUpTo(d)),
@@ -380,7 +410,10 @@ fn crate_path(value: &Expr, errors: &mut Errors) -> Option<syn::Path> {
             }
         },
         _ => {
-            errors.push(value.span(), "`crate` takes a string with a path, such as `crate = \"my_crate::backoff\"`");
+            errors.push(
+                value.span(),
+                "`crate` takes a string with a path, such as `crate = \"my_crate::backoff\"`",
+            );
             None
         }
     }

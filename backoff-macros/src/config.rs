@@ -72,7 +72,10 @@ impl Config {
                 let origin = if initial_written.is_some() || max_written.is_some_and(|m| m < initial) {
                     format!("the first wait ({})", display(first_wait))
                 } else {
-                    format!("the first wait (the default `initial_backoff` of {})", display(first_wait))
+                    format!(
+                        "the first wait (the default `initial_backoff` of {})",
+                        display(first_wait)
+                    )
                 };
                 errors.push(
                     e.span,

@@ -38,7 +38,10 @@ pub(crate) enum DurationError {
 impl fmt::Display for DurationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DurationError::Empty => write!(f, "empty duration: write a number and a unit, such as \"500ms\" or \"32s\""),
+            DurationError::Empty => write!(
+                f,
+                "empty duration: write a number and a unit, such as \"500ms\" or \"32s\""
+            ),
             DurationError::MissingUnit(number) => write!(
                 f,
                 "duration `{number}` has no unit: write \"{number}s\", \"{number}ms\" or another unit ({UNIT_LIST})"
@@ -68,13 +71,17 @@ pub(crate) fn parse_nanos(text: &str) -> Result<u128, DurationError> {
     }
     let mut total: u128 = 0;
     while !rest.is_empty() {
-        let number_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         let (number, after) = rest.split_at(number_len);
         if number.is_empty() {
             let junk = after.split_whitespace().next().unwrap_or(after);
             return Err(DurationError::Malformed(junk.to_owned()));
         }
-        let unit_len = after.find(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace()).unwrap_or(after.len());
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace())
+            .unwrap_or(after.len());
         let (unit, after_unit) = after.split_at(unit_len);
         if unit.is_empty() {
             return Err(DurationError::MissingUnit(number.to_owned()));
@@ -126,7 +133,11 @@ fn component_nanos(number: &str, scale: u128) -> Result<u128, DurationError> {
         if digits.len() > 38 {
             return Err(DurationError::SubNanosecond(number.to_owned()));
         }
-        let value: u128 = if digits.is_empty() { 0 } else { digits.parse().map_err(|_| DurationError::TooLarge)? };
+        let value: u128 = if digits.is_empty() {
+            0
+        } else {
+            digits.parse().map_err(|_| DurationError::TooLarge)?
+        };
         let denominator = 10u128.pow(digits.len() as u32);
         let scaled = value.checked_mul(scale).ok_or(DurationError::TooLarge)?;
         if scaled % denominator != 0 {
@@ -145,7 +156,14 @@ pub(crate) fn display(d: Duration) -> String {
         return "0s".to_owned();
     }
     let mut out = String::new();
-    for (name, scale) in [("h", 3_600_000_000_000u128), ("m", 60_000_000_000), ("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000), ("ns", 1)] {
+    for (name, scale) in [
+        ("h", 3_600_000_000_000u128),
+        ("m", 60_000_000_000),
+        ("s", 1_000_000_000),
+        ("ms", 1_000_000),
+        ("us", 1_000),
+        ("ns", 1),
+    ] {
         if nanos >= scale {
             out.push_str(&format!("{}{name}", nanos / scale));
             nanos %= scale;
@@ -192,7 +210,12 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for d in [ms(1), ms(1500), Duration::from_secs(90), Duration::from_nanos(3_600_000_000_007)] {
+        for d in [
+            ms(1),
+            ms(1500),
+            Duration::from_secs(90),
+            Duration::from_nanos(3_600_000_000_007),
+        ] {
             assert_eq!(parse(&display(d)), Ok(d));
         }
     }

@@ -223,4 +223,3 @@ fn duration_tokens(d: core::time::Duration, private: &TokenStream) -> TokenStrea
     let nanos = d.subsec_nanos();
     quote!(#private::Duration::new(#secs, #nanos))
 }
-

@@ -26,7 +26,10 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
 /// The attribute on `proc_macro2` tokens, so it can be unit-tested.
 fn retry_impl(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     let mut errors = errors::Errors::default();
-    let raw = syn::parse::Parser::parse2(|input: syn::parse::ParseStream<'_>| args::RawArgs::parse(input, &mut errors), args);
+    let raw = syn::parse::Parser::parse2(
+        |input: syn::parse::ParseStream<'_>| args::RawArgs::parse(input, &mut errors),
+        args,
+    );
     let function = syn::parse2::<item::RetryFn>(item.clone());
     let config = match raw {
         Ok(raw) => Some(config::Config::build(raw, &mut errors)),

@@ -101,4 +101,3 @@ impl<E, F: Fn(&E) -> bool> Hooks<E> for HookSet<E, RetryIf<F>> {
         (self.retry_if.0)(error)
     }
 }
-

@@ -57,7 +57,14 @@ impl Policy {
         let start = start_sync(self, false);
         match op() {
             Ok(value) => Ok(value),
-            Err(error) => retry_sync(self, start, error, &mut op, HookSet::new().retry_if(retry_if), thread_sleep),
+            Err(error) => retry_sync(
+                self,
+                start,
+                error,
+                &mut op,
+                HookSet::new().retry_if(retry_if),
+                thread_sleep,
+            ),
         }
     }
 }

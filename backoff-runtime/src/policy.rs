@@ -252,8 +252,7 @@ impl Policy {
     /// assert!(Policy::new().try_multiplier(0.5).is_err());
     /// ```
     pub const fn try_multiplier(mut self, m: f64) -> Result<Self, PolicyError> {
-        // `!(m >= 1.0)` also rejects NaN.
-        if !(m >= 1.0) || !m.is_finite() {
+        if m.is_nan() || m < 1.0 || !m.is_finite() {
             return Err(PolicyError::BadMultiplier);
         }
         self.multiplier = m;

@@ -208,6 +208,8 @@ impl<R: Rng> Iterator for Schedule<R> {
     }
 }
 
+impl<R: Rng> ExactSizeIterator for Schedule<R> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,4 +316,3 @@ mod tests {
     }
 }
 
-impl<R: Rng> ExactSizeIterator for Schedule<R> {}
