@@ -41,7 +41,12 @@ fn is_transient(error: &FetchError) -> bool {
 }
 
 #[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "3200ms", retry_if = is_transient)]
-fn fetch(client: &reqwest::blocking::Client, url: &str, start: Instant, attempts: &mut u32) -> Result<String, FetchError> {
+fn fetch(
+    client: &reqwest::blocking::Client,
+    url: &str,
+    start: Instant,
+    attempts: &mut u32,
+) -> Result<String, FetchError> {
     *attempts += 1;
     println!("attempt {attempts} at {:>4} ms", start.elapsed().as_millis());
     let response = client.get(url).send()?;

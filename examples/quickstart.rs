@@ -55,7 +55,9 @@ impl Log {
         *n += 1;
         let now = Instant::now();
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        let waited = last.map(|t| format!(" (after a wait of {:?})", now - t)).unwrap_or_default();
+        let waited = last
+            .map(|t| format!(" (after a wait of {:?})", now - t))
+            .unwrap_or_default();
         println!("attempt {n} at {:>4} ms{waited}", (now - self.start).as_millis());
         *last = Some(now);
     }

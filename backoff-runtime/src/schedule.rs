@@ -315,4 +315,3 @@ mod tests {
         assert_eq!(p.schedule().len(), 8);
     }
 }
-
