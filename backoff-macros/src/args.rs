@@ -23,6 +23,7 @@ pub(crate) const KEYS: &[&str] = &[
     "jitter",
     "max_elapsed",
     "retry_if",
+    "timeout",
     "crate",
 ];
 
@@ -33,7 +34,10 @@ pub(crate) const JITTER_MODES: &[&str] = &["additive", "full", "equal", "decorre
 #[derive(Clone)]
 pub(crate) struct WithSpan<T> {
     pub(crate) value: T,
+    /// The span of the value.
     pub(crate) span: Span,
+    /// The span of the key.
+    pub(crate) key_span: Span,
 }
 
 /// A key that may be set once: a second `key = ...` is an error on the second key.
@@ -69,7 +73,11 @@ impl<T> Slot<T> {
             return;
         }
         if let Some(value) = value {
-            self.value = Some(WithSpan { value, span });
+            self.value = Some(WithSpan {
+                value,
+                span,
+                key_span: key.span(),
+            });
         }
     }
 }
@@ -100,6 +108,7 @@ pub(crate) struct RawArgs {
     pub(crate) jitter: Slot<JitterArg>,
     pub(crate) max_elapsed: Slot<Duration>,
     pub(crate) retry_if: Slot<Expr>,
+    pub(crate) timeout: Slot<Duration>,
     pub(crate) krate: Slot<syn::Path>,
 }
 
@@ -143,6 +152,7 @@ impl RawArgs {
             jitter: Slot::new("jitter"),
             max_elapsed: Slot::new("max_elapsed"),
             retry_if: Slot::new("retry_if"),
+            timeout: Slot::new("timeout"),
             krate: Slot::new("crate"),
         };
         for KeyValue { key, value } in pairs {
@@ -175,6 +185,10 @@ impl RawArgs {
                 "retry_if" => {
                     let v = callable("retry_if", "fn(&E) -> bool", value, errors);
                     raw.retry_if.set(&key, v, span, errors);
+                }
+                "timeout" => {
+                    let v = duration_value("timeout", &value, errors);
+                    raw.timeout.set(&key, v, span, errors);
                 }
                 "crate" => {
                     let v = crate_path(&value, errors);

@@ -14,6 +14,17 @@ use crate::errors::Errors;
 pub(crate) const DEFAULT_INITIAL_BACKOFF: Duration = Duration::from_secs(1);
 pub(crate) const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(32);
 
+/// A value with the span of the key that set it.
+pub(crate) struct KeySpanned<T> {
+    pub(crate) value: T,
+    pub(crate) span: proc_macro2::Span,
+}
+
+/// What validation needs to know about the annotated function.
+pub(crate) struct FnFacts {
+    pub(crate) is_async: bool,
+}
+
 /// The validated configuration. `None` means "the runtime's default".
 pub(crate) struct Config {
     pub(crate) max_retries: Option<u32>,
@@ -23,13 +34,15 @@ pub(crate) struct Config {
     pub(crate) jitter: Option<JitterArg>,
     pub(crate) max_elapsed: Option<Duration>,
     pub(crate) retry_if: Option<Expr>,
+    /// Per-attempt time limit (async functions only), spanned on its key.
+    pub(crate) timeout: Option<KeySpanned<Duration>>,
     /// The path to the runtime crate (`::backoff_runtime` unless `crate = "..."`).
     pub(crate) krate: syn::Path,
 }
 
 impl Config {
     /// Applies the cross-field rules to `raw`, recording violations in `errors`.
-    pub(crate) fn build(raw: RawArgs, errors: &mut Errors) -> Config {
+    pub(crate) fn build(raw: RawArgs, function: &FnFacts, errors: &mut Errors) -> Config {
         let initial_written = raw.initial_backoff.get().map(|s| s.value);
         let max_written = raw.max_backoff.get().map(|s| s.value);
         let initial = initial_written.unwrap_or(DEFAULT_INITIAL_BACKOFF);
@@ -87,6 +100,15 @@ impl Config {
             }
         }
 
+        if !function.is_async {
+            if let Some(t) = raw.timeout.get() {
+                errors.push(
+                    t.key_span,
+                    "`timeout` applies only to `async fn`: a sync attempt cannot be interrupted; remove it, or bound the blocking call itself (e.g. a socket read timeout)",
+                );
+            }
+        }
+
         let default_crate: syn::Path = syn::parse_quote!(::backoff_runtime);
         Config {
             max_retries: raw.max_retries.take().map(|s| s.value),
@@ -96,6 +118,10 @@ impl Config {
             jitter: raw.jitter.take().map(|s| s.value),
             max_elapsed: raw.max_elapsed.take().map(|s| s.value),
             retry_if: raw.retry_if.take().map(|s| s.value),
+            timeout: raw.timeout.take().map(|s| KeySpanned {
+                value: s.value,
+                span: s.key_span,
+            }),
             krate: raw.krate.take().map_or(default_crate, |s| s.value),
         }
     }

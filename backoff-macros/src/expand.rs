@@ -34,6 +34,30 @@ fn allow_generated() -> TokenStream {
     }
 }
 
+/// `tokens` with every span set to `span`, so an error about them points at
+/// the user's token (the return type, a key) instead of the attribute.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner = proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
+}
+
+/// A local of the generated code located at `span` (so type errors about it
+/// point there), still invisible to the user's body.
+fn local_at(name: &str, span: Span) -> Ident {
+    format_ident!("__backoff_{}", name, span = Span::mixed_site().located_at(span))
+}
+
 /// A local of the generated code, invisible to the user's body (mixed-site hygiene).
 fn local(name: &str) -> Ident {
     format_ident!("__backoff_{}", name, span = Span::mixed_site())
@@ -67,47 +91,45 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
         #(#stmts)*
     };
 
-    let error = local("error");
-    let success = local("success");
-    let hooks = hooks_expr(config, &private, &error);
-    let check = quote_spanned!(return_span=> #private::check);
+    let hooks = hooks_builder(config);
 
     let retry_loop = if is_async {
         let state = local("loop");
         let wait = local("wait");
-        let attempt = quote_spanned!(brace.span.join()=> async { #body });
+        let result = local_at("result", return_span);
+        let mut attempt = quote_spanned!(brace.span.join()=> async { #body });
+        if let Some(limit) = &config.timeout {
+            let timed_out = respan(quote!(#private::timed_out_result()), limit.span);
+            let with_timeout = respan(
+                quote!(#private::with_timeout::<#private::TokioSleeper, _, _>),
+                limit.span,
+            );
+            let limit = duration_tokens(limit.value, &private);
+            attempt = quote!(#with_timeout(#limit, #attempt, #timed_out));
+        }
+        let step = respan(quote!(#private::AsyncLoop::step), return_span);
         quote! {
-            let mut #state = #private::AsyncLoop::<#private::TokioSleeper>::start(&#policy, false);
+            let mut #state = #private::AsyncLoop::start::<#private::TokioSleeper>(&#policy, false);
             loop {
-                let #wait = match #check(#attempt.await) {
-                    ::core::result::Result::Ok(#success) => return #success,
-                    ::core::result::Result::Err(#error) => {
-                        match #state.decide(&#policy, &#error, &#hooks) {
-                            ::core::option::Option::Some(#wait) => #wait,
-                            ::core::option::Option::None => {
-                                return #private::RetryResult::from_result(::core::result::Result::Err(#error));
-                            }
-                        }
-                    }
+                let #result = #attempt.await;
+                let #wait = match #step(&mut #state, &#policy, #result, #hooks) {
+                    #private::Step::Return(#result) => return #result,
+                    #private::Step::Wait(#wait) => #wait,
                 };
-                #state.sleep(#wait).await;
+                #state.tokio_sleep(#wait).await;
             }
         }
     } else {
         let start = local("start");
         let body_fn = local("body");
-        let sync_body = quote_spanned!(return_span=> #private::sync_body);
+        let first = local_at("first", return_span);
         let closure = quote_spanned!(brace.span.join()=> || { #body });
+        let after_first_attempt = respan(quote!(#private::after_first_attempt), return_span);
         quote! {
             let #start = #private::start_sync(&#policy, false);
-            let mut #body_fn = #sync_body(#closure);
-            match #check(#body_fn()) {
-                ::core::result::Result::Ok(#success) => #success,
-                ::core::result::Result::Err(#error) => {
-                    let __backoff_hooks = #hooks;
-                    #private::retry_sync(&#policy, #start, #error, &mut #body_fn, __backoff_hooks, #private::thread_sleep)
-                }
-            }
+            let mut #body_fn = #private::sync_body(#closure);
+            let #first = #body_fn();
+            #after_first_attempt(#first, &#policy, #start, &mut #body_fn, #hooks, #private::thread_sleep)
         }
     };
 
@@ -169,13 +191,15 @@ impl VisitMut for ImplTraitEraser {
     }
 }
 
-/// The hooks of the function, typed by the error held in `error`.
-fn hooks_expr(config: &Config, private: &TokenStream, error: &Ident) -> TokenStream {
-    let mut hooks = quote!(#private::HookSet::of(&#error));
+/// A closure that adds the function's hooks to the empty `HookSet` the
+/// runtime passes it (typed by the error, so hook closures infer `&E`).
+fn hooks_builder(config: &Config) -> TokenStream {
+    let hooks = local("hooks");
+    let mut chain = quote!(#hooks);
     if let Some(retry_if) = &config.retry_if {
-        hooks = quote!(#hooks.retry_if(#retry_if));
+        chain = quote!(#chain.retry_if(#retry_if));
     }
-    hooks
+    quote!(|#hooks| #chain)
 }
 
 /// `Policy::new().max_retries(..)...` with only the keys the user wrote.

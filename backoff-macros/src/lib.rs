@@ -30,16 +30,19 @@ fn retry_impl(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) ->
         |input: syn::parse::ParseStream<'_>| args::RawArgs::parse(input, &mut errors),
         args,
     );
-    let function = syn::parse2::<item::RetryFn>(item.clone());
-    let config = match raw {
-        Ok(raw) => Some(config::Config::build(raw, &mut errors)),
+    let function = match syn::parse2::<item::RetryFn>(item.clone()) {
+        Ok(function) => Some(function),
         Err(error) => {
             errors.push_error(error);
             None
         }
     };
-    let function = match function {
-        Ok(function) => Some(function),
+    let facts = config::FnFacts {
+        // Without a parsed function, assume async so no async-only key is blamed.
+        is_async: function.as_ref().is_none_or(item::RetryFn::is_async),
+    };
+    let config = match raw {
+        Ok(raw) => Some(config::Config::build(raw, &facts, &mut errors)),
         Err(error) => {
             errors.push_error(error);
             None

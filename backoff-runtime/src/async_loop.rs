@@ -5,26 +5,40 @@
 //! failure and reset for later waits (the future stays within 48 bytes of the
 //! plain one).
 
-use core::marker::PhantomData;
 use core::time::Duration;
 
-use crate::clock::Clock;
+use crate::clock::ClockKind;
 use crate::decide::RetryState;
-use crate::hooks::Hooks;
+use crate::hooks::{HookSet, Hooks};
 use crate::policy::Policy;
+use crate::result::RetryResult;
 
-/// How an async loop sleeps and reads its clock.
+/// What an async loop does after an attempt.
+#[derive(Debug)]
+pub enum Step<R> {
+    /// Return this result: a success, or the final error.
+    Return(R),
+    /// Sleep this long, then run the next attempt.
+    Wait(Duration),
+}
+
+/// How an async loop sleeps: tokio's timer, or the function's `sleep = ...`.
+/// The bound that reports a missing `tokio` feature.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` on an `async fn` needs the `tokio` feature of `backoff-runtime`, or a `sleep = ...` argument",
-    label = "async retry loops sleep with `tokio::time::sleep` by default",
-    note = "enable it with `backoff-runtime = {{ version = \"...\", features = [\"tokio\"] }}`, or pass your runtime's sleep: `#[retry(sleep = my_sleep)]`"
+    label = "async retry loops sleep with `tokio::time::sleep` unless given `sleep = ...`",
+    note = "enable the feature: `backoff-runtime = {{ version = \"0.1\", features = [\"tokio\"] }}`, or pass your runtime's sleep: `#[retry(sleep = async_io::Timer::after)]`"
 )]
 pub trait AsyncSleeper {
-    /// The clock `max_elapsed` is measured on.
-    type Clock: Clock;
-    /// What the loop keeps between waits (tokio: the boxed `Sleep`).
-    type Slot: Default;
+    /// The clock `max_elapsed` is measured on with this sleeper.
+    #[doc(hidden)]
+    const CLOCK: ClockChoice;
 }
+
+/// Which clock a sleeper's loop reads (public only because the trait is).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct ClockChoice(pub(crate) ClockKind);
 
 /// Sleeps with `tokio::time::sleep`, measures with tokio's clock.
 #[derive(Debug)]
@@ -32,8 +46,7 @@ pub struct TokioSleeper;
 
 #[cfg(feature = "tokio")]
 impl AsyncSleeper for TokioSleeper {
-    type Clock = crate::clock::TokioClock;
-    type Slot = Option<core::pin::Pin<Box<tokio::time::Sleep>>>;
+    const CLOCK: ClockChoice = ClockChoice(ClockKind::Tokio);
 }
 
 /// Sleeps with the function's `sleep = ...`, measures with `std::time::Instant`.
@@ -41,25 +54,25 @@ impl AsyncSleeper for TokioSleeper {
 pub struct CustomSleeper;
 
 impl AsyncSleeper for CustomSleeper {
-    type Clock = crate::clock::StdClock;
-    type Slot = ();
+    const CLOCK: ClockChoice = ClockChoice(ClockKind::Std);
 }
 
 /// The state of one call's async retry loop.
-pub struct AsyncLoop<S: AsyncSleeper> {
+pub struct AsyncLoop {
     state: RetryState,
-    slot: S::Slot,
-    _sleeper: PhantomData<S>,
+    #[cfg(feature = "tokio")]
+    sleep: Option<core::pin::Pin<Box<tokio::time::Sleep>>>,
 }
 
-impl<S: AsyncSleeper> AsyncLoop<S> {
-    /// A fresh loop; reads the clock only when `max_elapsed` or a hook needs it.
+impl AsyncLoop {
+    /// A fresh loop sleeping with `S`; reads the clock only when
+    /// `max_elapsed` or a hook needs it.
     #[inline(always)]
-    pub fn start(policy: &Policy, needs_start: bool) -> Self {
+    pub fn start<S: AsyncSleeper>(policy: &Policy, needs_start: bool) -> Self {
         AsyncLoop {
-            state: RetryState::start::<S::Clock>(policy, needs_start),
-            slot: S::Slot::default(),
-            _sleeper: PhantomData,
+            state: RetryState::start(policy, S::CLOCK.0, needs_start),
+            #[cfg(feature = "tokio")]
+            sleep: None,
         }
     }
 
@@ -67,24 +80,49 @@ impl<S: AsyncSleeper> AsyncLoop<S> {
     /// and return `error`.
     #[inline]
     pub fn decide<E, H: Hooks<E>>(&mut self, policy: &Policy, error: &E, hooks: &H) -> Option<Duration> {
-        self.state.decide::<E, H, S::Clock>(policy, error, hooks).ok()
+        self.state.decide(policy, error, hooks).ok()
     }
-}
 
-#[cfg(feature = "tokio")]
-impl AsyncLoop<TokioSleeper> {
+    /// What follows an attempt that returned `result`: return it (success, or
+    /// a final error), or wait. `hooks` builds the function's hooks from an
+    /// empty [`HookSet`] typed by the error, so closures in them infer `&E`.
+    #[inline(always)]
+    pub fn step<R, B, H>(&mut self, policy: &Policy, result: R, hooks: B) -> Step<R>
+    where
+        R: RetryResult,
+        B: FnOnce(HookSet<R::Err>) -> H,
+        H: Hooks<R::Err>,
+    {
+        match result.into_result() {
+            Ok(value) => Step::Return(R::from_result(Ok(value))),
+            Err(error) => match self.decide(policy, &error, &hooks(HookSet::new())) {
+                Some(wait) => Step::Wait(wait),
+                None => Step::Return(R::from_result(Err(error))),
+            },
+        }
+    }
+
     /// A tokio sleep of `wait`: the boxed `Sleep` is allocated on the first
     /// call and reset afterwards. Panics, naming the fix, outside a tokio
-    /// runtime with timers.
-    pub fn sleep(&mut self, wait: Duration) -> core::pin::Pin<&mut tokio::time::Sleep> {
+    /// runtime.
+    #[cfg(feature = "tokio")]
+    pub fn tokio_sleep(&mut self, wait: Duration) -> core::pin::Pin<&mut tokio::time::Sleep> {
         let deadline = tokio::time::Instant::now() + wait;
-        match &mut self.slot {
+        match &mut self.sleep {
             Some(sleep) => {
                 sleep.as_mut().reset(deadline);
                 sleep.as_mut()
             }
             slot @ None => slot.insert(Box::pin(new_tokio_sleep(deadline))).as_mut(),
         }
+    }
+
+    /// Without the `tokio` feature, `start::<TokioSleeper>` does not compile,
+    /// so no loop can get here; the method exists so that the one error a
+    /// user sees is the missing feature.
+    #[cfg(not(feature = "tokio"))]
+    pub fn tokio_sleep(&mut self, _wait: Duration) -> core::future::Ready<()> {
+        panic!("backoff-runtime was built without the `tokio` feature")
     }
 }
 

@@ -1,48 +1,33 @@
 //! Monotonic clocks: where "now" comes from for `max_elapsed`.
 //!
-//! Sync functions read [`SyncClock`] (the thread's virtual clock when a test
-//! installed one, `std::time::Instant` otherwise); async functions on tokio
-//! read tokio's clock, so `tokio::time::pause` drives them; async functions
-//! with a custom `sleep =` read `std::time::Instant`.
+//! Sync loops read the thread's virtual clock when a test installed one and
+//! `std::time::Instant` otherwise; async loops on tokio read tokio's clock, so
+//! `tokio::time::pause` drives them; async loops with a custom `sleep =` read
+//! `std::time::Instant`.
 
 use std::time::Instant;
 
-/// A source of monotonic instants. Implementors are zero-sized markers.
-pub trait Clock {
+/// Which clock a retry loop reads. Chosen once when the loop starts; a byte,
+/// so it fits in the padding of the loop's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ClockKind {
+    /// The virtual clock of `testing::VirtualClock` if installed, else std.
+    Sync,
+    /// `std::time::Instant`.
+    Std,
+    /// `tokio::time::Instant` (paused-clock aware).
+    #[cfg(feature = "tokio")]
+    Tokio,
+}
+
+impl ClockKind {
     /// The current instant on this clock.
-    fn now() -> Instant;
-}
-
-/// `std::time::Instant::now()`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct StdClock;
-
-impl Clock for StdClock {
-    fn now() -> Instant {
-        Instant::now()
-    }
-}
-
-/// The clock of sync retry loops: the virtual clock of
-/// [`testing::VirtualClock`](crate::testing::VirtualClock) when one is
-/// installed on this thread, `std::time::Instant` otherwise.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SyncClock;
-
-impl Clock for SyncClock {
-    fn now() -> Instant {
-        crate::testing::virtual_now().unwrap_or_else(Instant::now)
-    }
-}
-
-/// tokio's clock (`tokio::time::Instant`), which a paused runtime controls.
-#[cfg(feature = "tokio")]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TokioClock;
-
-#[cfg(feature = "tokio")]
-impl Clock for TokioClock {
-    fn now() -> Instant {
-        tokio::time::Instant::now().into_std()
+    pub(crate) fn now(self) -> Instant {
+        match self {
+            ClockKind::Sync => crate::testing::virtual_now().unwrap_or_else(Instant::now),
+            ClockKind::Std => Instant::now(),
+            #[cfg(feature = "tokio")]
+            ClockKind::Tokio => tokio::time::Instant::now().into_std(),
+        }
     }
 }

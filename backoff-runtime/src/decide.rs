@@ -4,7 +4,7 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::clock::Clock;
+use crate::clock::ClockKind;
 use crate::hooks::Hooks;
 use crate::policy::Policy;
 use crate::rng::with_thread_rng;
@@ -12,31 +12,33 @@ use crate::schedule::Backoff;
 use crate::stop::StopReason;
 
 /// What a retry loop remembers between attempts: the retry counter, the
-/// previous wait, and the start instant when something needs it.
+/// previous wait, the clock, and the start instant when something needs it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RetryState {
     backoff: Backoff,
+    clock: ClockKind,
     start: Option<Instant>,
 }
 
 impl RetryState {
-    /// A fresh state; reads `C`'s clock only when `max_elapsed` (or
+    /// A fresh state; reads `clock` only when `max_elapsed` (or
     /// `needs_start`, for hooks that report elapsed time) asks for it.
     #[inline(always)]
-    pub(crate) fn start<C: Clock>(policy: &Policy, needs_start: bool) -> Self {
+    pub(crate) fn start(policy: &Policy, clock: ClockKind, needs_start: bool) -> Self {
         let start = if needs_start || policy.max_elapsed.is_some() {
-            Some(C::now())
+            Some(clock.now())
         } else {
             None
         };
-        Self::with_start(policy, start)
+        Self::with_start(policy, clock, start)
     }
 
     /// A fresh state with a start instant read earlier (or none).
     #[inline(always)]
-    pub(crate) fn with_start(policy: &Policy, start: Option<Instant>) -> Self {
+    pub(crate) fn with_start(policy: &Policy, clock: ClockKind, start: Option<Instant>) -> Self {
         RetryState {
             backoff: Backoff::new(policy),
+            clock,
             start,
         }
     }
@@ -44,10 +46,9 @@ impl RetryState {
     /// Decides what follows the failed attempt that returned `error`: the
     /// wait before the next attempt, or the reason to stop. Checks, in
     /// order: `retry_if`, `max_retries`, `max_elapsed`.
-    pub(crate) fn decide<E, H, C>(&mut self, policy: &Policy, error: &E, hooks: &H) -> Result<Duration, StopReason>
+    pub(crate) fn decide<E, H>(&mut self, policy: &Policy, error: &E, hooks: &H) -> Result<Duration, StopReason>
     where
         H: Hooks<E>,
-        C: Clock,
     {
         if !hooks.should_retry(error) {
             return Err(StopReason::Permanent);
@@ -57,7 +58,7 @@ impl RetryState {
         }
         let wait = with_thread_rng(|rng| self.backoff.next_wait(policy, rng));
         if let (Some(budget), Some(start)) = (policy.max_elapsed, self.start) {
-            let elapsed = C::now().saturating_duration_since(start);
+            let elapsed = self.clock.now().saturating_duration_since(start);
             if elapsed.saturating_add(wait) > budget {
                 return Err(StopReason::Deadline);
             }

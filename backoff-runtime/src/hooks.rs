@@ -76,17 +76,31 @@ impl<E, If> HookSet<E, If> {
     /// assert!(!hooks.should_retry(&404));
     /// ```
     #[inline(always)]
-    pub fn retry_if<F: Fn(&E) -> bool>(self, predicate: F) -> HookSet<E, RetryIf<F>> {
+    pub fn retry_if<F: Fn(&E) -> bool>(self, predicate: F) -> HookSet<E, RetryIf<E, F>> {
         HookSet {
-            retry_if: RetryIf(predicate),
+            retry_if: RetryIf {
+                predicate,
+                // The bound is checked here, once: the `Hooks` impl below
+                // needs none, so a predicate of the wrong type is one error.
+                call: |predicate, error| predicate(error),
+            },
             _error: PhantomData,
         }
     }
 }
 
+impl<E, T: Hooks<E>> Hooks<E> for &T {
+    #[inline(always)]
+    fn should_retry(&self, error: &E) -> bool {
+        (**self).should_retry(error)
+    }
+}
+
 /// A `retry_if` predicate.
-#[derive(Clone, Copy, Debug)]
-pub struct RetryIf<F>(F);
+pub struct RetryIf<E, F> {
+    predicate: F,
+    call: fn(&F, &E) -> bool,
+}
 
 impl<E> Hooks<E> for HookSet<E, RetryAll> {
     #[inline(always)]
@@ -95,9 +109,9 @@ impl<E> Hooks<E> for HookSet<E, RetryAll> {
     }
 }
 
-impl<E, F: Fn(&E) -> bool> Hooks<E> for HookSet<E, RetryIf<F>> {
+impl<E, F> Hooks<E> for HookSet<E, RetryIf<E, F>> {
     #[inline(always)]
     fn should_retry(&self, error: &E) -> bool {
-        (self.retry_if.0)(error)
+        (self.retry_if.call)(&self.retry_if.predicate, error)
     }
 }

@@ -46,16 +46,14 @@ mod schedule;
 mod stop;
 mod sync_loop;
 pub mod testing;
+mod timeout;
 
-pub use crate::clock::{Clock, StdClock, SyncClock};
 pub use crate::policy::{Jitter, Policy, PolicyError};
 pub use crate::result::RetryResult;
 pub use crate::rng::ThreadRng;
 pub use crate::schedule::Schedule;
 pub use crate::stop::StopReason;
-
-#[cfg(feature = "tokio")]
-pub use crate::clock::TokioClock;
+pub use crate::timeout::Elapsed;
 
 /// The random number generator crate (rand 0.10) whose `Rng` trait
 /// [`Policy::wait_for`] and [`Policy::schedule_with_rng`] accept.
@@ -67,27 +65,18 @@ pub use backoff_macros::retry;
 /// Not public API: what `#[retry]` expansions call. May change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::async_loop::{AsyncLoop, AsyncSleeper, CustomSleeper, TokioSleeper};
+    pub use crate::async_loop::{AsyncLoop, AsyncSleeper, CustomSleeper, Step, TokioSleeper};
     pub use crate::hooks::HookSet;
     pub use crate::policy::{Jitter, Policy};
     pub use crate::result::RetryResult;
-    pub use crate::sync_loop::{retry_sync, start_sync, thread_sleep};
+    pub use crate::sync_loop::{after_first_attempt, start_sync, thread_sleep};
+    pub use crate::timeout::{FromElapsed, TimeoutSupport, timed_out_result, with_timeout};
     pub use core::time::Duration;
 
-    /// Splits an attempt's result: `Ok(result)` on success (the result
-    /// itself, to return as is), `Err(error)` on failure.
+    /// Gives the body's closure its `FnMut` type (the return type is checked
+    /// once, by `after_first_attempt`).
     #[inline(always)]
-    pub fn check<R: RetryResult>(result: R) -> Result<R, R::Err> {
-        match result.into_result() {
-            Ok(value) => Ok(R::from_result(Ok(value))),
-            Err(error) => Err(error),
-        }
-    }
-
-    /// Gives the body's closure its `FnMut` type and checks its return type
-    /// is a `Result`.
-    #[inline(always)]
-    pub fn sync_body<R: RetryResult, F: FnMut() -> R>(body: F) -> F {
+    pub fn sync_body<R, F: FnMut() -> R>(body: F) -> F {
         body
     }
 }

@@ -73,7 +73,7 @@ impl Policy {
 mod tokio_api {
     use core::future::Future;
 
-    use crate::async_loop::{AsyncLoop, TokioSleeper};
+    use crate::async_loop::{AsyncLoop, Step, TokioSleeper};
     use crate::hooks::{HookSet, Hooks};
     use crate::policy::Policy;
 
@@ -143,16 +143,13 @@ mod tokio_api {
             Fut: Future<Output = Result<T, E>>,
             H: Hooks<E>,
         {
-            let mut retry = AsyncLoop::<TokioSleeper>::start(self, false);
+            let mut retry = AsyncLoop::start::<TokioSleeper>(self, false);
             loop {
-                let wait = match op().await {
-                    Ok(value) => return Ok(value),
-                    Err(error) => match retry.decide(self, &error, &hooks) {
-                        Some(wait) => wait,
-                        None => return Err(error),
-                    },
+                let wait = match retry.step(self, op().await, |_| &hooks) {
+                    Step::Return(result) => return result,
+                    Step::Wait(wait) => wait,
                 };
-                retry.sleep(wait).await;
+                retry.tokio_sleep(wait).await;
             }
         }
     }

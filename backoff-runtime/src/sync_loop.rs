@@ -5,9 +5,9 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::clock::{Clock, SyncClock};
+use crate::clock::ClockKind;
 use crate::decide::RetryState;
-use crate::hooks::Hooks;
+use crate::hooks::{HookSet, Hooks};
 use crate::policy::Policy;
 use crate::result::RetryResult;
 
@@ -24,9 +24,35 @@ pub fn thread_sleep(wait: Duration) {
 #[inline(always)]
 pub fn start_sync(policy: &Policy, needs_start: bool) -> Option<Instant> {
     if needs_start || policy.max_elapsed.is_some() {
-        Some(SyncClock::now())
+        Some(ClockKind::Sync.now())
     } else {
         None
+    }
+}
+
+/// What follows the first attempt of a sync `#[retry]` function: its result
+/// when it succeeded (inline: the happy path costs a branch), the cold retry
+/// loop otherwise. `hooks` builds the function's hooks from an empty
+/// [`HookSet`] typed by the error, so closures in them infer `&E`.
+#[inline(always)]
+pub fn after_first_attempt<R, F, B, H, S>(
+    first: R,
+    policy: &Policy,
+    start: Option<Instant>,
+    body: &mut F,
+    hooks: B,
+    sleep: S,
+) -> R
+where
+    R: RetryResult,
+    F: FnMut() -> R,
+    B: FnOnce(HookSet<R::Err>) -> H,
+    H: Hooks<R::Err>,
+    S: Fn(Duration),
+{
+    match first.into_result() {
+        Ok(value) => R::from_result(Ok(value)),
+        Err(error) => retry_sync(policy, start, error, body, hooks(HookSet::new()), sleep),
     }
 }
 
@@ -35,7 +61,7 @@ pub fn start_sync(policy: &Policy, needs_start: bool) -> Option<Instant> {
 /// returns the last result.
 #[cold]
 #[inline(never)]
-pub fn retry_sync<R, F, H, S>(
+pub(crate) fn retry_sync<R, F, H, S>(
     policy: &Policy,
     start: Option<Instant>,
     first_error: R::Err,
@@ -49,10 +75,10 @@ where
     H: Hooks<R::Err>,
     S: Fn(Duration),
 {
-    let mut state = RetryState::with_start(policy, start);
+    let mut state = RetryState::with_start(policy, ClockKind::Sync, start);
     let mut error = first_error;
     loop {
-        match state.decide::<_, _, SyncClock>(policy, &error, &hooks) {
+        match state.decide(policy, &error, &hooks) {
             Ok(wait) => sleep(wait),
             Err(_reason) => return R::from_result(Err(error)),
         }

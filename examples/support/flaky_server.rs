@@ -12,7 +12,7 @@ use axum::routing::get;
 
 /// Binds a free port on 127.0.0.1, serves in the background on the current
 /// tokio runtime, and returns the server's address.
-pub async fn start(failures: u32) -> std::io::Result<SocketAddr> {
+pub(crate) async fn start(failures: u32) -> std::io::Result<SocketAddr> {
     let served = Arc::new(AtomicU32::new(0));
     let app = Router::new().route("/", get(answer)).with_state((served, failures));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

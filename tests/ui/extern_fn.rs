@@ -1,0 +1,10 @@
+use backoff_runtime::retry;
+
+#[retry]
+extern "C" fn answer() -> u32 {
+    42
+}
+
+fn main() {
+    let _ = answer();
+}

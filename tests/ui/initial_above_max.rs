@@ -1,0 +1,10 @@
+use backoff_runtime::retry;
+
+#[retry(initial_backoff = "10s", max_backoff = "5s")]
+fn fetch() -> Result<u32, String> {
+    Ok(1)
+}
+
+fn main() {
+    let _ = fetch();
+}

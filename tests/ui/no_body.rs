@@ -1,0 +1,8 @@
+use backoff_runtime::retry;
+
+trait Fetch {
+    #[retry]
+    fn fetch(&self) -> Result<u32, String>;
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use backoff_runtime::retry;
+
+#[retry]
+struct Client {
+    url: String,
+}
+
+fn main() {}
