@@ -59,6 +59,111 @@ pub use crate::timeout::Elapsed;
 /// [`Policy::wait_for`] and [`Policy::schedule_with_rng`] accept.
 pub use rand;
 
+/// Retries the function with truncated exponential backoff.
+///
+/// ```
+/// use backoff_runtime::retry;
+/// # #[derive(Debug)] struct ApiError;
+/// # impl ApiError { fn is_transient(&self) -> bool { true } }
+///
+/// #[retry(max_backoff = "32s", max_retries = 5, retry_if = |e| e.is_transient())]
+/// async fn fetch(url: &str) -> Result<String, ApiError> {
+///     # let _ = url;
+///     Ok("body".to_owned())
+/// }
+/// ```
+///
+/// The function is rewritten at compile time into a retry loop around its own
+/// body; its signature does not change. Callers get the first `Ok`, or the
+/// last error once a stop rule holds. Sync functions sleep with
+/// `std::thread::sleep`; async functions with `tokio::time::sleep` (feature
+/// `tokio`, on by default).
+///
+/// # Keys
+///
+/// | key | default | accepted forms | meaning |
+/// |---|---|---|---|
+/// | `max_retries` | `5` | integer literal `>= 1` | retries after the first call |
+/// | `max_backoff` | `"32s"` | duration string | cap on every wait, jitter included |
+/// | `initial_backoff` | `"1s"` | duration string | the wait before the first retry, before jitter |
+/// | `multiplier` | `2` | integer or float literal, finite, `>= 1` | growth per retry |
+/// | `jitter` | additive, one `initial_backoff` | `additive`, `full`, `equal`, `decorrelated`, `none`, or a duration string (additive amount) | see [`Jitter`] |
+/// | `max_elapsed` | none | duration string | total budget from the first call (monotonic clock); a wait that would end past it is not started |
+/// | `retry_if` | retry every error | a path to `fn(&E) -> bool`, or a closure (parameter type optional) | which errors to retry; may read the arguments |
+/// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)` |
+/// | `crate` | `"::backoff_runtime"` | string with a path | where this crate is, when re-exported under another name |
+///
+/// Durations are string literals with a unit (`ns`, `us` or `µs`, `ms`, `s`,
+/// `m`, `h`), combinations (`"1m30s"`, `"1m 30s"`) and decimals (`"1.5s"`).
+///
+/// Wait `n` (0 for the first retry) is built on
+/// `base(n) = min(initial_backoff * multiplier^n, max_backoff)`; with the
+/// default additive jitter it is `min(base(n) + U[0, initial_backoff],
+/// max_backoff)`: Google's `min(2^n s + random_ms, maximum_backoff)`.
+///
+/// # Stopping
+///
+/// After each failed attempt, the first of these ends the call with that
+/// error: `retry_if` says it is permanent; `max_retries` retries were made;
+/// the next wait would end past `max_elapsed`. A panic in the body is not
+/// caught. Dropping the future of an async function stops it: no attempt
+/// starts after the drop.
+///
+/// # What the body may do
+///
+/// `?` (with `From` conversions) and `return` end the attempt, not the
+/// function. Closures and async blocks in the body keep their own `?` and
+/// `return`. `&self`, `&mut self`, `self`, generics, lifetimes, `impl Trait`
+/// (arguments and the `Ok` type) and `Result` aliases all work, and the body
+/// gets the coercions of the plain function (`Ok(&self.name)` into
+/// `Result<&str, E>`, `Ok(Box::new(x))` into `Result<Box<dyn Trait>, E>`).
+/// An async function's future is `Send` whenever its body is.
+///
+/// # Compile errors
+///
+/// Every mistake is reported at compile time, on the token, all at once:
+/// an unknown key (with "did you mean"), a duplicate key, a value of the wrong
+/// kind (`max_retries = "5"`, `max_backoff = 32`), a duration without a unit
+/// or with an unknown one, a zero or unrepresentable duration,
+/// `max_retries = 0`, a `multiplier` below 1 or not finite, `initial_backoff`
+/// above `max_backoff`, a jitter amount above `max_backoff` or of `"0s"`, a
+/// `max_elapsed` shorter than the first wait, an unknown jitter mode, a
+/// `crate` that is not a path, a `retry_if` that is neither a path nor a
+/// closure, `timeout` on a sync function or without `From<Elapsed>`, a return
+/// type that is not a `Result`, a `const fn`, an `extern` function, a
+/// function without a body, an item that is not a function, and an `async fn`
+/// without the `tokio` feature.
+///
+/// # Limits
+///
+/// The body runs once per attempt, so it cannot consume an owned argument or
+/// `self`:
+///
+/// ```compile_fail
+/// # use backoff_runtime::retry;
+/// # fn send(_: Vec<u8>) -> Result<(), String> { Ok(()) }
+/// #[retry]
+/// fn upload(payload: Vec<u8>) -> Result<(), String> {
+///     send(payload) // error: cannot move out of `payload`
+/// }
+/// ```
+///
+/// Borrow it instead, or clone inside the body:
+///
+/// ```
+/// # use backoff_runtime::retry;
+/// # fn send(_: Vec<u8>) -> Result<(), String> { Ok(()) }
+/// #[retry]
+/// fn upload(payload: Vec<u8>) -> Result<(), String> {
+///     send(payload.clone())
+/// }
+/// ```
+///
+/// Likewise a `&mut W` argument passed by value to a generic `W: Write` must
+/// be reborrowed (`&mut *w`), and a `&mut self` method cannot return a `&mut`
+/// borrow of `self`. In a sync `&mut self` method, a `retry_if` closure
+/// cannot also read `self` (the body holds it mutably); use a path to a
+/// function of the error.
 #[cfg(feature = "macros")]
 pub use backoff_macros::retry;
 

@@ -25,7 +25,7 @@ impl Elapsed {
     /// An `Elapsed` error (for tests and for converting by hand).
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::Elapsed::new(), backoff_runtime::Elapsed);
+    /// assert_eq!(backoff_runtime::Elapsed::new(), backoff_runtime::Elapsed::default());
     /// ```
     #[must_use]
     pub const fn new() -> Self {
