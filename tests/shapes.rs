@@ -529,3 +529,27 @@ fn waits_stay_short_in_these_tests() {
     assert_eq!(waits.len(), 1);
     assert!(waits[0] >= Duration::from_millis(1) && waits[0] <= Duration::from_millis(2));
 }
+
+// ---- borrowed and generic error types ----------------------------------------
+
+/// An error that borrows from an argument (not `'static`).
+#[retry(initial_backoff = "1ms")]
+fn borrowed_error<'a>(message: &'a str, counter: &Cell<u32>) -> Result<u32, &'a str> {
+    attempt(counter, 1).map_err(|_| message)
+}
+
+/// A generic error type with no bounds at all.
+#[retry(initial_backoff = "1ms")]
+async fn generic_error<E>(make: impl Fn() -> E, counter: &AtomicU32) -> Result<u32, E> {
+    attempt_atomic(counter, 1).map_err(|_| make())
+}
+
+#[tokio::test(start_paused = true)]
+async fn borrowed_and_generic_error_types() {
+    let _clock = VirtualClock::install();
+    let message = String::from("busy");
+    let counter = Cell::new(0);
+    assert_eq!(borrowed_error(&message, &counter), Ok(2));
+    let counter = AtomicU32::new(0);
+    assert_eq!(generic_error(|| "x", &counter).await.ok(), Some(2));
+}

@@ -23,6 +23,10 @@ pub(crate) const KEYS: &[&str] = &[
     "jitter",
     "max_elapsed",
     "retry_if",
+    "retry_after",
+    "on_retry",
+    "on_give_up",
+    "sleep",
     "timeout",
     "crate",
 ];
@@ -108,6 +112,10 @@ pub(crate) struct RawArgs {
     pub(crate) jitter: Slot<JitterArg>,
     pub(crate) max_elapsed: Slot<Duration>,
     pub(crate) retry_if: Slot<Expr>,
+    pub(crate) retry_after: Slot<Expr>,
+    pub(crate) on_retry: Slot<Expr>,
+    pub(crate) on_give_up: Slot<Expr>,
+    pub(crate) sleep: Slot<Expr>,
     pub(crate) timeout: Slot<Duration>,
     pub(crate) krate: Slot<syn::Path>,
 }
@@ -152,6 +160,10 @@ impl RawArgs {
             jitter: Slot::new("jitter"),
             max_elapsed: Slot::new("max_elapsed"),
             retry_if: Slot::new("retry_if"),
+            retry_after: Slot::new("retry_after"),
+            on_retry: Slot::new("on_retry"),
+            on_give_up: Slot::new("on_give_up"),
+            sleep: Slot::new("sleep"),
             timeout: Slot::new("timeout"),
             krate: Slot::new("crate"),
         };
@@ -183,8 +195,54 @@ impl RawArgs {
                     raw.jitter.set(&key, v, span, errors);
                 }
                 "retry_if" => {
-                    let v = callable("retry_if", "fn(&E) -> bool", value, errors);
+                    let v = callable(
+                        "retry_if",
+                        "fn(&E) -> bool",
+                        ("is_transient", "|e| e.is_transient()"),
+                        value,
+                        errors,
+                    );
                     raw.retry_if.set(&key, v, span, errors);
+                }
+                "retry_after" => {
+                    let v = callable(
+                        "retry_after",
+                        "fn(&E) -> Option<Duration>",
+                        ("server_hint", "|e| e.retry_after()"),
+                        value,
+                        errors,
+                    );
+                    raw.retry_after.set(&key, v, span, errors);
+                }
+                "on_retry" => {
+                    let v = callable(
+                        "on_retry",
+                        "fn(&E, &RetryEvent)",
+                        ("log_retry", "|e, event| ..."),
+                        value,
+                        errors,
+                    );
+                    raw.on_retry.set(&key, v, span, errors);
+                }
+                "on_give_up" => {
+                    let v = callable(
+                        "on_give_up",
+                        "fn(&E, &GiveUp)",
+                        ("log_give_up", "|e, event| ..."),
+                        value,
+                        errors,
+                    );
+                    raw.on_give_up.set(&key, v, span, errors);
+                }
+                "sleep" => {
+                    let v = callable(
+                        "sleep",
+                        "fn(Duration) -> impl Future in async fns, fn(Duration) in sync ones",
+                        ("async_io::Timer::after", "|d| my_runtime::sleep(d)"),
+                        value,
+                        errors,
+                    );
+                    raw.sleep.set(&key, v, span, errors);
                 }
                 "timeout" => {
                     let v = duration_value("timeout", &value, errors);
@@ -398,13 +456,21 @@ fn jitter(value: &Expr, errors: &mut Errors) -> Option<JitterArg> {
 }
 
 /// A hook: a path to a function or a closure.
-fn callable(key: &str, signature: &str, value: Expr, errors: &mut Errors) -> Option<Expr> {
+fn callable(
+    key: &str,
+    signature: &str,
+    (path_example, closure_example): (&str, &str),
+    value: Expr,
+    errors: &mut Errors,
+) -> Option<Expr> {
     match value {
         Expr::Path(_) | Expr::Closure(_) => Some(value),
         other => {
             errors.push(
                 other.span(),
-                format!("`{key}` takes a path to a function or a closure ({signature}), such as `{key} = is_transient` or `{key} = |e| e.is_transient()`"),
+                format!(
+                    "`{key}` takes a path to a function or a closure ({signature}), such as `{key} = {path_example}` or `{key} = {closure_example}`"
+                ),
             );
             None
         }

@@ -34,6 +34,10 @@ pub(crate) struct Config {
     pub(crate) jitter: Option<JitterArg>,
     pub(crate) max_elapsed: Option<Duration>,
     pub(crate) retry_if: Option<Expr>,
+    pub(crate) retry_after: Option<Expr>,
+    pub(crate) on_retry: Option<Expr>,
+    pub(crate) on_give_up: Option<Expr>,
+    pub(crate) sleep: Option<Expr>,
     /// Per-attempt time limit (async functions only), spanned on its key.
     pub(crate) timeout: Option<KeySpanned<Duration>>,
     /// The path to the runtime crate (`::backoff_runtime` unless `crate = "..."`).
@@ -41,6 +45,11 @@ pub(crate) struct Config {
 }
 
 impl Config {
+    /// Whether a hook needs the start instant read before the first attempt.
+    pub(crate) fn needs_start(&self) -> bool {
+        self.on_retry.is_some() || self.on_give_up.is_some()
+    }
+
     /// Applies the cross-field rules to `raw`, recording violations in `errors`.
     pub(crate) fn build(raw: RawArgs, function: &FnFacts, errors: &mut Errors) -> Config {
         let initial_written = raw.initial_backoff.get().map(|s| s.value);
@@ -118,6 +127,10 @@ impl Config {
             jitter: raw.jitter.take().map(|s| s.value),
             max_elapsed: raw.max_elapsed.take().map(|s| s.value),
             retry_if: raw.retry_if.take().map(|s| s.value),
+            retry_after: raw.retry_after.take().map(|s| s.value),
+            on_retry: raw.on_retry.take().map(|s| s.value),
+            on_give_up: raw.on_give_up.take().map(|s| s.value),
+            sleep: raw.sleep.take().map(|s| s.value),
             timeout: raw.timeout.take().map(|s| KeySpanned {
                 value: s.value,
                 span: s.key_span,

@@ -91,7 +91,8 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
         #(#stmts)*
     };
 
-    let hooks = hooks_builder(config);
+    let hooks = hooks_builder(config, &private, &sig.ident);
+    let needs_start = config.needs_start();
 
     let retry_loop = if is_async {
         let state = local("loop");
@@ -108,15 +109,22 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
             attempt = quote!(#with_timeout(#limit, #attempt, #timed_out));
         }
         let step = respan(quote!(#private::AsyncLoop::step), return_span);
+        let (sleeper, sleep) = match &config.sleep {
+            Some(custom) => (
+                quote!(#private::CustomSleeper),
+                quote!(#private::custom_sleep(#custom, #wait).await;),
+            ),
+            None => (quote!(#private::TokioSleeper), quote!(#state.tokio_sleep(#wait).await;)),
+        };
         quote! {
-            let mut #state = #private::AsyncLoop::start::<#private::TokioSleeper>(&#policy, false);
+            let mut #state = #private::AsyncLoop::start::<#sleeper>(&#policy, #needs_start);
             loop {
                 let #result = #attempt.await;
                 let #wait = match #step(&mut #state, &#policy, #result, #hooks) {
                     #private::Step::Return(#result) => return #result,
                     #private::Step::Wait(#wait) => #wait,
                 };
-                #state.tokio_sleep(#wait).await;
+                #sleep
             }
         }
     } else {
@@ -125,11 +133,17 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
         let first = local_at("first", return_span);
         let closure = quote_spanned!(brace.span.join()=> || { #body });
         let after_first_attempt = respan(quote!(#private::after_first_attempt), return_span);
+        let sleeper = local("sleeper");
+        let sleeper_value = match &config.sleep {
+            Some(custom) => quote!(#private::custom_sync_sleep(#custom)),
+            None => quote!(#private::ThreadSleep),
+        };
         quote! {
-            let #start = #private::start_sync(&#policy, false);
+            let #sleeper = #sleeper_value;
+            let #start = #private::start_sync(&#policy, #needs_start, &#sleeper);
             let mut #body_fn = #private::sync_body(#closure);
             let #first = #body_fn();
-            #after_first_attempt(#first, &#policy, #start, &mut #body_fn, #hooks, #private::thread_sleep)
+            #after_first_attempt(#first, &#policy, #start, &mut #body_fn, #hooks, #sleeper)
         }
     };
 
@@ -193,13 +207,36 @@ impl VisitMut for ImplTraitEraser {
 
 /// A closure that adds the function's hooks to the empty `HookSet` the
 /// runtime passes it (typed by the error, so hook closures infer `&E`).
-fn hooks_builder(config: &Config) -> TokenStream {
+fn hooks_builder(config: &Config, private: &TokenStream, function: &Ident) -> TokenStream {
     let hooks = local("hooks");
-    let mut chain = quote!(#hooks);
-    if let Some(retry_if) = &config.retry_if {
-        chain = quote!(#chain.retry_if(#retry_if));
+    let name = function.to_string();
+    let mut chain = quote!(#hooks.name(#name));
+    for (method, hook) in [
+        ("retry_if", &config.retry_if),
+        ("retry_after", &config.retry_after),
+        ("on_retry", &config.on_retry),
+        ("on_give_up", &config.on_give_up),
+    ] {
+        if let Some(hook) = hook {
+            // The method is spanned on the user's hook, so a hook of the wrong
+            // shape is reported there.
+            let method = Ident::new(method, hook.span());
+            chain = quote!(#chain.#method(#hook));
+        }
     }
-    quote!(|#hooks| #chain)
+    // How to format the error for tracing when its type is `Debug`, found
+    // by autoref specialisation on the concrete type: no `E: Debug` bound.
+    let debug_fmt = local("debug_fmt");
+    quote! {
+        |#hooks| {
+            let #debug_fmt = {
+                #[allow(unused_imports)]
+                use #private::{ProbeDebug as _, ProbeOpaque as _};
+                (&&#private::DebugProbe(#hooks.error_type())).debug_fmt()
+            };
+            #chain.debug_with(#debug_fmt)
+        }
+    }
 }
 
 /// `Policy::new().max_retries(..)...` with only the keys the user wrote.

@@ -126,6 +126,16 @@ impl AsyncLoop {
     }
 }
 
+/// One wait with the function's `sleep = ...` (`Fn(Duration) -> impl
+/// Future`; the future's output is ignored, so `async_io::Timer::after` fits).
+pub async fn custom_sleep<F, Fut>(sleep: F, wait: Duration)
+where
+    F: FnOnce(Duration) -> Fut,
+    Fut: core::future::Future,
+{
+    sleep(wait).await;
+}
+
 /// `tokio::time::sleep_until`, with a panic message that names the fix when
 /// there is no runtime to sleep on.
 #[cfg(feature = "tokio")]

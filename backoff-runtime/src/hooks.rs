@@ -1,36 +1,83 @@
-//! The user's decisions about an error: is it worth retrying, and did the
-//! server suggest a wait. Built by the `#[retry]` expansion (and the plain
-//! API) from `retry_if = ...` and friends; typed by the error so closures
-//! written without parameter types infer `&E`.
+//! The user's decisions and observers around each error: is it worth
+//! retrying (`retry_if`), did the server suggest a wait (`retry_after`), and
+//! who wants to know (`on_retry`, `on_give_up`). Built by the `#[retry]`
+//! expansion (and the plain API) from an empty [`HookSet`] typed by the
+//! error, so closures written without parameter types infer `&E`.
+//!
+//! Each builder method checks its closure's signature once, where it is
+//! given; the stored hook is called through a function pointer made there,
+//! so the `Hooks` impl carries no bound and a hook of the wrong type is one
+//! compile error on the user's token.
 
+use core::fmt::{self, Debug};
 use core::marker::PhantomData;
+use core::time::Duration;
 
-/// What a retry loop asks about each error.
+use crate::events::{GiveUp, RetryEvent};
+
+/// What a retry loop asks about, and reports on, each error.
+///
+/// Implemented by [`HookSet`]; the defaults retry every error, have no hint
+/// and observe nothing.
 pub trait Hooks<E> {
-    /// Whether `error` is worth retrying (`retry_if`); `true` by default.
+    /// Whether `error` is worth retrying (`retry_if`).
     fn should_retry(&self, error: &E) -> bool;
+    /// The wait the server asked for, if any (`retry_after`).
+    fn hint(&self, error: &E) -> Option<Duration>;
+    /// Called before each wait (`on_retry`).
+    fn on_retry(&self, error: &E, event: &RetryEvent);
+    /// Called once when the final error is returned (`on_give_up`).
+    fn on_give_up(&self, error: &E, event: &GiveUp);
+    /// How to format the error, when its type is `Debug` (for tracing).
+    fn debug_fmt(&self) -> Option<DebugFmt<E>>;
+    /// The annotated function's name, for events.
+    fn function_name(&self) -> &'static str;
+    /// Whether `on_retry` or `on_give_up` is set (they need a start instant).
+    fn observes(&self) -> bool;
 }
 
-/// Every error is retried: the default of `retry_if`.
+/// A hook that is not set: the default behaviour.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct RetryAll;
+pub struct Unset;
+
+/// A hook that is set: the user's closure and a function pointer that calls
+/// it (made where the closure's signature was checked).
+pub struct Set<F, C> {
+    hook: F,
+    call: C,
+}
+
+/// A set `retry_if` hook.
+pub type RetryIfHook<E, F> = Set<F, fn(&F, &E) -> bool>;
+/// A set `retry_after` hook.
+pub type RetryAfterHook<E, F> = Set<F, fn(&F, &E) -> Option<Duration>>;
+/// A set `on_retry` hook.
+pub type OnRetryHook<E, F> = Set<F, fn(&F, &E, &RetryEvent)>;
+/// A set `on_give_up` hook.
+pub type OnGiveUpHook<E, F> = Set<F, fn(&F, &E, &GiveUp)>;
 
 /// The hooks of one retried function, typed by its error `E`.
 ///
 /// ```
 /// use backoff_runtime::hooks::{HookSet, Hooks};
+/// use std::io::ErrorKind;
 ///
-/// let hooks = HookSet::<std::io::Error>::new().retry_if(|e| e.kind() == std::io::ErrorKind::TimedOut);
-/// assert!(hooks.should_retry(&std::io::ErrorKind::TimedOut.into()));
-/// assert!(!hooks.should_retry(&std::io::ErrorKind::NotFound.into()));
+/// let hooks = HookSet::<std::io::Error>::new().retry_if(|e| e.kind() == ErrorKind::TimedOut);
+/// assert!(hooks.should_retry(&ErrorKind::TimedOut.into()));
+/// assert!(!hooks.should_retry(&ErrorKind::NotFound.into()));
 /// ```
-pub struct HookSet<E, If = RetryAll> {
+pub struct HookSet<E, If = Unset, After = Unset, OnRetry = Unset, OnGiveUp = Unset> {
     retry_if: If,
+    retry_after: After,
+    on_retry: OnRetry,
+    on_give_up: OnGiveUp,
+    debug: Option<DebugFmt<E>>,
+    name: &'static str,
     _error: PhantomData<fn(&E)>,
 }
 
 impl<E> HookSet<E> {
-    /// Hooks that retry every error.
+    /// Hooks that retry every error and observe nothing.
     ///
     /// ```
     /// use backoff_runtime::hooks::{HookSet, Hooks};
@@ -40,23 +87,14 @@ impl<E> HookSet<E> {
     #[must_use]
     pub const fn new() -> Self {
         HookSet {
-            retry_if: RetryAll,
+            retry_if: Unset,
+            retry_after: Unset,
+            on_retry: Unset,
+            on_give_up: Unset,
+            debug: None,
+            name: "retry",
             _error: PhantomData,
         }
-    }
-
-    /// Hooks for the type of `_error`: lets generated code name `E` without
-    /// spelling it.
-    ///
-    /// ```
-    /// use backoff_runtime::hooks::{HookSet, Hooks};
-    /// let e = "boom";
-    /// assert!(HookSet::of(&e).should_retry(&"other"));
-    /// ```
-    #[inline(always)]
-    #[must_use]
-    pub const fn of(_error: &E) -> Self {
-        Self::new()
     }
 }
 
@@ -66,7 +104,7 @@ impl<E> Default for HookSet<E> {
     }
 }
 
-impl<E, If> HookSet<E, If> {
+impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     /// Retries only the errors for which `predicate` returns `true`.
     ///
     /// ```
@@ -76,16 +114,220 @@ impl<E, If> HookSet<E, If> {
     /// assert!(!hooks.should_retry(&404));
     /// ```
     #[inline(always)]
-    pub fn retry_if<F: Fn(&E) -> bool>(self, predicate: F) -> HookSet<E, RetryIf<E, F>> {
+    pub fn retry_if<F: Fn(&E) -> bool>(self, predicate: F) -> HookSet<E, RetryIfHook<E, F>, After, OnRetry, OnGiveUp> {
         HookSet {
-            retry_if: RetryIf {
-                predicate,
-                // The bound is checked here, once: the `Hooks` impl below
-                // needs none, so a predicate of the wrong type is one error.
-                call: |predicate, error| predicate(error),
+            retry_if: Set {
+                hook: predicate,
+                call: |f, e| f(e),
             },
+            retry_after: self.retry_after,
+            on_retry: self.on_retry,
+            on_give_up: self.on_give_up,
+            debug: self.debug,
+            name: self.name,
             _error: PhantomData,
         }
+    }
+
+    /// Takes the wait from the error when the server suggested one
+    /// (`Retry-After`): a hint `<= max_backoff` is the wait, a larger one ends
+    /// the retries.
+    ///
+    /// ```
+    /// use backoff_runtime::hooks::{HookSet, Hooks};
+    /// use std::time::Duration;
+    /// let hooks = HookSet::<Option<u64>>::new().retry_after(|e| e.map(Duration::from_secs));
+    /// assert_eq!(hooks.hint(&Some(3)), Some(Duration::from_secs(3)));
+    /// ```
+    #[inline(always)]
+    pub fn retry_after<F: Fn(&E) -> Option<Duration>>(
+        self,
+        hint: F,
+    ) -> HookSet<E, If, RetryAfterHook<E, F>, OnRetry, OnGiveUp> {
+        HookSet {
+            retry_if: self.retry_if,
+            retry_after: Set {
+                hook: hint,
+                call: |f, e| f(e),
+            },
+            on_retry: self.on_retry,
+            on_give_up: self.on_give_up,
+            debug: self.debug,
+            name: self.name,
+            _error: PhantomData,
+        }
+    }
+
+    /// Calls `observer` before each wait.
+    ///
+    /// ```
+    /// use backoff_runtime::hooks::HookSet;
+    /// let hooks = HookSet::<String>::new().on_retry(|e, event| println!("{e}: retry in {:?}", event.wait()));
+    /// # let _ = hooks;
+    /// ```
+    #[inline(always)]
+    pub fn on_retry<F: Fn(&E, &RetryEvent)>(self, observer: F) -> HookSet<E, If, After, OnRetryHook<E, F>, OnGiveUp> {
+        HookSet {
+            retry_if: self.retry_if,
+            retry_after: self.retry_after,
+            on_retry: Set {
+                hook: observer,
+                call: |f, e, event| f(e, event),
+            },
+            on_give_up: self.on_give_up,
+            debug: self.debug,
+            name: self.name,
+            _error: PhantomData,
+        }
+    }
+
+    /// Calls `observer` once, when the final error is returned (never on
+    /// success).
+    ///
+    /// ```
+    /// use backoff_runtime::hooks::HookSet;
+    /// let hooks = HookSet::<String>::new().on_give_up(|e, event| eprintln!("{e}: {}", event.reason()));
+    /// # let _ = hooks;
+    /// ```
+    #[inline(always)]
+    pub fn on_give_up<F: Fn(&E, &GiveUp)>(self, observer: F) -> HookSet<E, If, After, OnRetry, OnGiveUpHook<E, F>> {
+        HookSet {
+            retry_if: self.retry_if,
+            retry_after: self.retry_after,
+            on_retry: self.on_retry,
+            on_give_up: Set {
+                hook: observer,
+                call: |f, e, event| f(e, event),
+            },
+            debug: self.debug,
+            name: self.name,
+            _error: PhantomData,
+        }
+    }
+
+    /// How to format the error for tracing: `Some(<E as Debug>::fmt)` when
+    /// `E` is `Debug`. The `#[retry]` expansion passes what its probe found,
+    /// so no `E: Debug` bound is ever required.
+    ///
+    /// ```
+    /// use backoff_runtime::hooks::{HookSet, Hooks};
+    /// let hooks = HookSet::<u8>::new().debug_with(Some(<u8 as std::fmt::Debug>::fmt));
+    /// assert!(hooks.debug_fmt().is_some());
+    /// ```
+    #[inline(always)]
+    #[must_use]
+    pub fn debug_with(mut self, fmt: Option<DebugFmt<E>>) -> Self {
+        self.debug = fmt;
+        self
+    }
+
+    /// A zero-sized token of the error type, for the `Debug` probe of
+    /// `#[retry]` expansions.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn error_type(&self) -> ErrorType<E> {
+        ErrorType(PhantomData)
+    }
+
+    /// Names the retried operation in events.
+    ///
+    /// ```
+    /// use backoff_runtime::hooks::{HookSet, Hooks};
+    /// assert_eq!(HookSet::<u8>::new().name("fetch").function_name(), "fetch");
+    /// ```
+    #[inline(always)]
+    #[must_use]
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+}
+
+/// One hook slot: the default when [`Unset`], the user's hook when [`Set`].
+pub trait Slot<Args, Out> {
+    /// Whether the user set this hook.
+    const IS_SET: bool = true;
+    /// Calls the hook, or returns the default.
+    fn call_or(&self, args: Args, default: Out) -> Out;
+}
+
+impl<Args, Out> Slot<Args, Out> for Unset {
+    const IS_SET: bool = false;
+
+    #[inline(always)]
+    fn call_or(&self, _args: Args, default: Out) -> Out {
+        default
+    }
+}
+
+impl<'a, E, F> Slot<&'a E, bool> for Set<F, fn(&F, &E) -> bool> {
+    #[inline(always)]
+    fn call_or(&self, error: &'a E, _default: bool) -> bool {
+        (self.call)(&self.hook, error)
+    }
+}
+
+impl<'a, E, F> Slot<&'a E, Option<Duration>> for Set<F, fn(&F, &E) -> Option<Duration>> {
+    #[inline(always)]
+    fn call_or(&self, error: &'a E, _default: Option<Duration>) -> Option<Duration> {
+        (self.call)(&self.hook, error)
+    }
+}
+
+impl<'a, 'b, E, F> Slot<(&'a E, &'b RetryEvent), ()> for Set<F, fn(&F, &E, &RetryEvent)> {
+    #[inline(always)]
+    fn call_or(&self, (error, event): (&'a E, &'b RetryEvent), _default: ()) {
+        (self.call)(&self.hook, error, event);
+    }
+}
+
+impl<'a, 'b, E, F> Slot<(&'a E, &'b GiveUp), ()> for Set<F, fn(&F, &E, &GiveUp)> {
+    #[inline(always)]
+    fn call_or(&self, (error, event): (&'a E, &'b GiveUp), _default: ()) {
+        (self.call)(&self.hook, error, event);
+    }
+}
+
+impl<E, If, After, OnRetry, OnGiveUp> Hooks<E> for HookSet<E, If, After, OnRetry, OnGiveUp>
+where
+    If: for<'a> Slot<&'a E, bool>,
+    After: for<'a> Slot<&'a E, Option<Duration>>,
+    OnRetry: for<'a, 'b> Slot<(&'a E, &'b RetryEvent), ()>,
+    OnGiveUp: for<'a, 'b> Slot<(&'a E, &'b GiveUp), ()>,
+{
+    #[inline(always)]
+    fn should_retry(&self, error: &E) -> bool {
+        self.retry_if.call_or(error, true)
+    }
+
+    #[inline(always)]
+    fn hint(&self, error: &E) -> Option<Duration> {
+        self.retry_after.call_or(error, None)
+    }
+
+    #[inline(always)]
+    fn on_retry(&self, error: &E, event: &RetryEvent) {
+        self.on_retry.call_or((error, event), ());
+    }
+
+    #[inline(always)]
+    fn on_give_up(&self, error: &E, event: &GiveUp) {
+        self.on_give_up.call_or((error, event), ());
+    }
+
+    #[inline(always)]
+    fn debug_fmt(&self) -> Option<DebugFmt<E>> {
+        self.debug
+    }
+
+    #[inline(always)]
+    fn function_name(&self) -> &'static str {
+        self.name
+    }
+
+    #[inline(always)]
+    fn observes(&self) -> bool {
+        OnRetry::IS_SET || OnGiveUp::IS_SET
     }
 }
 
@@ -94,24 +336,72 @@ impl<E, T: Hooks<E>> Hooks<E> for &T {
     fn should_retry(&self, error: &E) -> bool {
         (**self).should_retry(error)
     }
-}
 
-/// A `retry_if` predicate.
-pub struct RetryIf<E, F> {
-    predicate: F,
-    call: fn(&F, &E) -> bool,
-}
-
-impl<E> Hooks<E> for HookSet<E, RetryAll> {
     #[inline(always)]
-    fn should_retry(&self, _error: &E) -> bool {
-        true
+    fn hint(&self, error: &E) -> Option<Duration> {
+        (**self).hint(error)
+    }
+
+    #[inline(always)]
+    fn on_retry(&self, error: &E, event: &RetryEvent) {
+        (**self).on_retry(error, event);
+    }
+
+    #[inline(always)]
+    fn on_give_up(&self, error: &E, event: &GiveUp) {
+        (**self).on_give_up(error, event);
+    }
+
+    #[inline(always)]
+    fn debug_fmt(&self) -> Option<DebugFmt<E>> {
+        (**self).debug_fmt()
+    }
+
+    #[inline(always)]
+    fn function_name(&self) -> &'static str {
+        (**self).function_name()
+    }
+
+    #[inline(always)]
+    fn observes(&self) -> bool {
+        (**self).observes()
     }
 }
 
-impl<E, F> Hooks<E> for HookSet<E, RetryIf<E, F>> {
+/// How an error of type `E` is formatted with `{:?}`.
+pub type DebugFmt<E> = fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result;
+
+/// A zero-sized token of an error type (see [`HookSet::error_type`]).
+#[doc(hidden)]
+pub struct ErrorType<E>(PhantomData<fn(&E)>);
+
+/// Autoref-specialised `Debug` probe used by `#[retry]` expansions:
+/// `(&&DebugProbe(hooks.error_type())).debug_fmt()` is `Some(<E as
+/// Debug>::fmt)` when `E: Debug` and `None` otherwise, without an `E: Debug`
+/// bound and without touching a value of `E`.
+#[doc(hidden)]
+pub struct DebugProbe<E>(pub ErrorType<E>);
+
+#[doc(hidden)]
+pub trait ProbeDebug<E> {
+    fn debug_fmt(&self) -> Option<DebugFmt<E>>;
+}
+
+impl<E: Debug> ProbeDebug<E> for &DebugProbe<E> {
     #[inline(always)]
-    fn should_retry(&self, error: &E) -> bool {
-        (self.retry_if.call)(&self.retry_if.predicate, error)
+    fn debug_fmt(&self) -> Option<DebugFmt<E>> {
+        Some(<E as Debug>::fmt)
+    }
+}
+
+#[doc(hidden)]
+pub trait ProbeOpaque<E> {
+    fn debug_fmt(&self) -> Option<DebugFmt<E>>;
+}
+
+impl<E> ProbeOpaque<E> for &&DebugProbe<E> {
+    #[inline(always)]
+    fn debug_fmt(&self) -> Option<DebugFmt<E>> {
+        None
     }
 }

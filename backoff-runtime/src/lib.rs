@@ -29,6 +29,8 @@
 //! |---|---|---|
 //! | `macros` | yes | the [`retry`] attribute |
 //! | `tokio` | yes | sleeping and timing async retry loops on tokio |
+//! | `tracing` | no | a WARN event for each retry and at give-up |
+//! | `http` | no | [`http`] classification of status codes, I/O errors and `Retry-After` |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -36,7 +38,10 @@
 mod async_loop;
 mod clock;
 mod decide;
+mod events;
 pub mod hooks;
+#[cfg(feature = "http")]
+pub mod http;
 mod jitter;
 mod plain;
 mod policy;
@@ -47,12 +52,15 @@ mod stop;
 mod sync_loop;
 pub mod testing;
 mod timeout;
+mod trace;
 
+pub use crate::events::{GiveUp, RetryEvent};
 pub use crate::policy::{Jitter, Policy, PolicyError};
 pub use crate::result::RetryResult;
 pub use crate::rng::ThreadRng;
 pub use crate::schedule::Schedule;
 pub use crate::stop::StopReason;
+pub use crate::sync_loop::{CustomSleep, SyncSleeper, ThreadSleep};
 pub use crate::timeout::Elapsed;
 
 /// The random number generator crate (rand 0.10) whose `Rng` trait
@@ -170,11 +178,11 @@ pub use backoff_macros::retry;
 /// Not public API: what `#[retry]` expansions call. May change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::async_loop::{AsyncLoop, AsyncSleeper, CustomSleeper, Step, TokioSleeper};
-    pub use crate::hooks::HookSet;
+    pub use crate::async_loop::{AsyncLoop, AsyncSleeper, CustomSleeper, Step, TokioSleeper, custom_sleep};
+    pub use crate::hooks::{DebugProbe, HookSet, ProbeDebug, ProbeOpaque};
     pub use crate::policy::{Jitter, Policy};
     pub use crate::result::RetryResult;
-    pub use crate::sync_loop::{after_first_attempt, start_sync, thread_sleep};
+    pub use crate::sync_loop::{ThreadSleep, after_first_attempt, custom_sync_sleep, start_sync};
     pub use crate::timeout::{FromElapsed, TimeoutSupport, timed_out_result, with_timeout};
     pub use core::time::Duration;
 

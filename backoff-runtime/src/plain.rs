@@ -1,9 +1,9 @@
 //! The plain-Rust API: the same loop as `#[retry]`, for code that cannot use
 //! the attribute (closures, trait objects, a policy read at run time).
 
-use crate::hooks::HookSet;
+use crate::hooks::{HookSet, Hooks};
 use crate::policy::Policy;
-use crate::sync_loop::{retry_sync, start_sync, thread_sleep};
+use crate::sync_loop::{ThreadSleep, retry_sync, start_sync};
 
 impl Policy {
     /// Calls `op` until it returns `Ok` or this policy says stop, sleeping
@@ -23,15 +23,11 @@ impl Policy {
     /// });
     /// assert_eq!(result, Ok(3));
     /// ```
-    pub fn retry<T, E, F>(&self, mut op: F) -> Result<T, E>
+    pub fn retry<T, E, F>(&self, op: F) -> Result<T, E>
     where
         F: FnMut() -> Result<T, E>,
     {
-        let start = start_sync(self, false);
-        match op() {
-            Ok(value) => Ok(value),
-            Err(error) => retry_sync(self, start, error, &mut op, HookSet::new(), thread_sleep),
-        }
+        self.retry_with(op, |hooks| hooks)
     }
 
     /// Like [`retry`](Self::retry), but retries only the errors for which
@@ -49,22 +45,43 @@ impl Policy {
     /// });
     /// assert_eq!((result, calls), (Err(404), 1));
     /// ```
-    pub fn retry_if<T, E, F, P>(&self, retry_if: P, mut op: F) -> Result<T, E>
+    pub fn retry_if<T, E, F, P>(&self, retry_if: P, op: F) -> Result<T, E>
     where
         F: FnMut() -> Result<T, E>,
         P: Fn(&E) -> bool,
     {
-        let start = start_sync(self, false);
+        self.retry_with(op, |hooks| hooks.retry_if(retry_if))
+    }
+
+    /// Like [`retry`](Self::retry), with hooks: after `op`, `hooks` receives an empty
+    /// [`HookSet`] for the error type and adds what it needs (`retry_if`,
+    /// `retry_after`, `on_retry`, `on_give_up`, `name`): the attribute's keys
+    /// as methods.
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, StopReason};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::new().initial_backoff(Duration::from_millis(1));
+    /// let gave_up = std::cell::Cell::new(None);
+    /// let result: Result<(), &str> = policy.retry_with(
+    ///     || Err("denied"),
+    ///     |hooks| hooks.retry_if(|e| *e != "denied").on_give_up(|_, event| gave_up.set(Some(event.reason()))),
+    /// );
+    /// assert_eq!(result, Err("denied"));
+    /// assert_eq!(gave_up.get(), Some(StopReason::Permanent));
+    /// ```
+    pub fn retry_with<T, E, F, B, H>(&self, mut op: F, hooks: B) -> Result<T, E>
+    where
+        F: FnMut() -> Result<T, E>,
+        B: FnOnce(HookSet<E>) -> H,
+        H: Hooks<E>,
+    {
+        let hooks = hooks(HookSet::new());
+        let start = start_sync(self, hooks.observes(), &ThreadSleep);
         match op() {
             Ok(value) => Ok(value),
-            Err(error) => retry_sync(
-                self,
-                start,
-                error,
-                &mut op,
-                HookSet::new().retry_if(retry_if),
-                thread_sleep,
-            ),
+            Err(error) => retry_sync(self, start, error, &mut op, hooks, ThreadSleep),
         }
     }
 }
@@ -111,7 +128,7 @@ mod tokio_api {
             F: FnMut() -> Fut,
             Fut: Future<Output = Result<T, E>>,
         {
-            self.run_async(op, HookSet::new()).await
+            self.retry_async_with(op, |hooks| hooks).await
         }
 
         /// Like [`retry_async`](Self::retry_async), but retries only the
@@ -134,16 +151,34 @@ mod tokio_api {
             Fut: Future<Output = Result<T, E>>,
             P: Fn(&E) -> bool,
         {
-            self.run_async(op, HookSet::new().retry_if(retry_if)).await
+            self.retry_async_with(op, |hooks| hooks.retry_if(retry_if)).await
         }
 
-        async fn run_async<T, E, F, Fut, H>(&self, mut op: F, hooks: H) -> Result<T, E>
+        /// Like [`retry_async`](Self::retry_async), with hooks (see
+        /// [`retry_with`](Self::retry_with)).
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// use std::time::Duration;
+        ///
+        /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+        /// # async fn main() {
+        /// let result: Result<(), Option<u64>> = Policy::new()
+        ///     .max_backoff(Duration::from_secs(10))
+        ///     .retry_async_with(|| async { Err(Some(60)) }, |hooks| hooks.retry_after(|hint| hint.map(Duration::from_secs)))
+        ///     .await;
+        /// assert_eq!(result, Err(Some(60)), "a 60 s hint above the 10 s cap ends the retries");
+        /// # }
+        /// ```
+        pub async fn retry_async_with<T, E, F, Fut, B, H>(&self, mut op: F, hooks: B) -> Result<T, E>
         where
             F: FnMut() -> Fut,
             Fut: Future<Output = Result<T, E>>,
+            B: FnOnce(HookSet<E>) -> H,
             H: Hooks<E>,
         {
-            let mut retry = AsyncLoop::start::<TokioSleeper>(self, false);
+            let hooks = hooks(HookSet::new());
+            let mut retry = AsyncLoop::start::<TokioSleeper>(self, hooks.observes());
             loop {
                 let wait = match retry.step(self, op().await, |_| &hooks) {
                     Step::Return(result) => return result,

@@ -11,20 +11,65 @@ use crate::hooks::{HookSet, Hooks};
 use crate::policy::Policy;
 use crate::result::RetryResult;
 
-/// Sleeps for `wait` on the current thread, or records it on the thread's
-/// virtual clock when a test installed one.
-pub fn thread_sleep(wait: Duration) {
-    if !crate::testing::virtual_sleep(wait) {
-        std::thread::sleep(wait);
+/// How a sync loop waits, and which clock it measures `max_elapsed` on.
+pub trait SyncSleeper {
+    /// Waits for `wait`.
+    fn sleep(&self, wait: Duration);
+    /// The clock of loops that sleep this way.
+    #[doc(hidden)]
+    fn clock(&self) -> crate::async_loop::ClockChoice;
+}
+
+/// `std::thread::sleep`, or the thread's virtual clock when a test installed
+/// one ([`testing::VirtualClock`](crate::testing::VirtualClock)).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ThreadSleep;
+
+impl SyncSleeper for ThreadSleep {
+    fn sleep(&self, wait: Duration) {
+        if !crate::testing::virtual_sleep(wait) {
+            std::thread::sleep(wait);
+        }
+    }
+
+    fn clock(&self) -> crate::async_loop::ClockChoice {
+        crate::async_loop::ClockChoice(ClockKind::Sync)
     }
 }
 
-/// Reads the sync clock when `policy` (or a hook, `needs_start`) needs a start
-/// instant; `None` otherwise, so the happy path reads no clock.
+/// The function's own `sleep = ...`; `max_elapsed` is measured with
+/// `std::time::Instant`.
+pub struct CustomSleep<F> {
+    sleep: F,
+    call: fn(&F, Duration),
+}
+
+/// Wraps the `sleep = ...` of a sync function, checking here, once, that it
+/// is `Fn(Duration)`.
 #[inline(always)]
-pub fn start_sync(policy: &Policy, needs_start: bool) -> Option<Instant> {
+pub fn custom_sync_sleep<F: Fn(Duration)>(sleep: F) -> CustomSleep<F> {
+    CustomSleep {
+        sleep,
+        call: |f, wait| f(wait),
+    }
+}
+
+impl<F> SyncSleeper for CustomSleep<F> {
+    fn sleep(&self, wait: Duration) {
+        (self.call)(&self.sleep, wait);
+    }
+
+    fn clock(&self) -> crate::async_loop::ClockChoice {
+        crate::async_loop::ClockChoice(ClockKind::Std)
+    }
+}
+
+/// Reads the loop's clock when `policy` (or a hook, `needs_start`) needs a
+/// start instant; `None` otherwise, so the happy path reads no clock.
+#[inline(always)]
+pub fn start_sync<S: SyncSleeper>(policy: &Policy, needs_start: bool, sleeper: &S) -> Option<Instant> {
     if needs_start || policy.max_elapsed.is_some() {
-        Some(ClockKind::Sync.now())
+        Some(sleeper.clock().0.now())
     } else {
         None
     }
@@ -41,23 +86,23 @@ pub fn after_first_attempt<R, F, B, H, S>(
     start: Option<Instant>,
     body: &mut F,
     hooks: B,
-    sleep: S,
+    sleeper: S,
 ) -> R
 where
     R: RetryResult,
     F: FnMut() -> R,
     B: FnOnce(HookSet<R::Err>) -> H,
     H: Hooks<R::Err>,
-    S: Fn(Duration),
+    S: SyncSleeper,
 {
     match first.into_result() {
         Ok(value) => R::from_result(Ok(value)),
-        Err(error) => retry_sync(policy, start, error, body, hooks(HookSet::new()), sleep),
+        Err(error) => retry_sync(policy, start, error, body, hooks(HookSet::new()), sleeper),
     }
 }
 
 /// Retries `body` after its first attempt failed with `first_error`, waiting
-/// with `sleep` between attempts, until it succeeds or a stop rule holds;
+/// with `sleeper` between attempts, until it succeeds or a stop rule holds;
 /// returns the last result.
 #[cold]
 #[inline(never)]
@@ -67,19 +112,19 @@ pub(crate) fn retry_sync<R, F, H, S>(
     first_error: R::Err,
     body: &mut F,
     hooks: H,
-    sleep: S,
+    sleeper: S,
 ) -> R
 where
     R: RetryResult,
     F: FnMut() -> R,
     H: Hooks<R::Err>,
-    S: Fn(Duration),
+    S: SyncSleeper,
 {
-    let mut state = RetryState::with_start(policy, ClockKind::Sync, start);
+    let mut state = RetryState::with_start(policy, sleeper.clock().0, start);
     let mut error = first_error;
     loop {
         match state.decide(policy, &error, &hooks) {
-            Ok(wait) => sleep(wait),
+            Ok(wait) => sleeper.sleep(wait),
             Err(_reason) => return R::from_result(Err(error)),
         }
         match body().into_result() {

@@ -1,0 +1,178 @@
+//! Which errors to retry, per the seed documents: load and network failures
+//! (HTTP 408, 429 and every 5xx; timed-out, refused, reset and aborted
+//! connections), never errors such as bad credentials or "not found"; and the
+//! server's `Retry-After` hint, in both of its forms. Feature `http`.
+//!
+//! ```
+//! use backoff_runtime::http::{is_retryable_status, parse_retry_after};
+//! use http::StatusCode;
+//! use std::time::Duration;
+//!
+//! assert!(is_retryable_status(StatusCode::SERVICE_UNAVAILABLE));
+//! assert!(!is_retryable_status(StatusCode::NOT_FOUND));
+//! assert_eq!(parse_retry_after("120"), Some(Duration::from_secs(120)));
+//! ```
+
+use core::time::Duration;
+use std::io::ErrorKind;
+use std::time::SystemTime;
+
+use http::{HeaderMap, StatusCode, header::RETRY_AFTER};
+
+/// Whether a response with this status is worth retrying: 408 Request
+/// Timeout, 429 Too Many Requests, and every 5xx. Everything else (4xx such
+/// as 401, 403, 404; 1xx-3xx) is not.
+///
+/// ```
+/// use backoff_runtime::http::is_retryable_status;
+/// use http::StatusCode;
+///
+/// for code in [408, 429, 500, 502, 503, 504, 599] {
+///     assert!(is_retryable_status(StatusCode::from_u16(code).unwrap()));
+/// }
+/// for code in [200, 301, 400, 401, 403, 404, 409, 422] {
+///     assert!(!is_retryable_status(StatusCode::from_u16(code).unwrap()));
+/// }
+/// ```
+#[must_use]
+pub fn is_retryable_status(status: StatusCode) -> bool {
+    status.is_server_error() || status == StatusCode::REQUEST_TIMEOUT || status == StatusCode::TOO_MANY_REQUESTS
+}
+
+/// Whether an I/O error is a network failure worth retrying: a timeout, or a
+/// connection refused, reset or aborted. Everything else (not found,
+/// permission denied, invalid data...) is not.
+///
+/// ```
+/// use backoff_runtime::http::is_retryable_io;
+/// use std::io::ErrorKind;
+///
+/// assert!(is_retryable_io(ErrorKind::ConnectionReset));
+/// assert!(!is_retryable_io(ErrorKind::PermissionDenied));
+/// ```
+#[must_use]
+pub fn is_retryable_io(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::TimedOut | ErrorKind::ConnectionRefused | ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted
+    )
+}
+
+/// Parses a `Retry-After` value: delta-seconds (`"120"`) or an HTTP-date
+/// (`"Wed, 21 Oct 2015 07:28:00 GMT"`, measured from now; a date in the past
+/// is a wait of zero). Junk gives `None`; nothing panics.
+///
+/// ```
+/// use backoff_runtime::http::parse_retry_after;
+/// use std::time::Duration;
+///
+/// assert_eq!(parse_retry_after(" 3 "), Some(Duration::from_secs(3)));
+/// assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
+/// assert_eq!(parse_retry_after("soon"), None);
+/// ```
+#[must_use]
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    parse_retry_after_at(value, SystemTime::now())
+}
+
+/// [`parse_retry_after`] with an explicit "now", for tests and replays.
+///
+/// ```
+/// use backoff_runtime::http::parse_retry_after_at;
+/// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+///
+/// let now = UNIX_EPOCH + Duration::from_secs(1_445_412_470); // 07:27:50 GMT
+/// assert_eq!(parse_retry_after_at("Wed, 21 Oct 2015 07:28:00 GMT", now), Some(Duration::from_secs(10)));
+/// ```
+#[must_use]
+pub fn parse_retry_after_at(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        // Delta-seconds; absurdly large values saturate rather than fail.
+        let seconds = value.parse::<u64>().unwrap_or(u64::MAX);
+        return Some(Duration::from_secs(seconds));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// The `Retry-After` hint of a response's headers, if present and readable.
+///
+/// ```
+/// use backoff_runtime::http::retry_after;
+/// use http::{HeaderMap, HeaderValue, header::RETRY_AFTER};
+/// use std::time::Duration;
+///
+/// let mut headers = HeaderMap::new();
+/// headers.insert(RETRY_AFTER, HeaderValue::from_static("7"));
+/// assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
+/// ```
+#[must_use]
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    headers.get(RETRY_AFTER)?.to_str().ok().and_then(parse_retry_after)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn junk_is_none_and_nothing_panics() {
+        for junk in [
+            "",
+            " ",
+            "-1",
+            "1.5",
+            "1e3",
+            "soon",
+            "Wed, 99 Oct 2015 07:28:00 GMT",
+            "\u{0}",
+            "12 34",
+        ] {
+            assert_eq!(parse_retry_after(junk), None, "{junk:?}");
+        }
+        assert_eq!(
+            parse_retry_after("99999999999999999999999"),
+            Some(Duration::from_secs(u64::MAX))
+        );
+    }
+
+    #[test]
+    fn both_forms() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_470);
+        assert_eq!(parse_retry_after_at("0", now), Some(Duration::ZERO));
+        assert_eq!(
+            parse_retry_after_at("Wed, 21 Oct 2015 07:28:00 GMT", now),
+            Some(Duration::from_secs(10))
+        );
+        // The obsolete forms HTTP-date allows.
+        assert_eq!(
+            parse_retry_after_at("Wednesday, 21-Oct-15 07:28:00 GMT", now),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            parse_retry_after_at("Wed Oct 21 07:28:00 2015", now),
+            Some(Duration::from_secs(10))
+        );
+    }
+
+    #[test]
+    fn io_kinds() {
+        for kind in [
+            ErrorKind::TimedOut,
+            ErrorKind::ConnectionRefused,
+            ErrorKind::ConnectionReset,
+            ErrorKind::ConnectionAborted,
+        ] {
+            assert!(is_retryable_io(kind), "{kind:?}");
+        }
+        for kind in [
+            ErrorKind::NotFound,
+            ErrorKind::PermissionDenied,
+            ErrorKind::InvalidData,
+            ErrorKind::Other,
+        ] {
+            assert!(!is_retryable_io(kind), "{kind:?}");
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The `tracing` feature: a WARN event for each retry and one at give-up.
+//! Without the feature these are no-ops, so the feature stays additive and
+//! never adds an `E: Debug` bound (the error is logged when its type is
+//! `Debug`, through the expansion's probe).
+
+use core::fmt::{self, Debug};
+
+use crate::events::{GiveUp, RetryEvent};
+use crate::hooks::DebugFmt;
+
+/// An error shown through the formatter the expansion's probe found.
+pub(crate) struct DebugView<'e, E> {
+    error: &'e E,
+    fmt: DebugFmt<E>,
+}
+
+impl<E> Debug for DebugView<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (self.fmt)(self.error, f)
+    }
+}
+
+/// The error as something `Debug`, when its type is.
+pub(crate) fn debug_view<E>(error: &E, fmt: Option<DebugFmt<E>>) -> Option<DebugView<'_, E>> {
+    fmt.map(|fmt| DebugView { error, fmt })
+}
+
+/// Where `elapsed` is measured from, as the events say.
+#[cfg(feature = "tracing")]
+fn origin(from_first_failure: bool) -> &'static str {
+    if from_first_failure { "first_failure" } else { "call" }
+}
+
+/// Emits the WARN event of a retry.
+#[cfg(feature = "tracing")]
+pub(crate) fn retrying(event: &RetryEvent, error: Option<impl Debug>, from_first_failure: bool) {
+    let elapsed_from = origin(from_first_failure);
+    match error {
+        Some(error) => tracing::warn!(
+            target: "backoff_runtime",
+            function = event.function,
+            attempt = event.attempt,
+            wait = ?event.wait,
+            elapsed = ?event.elapsed,
+            elapsed_from,
+            retries_left = event.retries_left,
+            hinted = event.hinted,
+            error = ?error,
+            "attempt failed, retrying"
+        ),
+        None => tracing::warn!(
+            target: "backoff_runtime",
+            function = event.function,
+            attempt = event.attempt,
+            wait = ?event.wait,
+            elapsed = ?event.elapsed,
+            elapsed_from,
+            retries_left = event.retries_left,
+            hinted = event.hinted,
+            "attempt failed, retrying"
+        ),
+    }
+}
+
+/// Emits the WARN event of giving up.
+#[cfg(feature = "tracing")]
+pub(crate) fn giving_up(event: &GiveUp, error: Option<impl Debug>, from_first_failure: bool) {
+    let elapsed_from = origin(from_first_failure);
+    let reason = tracing::field::display(event.reason);
+    match error {
+        Some(error) => tracing::warn!(
+            target: "backoff_runtime",
+            function = event.function,
+            attempts = event.attempts,
+            elapsed = ?event.elapsed,
+            elapsed_from,
+            retries_left = event.retries_left,
+            reason,
+            error = ?error,
+            "giving up"
+        ),
+        None => tracing::warn!(
+            target: "backoff_runtime",
+            function = event.function,
+            attempts = event.attempts,
+            elapsed = ?event.elapsed,
+            elapsed_from,
+            retries_left = event.retries_left,
+            reason,
+            "giving up"
+        ),
+    }
+}
+
+#[cfg(not(feature = "tracing"))]
+#[inline(always)]
+pub(crate) fn retrying(_event: &RetryEvent, _error: Option<impl Debug>, _from_first_failure: bool) {}
+
+#[cfg(not(feature = "tracing"))]
+#[inline(always)]
+pub(crate) fn giving_up(_event: &GiveUp, _error: Option<impl Debug>, _from_first_failure: bool) {}

@@ -1,0 +1,136 @@
+//! Feature `tracing`: a WARN event for each retry and one at give-up, with
+//! the function, attempt, wait, reason and (when the error type is `Debug`,
+//! with no `E: Debug` bound ever required) the error.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex};
+
+use backoff_runtime::retry;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+
+/// One captured event: its level and its fields, formatted.
+#[derive(Debug, Clone)]
+struct Captured {
+    level: Level,
+    fields: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<Captured>>>);
+
+struct Fields(BTreeMap<String, String>);
+
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn Debug) {
+        self.0.insert(field.name().to_string(), format!("{value:?}"));
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_string(), value.to_string());
+    }
+}
+
+impl<S: Subscriber> Layer<S> for Capture {
+    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+        let mut fields = Fields(BTreeMap::new());
+        event.record(&mut fields);
+        self.0.lock().unwrap().push(Captured {
+            level: *event.metadata().level(),
+            fields: fields.0,
+        });
+    }
+}
+
+fn capture<T>(f: impl FnOnce() -> T) -> (T, Vec<Captured>) {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    let out = tracing::subscriber::with_default(subscriber, f);
+    let events = capture.0.lock().unwrap().clone();
+    (out, events)
+}
+
+#[derive(Debug)]
+struct Unavailable {
+    code: u16,
+}
+
+/// Not `Debug`: the events still come, without the error.
+struct Opaque;
+
+#[retry(max_retries = 2, jitter = none, initial_backoff = "1ms")]
+fn debug_error() -> Result<(), Unavailable> {
+    Err(Unavailable { code: 503 })
+}
+
+#[retry(max_retries = 1, jitter = none, initial_backoff = "1ms")]
+fn opaque_error() -> Result<(), Opaque> {
+    Err(Opaque)
+}
+
+/// A generic error with no `Debug` bound: still compiles, logs no error.
+#[retry(max_retries = 1, jitter = none, initial_backoff = "1ms")]
+fn generic_error<E>(error: impl Fn() -> E) -> Result<(), E> {
+    Err(error())
+}
+
+#[test]
+fn a_warn_event_per_retry_and_one_at_give_up() {
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let (result, events) = capture(debug_error);
+    assert!(result.is_err());
+    assert_eq!(events.len(), 3, "{events:#?}");
+    assert!(events.iter().all(|e| e.level == Level::WARN));
+
+    let first = &events[0].fields;
+    assert_eq!(first["function"], "debug_error");
+    assert_eq!(first["attempt"], "1");
+    assert_eq!(first["wait"], "1ms");
+    assert_eq!(first["retries_left"], "1");
+    assert_eq!(first["error"], "Unavailable { code: 503 }");
+    assert_eq!(
+        first["elapsed_from"], "first_failure",
+        "no key read the start: elapsed counts from the first failure"
+    );
+    assert_eq!(events[1].fields["attempt"], "2");
+    assert_eq!(events[1].fields["wait"], "2ms");
+
+    let last = &events[2].fields;
+    assert_eq!(last["message"], "giving up");
+    assert_eq!(last["reason"], "retries exhausted");
+    assert_eq!(last["attempts"], "3");
+    assert_eq!(last["error"], "Unavailable { code: 503 }");
+}
+
+#[test]
+fn errors_that_are_not_debug_are_left_out() {
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let (_, events) = capture(opaque_error);
+    assert_eq!(events.len(), 2);
+    assert!(events.iter().all(|e| !e.fields.contains_key("error")), "{events:#?}");
+    assert_eq!(events[0].fields["function"], "opaque_error");
+
+    let (_, events) = capture(|| generic_error(|| Unavailable { code: 500 }));
+    assert_eq!(events.len(), 2);
+    assert!(events.iter().all(|e| !e.fields.contains_key("error")));
+}
+
+#[retry(max_retries = 3, initial_backoff = "1ms", retry_if = |e| e.code != 404)]
+async fn classified(code: u16) -> Result<(), Unavailable> {
+    Err(Unavailable { code })
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_give_up_event_names_the_reason() {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    assert!(classified(404).await.is_err());
+    let events = capture.0.lock().unwrap().clone();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].fields["reason"], "error is not retryable");
+    assert_eq!(events[0].fields["function"], "classified");
+    assert_eq!(events[0].fields["attempts"], "1");
+}
