@@ -386,3 +386,25 @@ fn outside_a_tokio_runtime_the_first_wait_panics_naming_the_fix() {
         "{message}"
     );
 }
+
+struct Limited {
+    calls: u32,
+    limit: u32,
+}
+
+impl Limited {
+    /// An async `&mut self` method whose hook reads `self`: the hook runs after
+    /// the attempt's mutable borrow has ended.
+    #[retry(initial_backoff = "1ms", max_retries = 10, retry_if = |_| self.calls < self.limit)]
+    async fn bump(&mut self) -> Result<(), u32> {
+        self.calls += 1;
+        Err(self.calls)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn async_mut_self_hooks_may_read_self() {
+    let mut limited = Limited { calls: 0, limit: 3 };
+    assert_eq!(limited.bump().await, Err(3));
+    assert_eq!(limited.calls, 3);
+}

@@ -1,5 +1,6 @@
 //! A real HTTP server on 127.0.0.1 for the examples: it answers
-//! `503 Service Unavailable` to the first `failures` requests, then `200 OK`.
+//! `503 Service Unavailable` to the first `failures` requests (the last of
+//! them with `Retry-After: 1`), then `200 OK`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -7,7 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
 use axum::routing::get;
 
 /// Binds a free port on 127.0.0.1, serves in the background on the current
@@ -25,11 +26,15 @@ pub(crate) async fn start(failures: u32) -> std::io::Result<SocketAddr> {
     Ok(addr)
 }
 
-async fn answer(State((served, failures)): State<(Arc<AtomicU32>, u32)>) -> (StatusCode, &'static str) {
+async fn answer(State((served, failures)): State<(Arc<AtomicU32>, u32)>) -> (StatusCode, HeaderMap, &'static str) {
     let n = served.fetch_add(1, Ordering::SeqCst) + 1;
-    if n <= failures {
-        (StatusCode::SERVICE_UNAVAILABLE, "busy, try again")
+    let mut headers = HeaderMap::new();
+    if n < failures {
+        (StatusCode::SERVICE_UNAVAILABLE, headers, "busy, try again")
+    } else if n == failures {
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        (StatusCode::SERVICE_UNAVAILABLE, headers, "busy, come back in a second")
     } else {
-        (StatusCode::OK, "hello from the server")
+        (StatusCode::OK, headers, "hello from the server")
     }
 }
