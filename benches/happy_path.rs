@@ -1,0 +1,2 @@
+//! Placeholder: filled in by the benchmarks work.
+fn main() {}
