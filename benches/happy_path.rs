@@ -1,2 +1,355 @@
-//! Placeholder: filled in by the benchmarks work.
-fn main() {}
+//! Happy path (the first attempt succeeds): what wrapping a ~20-instruction
+//! body in a retry costs, sync and async, next to the plain function, a
+//! hand-written retry loop, the runtime's `Policy` API and the peers a user
+//! would pick instead (backon, tokio-retry2, tryhard).
+//!
+//! ```sh
+//! cargo bench --bench happy_path
+//! ```
+//!
+//! Every figure is also reported as a ratio to the plain function of the same
+//! group from the same run (criterion's median estimate), printed at the end
+//! and written to `target/bench-ratios/happy_path.md`. Only benchmarks that
+//! ran in this invocation are used, so a filter (`cargo bench --bench
+//! happy_path -- sync`) never mixes runs.
+//!
+//! Async variants build the future and poll it once with a no-op waker
+//! (`std::task::Waker::noop()`) inside a current-thread tokio runtime's
+//! context: the happy path completes on its first poll, which is asserted on
+//! every call (a `Pending` panics).
+//!
+//! `scripts/callgrind.sh` runs this binary under callgrind: with
+//! `HAPPY_PATH_CALLGRIND="<variant> <iterations>"` set, it calls one variant
+//! (`sync/plain`, `async/retry_literal`, ...; `list` prints them) that many
+//! times and exits without running criterion.
+//!
+//! `#[retry(policy = CONST)]` is not benchmarked: the key does not exist in
+//! `backoff-macros/src/args.rs` yet. `Policy::retry` (the same loop without
+//! the macro) is.
+
+use std::future::Future;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, SystemTime};
+
+use backoff_runtime::rand::Rng;
+use backoff_runtime::{Policy, ThreadRng, retry};
+use criterion::Criterion;
+
+/// The body's error.
+#[derive(Debug)]
+pub struct MyError;
+
+/// The body shared by every variant: four rounds of a 64-bit mixer (shift,
+/// xor, multiply, add) and a test, about 20 instructions once unrolled.
+/// Never fails for the inputs used here, but the compiler cannot know that.
+#[inline(always)]
+fn work(x: u64) -> Result<u64, MyError> {
+    let mut acc = x;
+    let mut i = 0;
+    while i < 4 {
+        acc = (acc ^ (acc >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9).wrapping_add(i);
+        i += 1;
+    }
+    if acc == 0 { Err(MyError) } else { Ok(acc) }
+}
+
+const INPUT: u64 = 0x1234_5678_9abc_def0;
+const MAX_RETRIES: u32 = 5;
+const INITIAL: Duration = Duration::from_millis(100);
+const CAP: Duration = Duration::from_secs(2);
+
+/// The same schedule as the `#[retry]` functions below, for `Policy::retry`.
+const POLICY: Policy = Policy::new()
+    .max_retries(MAX_RETRIES)
+    .initial_backoff(INITIAL)
+    .max_backoff(CAP);
+
+// ---- sync ------------------------------------------------------------------
+
+#[inline(never)]
+fn sync_plain(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
+/// What a careful user writes by hand: exponential base, additive jitter of
+/// up to one initial wait, a cap, a retry limit.
+#[inline(never)]
+fn sync_hand_loop(x: u64) -> Result<u64, MyError> {
+    let mut retries = 0;
+    let mut base = INITIAL;
+    loop {
+        match work(x) {
+            Ok(value) => return Ok(value),
+            Err(error) if retries >= MAX_RETRIES => return Err(error),
+            Err(_) => {
+                let jitter = Duration::from_nanos(ThreadRng.next_u64() % (INITIAL.as_nanos() as u64 + 1));
+                std::thread::sleep((base + jitter).min(CAP));
+                base = (base * 2).min(CAP);
+                retries += 1;
+            }
+        }
+    }
+}
+
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s")]
+#[inline(never)]
+fn sync_retry_literal(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
+#[inline(never)]
+fn sync_policy_retry(x: u64) -> Result<u64, MyError> {
+    POLICY.retry(|| work(x))
+}
+
+#[inline(never)]
+fn sync_backon(x: u64) -> Result<u64, MyError> {
+    use backon::{BlockingRetryable, ExponentialBuilder};
+    let builder = ExponentialBuilder::default()
+        .with_min_delay(INITIAL)
+        .with_max_delay(CAP)
+        .with_max_times(MAX_RETRIES as usize)
+        .with_jitter();
+    (|| work(x)).retry(builder).call()
+}
+
+// ---- async -----------------------------------------------------------------
+
+/// Polls `future` once with a no-op waker; the happy path must be ready.
+#[inline(always)]
+fn poll_ready<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("the happy path must complete on its first poll"),
+    }
+}
+
+async fn plain_async(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
+async fn hand_loop_async(x: u64) -> Result<u64, MyError> {
+    let mut retries = 0;
+    let mut base = INITIAL;
+    loop {
+        match work(x) {
+            Ok(value) => return Ok(value),
+            Err(error) if retries >= MAX_RETRIES => return Err(error),
+            Err(_) => {
+                let jitter = Duration::from_nanos(ThreadRng.next_u64() % (INITIAL.as_nanos() as u64 + 1));
+                tokio::time::sleep((base + jitter).min(CAP)).await;
+                base = (base * 2).min(CAP);
+                retries += 1;
+            }
+        }
+    }
+}
+
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s")]
+async fn retry_literal_async(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
+#[inline(never)]
+fn async_plain(x: u64) -> Result<u64, MyError> {
+    poll_ready(plain_async(x))
+}
+
+#[inline(never)]
+fn async_hand_loop(x: u64) -> Result<u64, MyError> {
+    poll_ready(hand_loop_async(x))
+}
+
+#[inline(never)]
+fn async_retry_literal(x: u64) -> Result<u64, MyError> {
+    poll_ready(retry_literal_async(x))
+}
+
+#[inline(never)]
+fn async_policy_retry(x: u64) -> Result<u64, MyError> {
+    poll_ready(POLICY.retry_async(|| plain_async(x)))
+}
+
+#[inline(never)]
+fn async_backon(x: u64) -> Result<u64, MyError> {
+    use backon::{ExponentialBuilder, Retryable};
+    let builder = ExponentialBuilder::default()
+        .with_min_delay(INITIAL)
+        .with_max_delay(CAP)
+        .with_max_times(MAX_RETRIES as usize)
+        .with_jitter();
+    poll_ready((|| plain_async(x)).retry(builder))
+}
+
+#[inline(never)]
+fn async_tokio_retry2(x: u64) -> Result<u64, MyError> {
+    use tokio_retry2::strategy::ExponentialFactorBackoff;
+    use tokio_retry2::{Retry, RetryError};
+    let strategy = ExponentialFactorBackoff::from_millis(INITIAL.as_millis() as u64, 2.0)
+        .max_delay(CAP)
+        .take(MAX_RETRIES as usize);
+    poll_ready(Retry::spawn(strategy, || async move {
+        plain_async(x).await.map_err(RetryError::transient)
+    }))
+}
+
+#[inline(never)]
+fn async_tryhard(x: u64) -> Result<u64, MyError> {
+    poll_ready(
+        tryhard::retry_fn(|| plain_async(x))
+            .retries(MAX_RETRIES)
+            .exponential_backoff(INITIAL)
+            .max_delay(CAP),
+    )
+}
+
+type Variant = (&'static str, fn(u64) -> Result<u64, MyError>);
+
+const SYNC: &[Variant] = &[
+    ("plain", sync_plain),
+    ("hand_loop", sync_hand_loop),
+    ("retry_literal", sync_retry_literal),
+    ("policy_retry", sync_policy_retry),
+    ("backon", sync_backon),
+];
+
+const ASYNC: &[Variant] = &[
+    ("plain", async_plain),
+    ("hand_loop", async_hand_loop),
+    ("retry_literal", async_retry_literal),
+    ("policy_retry", async_policy_retry),
+    ("backon", async_backon),
+    ("tokio_retry2", async_tokio_retry2),
+    ("tryhard", async_tryhard),
+];
+
+const GROUPS: [(&str, &[Variant]); 2] = [("sync", SYNC), ("async", ASYNC)];
+
+/// A current-thread tokio runtime, entered while the async variants run (they
+/// never touch it on the happy path, but a user's would be there).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime")
+}
+
+/// `HAPPY_PATH_CALLGRIND="<group>/<variant> <iterations>"`: one variant, that
+/// many calls, nothing else (for instruction counts under callgrind).
+fn callgrind_mode(spec: &str) {
+    let mut words = spec.split_whitespace();
+    let name = words.next().unwrap_or("list");
+    let iterations: u64 = words.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    let all = GROUPS
+        .iter()
+        .flat_map(|(group, variants)| variants.iter().map(move |(v, f)| (format!("{group}/{v}"), *f)));
+    let Some((_, call)) = all.clone().find(|(n, _)| *n == name) else {
+        for (n, _) in all {
+            println!("{n}");
+        }
+        return;
+    };
+    let rt = runtime();
+    let _context = rt.enter();
+    let mut sum = 0u64;
+    for _ in 0..iterations {
+        sum = sum.wrapping_add(black_box(call(black_box(INPUT))).map_or(0, |v| v));
+    }
+    println!("{name}: {iterations} calls, checksum {sum:x}");
+}
+
+fn bench_group(c: &mut Criterion, group: &str, variants: &[Variant]) {
+    let mut g = c.benchmark_group(format!("happy_{group}"));
+    for &(name, call) in variants {
+        let expected = work(INPUT).map_or(0, |v| v);
+        assert_eq!(
+            call(INPUT).map_or(0, |v| v),
+            expected,
+            "{group}/{name} computes the body"
+        );
+        g.bench_function(name, |b| b.iter(|| call(black_box(INPUT))));
+    }
+    g.finish();
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
+}
+
+fn criterion_dir() -> PathBuf {
+    std::env::var_os("CRITERION_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("criterion"))
+}
+
+/// Criterion's median estimate (ns) of `group/bench`, if it was written by
+/// this run (not left over from an earlier one).
+fn median_ns(group: &str, bench: &str, since: SystemTime) -> Option<f64> {
+    let path = criterion_dir()
+        .join(group)
+        .join(bench)
+        .join("new")
+        .join("estimates.json");
+    let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
+    if modified < since {
+        return None;
+    }
+    let json = std::fs::read_to_string(path).ok()?;
+    let median = &json[json.find("\"median\"")?..];
+    let value = &median[median.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
+    let end = value.find([',', '}'])?;
+    value[..end].trim().parse().ok()
+}
+
+/// The ratio table of this run: printed and written under `target/`.
+fn report(since: SystemTime) {
+    let mut out = String::from("# happy_path: median time per call, ratio to the plain function of the same run\n\n");
+    out.push_str("| group | variant | ns/call | x plain |\n|---|---|---:|---:|\n");
+    let mut any = false;
+    for (group, variants) in GROUPS {
+        let group_id = format!("happy_{group}");
+        let plain = median_ns(&group_id, "plain", since);
+        for (name, _) in variants {
+            let Some(ns) = median_ns(&group_id, name, since) else {
+                continue;
+            };
+            any = true;
+            let ratio = plain.map_or_else(|| "n/a".to_owned(), |p| format!("{:.2}", ns / p));
+            out.push_str(&format!("| {group} | {name} | {ns:.2} | {ratio} |\n"));
+        }
+    }
+    if !any {
+        return;
+    }
+    println!("\n{out}");
+    let dir = target_dir().join("bench-ratios");
+    if std::fs::create_dir_all(&dir).is_ok() && std::fs::write(dir.join("happy_path.md"), &out).is_ok() {
+        println!("written to {}", dir.join("happy_path.md").display());
+    }
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var("HAPPY_PATH_CALLGRIND") {
+        callgrind_mode(&spec);
+        return;
+    }
+    let since = SystemTime::now();
+    let mut c = Criterion::default()
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args();
+    let rt = runtime();
+    for (group, variants) in GROUPS {
+        let _context = (group == "async").then(|| rt.enter());
+        bench_group(&mut c, group, variants);
+    }
+    c.final_summary();
+    report(since);
+}

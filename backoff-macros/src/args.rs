@@ -27,6 +27,8 @@ pub(crate) const KEYS: &[&str] = &[
     "on_retry",
     "on_give_up",
     "sleep",
+    "budget",
+    "policy",
     "timeout",
     "crate",
 ];
@@ -116,6 +118,8 @@ pub(crate) struct RawArgs {
     pub(crate) on_retry: Slot<Expr>,
     pub(crate) on_give_up: Slot<Expr>,
     pub(crate) sleep: Slot<Expr>,
+    pub(crate) budget: Slot<Expr>,
+    pub(crate) policy: Slot<Expr>,
     pub(crate) timeout: Slot<Duration>,
     pub(crate) krate: Slot<syn::Path>,
 }
@@ -164,6 +168,8 @@ impl RawArgs {
             on_retry: Slot::new("on_retry"),
             on_give_up: Slot::new("on_give_up"),
             sleep: Slot::new("sleep"),
+            budget: Slot::new("budget"),
+            policy: Slot::new("policy"),
             timeout: Slot::new("timeout"),
             krate: Slot::new("crate"),
         };
@@ -243,6 +249,14 @@ impl RawArgs {
                         errors,
                     );
                     raw.sleep.set(&key, v, span, errors);
+                }
+                "budget" => {
+                    let v = budget_path(value, errors);
+                    raw.budget.set(&key, v, span, errors);
+                }
+                "policy" => {
+                    // Any expression giving a `Policy`; its type is checked by rustc.
+                    raw.policy.set(&key, Some(value), span, errors);
                 }
                 "timeout" => {
                     let v = duration_value("timeout", &value, errors);
@@ -471,6 +485,20 @@ fn callable(
                 format!(
                     "`{key}` takes a path to a function or a closure ({signature}), such as `{key} = {path_example}` or `{key} = {closure_example}`"
                 ),
+            );
+            None
+        }
+    }
+}
+
+/// `budget = PATH`: a path to a `static RetryBudget`.
+fn budget_path(value: Expr, errors: &mut Errors) -> Option<Expr> {
+    match value {
+        Expr::Path(_) => Some(value),
+        other => {
+            errors.push(
+                other.span(),
+                "`budget` takes a path to a `static` `RetryBudget`, such as `budget = DB_BUDGET` (declare it with `static DB_BUDGET: RetryBudget = RetryBudget::new();`)",
             );
             None
         }

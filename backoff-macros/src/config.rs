@@ -38,6 +38,9 @@ pub(crate) struct Config {
     pub(crate) on_retry: Option<Expr>,
     pub(crate) on_give_up: Option<Expr>,
     pub(crate) sleep: Option<Expr>,
+    pub(crate) budget: Option<Expr>,
+    /// `policy = EXPR`, instead of the schedule keys.
+    pub(crate) policy: Option<Expr>,
     /// Per-attempt time limit (async functions only), spanned on its key.
     pub(crate) timeout: Option<KeySpanned<Duration>>,
     /// The path to the runtime crate (`::backoff_runtime` unless `crate = "..."`).
@@ -118,6 +121,29 @@ impl Config {
             }
         }
 
+        if let Some(policy) = raw.policy.get() {
+            let written: Vec<(&str, proc_macro2::Span)> = [
+                ("max_retries", raw.max_retries.get().map(|s| s.key_span)),
+                ("max_backoff", raw.max_backoff.get().map(|s| s.key_span)),
+                ("initial_backoff", raw.initial_backoff.get().map(|s| s.key_span)),
+                ("multiplier", raw.multiplier.get().map(|s| s.key_span)),
+                ("jitter", raw.jitter.get().map(|s| s.key_span)),
+                ("max_elapsed", raw.max_elapsed.get().map(|s| s.key_span)),
+            ]
+            .into_iter()
+            .filter_map(|(name, span)| span.map(|span| (name, span)))
+            .collect();
+            for (name, span) in written {
+                errors.push(
+                    span,
+                    format!(
+                        "`{name}` and `policy` cannot both be given: `policy` already sets the whole schedule; set `{name}` on the `Policy` (`.{name}(...)`) or drop `policy`"
+                    ),
+                );
+            }
+            let _ = policy;
+        }
+
         let default_crate: syn::Path = syn::parse_quote!(::backoff_runtime);
         Config {
             max_retries: raw.max_retries.take().map(|s| s.value),
@@ -131,6 +157,8 @@ impl Config {
             on_retry: raw.on_retry.take().map(|s| s.value),
             on_give_up: raw.on_give_up.take().map(|s| s.value),
             sleep: raw.sleep.take().map(|s| s.value),
+            budget: raw.budget.take().map(|s| s.value),
+            policy: raw.policy.take().map(|s| s.value),
             timeout: raw.timeout.take().map(|s| KeySpanned {
                 value: s.value,
                 span: s.key_span,

@@ -34,18 +34,19 @@ fn allow_generated() -> TokenStream {
     }
 }
 
-/// `tokens` with every span set to `span`, so an error about them points at
-/// the user's token (the return type, a key) instead of the attribute.
+/// `tokens` moved to `span` (each keeps its own hygiene), so an error about
+/// them points at the user's token (the return type, a key) instead of the
+/// attribute.
 fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|mut token| {
             if let proc_macro2::TokenTree::Group(group) = &token {
                 let mut inner = proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
-                inner.set_span(span);
+                inner.set_span(group.span().located_at(span));
                 token = proc_macro2::TokenTree::Group(inner);
             } else {
-                token.set_span(span);
+                token.set_span(token.span().located_at(span));
             }
             token
         })
@@ -77,9 +78,7 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
     } = function;
     let krate = &config.krate;
     let private = quote!(#krate::__private);
-    let allow = allow_generated();
-    let policy = local("POLICY");
-    let policy_value = policy_expr(config, &private);
+    let (policy_item, policy) = policy_binding(config, &private);
 
     let return_span = match &sig.output {
         ReturnType::Type(_, ty) => ty.span(),
@@ -110,17 +109,17 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
         }
         let step = respan(quote!(#private::AsyncLoop::step), return_span);
         let (sleeper, sleep) = match &config.sleep {
-            Some(custom) => (
-                quote!(#private::CustomSleeper),
-                quote!(#private::custom_sleep(#custom, #wait).await;),
-            ),
+            Some(custom) => {
+                let custom_sleep = respan(quote!(#private::custom_sleep(#custom, #wait)), custom.span());
+                (quote!(#private::CustomSleeper), quote!(#custom_sleep.await;))
+            }
             None => (quote!(#private::TokioSleeper), quote!(#state.tokio_sleep(#wait).await;)),
         };
         quote! {
-            let mut #state = #private::AsyncLoop::start::<#sleeper>(&#policy, #needs_start);
+            let mut #state = #private::AsyncLoop::start::<#sleeper>(#policy, #needs_start);
             loop {
                 let #result = #attempt.await;
-                let #wait = match #step(&mut #state, &#policy, #result, #hooks) {
+                let #wait = match #step(&mut #state, #policy, #result, #hooks) {
                     #private::Step::Return(#result) => return #result,
                     #private::Step::Wait(#wait) => #wait,
                 };
@@ -140,10 +139,10 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
         };
         quote! {
             let #sleeper = #sleeper_value;
-            let #start = #private::start_sync(&#policy, #needs_start, &#sleeper);
+            let #start = #private::start_sync(#policy, #needs_start, &#sleeper);
             let mut #body_fn = #private::sync_body(#closure);
             let #first = #body_fn();
-            #after_first_attempt(#first, &#policy, #start, &mut #body_fn, #hooks, #sleeper)
+            #after_first_attempt(#first, #policy, #start, &mut #body_fn, #hooks, #sleeper)
         }
     };
 
@@ -151,8 +150,7 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
     brace.surround(&mut block, |out| {
         out.extend(quote! {
             #(#inner_attrs)*
-            #allow
-            const #policy: #private::Policy = #policy_value;
+            #policy_item
             #retry_loop
         });
     });
@@ -235,6 +233,35 @@ fn hooks_builder(config: &Config, private: &TokenStream, function: &Ident) -> To
                 (&&#private::DebugProbe(#hooks.error_type())).debug_fmt()
             };
             #chain.debug_with(#debug_fmt)
+        }
+    }
+}
+
+/// The policy's binding and the expression of a `&Policy` that the loop
+/// uses: a `const` built from the literal keys (nothing stored in the
+/// function's state, nothing computed per call), or the user's
+/// `policy = EXPR` evaluated once per call and borrowed.
+fn policy_binding(config: &Config, private: &TokenStream) -> (TokenStream, TokenStream) {
+    let budget = config.budget.as_ref().map(|b| quote!(.budget(&#b)));
+    match &config.policy {
+        Some(expr) => {
+            let policy = local("policy");
+            // Spanned on the user's expression, so a type error points there.
+            let value = match budget {
+                Some(budget) => quote_spanned!(expr.span()=> &#private::Policy::clone(&(#expr))#budget),
+                None => quote_spanned!(expr.span()=> &(#expr)),
+            };
+            (quote!(let #policy: &#private::Policy = #value;), quote!(#policy))
+        }
+        None => {
+            let allow = allow_generated();
+            let constant = local("POLICY");
+            let value = policy_expr(config, private);
+            let item = quote! {
+                #allow
+                const #constant: #private::Policy = #value #budget;
+            };
+            (item, quote!(&#constant))
         }
     }
 }

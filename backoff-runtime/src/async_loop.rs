@@ -131,10 +131,21 @@ impl AsyncLoop {
 pub async fn custom_sleep<F, Fut>(sleep: F, wait: Duration)
 where
     F: FnOnce(Duration) -> Fut,
-    Fut: core::future::Future,
+    Fut: SleepFuture,
 {
     sleep(wait).await;
 }
+
+/// What an async function's `sleep = ...` returns: any future (its output is
+/// ignored).
+#[diagnostic::on_unimplemented(
+    message = "`sleep = ...` on an `async fn` must return a future to await, but it returns `{Self}`",
+    label = "this sleep does not return a future",
+    note = "pass your runtime's async sleep, such as `async_io::Timer::after`; a blocking sleep belongs on a sync fn"
+)]
+pub trait SleepFuture: core::future::Future {}
+
+impl<F: core::future::Future> SleepFuture for F {}
 
 /// `tokio::time::sleep_until`, with a panic message that names the fix when
 /// there is no runtime to sleep on.

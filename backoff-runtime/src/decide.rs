@@ -39,8 +39,12 @@ impl RetryState {
     /// `needs_start`, for hooks that report elapsed time) asks for it.
     #[inline(always)]
     pub(crate) fn start(policy: &Policy, clock: ClockKind, needs_start: bool) -> Self {
-        let start = if needs_start || policy.max_elapsed.is_some() {
-            Some(clock.now())
+        let start = if needs_start || policy.max_elapsed.is_some() || policy.budget.is_some() {
+            let now = clock.now();
+            if let Some(budget) = policy.budget {
+                budget.deposit(now);
+            }
+            Some(now)
         } else {
             None
         };
@@ -76,7 +80,7 @@ impl RetryState {
     /// wait before the next attempt, or the reason to stop; calls the hooks
     /// and emits the tracing events that report it. Checks, in order:
     /// `retry_if`, `max_retries`, the server's hint against `max_backoff`,
-    /// `max_elapsed`.
+    /// `max_elapsed`, the retry budget.
     pub(crate) fn decide<E, H>(&mut self, policy: &Policy, error: &E, hooks: &H) -> Result<Duration, StopReason>
     where
         H: Hooks<E>,
@@ -147,11 +151,17 @@ impl RetryState {
                 (wait, false)
             }
         };
-        if let Some(budget) = policy.max_elapsed {
+        if let Some(max_elapsed) = policy.max_elapsed {
             // `start` is always read up front when `max_elapsed` is set.
             let elapsed = self.elapsed();
-            if elapsed.saturating_add(wait) > budget {
+            if elapsed.saturating_add(wait) > max_elapsed {
                 return Err(StopReason::Deadline);
+            }
+        }
+        // Checked last, so no budget is spent on a retry that would not happen.
+        if let Some(budget) = policy.budget {
+            if !budget.try_withdraw(self.clock.now()) {
+                return Err(StopReason::Budget);
             }
         }
         Ok((wait, hinted))

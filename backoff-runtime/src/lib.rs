@@ -36,6 +36,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod async_loop;
+mod budget;
 mod clock;
 mod decide;
 mod events;
@@ -54,6 +55,7 @@ pub mod testing;
 mod timeout;
 mod trace;
 
+pub use crate::budget::RetryBudget;
 pub use crate::events::{GiveUp, RetryEvent};
 pub use crate::policy::{Jitter, Policy, PolicyError};
 pub use crate::result::RetryResult;

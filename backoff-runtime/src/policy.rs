@@ -3,6 +3,8 @@
 use core::fmt;
 use core::time::Duration;
 
+use crate::budget::RetryBudget;
+
 /// How much randomness is mixed into each wait.
 ///
 /// Every mode keeps every wait `<= max_backoff`. With `base(n) =
@@ -110,6 +112,7 @@ pub struct Policy {
     pub(crate) multiplier: f64,
     pub(crate) jitter: Jitter,
     pub(crate) max_elapsed: Option<Duration>,
+    pub(crate) budget: Option<&'static RetryBudget>,
 }
 
 impl Default for Policy {
@@ -148,6 +151,7 @@ impl Policy {
             multiplier: 2.0,
             jitter: Jitter::Additive,
             max_elapsed: None,
+            budget: None,
         }
     }
 
@@ -300,6 +304,33 @@ impl Policy {
         }
         self.max_elapsed = Some(d);
         Ok(self)
+    }
+
+    /// Shares a [`RetryBudget`] with every function and call that names it:
+    /// each call deposits, each retry withdraws, and a retry the budget
+    /// refuses ends the call with [`StopReason::Budget`](crate::StopReason::Budget).
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, RetryBudget};
+    ///
+    /// static SHARED: RetryBudget = RetryBudget::new();
+    /// const POLICY: Policy = Policy::new().budget(&SHARED);
+    /// assert!(POLICY.budget_value().is_some());
+    /// ```
+    #[must_use]
+    pub const fn budget(mut self, budget: &'static RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// The shared retry budget, if any.
+    ///
+    /// ```
+    /// assert!(backoff_runtime::Policy::new().budget_value().is_none());
+    /// ```
+    #[must_use]
+    pub const fn budget_value(&self) -> Option<&'static RetryBudget> {
+        self.budget
     }
 
     /// How many retries follow the first call.

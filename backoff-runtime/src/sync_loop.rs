@@ -68,8 +68,12 @@ impl<F> SyncSleeper for CustomSleep<F> {
 /// start instant; `None` otherwise, so the happy path reads no clock.
 #[inline(always)]
 pub fn start_sync<S: SyncSleeper>(policy: &Policy, needs_start: bool, sleeper: &S) -> Option<Instant> {
-    if needs_start || policy.max_elapsed.is_some() {
-        Some(sleeper.clock().0.now())
+    if needs_start || policy.max_elapsed.is_some() || policy.budget.is_some() {
+        let now = sleeper.clock().0.now();
+        if let Some(budget) = policy.budget {
+            budget.deposit(now);
+        }
+        Some(now)
     } else {
         None
     }
