@@ -219,4 +219,45 @@ mod tests {
             assert_eq!(parse(&display(d)), Ok(d));
         }
     }
+
+    mod props {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 4096, ..ProptestConfig::default() })]
+
+            #[test]
+            fn arbitrary_strings_never_panic(text in any::<String>()) {
+                let _ = parse(&text);
+            }
+
+            #[test]
+            fn unit_like_strings_never_panic(text in "[0-9.µnumsh ]{0,24}") {
+                let _ = parse(&text);
+            }
+
+            #[test]
+            fn formatted_durations_parse_back(secs in 0u64..=u64::MAX, nanos in 0u32..1_000_000_000) {
+                let d = Duration::new(secs, nanos);
+                prop_assert_eq!(parse(&display(d)), Ok(d));
+            }
+
+            #[test]
+            fn decimals_are_exact(whole in 0u64..1_000_000, millis in 0u32..1000) {
+                let text = format!("{whole}.{millis:03}s");
+                prop_assert_eq!(parse(&text), Ok(Duration::new(whole, millis * 1_000_000)));
+            }
+
+            #[test]
+            fn junk_is_rejected_not_misread(text in "[a-zA-Z!?,;:/_-]{1,12}") {
+                prop_assert!(parse(&text).is_err(), "{text:?} parsed");
+            }
+
+            #[test]
+            fn numbers_without_units_are_rejected(n in any::<u64>()) {
+                prop_assert_eq!(parse(&n.to_string()), Err(DurationError::MissingUnit(n.to_string())));
+            }
+        }
+    }
 }

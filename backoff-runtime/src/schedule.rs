@@ -47,6 +47,9 @@ impl Policy {
         if initial >= cap {
             return self.max_backoff;
         }
+        if n == 0 {
+            return self.initial_backoff;
+        }
         let m = self.multiplier;
         let grown = if m.fract() == 0.0 && m <= u32::MAX as f64 {
             // Integral multiplier: exact integer arithmetic.
@@ -55,8 +58,9 @@ impl Policy {
         } else {
             let exponent = i32::try_from(n).unwrap_or(i32::MAX);
             let value = initial as f64 * m.powi(exponent);
-            // NaN and infinity fall through to the cap.
-            (value < cap as f64).then_some(value as u128)
+            // NaN and infinity fall through to the cap. Above 2^53 ns the
+            // float may round below `initial`; never let it (m >= 1).
+            (value < cap as f64).then_some((value as u128).max(initial))
         };
         match grown {
             Some(nanos) if nanos < cap => from_nanos(nanos),

@@ -1,0 +1,96 @@
+//! Schedule invariants under proptest: for arbitrary initial wait, cap,
+//! multiplier, jitter mode and amount, retry number (up to `u32::MAX`) and
+//! seed, every wait is `<= max_backoff`, the base never decreases, nothing
+//! panics or overflows, and each mode stays inside its formula.
+
+use std::time::Duration;
+
+use backoff_runtime::rand::SeedableRng;
+use backoff_runtime::rand::rngs::SmallRng;
+use backoff_runtime::{Jitter, Policy};
+use proptest::prelude::*;
+
+/// Durations from 1 ns to far beyond any real wait (up to `Duration::MAX`).
+fn duration() -> impl Strategy<Value = Duration> {
+    prop_oneof![
+        (1u64..1_000_000).prop_map(Duration::from_nanos),
+        (1u64..100_000).prop_map(Duration::from_millis),
+        (1u64..u64::MAX).prop_map(Duration::from_secs),
+        Just(Duration::MAX),
+    ]
+}
+
+fn multiplier() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(1.0),
+        Just(2.0),
+        1.0f64..10.0,
+        1.0f64..1e300,
+        (1u32..u32::MAX).prop_map(f64::from)
+    ]
+}
+
+fn jitter() -> impl Strategy<Value = Jitter> {
+    prop_oneof![
+        Just(Jitter::Additive),
+        duration().prop_map(Jitter::AdditiveUpTo),
+        Just(Jitter::Full),
+        Just(Jitter::Equal),
+        Just(Jitter::Decorrelated),
+        Just(Jitter::None),
+    ]
+}
+
+fn retry_number() -> impl Strategy<Value = u32> {
+    prop_oneof![0u32..64, any::<u32>(), Just(u32::MAX)]
+}
+
+fn policy() -> impl Strategy<Value = Policy> {
+    (duration(), duration(), multiplier(), jitter()).prop_map(|(initial, cap, m, jitter)| {
+        Policy::new()
+            .initial_backoff(initial)
+            .max_backoff(cap)
+            .multiplier(m)
+            .jitter(jitter)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4096, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_wait_respects_its_mode_and_the_cap(policy in policy(), n in retry_number(), previous in duration(), seed in any::<u64>()) {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let cap = policy.max_backoff_value();
+        let initial = policy.initial_backoff_value();
+        let base = policy.base_backoff(n);
+        let wait = policy.wait_for(n, previous, &mut rng);
+        prop_assert!(base <= cap);
+        prop_assert!(wait <= cap, "wait {wait:?} above cap {cap:?}");
+        let (low, high) = match policy.jitter_mode() {
+            Jitter::Additive => (base, base.saturating_add(initial).min(cap)),
+            Jitter::AdditiveUpTo(amount) => (base, base.saturating_add(amount).min(cap)),
+            Jitter::Full => (Duration::ZERO, base),
+            Jitter::Equal => (base / 2, base),
+            Jitter::Decorrelated => (initial.min(cap), previous.saturating_mul(3).max(initial).min(cap)),
+            Jitter::None => (base, base),
+            _ => unreachable!("a mode this test does not know"),
+        };
+        prop_assert!(wait >= low && wait <= high, "{:?}: wait {wait:?} not in [{low:?}, {high:?}]", policy.jitter_mode());
+    }
+
+    #[test]
+    fn the_base_never_decreases(policy in policy(), n in retry_number()) {
+        let next = n.saturating_add(1);
+        prop_assert!(policy.base_backoff(n) <= policy.base_backoff(next));
+        prop_assert!(policy.base_backoff(0) == policy.initial_backoff_value().min(policy.max_backoff_value()));
+    }
+
+    #[test]
+    fn a_whole_schedule_is_finite_and_capped(policy in policy(), retries in 1u32..64, seed in any::<u64>()) {
+        let policy = policy.max_retries(retries);
+        let waits: Vec<Duration> = policy.schedule_with_rng(SmallRng::seed_from_u64(seed)).collect();
+        prop_assert_eq!(waits.len(), retries as usize);
+        prop_assert!(waits.iter().all(|w| *w <= policy.max_backoff_value()));
+    }
+}
