@@ -84,30 +84,92 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => sig.ident.span(),
     };
-    let fake_return_edge = fake_return_edge(&sig.output);
+    let edge = fake_return_edge(&sig.output);
     let body = quote_spanned! {brace.span.join()=>
-        #fake_return_edge
+        #edge
         #(#stmts)*
     };
 
-    let hooks = hooks_builder(config, &private, &sig.ident);
-    let needs_start = config.needs_start();
+    let generator = Generator {
+        config,
+        private: &private,
+        policy: &policy,
+        hooks: hooks_builder(config, &private, &sig.ident),
+        needs_start: config.needs_start(),
+        return_span,
+    };
 
-    let retry_loop = if is_async {
+    let mut stmts = stmts;
+    let retry_loop = if let Some((ret_type, user_block)) = crate::item::async_trait_ret(&mut stmts) {
+        // `#[async_trait]` already turned the method into
+        // `Box::pin(async move { ...; let __ret: R = { body }; __ret })`:
+        // retry `body` inside that block (its argument moves run once).
+        let user_stmts = &user_block.stmts;
+        let edge = fake_return_edge(&ReturnType::Type(Default::default(), Box::new(ret_type)));
+        let body = quote_spanned! {user_block.brace_token.span.join()=>
+            #edge
+            #(#user_stmts)*
+        };
+        let loop_tokens = generator.async_loop(body, user_block.brace_token.span.join());
+        *user_block = syn::parse_quote!({ #loop_tokens });
+        quote!(#(#stmts)*)
+    } else if is_async {
+        generator.async_loop(body, brace.span.join())
+    } else {
+        generator.sync_loop(body, brace.span.join())
+    };
+
+    let mut block = TokenStream::new();
+    brace.surround(&mut block, |out| {
+        out.extend(quote! {
+            #(#inner_attrs)*
+            #policy_item
+            #retry_loop
+        });
+    });
+    quote! {
+        #(#attrs)*
+        #vis #defaultness #sig #block
+    }
+}
+
+/// What the two loop shapes share: the configuration, the policy and the
+/// hooks of one function.
+struct Generator<'a> {
+    config: &'a Config,
+    private: &'a TokenStream,
+    policy: &'a TokenStream,
+    hooks: TokenStream,
+    needs_start: bool,
+    return_span: Span,
+}
+
+impl Generator<'_> {
+    /// The async loop: the body in a non-`move` async block per attempt, the
+    /// decision after each, and the sleep; it stays in the function.
+    fn async_loop(&self, body: TokenStream, body_span: Span) -> TokenStream {
+        let Generator {
+            config,
+            private,
+            policy,
+            hooks,
+            needs_start,
+            return_span,
+        } = self;
         let state = local("loop");
         let wait = local("wait");
-        let result = local_at("result", return_span);
-        let mut attempt = quote_spanned!(brace.span.join()=> async { #body });
+        let result = local_at("result", *return_span);
+        let mut attempt = quote_spanned!(body_span=> async { #body });
         if let Some(limit) = &config.timeout {
             let timed_out = respan(quote!(#private::timed_out_result()), limit.span);
             let with_timeout = respan(
                 quote!(#private::with_timeout::<#private::TokioSleeper, _, _>),
                 limit.span,
             );
-            let limit = duration_tokens(limit.value, &private);
-            attempt = quote!(#with_timeout(#limit, #attempt, #timed_out));
+            let limit = duration_tokens(limit.value, private);
+            attempt = quote!(#with_timeout(#state.attempt_limit(#policy, #limit), #attempt, #timed_out));
         }
-        let step = respan(quote!(#private::AsyncLoop::step), return_span);
+        let step = respan(quote!(#private::AsyncLoop::step), *return_span);
         let (sleeper, sleep) = match &config.sleep {
             Some(custom) => {
                 let custom_sleep = respan(quote!(#private::custom_sleep(#custom, #wait)), custom.span());
@@ -126,12 +188,24 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
                 #sleep
             }
         }
-    } else {
+    }
+
+    /// The sync loop: the body in a non-`move` closure, called once inline;
+    /// only a failure enters the runtime's cold loop.
+    fn sync_loop(&self, body: TokenStream, body_span: Span) -> TokenStream {
+        let Generator {
+            config,
+            private,
+            policy,
+            hooks,
+            needs_start,
+            return_span,
+        } = self;
         let start = local("start");
         let body_fn = local("body");
-        let first = local_at("first", return_span);
-        let closure = quote_spanned!(brace.span.join()=> || { #body });
-        let after_first_attempt = respan(quote!(#private::after_first_attempt), return_span);
+        let first = local_at("first", *return_span);
+        let closure = quote_spanned!(body_span=> || { #body });
+        let after_first_attempt = respan(quote!(#private::after_first_attempt), *return_span);
         let sleeper = local("sleeper");
         let sleeper_value = match &config.sleep {
             Some(custom) => quote!(#private::custom_sync_sleep(#custom)),
@@ -144,19 +218,6 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
             let #first = #body_fn();
             #after_first_attempt(#first, #policy, #start, &mut #body_fn, #hooks, #sleeper)
         }
-    };
-
-    let mut block = TokenStream::new();
-    brace.surround(&mut block, |out| {
-        out.extend(quote! {
-            #(#inner_attrs)*
-            #policy_item
-            #retry_loop
-        });
-    });
-    quote! {
-        #(#attrs)*
-        #vis #defaultness #sig #block
     }
 }
 

@@ -21,8 +21,92 @@ pub(crate) struct RetryFn {
 }
 
 impl RetryFn {
+    /// Whether the function is async, or an `async fn` that `#[async_trait]`
+    /// already rewrote into `Box::pin(async move { ... })`.
     pub(crate) fn is_async(&self) -> bool {
-        self.sig.asyncness.is_some()
+        self.sig.asyncness.is_some() || async_trait_ret(&mut self.stmts.clone()).is_some()
+    }
+}
+
+/// In a body written by `#[async_trait]`
+/// (`Box::pin(async move { ...; let __ret: R = { body }; __ret })`), the
+/// method's output type `R` and the user's block. `None` for any other body.
+pub(crate) fn async_trait_ret(stmts: &mut [Stmt]) -> Option<(syn::Type, &mut syn::Block)> {
+    let [Stmt::Expr(syn::Expr::Call(call), None)] = stmts else {
+        return None;
+    };
+    let syn::Expr::Path(func) = &*call.func else {
+        return None;
+    };
+    let is_box_pin = {
+        let segments: Vec<String> = func.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        segments.ends_with(&["Box".to_owned(), "pin".to_owned()])
+    };
+    if !is_box_pin || call.args.len() != 1 {
+        return None;
+    }
+    let Some(syn::Expr::Async(future)) = call.args.first_mut() else {
+        return None;
+    };
+    future.capture?;
+    future.block.stmts.iter_mut().find_map(|stmt| {
+        let Stmt::Local(local) = stmt else { return None };
+        let syn::Pat::Type(typed) = &local.pat else { return None };
+        let syn::Pat::Ident(name) = &*typed.pat else {
+            return None;
+        };
+        if name.ident != "__ret" {
+            return None;
+        }
+        let ty = (*typed.ty).clone();
+        match local.init.as_mut().map(|init| &mut *init.expr) {
+            Some(syn::Expr::Block(block)) => Some((ty, &mut block.block)),
+            _ => None,
+        }
+    })
+}
+
+/// Rejects an `async fn` that `#[tracing::instrument]` (written above
+/// `#[retry]`) has already rewritten, when it has owned arguments: its
+/// `async move` block would move them into the first attempt.
+fn check_instrument_order(sig: &Signature, stmts: &[Stmt]) -> syn::Result<()> {
+    let instrumented = stmts.iter().any(|stmt| {
+        matches!(stmt, Stmt::Local(local)
+            if matches!(&local.pat, syn::Pat::Ident(p) if p.ident == "__tracing_attr_span"))
+    });
+    if !instrumented || sig.asyncness.is_none() {
+        return Ok(());
+    }
+    let owned = sig.inputs.iter().find_map(|arg| match arg {
+        syn::FnArg::Receiver(receiver) => {
+            (!matches!(receiver.kind, syn::ReceiverKind::Reference(..))).then(|| receiver.self_token.span())
+        }
+        syn::FnArg::Typed(arg) => (!is_borrowed_or_copy(&arg.ty)).then(|| arg.pat.span()),
+    });
+    match owned {
+        Some(span) => Err(syn::Error::new(
+            span,
+            "`#[tracing::instrument]` is written above `#[retry]`: its `async move` block moves this argument into the first attempt, so the body cannot run again; write `#[retry]` above `#[tracing::instrument]` (one span then covers the call and all its retries)",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// References and the primitive `Copy` types: arguments an `async move`
+/// block can capture again on every attempt.
+fn is_borrowed_or_copy(ty: &syn::Type) -> bool {
+    const COPY: &[&str] = &[
+        "bool", "char", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32",
+        "f64",
+    ];
+    match ty {
+        syn::Type::Reference(_) => true,
+        syn::Type::Path(path) => {
+            path.qself.is_none() && path.path.get_ident().is_some_and(|i| COPY.iter().any(|c| i == c))
+        }
+        syn::Type::Paren(inner) => is_borrowed_or_copy(&inner.elem),
+        syn::Type::Group(inner) => is_borrowed_or_copy(&inner.elem),
+        _ => false,
     }
 }
 
@@ -57,6 +141,7 @@ impl Parse for RetryFn {
         let brace = syn::braced!(content in input);
         let inner_attrs = content.call(Attribute::parse_inner)?;
         let stmts = content.call(syn::Block::parse_within)?;
+        check_instrument_order(&sig, &stmts)?;
         Ok(RetryFn {
             attrs,
             inner_attrs,

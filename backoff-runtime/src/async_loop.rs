@@ -83,6 +83,16 @@ impl AsyncLoop {
         self.state.decide(policy, error, hooks).ok()
     }
 
+    /// The time limit of the next attempt under `timeout = limit`: the limit,
+    /// or less when `max_elapsed` ends sooner (an attempt never runs past it).
+    #[inline]
+    pub fn attempt_limit(&self, policy: &Policy, limit: Duration) -> Duration {
+        match self.state.remaining(policy) {
+            Some(remaining) => limit.min(remaining),
+            None => limit,
+        }
+    }
+
     /// What follows an attempt that returned `result`: return it (success, or
     /// a final error), or wait. `hooks` builds the function's hooks from an
     /// empty [`HookSet`] typed by the error, so closures in them infer `&E`.

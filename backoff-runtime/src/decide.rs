@@ -76,6 +76,14 @@ impl RetryState {
         now.saturating_duration_since(start)
     }
 
+    /// The time left before `max_elapsed`, when it is set (for per-attempt
+    /// timeouts, which never run past it).
+    pub(crate) fn remaining(&self, policy: &Policy) -> Option<Duration> {
+        let (max_elapsed, start) = (policy.max_elapsed?, self.start?);
+        let elapsed = self.clock.now().saturating_duration_since(start);
+        Some(max_elapsed.saturating_sub(elapsed))
+    }
+
     /// Decides what follows the failed attempt that returned `error`: the
     /// wait before the next attempt, or the reason to stop; calls the hooks
     /// and emits the tracing events that report it. Checks, in order:
