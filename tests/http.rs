@@ -198,3 +198,69 @@ async fn refused_connections_are_retried_then_reported() {
     let event = gave_up.lock().unwrap().clone().unwrap();
     assert_eq!((event.reason(), event.attempts()), (StopReason::Exhausted, 6));
 }
+
+// ---- the `reqwest` feature: the common client in one attribute ----------------
+
+mod with_reqwest_feature {
+    use super::*;
+    use backoff_runtime::reqwest::{Error, check_status, is_retryable, retry_after};
+
+    #[retry(initial_backoff = "10ms", max_backoff = "2s", retry_if = is_retryable, retry_after = retry_after)]
+    async fn get(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+        Ok(check_status(client.get(url).send().await?)?.text().await?)
+    }
+
+    #[tokio::test]
+    async fn statuses_hints_and_permanent_errors() {
+        let (server, base) = Server::start().await;
+        let client = reqwest::Client::new();
+        server.plan("r-load", &[(503, None), (429, Some("0")), (408, None), (200, None)]);
+        assert_eq!(get(&client, &format!("{base}/r-load")).await.unwrap(), "r-load #4");
+        server.plan("r-missing", &[(404, None), (200, None)]);
+        let error = get(&client, &format!("{base}/r-missing")).await.unwrap_err();
+        assert!(matches!(error, Error::Status { status, .. } if status.as_u16() == 404));
+        assert_eq!(server.arrivals("r-missing").len(), 1);
+        server.plan("r-hint", &[(429, Some("1")), (200, None)]);
+        assert_eq!(get(&client, &format!("{base}/r-hint")).await.unwrap(), "r-hint #2");
+        let arrivals = server.arrivals("r-hint");
+        assert!(arrivals[1] - arrivals[0] >= Duration::from_secs(1));
+    }
+
+    #[tokio::test]
+    async fn reqwest_errors_are_classified() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let client = reqwest::Client::new();
+        let connect = client
+            .get(format!("http://127.0.0.1:{port}/"))
+            .send()
+            .await
+            .unwrap_err();
+        assert!(
+            backoff_runtime::reqwest::is_retryable_error(&connect),
+            "connect errors are retryable"
+        );
+        let (server, base) = Server::start().await;
+        for (code, retryable) in [(500, true), (429, true), (408, true), (401, false), (404, false)] {
+            let id = format!("e-{code}");
+            server.plan(&id, &[(code, None)]);
+            let error = client
+                .get(format!("{base}/{id}"))
+                .send()
+                .await
+                .unwrap()
+                .error_for_status()
+                .unwrap_err();
+            assert_eq!(
+                backoff_runtime::reqwest::is_retryable_error(&error),
+                retryable,
+                "{code}"
+            );
+        }
+        let bad_url = client.get("not a url").send().await.unwrap_err();
+        assert!(!backoff_runtime::reqwest::is_retryable_error(&bad_url));
+    }
+}

@@ -31,6 +31,7 @@
 //! | `tokio` | yes | sleeping and timing async retry loops on tokio |
 //! | `tracing` | no | a WARN event for each retry and at give-up |
 //! | `http` | no | [`http`] classification of status codes, I/O errors and `Retry-After` |
+//! | `reqwest` | no | [`reqwest`](mod@crate::reqwest) error classification and a status-carrying error type |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -46,6 +47,8 @@ pub mod http;
 mod jitter;
 mod plain;
 mod policy;
+#[cfg(feature = "reqwest")]
+pub mod reqwest;
 mod result;
 mod rng;
 mod schedule;
