@@ -144,3 +144,27 @@ fn a_budget_beside_a_policy() {
     let calls = Cell::new(0);
     assert_eq!(budgeted(&calls), Err(11), "1 retry/s over 10 s");
 }
+
+struct Counter {
+    policy: Policy,
+    hits: u32,
+}
+
+impl Counter {
+    /// In a `&mut self` method, a copy of the field keeps the borrow short.
+    #[retry(policy = self.policy.clone())]
+    fn bump(&mut self) -> Result<u32, u32> {
+        self.hits += 1;
+        if self.hits < 3 { Err(self.hits) } else { Ok(self.hits) }
+    }
+}
+
+#[test]
+fn a_field_policy_in_a_mut_self_method() {
+    let _clock = VirtualClock::install();
+    let mut counter = Counter {
+        policy: Policy::new().initial_backoff(Duration::from_millis(1)),
+        hits: 0,
+    };
+    assert_eq!(counter.bump(), Ok(3));
+}
