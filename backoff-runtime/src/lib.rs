@@ -102,8 +102,14 @@ pub use rand;
 /// | `multiplier` | `2` | integer or float literal, finite, `>= 1` | growth per retry |
 /// | `jitter` | additive, one `initial_backoff` | `additive`, `full`, `equal`, `decorrelated`, `none`, or a duration string (additive amount) | see [`Jitter`] |
 /// | `max_elapsed` | none | duration string | total budget from the first call (monotonic clock); a wait that would end past it is not started |
-/// | `retry_if` | retry every error | a path to `fn(&E) -> bool`, or a closure (parameter type optional) | which errors to retry; may read the arguments |
-/// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)` |
+/// | `retry_if` | retry every error | a path to `fn(&E) -> bool`, or a closure (parameter type optional) | which errors to retry |
+/// | `retry_after` | none | path or closure, `Fn(&E) -> Option<Duration>` | the server's hint: the wait when `<= max_backoff`; a larger hint ends the retries |
+/// | `on_retry` | none | path or closure, `Fn(&E, &`[`RetryEvent`]`)` | called before each wait |
+/// | `on_give_up` | none | path or closure, `Fn(&E, &`[`GiveUp`]`)` | called once when the final error is returned, never on success |
+/// | `sleep` | tokio / `std::thread::sleep` | path or closure: `Fn(Duration) -> impl Future` (async; output ignored), `Fn(Duration)` (sync) | another runtime's timer |
+/// | `budget` | none | path to a `static` [`RetryBudget`] | a retry budget shared by every function naming it |
+/// | `policy` | none | any expression giving a [`Policy`], evaluated once per call | the whole schedule instead of the schedule keys (both is an error) |
+/// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)`; never runs past `max_elapsed` |
 /// | `crate` | `"::backoff_runtime"` | string with a path | where this crate is, when re-exported under another name |
 ///
 /// Durations are string literals with a unit (`ns`, `us` or `µs`, `ms`, `s`,
@@ -117,9 +123,14 @@ pub use rand;
 /// # Stopping
 ///
 /// After each failed attempt, the first of these ends the call with that
-/// error: `retry_if` says it is permanent; `max_retries` retries were made;
-/// the next wait would end past `max_elapsed`. A panic in the body is not
-/// caught. Dropping the future of an async function stops it: no attempt
+/// error (and is the [`StopReason`] reported): `retry_if` says it is
+/// permanent; `max_retries` retries were made; the server's hint exceeds
+/// `max_backoff`; the next wait would end past `max_elapsed`; the budget
+/// refuses the retry. A panic in the body is not caught.
+///
+/// Hooks may be paths or closures and may read the function's arguments and
+/// `self`. The start time is read before the first attempt only when
+/// `max_elapsed`, `on_retry`, `on_give_up` or `budget` needs it. Dropping the future of an async function stops it: no attempt
 /// starts after the drop.
 ///
 /// # What the body may do
