@@ -1,0 +1,16 @@
+//! The simulator: a discrete-event simulation in virtual time of many
+//! clients retrying with the runtime's real schedules and budget.
+//!
+//! Shared by `examples/herd/main.rs` and `tests/herd.rs`. Each module has
+//! one job: [`queue`] orders events in virtual time, [`random`] makes the
+//! seeded randomness (network latency), [`strategy`] turns a strategy into
+//! the runtime's schedule, [`contention`] and [`outage`] are the two models,
+//! [`stats`] summarizes runs and [`sweep`] runs the experiments.
+
+pub(crate) mod contention;
+pub(crate) mod outage;
+pub(crate) mod queue;
+pub(crate) mod random;
+pub(crate) mod stats;
+pub(crate) mod strategy;
+pub(crate) mod sweep;
