@@ -21,11 +21,18 @@
 //! `scripts/callgrind.sh` runs this binary under callgrind: with
 //! `HAPPY_PATH_CALLGRIND="<variant> <iterations>"` set, it calls one variant
 //! (`sync/plain`, `async/retry_literal`, ...; `list` prints them) that many
-//! times and exits without running criterion.
+//! times and exits without running criterion. `harness/empty` (a function
+//! returning `Ok(x)`) measures the calling loop itself.
 //!
-//! `#[retry(policy = CONST)]` is not benchmarked: the key does not exist in
-//! `backoff-macros/src/args.rs` yet. `Policy::retry` (the same loop without
-//! the macro) is.
+//! Variants: `plain` (the function alone), `hand_loop` (a hand-written
+//! retry loop around the same body), `retry_literal` (`#[retry]` with literal
+//! keys), `retry_policy_const` (`#[retry(policy = CONST)]`), `retry_budget`
+//! (`#[retry(budget = STATIC)]`: a shared retry budget, which reads the clock
+//! and deposits on every call, by design), `policy_retry` (`Policy::retry` /
+//! `retry_async`, the same loop without the macro), then backon (builder with
+//! jitter, `BlockingRetryable` / `Retryable`), tokio-retry2 and tryhard
+//! (async only), all with the same schedule (5 retries, 100 ms doubling to a
+//! 2 s cap).
 
 use std::future::Future;
 use std::hint::black_box;
@@ -35,7 +42,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, SystemTime};
 
 use backoff_runtime::rand::Rng;
-use backoff_runtime::{Policy, ThreadRng, retry};
+use backoff_runtime::{Policy, RetryBudget, ThreadRng, retry};
 use criterion::Criterion;
 
 /// The body's error.
@@ -61,11 +68,15 @@ const MAX_RETRIES: u32 = 5;
 const INITIAL: Duration = Duration::from_millis(100);
 const CAP: Duration = Duration::from_secs(2);
 
-/// The same schedule as the `#[retry]` functions below, for `Policy::retry`.
+/// The same schedule as the `#[retry]` functions below, for `Policy::retry`
+/// and `policy = POLICY`.
 const POLICY: Policy = Policy::new()
     .max_retries(MAX_RETRIES)
     .initial_backoff(INITIAL)
     .max_backoff(CAP);
+
+/// The retry budget of the `retry_budget` variants.
+static BUDGET: RetryBudget = RetryBudget::new();
 
 // ---- sync ------------------------------------------------------------------
 
@@ -97,6 +108,18 @@ fn sync_hand_loop(x: u64) -> Result<u64, MyError> {
 #[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s")]
 #[inline(never)]
 fn sync_retry_literal(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
+#[retry(policy = POLICY)]
+#[inline(never)]
+fn sync_retry_policy_const(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", budget = BUDGET)]
+#[inline(never)]
+fn sync_retry_budget(x: u64) -> Result<u64, MyError> {
     work(x)
 }
 
@@ -154,6 +177,16 @@ async fn retry_literal_async(x: u64) -> Result<u64, MyError> {
     work(x)
 }
 
+#[retry(policy = POLICY)]
+async fn retry_policy_const_async(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", budget = BUDGET)]
+async fn retry_budget_async(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
 #[inline(never)]
 fn async_plain(x: u64) -> Result<u64, MyError> {
     poll_ready(plain_async(x))
@@ -167,6 +200,16 @@ fn async_hand_loop(x: u64) -> Result<u64, MyError> {
 #[inline(never)]
 fn async_retry_literal(x: u64) -> Result<u64, MyError> {
     poll_ready(retry_literal_async(x))
+}
+
+#[inline(never)]
+fn async_retry_policy_const(x: u64) -> Result<u64, MyError> {
+    poll_ready(retry_policy_const_async(x))
+}
+
+#[inline(never)]
+fn async_retry_budget(x: u64) -> Result<u64, MyError> {
+    poll_ready(retry_budget_async(x))
 }
 
 #[inline(never)]
@@ -213,6 +256,8 @@ const SYNC: &[Variant] = &[
     ("plain", sync_plain),
     ("hand_loop", sync_hand_loop),
     ("retry_literal", sync_retry_literal),
+    ("retry_policy_const", sync_retry_policy_const),
+    ("retry_budget", sync_retry_budget),
     ("policy_retry", sync_policy_retry),
     ("backon", sync_backon),
 ];
@@ -221,6 +266,8 @@ const ASYNC: &[Variant] = &[
     ("plain", async_plain),
     ("hand_loop", async_hand_loop),
     ("retry_literal", async_retry_literal),
+    ("retry_policy_const", async_retry_policy_const),
+    ("retry_budget", async_retry_budget),
     ("policy_retry", async_policy_retry),
     ("backon", async_backon),
     ("tokio_retry2", async_tokio_retry2),
@@ -238,6 +285,13 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a current-thread runtime")
 }
 
+/// A function that does nothing: what the callgrind loop itself costs per
+/// call (`harness/empty`), to be subtracted from the other variants.
+#[inline(never)]
+fn harness_empty(x: u64) -> Result<u64, MyError> {
+    Ok(x)
+}
+
 /// `HAPPY_PATH_CALLGRIND="<group>/<variant> <iterations>"`: one variant, that
 /// many calls, nothing else (for instruction counts under callgrind).
 fn callgrind_mode(spec: &str) {
@@ -246,7 +300,11 @@ fn callgrind_mode(spec: &str) {
     let iterations: u64 = words.next().and_then(|n| n.parse().ok()).unwrap_or(0);
     let all = GROUPS
         .iter()
-        .flat_map(|(group, variants)| variants.iter().map(move |(v, f)| (format!("{group}/{v}"), *f)));
+        .flat_map(|(group, variants)| variants.iter().map(move |(v, f)| (format!("{group}/{v}"), *f)))
+        .chain([(
+            "harness/empty".to_owned(),
+            harness_empty as fn(u64) -> Result<u64, MyError>,
+        )]);
     let Some((_, call)) = all.clone().find(|(n, _)| *n == name) else {
         for (n, _) in all {
             println!("{n}");

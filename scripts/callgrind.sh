@@ -9,8 +9,10 @@
 # callgrind mode (HAPPY_PATH_CALLGRIND="<variant> <n>": n calls of one variant
 # and nothing else) with K and 2K calls. Instructions per call are
 # (total(2K) - total(K)) / K, so process start-up, the tokio runtime's
-# construction and valgrind's own start cancel out. Counts are deterministic:
-# the same binary gives the same numbers on every run.
+# construction and valgrind's own start cancel out. The calling loop's own
+# cost (harness/empty: a function returning Ok(x)) is measured too and
+# subtracted ("net"). Counts are deterministic: the same binary gives the
+# same numbers on every run.
 #
 # Checks the performance contract of DESIGN.md: a sync #[retry] call costs at
 # most 2 instructions more than the plain call, an async one at most 2x.
@@ -43,38 +45,45 @@ per_call() {
 }
 
 if [ "${1:-}" = "--all" ]; then
-    variants=$(HAPPY_PATH_CALLGRIND=list "$exe")
+    variants=$(HAPPY_PATH_CALLGRIND=list "$exe" | grep -v '^harness/')
 else
-    variants="sync/plain sync/retry_literal async/plain async/retry_literal"
+    variants="sync/plain sync/retry_literal sync/retry_policy_const async/plain async/retry_literal async/retry_policy_const"
 fi
+
+# The calling loop itself (a function returning Ok(x)): subtracted to get
+# the cost of the call alone ("net").
+harness=$(per_call harness/empty)
 
 report="$out_dir/instructions.md"
 {
     echo "# Instructions per happy-path call (callgrind, (Ir(2K) - Ir(K)) / K, K = $K)"
     echo
-    echo "| variant | instructions/call | vs plain of its group |"
-    echo "|---|---:|---:|"
+    echo "The calling loop with a function that returns \`Ok(x)\` costs $harness instructions per call; \"net\" subtracts it."
+    echo
+    echo "| variant | instructions/call | net | net vs plain of its group |"
+    echo "|---|---:|---:|---:|"
 } >"$report"
 
-declare -A per
+declare -A net
 for v in $variants; do
-    per[$v]=$(per_call "$v")
+    gross=$(per_call "$v")
+    net[$v]=$(awk -v x="$gross" -v h="$harness" 'BEGIN { printf "%.2f", x - h }')
     group=${v%%/*}
-    plain=${per[$group/plain]:-}
+    plain=${net[$group/plain]:-}
     if [ -n "$plain" ]; then
-        cmp=$(awk -v x="${per[$v]}" -v p="$plain" 'BEGIN { printf "%+.2f instr, %.2fx", x - p, x / p }')
+        cmp=$(awk -v x="${net[$v]}" -v p="$plain" 'BEGIN { printf "%+.2f instr, %.2fx", x - p, x / p }')
     else
         cmp="n/a"
     fi
-    echo "| $v | ${per[$v]} | $cmp |" >>"$report"
+    echo "| $v | $gross | ${net[$v]} | $cmp |" >>"$report"
 done
 cat "$report"
 echo
 echo "written to $report"
 
 status=0
-sync_delta=$(awk -v a="${per[sync/retry_literal]}" -v b="${per[sync/plain]}" 'BEGIN { printf "%.2f", a - b }')
-async_ratio=$(awk -v a="${per[async/retry_literal]}" -v b="${per[async/plain]}" 'BEGIN { printf "%.2f", a / b }')
+sync_delta=$(awk -v a="${net[sync/retry_literal]}" -v b="${net[sync/plain]}" 'BEGIN { printf "%.2f", a - b }')
+async_ratio=$(awk -v a="${net[async/retry_literal]}" -v b="${net[async/plain]}" 'BEGIN { printf "%.2f", a / b }')
 if awk -v d="$sync_delta" 'BEGIN { exit !(d <= 2) }'; then
     echo "sync:  #[retry] - plain = $sync_delta instructions per call (target <= 2): met"
 else
@@ -82,9 +91,9 @@ else
     status=1
 fi
 if awk -v r="$async_ratio" 'BEGIN { exit !(r <= 2) }'; then
-    echo "async: #[retry] / plain = ${async_ratio}x (target <= 2x): met"
+    echo "async: #[retry] / plain = ${async_ratio}x, net of the loop (target <= 2x): met"
 else
-    echo "async: #[retry] / plain = ${async_ratio}x (target <= 2x): MISSED"
+    echo "async: #[retry] / plain = ${async_ratio}x, net of the loop (target <= 2x): MISSED"
     status=1
 fi
 exit $status

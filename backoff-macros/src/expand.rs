@@ -157,7 +157,6 @@ impl Generator<'_> {
             return_span,
         } = self;
         let state = local("loop");
-        let wait = local("wait");
         let result = local_at("result", *return_span);
         let mut attempt = quote_spanned!(body_span=> async { #body });
         if let Some(limit) = &config.timeout {
@@ -170,22 +169,28 @@ impl Generator<'_> {
             attempt = quote!(#with_timeout(#state.attempt_limit(#policy, #limit), #attempt, #timed_out));
         }
         let step = respan(quote!(#private::AsyncLoop::step), *return_span);
-        let (sleeper, sleep) = match &config.sleep {
-            Some(custom) => {
-                let custom_sleep = respan(quote!(#private::custom_sleep(#custom, #wait)), custom.span());
-                (quote!(#private::CustomSleeper), quote!(#custom_sleep.await;))
-            }
-            None => (quote!(#private::TokioSleeper), quote!(#state.tokio_sleep(#wait).await;)),
+        // Neither the attempt's result nor the wait is a local that lives
+        // across the sleep's `.await`: they would take room in the future.
+        let wait = local("wait");
+        let sleep = local("sleep");
+        let (sleeper, sleep_value) = match &config.sleep {
+            Some(custom) => (
+                quote!(#private::CustomSleeper),
+                respan(quote!(#private::custom_sleep(#custom, #wait)), custom.span()),
+            ),
+            None => (quote!(#private::TokioSleeper), quote!(#state.tokio_sleep(#wait))),
         };
         quote! {
             let mut #state = #private::AsyncLoop::start::<#sleeper>(#policy, #needs_start);
             loop {
-                let #result = #attempt.await;
-                let #wait = match #step(&mut #state, #policy, #result, #hooks) {
-                    #private::Step::Return(#result) => return #result,
-                    #private::Step::Wait(#wait) => #wait,
+                let #sleep = {
+                    let #result = #attempt.await;
+                    match #step(&mut #state, #policy, #result, #hooks) {
+                        #private::Step::Return(#result) => return #result,
+                        #private::Step::Wait(#wait) => #sleep_value,
+                    }
                 };
-                #sleep
+                #sleep.await;
             }
         }
     }
@@ -216,7 +221,7 @@ impl Generator<'_> {
             let #start = #private::start_sync(#policy, #needs_start, &#sleeper);
             let mut #body_fn = #private::sync_body(#closure);
             let #first = #body_fn();
-            #after_first_attempt(#first, #policy, #start, &mut #body_fn, #hooks, #sleeper)
+            #after_first_attempt(#first, #policy, #start, #body_fn, #hooks, #sleeper)
         }
     }
 }

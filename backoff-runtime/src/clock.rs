@@ -5,7 +5,8 @@
 //! `tokio::time::pause` drives them; async loops with a custom `sleep =` read
 //! `std::time::Instant`.
 
-use std::time::Instant;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// Which clock a retry loop reads. Chosen once when the loop starts; a byte,
 /// so it fits in the padding of the loop's state.
@@ -29,5 +30,115 @@ impl ClockKind {
             #[cfg(feature = "tokio")]
             ClockKind::Tokio => tokio::time::Instant::now().into_std(),
         }
+    }
+}
+
+/// The clock, the start instant and where it was read, in 8 bytes: the
+/// state of an async retry loop lives in the function's future, so it is
+/// kept small. Instants are nanoseconds since a process-wide anchor (a year
+/// before the first use, so that virtual and paused clocks, which start at or
+/// after real time, are never before it): 61 bits, 73 years.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Timeline(u64);
+
+/// The bits of [`Timeline`]: clock (2), start read at the first failure (1),
+/// start (61; all ones when none).
+const CLOCK_SHIFT: u32 = 62;
+const FIRST_FAILURE_BIT: u64 = 1 << 61;
+const START_MASK: u64 = FIRST_FAILURE_BIT - 1;
+const NO_START: u64 = START_MASK;
+
+/// The anchor of every [`Timeline`] instant.
+fn anchor() -> Instant {
+    static ANCHOR: OnceLock<Instant> = OnceLock::new();
+    *ANCHOR.get_or_init(|| {
+        let now = Instant::now();
+        now.checked_sub(Duration::from_secs(365 * 24 * 3600)).unwrap_or(now)
+    })
+}
+
+/// `instant` as nanoseconds since the anchor (saturating below `NO_START`).
+#[inline(never)]
+fn nanos_since_anchor(instant: Instant) -> u64 {
+    let nanos = instant.saturating_duration_since(anchor()).as_nanos();
+    u64::try_from(nanos).unwrap_or(NO_START - 1).min(NO_START - 1)
+}
+
+impl Timeline {
+    /// A timeline on `clock`, started at `start` (or not yet started).
+    #[inline(always)]
+    pub(crate) fn new(clock: ClockKind, start: Option<Instant>) -> Timeline {
+        let clock_bits = match clock {
+            ClockKind::Sync => 0,
+            ClockKind::Std => 1,
+            #[cfg(feature = "tokio")]
+            ClockKind::Tokio => 2,
+        };
+        let start = start.map_or(NO_START, nanos_since_anchor);
+        Timeline((clock_bits << CLOCK_SHIFT) | start)
+    }
+
+    /// The clock.
+    pub(crate) fn clock(self) -> ClockKind {
+        match self.0 >> CLOCK_SHIFT {
+            0 => ClockKind::Sync,
+            #[cfg(feature = "tokio")]
+            2 => ClockKind::Tokio,
+            _ => ClockKind::Std,
+        }
+    }
+
+    /// The clock's current instant.
+    pub(crate) fn now(self) -> Instant {
+        self.clock().now()
+    }
+
+    /// Whether the start was read at the first failure rather than the call.
+    pub(crate) fn started_at_first_failure(self) -> bool {
+        self.0 & FIRST_FAILURE_BIT != 0
+    }
+
+    /// Time from the start to `now`, or `None` when the start was not read.
+    pub(crate) fn elapsed_at(self, now: Instant) -> Option<Duration> {
+        let start = self.0 & START_MASK;
+        (start != NO_START).then(|| Duration::from_nanos(nanos_since_anchor(now).saturating_sub(start)))
+    }
+
+    /// Time since the start, reading the start now (and marking it as read
+    /// at the first failure) if nothing read it before.
+    pub(crate) fn elapsed(&mut self) -> Duration {
+        let now = self.now();
+        if self.0 & START_MASK == NO_START {
+            self.0 = (self.0 & !START_MASK) | FIRST_FAILURE_BIT | nanos_since_anchor(now);
+        }
+        self.elapsed_at(now).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeline_round_trips() {
+        let start = Instant::now();
+        for clock in [ClockKind::Sync, ClockKind::Std] {
+            let timeline = Timeline::new(clock, Some(start));
+            assert_eq!(timeline.clock(), clock);
+            assert!(!timeline.started_at_first_failure());
+            assert_eq!(
+                timeline.elapsed_at(start + Duration::from_millis(1500)),
+                Some(Duration::from_millis(1500))
+            );
+            assert_eq!(
+                timeline.elapsed_at(start - Duration::from_secs(1)),
+                Some(Duration::ZERO)
+            );
+        }
+        let mut unstarted = Timeline::new(ClockKind::Std, None);
+        assert_eq!(unstarted.elapsed_at(start), None);
+        let _ = unstarted.elapsed();
+        assert!(unstarted.started_at_first_failure());
+        assert_eq!(unstarted.clock(), ClockKind::Std);
     }
 }

@@ -5,7 +5,7 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::clock::ClockKind;
+use crate::clock::{ClockKind, Timeline};
 use crate::events::{GiveUp, RetryEvent};
 use crate::hooks::Hooks;
 use crate::policy::Policy;
@@ -17,21 +17,22 @@ use crate::stop::StopReason;
 /// Kept flat and small: it lives in the future of every async function.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RetryState {
-    /// The wait used before the latest retry (decorrelated jitter), in ns.
-    previous_nanos: u64,
-    /// When the call began (or, see below, when it first failed).
-    start: Option<Instant>,
+    /// The wait used before the latest retry, in seconds: only decorrelated
+    /// jitter reads it, as the upper end of a random range, so an `f32`
+    /// (relative precision 6e-8) is exact enough and keeps the state at 16
+    /// bytes.
+    previous_secs: f32,
     /// Retries made so far.
     retries: u32,
-    clock: ClockKind,
-    /// `start` was read at the first failure, not at the call: nothing asked
-    /// for a start instant up front, so events measure from there.
-    start_is_first_failure: bool,
+    /// The clock and the start instant (or, when nothing asked for one up
+    /// front, the instant of the first failure, so events measure from there).
+    timeline: Timeline,
 }
 
-/// Whether a stop or a retry will be reported (a hook observes, or tracing).
+/// Whether a stop or a retry will be reported (a hook observes, or a
+/// tracing subscriber listens).
 fn reports<E>(hooks: &impl Hooks<E>) -> bool {
-    cfg!(feature = "tracing") || hooks.observes()
+    hooks.observes() || crate::trace::enabled()
 }
 
 impl RetryState {
@@ -48,39 +49,26 @@ impl RetryState {
         } else {
             None
         };
-        Self::with_start(policy, clock, start)
+        Self::with_start(clock, start)
     }
 
     /// A fresh state with a start instant read earlier (or none).
     #[inline(always)]
-    pub(crate) fn with_start(policy: &Policy, clock: ClockKind, start: Option<Instant>) -> Self {
+    pub(crate) fn with_start(clock: ClockKind, start: Option<Instant>) -> Self {
         RetryState {
-            previous_nanos: u64::try_from(policy.initial_backoff.as_nanos()).unwrap_or(u64::MAX),
-            start,
+            // Not read before the first retry (see `next_wait`): nothing to
+            // compute on the happy path.
+            previous_secs: 0.0,
             retries: 0,
-            clock,
-            start_is_first_failure: false,
+            timeline: Timeline::new(clock, start),
         }
-    }
-
-    /// Time since the start, reading the start now if nothing read it before.
-    fn elapsed(&mut self) -> Duration {
-        let now = self.clock.now();
-        let start = match self.start {
-            Some(start) => start,
-            None => {
-                self.start_is_first_failure = true;
-                *self.start.insert(now)
-            }
-        };
-        now.saturating_duration_since(start)
     }
 
     /// The time left before `max_elapsed`, when it is set (for per-attempt
     /// timeouts, which never run past it).
     pub(crate) fn remaining(&self, policy: &Policy) -> Option<Duration> {
-        let (max_elapsed, start) = (policy.max_elapsed?, self.start?);
-        let elapsed = self.clock.now().saturating_duration_since(start);
+        let max_elapsed = policy.max_elapsed?;
+        let elapsed = self.timeline.elapsed_at(self.timeline.now())?;
         Some(max_elapsed.saturating_sub(elapsed))
     }
 
@@ -100,19 +88,19 @@ impl RetryState {
                         function: hooks.function_name(),
                         attempt: self.retries.saturating_add(1),
                         wait,
-                        elapsed: self.elapsed(),
+                        elapsed: self.timeline.elapsed(),
                         retries_left: policy.max_retries.saturating_sub(self.retries).saturating_sub(1),
                         hinted,
                     };
                     crate::trace::retrying(
                         &event,
                         crate::trace::debug_view(error, hooks.debug_fmt()),
-                        self.start_is_first_failure,
+                        self.timeline.started_at_first_failure(),
                     );
                     hooks.on_retry(error, &event);
                 }
                 self.retries = self.retries.saturating_add(1);
-                self.previous_nanos = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
+                self.previous_secs = wait.as_secs_f32();
                 Ok(wait)
             }
             Err(reason) => {
@@ -120,14 +108,14 @@ impl RetryState {
                     let event = GiveUp {
                         function: hooks.function_name(),
                         attempts: self.retries.saturating_add(1),
-                        elapsed: self.elapsed(),
+                        elapsed: self.timeline.elapsed(),
                         retries_left: policy.max_retries.saturating_sub(self.retries),
                         reason,
                     };
                     crate::trace::giving_up(
                         &event,
                         crate::trace::debug_view(error, hooks.debug_fmt()),
-                        self.start_is_first_failure,
+                        self.timeline.started_at_first_failure(),
                     );
                     hooks.on_give_up(error, &event);
                 }
@@ -154,21 +142,25 @@ impl RetryState {
             Some(hint) if hint > policy.max_backoff => return Err(StopReason::HintAboveCap),
             Some(hint) => (hint, true),
             None => {
-                let previous = Duration::from_nanos(self.previous_nanos);
+                let previous = if self.retries == 0 {
+                    policy.initial_backoff
+                } else {
+                    Duration::try_from_secs_f32(self.previous_secs).unwrap_or(Duration::MAX)
+                };
                 let wait = with_thread_rng(|rng| policy.wait_for(self.retries, previous, rng));
                 (wait, false)
             }
         };
         if let Some(max_elapsed) = policy.max_elapsed {
             // `start` is always read up front when `max_elapsed` is set.
-            let elapsed = self.elapsed();
+            let elapsed = self.timeline.elapsed();
             if elapsed.saturating_add(wait) > max_elapsed {
                 return Err(StopReason::Deadline);
             }
         }
         // Checked last, so no budget is spent on a retry that would not happen.
         if let Some(budget) = policy.budget {
-            if !budget.try_withdraw(self.clock.now()) {
+            if !budget.try_withdraw(self.timeline.now()) {
                 return Err(StopReason::Budget);
             }
         }

@@ -19,6 +19,10 @@ pub(crate) const fn as_nanos(d: Duration) -> u128 {
 /// The duration of `nanos` nanoseconds; callers guarantee `nanos` came from a
 /// `Duration` or is below one.
 pub(crate) fn from_nanos(nanos: u128) -> Duration {
+    // Below 584 years, u64 arithmetic (a hardware division, not u128's).
+    if let Ok(nanos) = u64::try_from(nanos) {
+        return Duration::from_nanos(nanos);
+    }
     let secs = u64::try_from(nanos / NANOS_PER_SEC).unwrap_or(u64::MAX);
     // The remainder is below 1e9, so it fits in a u32.
     let subsec = (nanos % NANOS_PER_SEC) as u32;

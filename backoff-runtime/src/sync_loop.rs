@@ -88,7 +88,7 @@ pub fn after_first_attempt<R, F, B, H, S>(
     first: R,
     policy: &Policy,
     start: Option<Instant>,
-    body: &mut F,
+    mut body: F,
     hooks: B,
     sleeper: S,
 ) -> R
@@ -101,7 +101,7 @@ where
 {
     match first.into_result() {
         Ok(value) => R::from_result(Ok(value)),
-        Err(error) => retry_sync(policy, start, error, body, hooks(HookSet::new()), sleeper),
+        Err(error) => retry_sync(policy, start, error, &mut body, hooks(HookSet::new()), sleeper),
     }
 }
 
@@ -124,7 +124,7 @@ where
     H: Hooks<R::Err>,
     S: SyncSleeper,
 {
-    let mut state = RetryState::with_start(policy, sleeper.clock().0, start);
+    let mut state = RetryState::with_start(sleeper.clock().0, start);
     let mut error = first_error;
     loop {
         match state.decide(policy, &error, &hooks) {

@@ -25,6 +25,20 @@ pub(crate) fn debug_view<E>(error: &E, fmt: Option<DebugFmt<E>>) -> Option<Debug
     fmt.map(|fmt| DebugView { error, fmt })
 }
 
+/// Whether a subscriber would record the events (so they are only built,
+/// and the clock only read for them, when someone listens).
+#[cfg(feature = "tracing")]
+pub(crate) fn enabled() -> bool {
+    tracing::enabled!(target: "backoff_runtime", tracing::Level::WARN)
+}
+
+/// Without the feature, never.
+#[cfg(not(feature = "tracing"))]
+#[inline(always)]
+pub(crate) fn enabled() -> bool {
+    false
+}
+
 /// Where `elapsed` is measured from, as the events say.
 #[cfg(feature = "tracing")]
 fn origin(from_first_failure: bool) -> &'static str {

@@ -1,0 +1,205 @@
+//! Heap allocations of `#[retry]` functions (DESIGN.md, "Performance
+//! contract"): none per call on the happy path, sync or async; none on the
+//! sync failure path; at most one per failing async call on tokio (the boxed
+//! `Sleep`, allocated on the first failure and reset for later waits); none
+//! on an async failure path with a custom sleep.
+//!
+//! ```sh
+//! cargo test --test alloc -- --nocapture
+//! ```
+//!
+//! Counting uses the `allocation-counter` crate (dev-dependency): a global
+//! allocator wrapping `std::alloc::System` that counts per thread, so tests
+//! running in parallel never see each other's allocations. (Implementing
+//! `GlobalAlloc` needs `unsafe impl`, which the workspace forbids.) Each
+//! failure-path test makes one warm-up call first: the thread's RNG, tracing's
+//! callsite registry and tokio's timer allocate once, on first use.
+
+use std::cell::Cell;
+use std::future::{Future, ready};
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use allocation_counter::measure;
+use backoff_runtime::retry;
+
+#[derive(Debug, PartialEq)]
+pub struct Busy;
+
+/// About twenty instructions of work that never fails.
+fn work(x: u64) -> Result<u64, Busy> {
+    let mut acc = x;
+    for i in 0..4 {
+        acc = (acc ^ (acc >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9).wrapping_add(i);
+    }
+    if acc == 0 { Err(Busy) } else { Ok(acc) }
+}
+
+/// Fails `failures` times, then returns the number of the attempt.
+fn flaky(calls: &Cell<u32>, failures: u32) -> Result<u32, Busy> {
+    calls.set(calls.get() + 1);
+    if calls.get() <= failures {
+        Err(Busy)
+    } else {
+        Ok(calls.get())
+    }
+}
+
+/// Polls `future` once with a no-op waker; it must complete.
+fn poll_ready<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("expected the call to complete on its first poll"),
+    }
+}
+
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime")
+}
+
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s")]
+fn happy_sync(x: u64) -> Result<u64, Busy> {
+    work(x)
+}
+
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s")]
+async fn happy_async(x: u64) -> Result<u64, Busy> {
+    work(x)
+}
+
+#[retry(max_retries = 10, initial_backoff = "1ms", max_backoff = "10ms", sleep = |_| {})]
+fn failing_sync(calls: &Cell<u32>, failures: u32) -> Result<u32, Busy> {
+    flaky(calls, failures)
+}
+
+#[retry(max_retries = 10, initial_backoff = "1ms", max_backoff = "10ms")]
+async fn failing_async(calls: &Cell<u32>, failures: u32) -> Result<u32, Busy> {
+    flaky(calls, failures)
+}
+
+#[retry(max_retries = 10, initial_backoff = "1ms", max_backoff = "10ms", sleep = |_| ready(()))]
+async fn failing_async_custom_sleep(calls: &Cell<u32>, failures: u32) -> Result<u32, Busy> {
+    flaky(calls, failures)
+}
+
+/// The same waits by hand with `tokio::time::sleep`: what the runtime itself
+/// allocates per call (the baseline of the async failure test).
+async fn failing_by_hand(calls: &Cell<u32>, failures: u32) -> Result<u32, Busy> {
+    let mut wait = std::time::Duration::from_millis(1);
+    loop {
+        match flaky(calls, failures) {
+            Ok(n) => return Ok(n),
+            Err(_) => {
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(std::time::Duration::from_millis(10));
+            }
+        }
+    }
+}
+
+/// The counter is installed and counts this thread: a zero below is not
+/// vacuous.
+#[test]
+fn counter_sees_an_allocation() {
+    let info = measure(|| drop(black_box(Box::new(1u64))));
+    assert_eq!(info.count_total, 1);
+}
+
+#[test]
+fn sync_happy_path_never_allocates() {
+    assert!(happy_sync(black_box(3)).is_ok());
+    let info = measure(|| {
+        for x in 0..1000 {
+            assert!(black_box(happy_sync(black_box(x + 1))).is_ok());
+        }
+    });
+    assert_eq!(
+        info.count_total, 0,
+        "allocations in 1000 successful sync calls: {info:?}"
+    );
+}
+
+#[test]
+fn async_happy_path_never_allocates() {
+    let rt = paused_runtime();
+    let _context = rt.enter();
+    assert!(poll_ready(happy_async(black_box(3))).is_ok());
+    let info = measure(|| {
+        for x in 0..1000 {
+            assert!(black_box(poll_ready(happy_async(black_box(x + 1)))).is_ok());
+        }
+    });
+    assert_eq!(
+        info.count_total, 0,
+        "allocations in 1000 successful async calls: {info:?}"
+    );
+}
+
+#[test]
+fn sync_failure_path_never_allocates() {
+    assert_eq!(failing_sync(&Cell::new(0), 2), Ok(3));
+    let calls = Cell::new(0);
+    let info = measure(|| assert_eq!(failing_sync(&calls, 10), Ok(11)));
+    assert_eq!(
+        info.count_total, 0,
+        "allocations in a sync call with 10 retries: {info:?}"
+    );
+    // And when the retries run out.
+    let calls = Cell::new(0);
+    let info = measure(|| assert_eq!(failing_sync(&calls, u32::MAX), Err(Busy)));
+    assert_eq!(calls.get(), 11);
+    assert_eq!(
+        info.count_total, 0,
+        "allocations in a sync call that gives up: {info:?}"
+    );
+}
+
+#[test]
+fn async_failure_path_allocates_at_most_once_per_call() {
+    let rt = paused_runtime();
+    assert_eq!(rt.block_on(failing_async(&Cell::new(0), 2)), Ok(3));
+    assert_eq!(rt.block_on(failing_by_hand(&Cell::new(0), 2)), Ok(3));
+
+    // The runtime and its timer allocate nothing per call by themselves...
+    let calls = Cell::new(0);
+    let baseline = measure(|| assert_eq!(rt.block_on(failing_by_hand(&calls, 5)), Ok(6)));
+    assert_eq!(baseline.count_total, 0, "tokio itself allocated: {baseline:?}");
+
+    // ...so what a call with 5 waits allocates is the retry loop's: one
+    // boxed `Sleep`, reused for every wait.
+    let calls = Cell::new(0);
+    let info = measure(|| assert_eq!(rt.block_on(failing_async(&calls, 5)), Ok(6)));
+    println!("async call with 5 retries on tokio: {info:?}");
+    assert!(
+        info.count_total <= 1,
+        "allocations in an async call with 5 retries: {info:?}"
+    );
+    let calls = Cell::new(0);
+    let info = measure(|| assert_eq!(rt.block_on(failing_async(&calls, u32::MAX)), Err(Busy)));
+    assert_eq!(calls.get(), 11);
+    assert!(
+        info.count_total <= 1,
+        "allocations in an async call that gives up after 10 retries: {info:?}"
+    );
+    assert_eq!(
+        info.count_current, 0,
+        "the boxed Sleep is freed with the call: {info:?}"
+    );
+}
+
+#[test]
+fn async_failure_path_with_custom_sleep_never_allocates() {
+    assert_eq!(poll_ready(failing_async_custom_sleep(&Cell::new(0), 2)), Ok(3));
+    let calls = Cell::new(0);
+    let info = measure(|| assert_eq!(poll_ready(failing_async_custom_sleep(&calls, 10)), Ok(11)));
+    assert_eq!(
+        info.count_total, 0,
+        "allocations in an async call with a custom sleep: {info:?}"
+    );
+}
