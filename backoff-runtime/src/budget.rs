@@ -40,6 +40,9 @@ pub struct RetryBudget {
     ratio_per_mille: u64,
     min_per_second: u64,
     window: Duration,
+    /// The window's slot length in nanoseconds (kept so a deposit divides
+    /// in u64, not u128).
+    slot_nanos: u64,
     /// Instants are measured from here (set at first use).
     origin: OnceLock<Instant>,
     /// Per slot: `epoch << 32 | count`.
@@ -90,6 +93,7 @@ impl RetryBudget {
             ratio_per_mille: 200,
             min_per_second: 10,
             window: Duration::from_secs(10),
+            slot_nanos: 1_000_000_000,
             origin: OnceLock::new(),
             deposits: [const { AtomicU64::new(0) }; SLOTS],
             withdrawals: [const { AtomicU64::new(0) }; SLOTS],
@@ -136,6 +140,8 @@ impl RetryBudget {
     pub const fn window(mut self, window: Duration) -> Self {
         assert!(window.as_millis() >= SLOTS as u128, "the window must be at least 10 ms");
         self.window = window;
+        let slot = window.as_nanos() / SLOTS as u128;
+        self.slot_nanos = if slot > u64::MAX as u128 { u64::MAX } else { slot as u64 };
         self
     }
 
@@ -173,11 +179,10 @@ impl RetryBudget {
     /// The slot epoch of `now`: how many slot lengths since the origin.
     fn epoch(&self, now: Instant) -> u64 {
         let origin = *self.origin.get_or_init(|| now);
-        let slot_nanos = (self.window.as_nanos() / SLOTS as u128).max(1);
-        let since = now.saturating_duration_since(origin).as_nanos();
+        let since = u64::try_from(now.saturating_duration_since(origin).as_nanos()).unwrap_or(u64::MAX);
         // Epochs fit in 32 bits for ~136 years of 1 s slots; wrap-around only
         // makes old slots look current, which a window never spans.
-        ((since / slot_nanos) as u64) & 0xFFFF_FFFF
+        (since / self.slot_nanos.max(1)) & 0xFFFF_FFFF
     }
 
     /// Adds `delta` (+1 or -1) to the slot of `epoch`, resetting a slot that
