@@ -47,7 +47,6 @@
 use std::cell::Cell;
 use std::future::{Future, ready};
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, SystemTime};
@@ -55,6 +54,10 @@ use std::time::{Duration, SystemTime};
 use backoff_runtime::rand::Rng;
 use backoff_runtime::{ThreadRng, retry};
 use criterion::Criterion;
+
+#[path = "support/estimates.rs"]
+mod estimates;
+use estimates::median_ns;
 use tokio::runtime::Runtime;
 
 /// The body's error.
@@ -347,37 +350,6 @@ fn bench_all(c: &mut Criterion) {
     group.finish();
 }
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
-}
-
-fn criterion_dir() -> PathBuf {
-    std::env::var_os("CRITERION_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| target_dir().join("criterion"))
-}
-
-/// Criterion's median estimate (ns) of `group/bench`, if it was written by
-/// this run (not left over from an earlier one).
-fn median_ns(group: &str, bench: &str, since: SystemTime) -> Option<f64> {
-    let path = criterion_dir()
-        .join(group)
-        .join(bench)
-        .join("new")
-        .join("estimates.json");
-    let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
-    if modified < since {
-        return None;
-    }
-    let json = std::fs::read_to_string(path).ok()?;
-    let median = &json[json.find("\"median\"")?..];
-    let value = &median[median.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
-    let end = value.find([',', '}'])?;
-    value[..end].trim().parse().ok()
-}
-
 /// The per-retry table of this run: printed and written under `target/`.
 fn report(since: SystemTime) {
     let mut out = format!(
@@ -409,11 +381,7 @@ fn report(since: SystemTime) {
     if !any {
         return;
     }
-    println!("\n{out}");
-    let dir = target_dir().join("bench-ratios");
-    if std::fs::create_dir_all(&dir).is_ok() && std::fs::write(dir.join("failure_path.md"), &out).is_ok() {
-        println!("written to {}", dir.join("failure_path.md").display());
-    }
+    estimates::publish(&out, "failure_path.md");
 }
 
 fn main() {

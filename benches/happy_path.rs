@@ -36,7 +36,6 @@
 
 use std::future::Future;
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, SystemTime};
@@ -44,6 +43,10 @@ use std::time::{Duration, SystemTime};
 use backoff_runtime::rand::Rng;
 use backoff_runtime::{Policy, RetryBudget, ThreadRng, retry};
 use criterion::Criterion;
+
+#[path = "support/estimates.rs"]
+mod estimates;
+use estimates::median_ns;
 
 /// The body's error.
 #[derive(Debug)]
@@ -334,37 +337,6 @@ fn bench_group(c: &mut Criterion, group: &str, variants: &[Variant]) {
     g.finish();
 }
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
-}
-
-fn criterion_dir() -> PathBuf {
-    std::env::var_os("CRITERION_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| target_dir().join("criterion"))
-}
-
-/// Criterion's median estimate (ns) of `group/bench`, if it was written by
-/// this run (not left over from an earlier one).
-fn median_ns(group: &str, bench: &str, since: SystemTime) -> Option<f64> {
-    let path = criterion_dir()
-        .join(group)
-        .join(bench)
-        .join("new")
-        .join("estimates.json");
-    let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
-    if modified < since {
-        return None;
-    }
-    let json = std::fs::read_to_string(path).ok()?;
-    let median = &json[json.find("\"median\"")?..];
-    let value = &median[median.find("\"point_estimate\":")? + "\"point_estimate\":".len()..];
-    let end = value.find([',', '}'])?;
-    value[..end].trim().parse().ok()
-}
-
 /// The ratio table of this run: printed and written under `target/`.
 fn report(since: SystemTime) {
     let mut out = String::from("# happy_path: median time per call, ratio to the plain function of the same run\n\n");
@@ -385,11 +357,7 @@ fn report(since: SystemTime) {
     if !any {
         return;
     }
-    println!("\n{out}");
-    let dir = target_dir().join("bench-ratios");
-    if std::fs::create_dir_all(&dir).is_ok() && std::fs::write(dir.join("happy_path.md"), &out).is_ok() {
-        println!("written to {}", dir.join("happy_path.md").display());
-    }
+    estimates::publish(&out, "happy_path.md");
 }
 
 fn main() {
