@@ -19,6 +19,15 @@ use crate::events::{GiveUp, RetryEvent};
 ///
 /// Implemented by [`HookSet`]; the defaults retry every error, have no hint
 /// and observe nothing.
+///
+/// ```
+/// use backoff_runtime::hooks::{HookSet, Hooks};
+///
+/// let hooks = HookSet::<u16>::new();
+/// assert!(hooks.should_retry(&503));
+/// assert_eq!(hooks.hint(&503), None);
+/// assert!(!hooks.observes());
+/// ```
 pub trait Hooks<E> {
     /// Whether `error` is worth retrying (`retry_if`).
     fn should_retry(&self, error: &E) -> bool;
@@ -36,24 +45,38 @@ pub trait Hooks<E> {
     fn observes(&self) -> bool;
 }
 
-/// A hook that is not set: the default behaviour.
+/// A hook that is not set: the default behaviour (a type parameter of
+/// [`HookSet`]).
+///
+/// ```
+/// use backoff_runtime::hooks::{HookSet, Unset};
+/// let _default: HookSet<std::io::Error, Unset, Unset, Unset, Unset> = HookSet::new();
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Unset;
 
 /// A hook that is set: the user's closure and a function pointer that calls
-/// it (made where the closure's signature was checked).
+/// it (made where the closure's signature was checked). Built by the
+/// [`HookSet`] methods, never by hand.
+///
+/// ```
+/// use backoff_runtime::hooks::{HookSet, RetryIfHook, Unset};
+/// fn permanent(e: &u16) -> bool { *e < 500 }
+/// let _set: HookSet<u16, RetryIfHook<u16, fn(&u16) -> bool>, Unset, Unset, Unset> =
+///     HookSet::new().retry_if(permanent as fn(&u16) -> bool);
+/// ```
 pub struct Set<F, C> {
     hook: F,
     call: C,
 }
 
-/// A set `retry_if` hook.
+/// A set `retry_if` hook (see [`Set`] for an example).
 pub type RetryIfHook<E, F> = Set<F, fn(&F, &E) -> bool>;
-/// A set `retry_after` hook.
+/// A set `retry_after` hook (see [`Set`] for an example of the pattern).
 pub type RetryAfterHook<E, F> = Set<F, fn(&F, &E) -> Option<Duration>>;
-/// A set `on_retry` hook.
+/// A set `on_retry` hook (see [`Set`] for an example of the pattern).
 pub type OnRetryHook<E, F> = Set<F, fn(&F, &E, &RetryEvent)>;
-/// A set `on_give_up` hook.
+/// A set `on_give_up` hook (see [`Set`] for an example of the pattern).
 pub type OnGiveUpHook<E, F> = Set<F, fn(&F, &E, &GiveUp)>;
 
 /// The hooks of one retried function, typed by its error `E`.
@@ -244,6 +267,11 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
 }
 
 /// One hook slot: the default when [`Unset`], the user's hook when [`Set`].
+///
+/// ```
+/// use backoff_runtime::hooks::{Slot, Unset};
+/// assert!(<Unset as Slot<&u8, bool>>::call_or(&Unset, &1, true));
+/// ```
 pub trait Slot<Args, Out> {
     /// Whether the user set this hook.
     const IS_SET: bool = true;

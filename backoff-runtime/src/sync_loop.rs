@@ -11,7 +11,15 @@ use crate::hooks::{HookSet, Hooks};
 use crate::policy::Policy;
 use crate::result::RetryResult;
 
-/// How a sync loop waits, and which clock it measures `max_elapsed` on.
+/// How a sync loop waits, and which clock it measures `max_elapsed` on:
+/// [`ThreadSleep`] by default, [`CustomSleep`] for `sleep = ...`.
+///
+/// ```
+/// use backoff_runtime::{SyncSleeper, ThreadSleep};
+/// let clock = backoff_runtime::testing::VirtualClock::install();
+/// ThreadSleep.sleep(std::time::Duration::from_secs(3));
+/// assert_eq!(clock.elapsed(), std::time::Duration::from_secs(3));
+/// ```
 pub trait SyncSleeper {
     /// Waits for `wait`.
     fn sleep(&self, wait: Duration);
@@ -22,6 +30,11 @@ pub trait SyncSleeper {
 
 /// `std::thread::sleep`, or the thread's virtual clock when a test installed
 /// one ([`testing::VirtualClock`](crate::testing::VirtualClock)).
+///
+/// ```
+/// use backoff_runtime::{SyncSleeper, ThreadSleep};
+/// ThreadSleep.sleep(std::time::Duration::from_millis(1));
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ThreadSleep;
 
@@ -38,7 +51,18 @@ impl SyncSleeper for ThreadSleep {
 }
 
 /// The function's own `sleep = ...`; `max_elapsed` is measured with
-/// `std::time::Instant`.
+/// `std::time::Instant`. Built by the `#[retry]` expansion.
+///
+/// ```
+/// use backoff_runtime::retry;
+/// use std::cell::Cell;
+///
+/// let slept = Cell::new(0);
+/// #[retry(max_retries = 2, sleep = |_| slept.set(slept.get() + 1))]
+/// fn flaky(slept: &Cell<u32>) -> Result<(), ()> { let _ = slept; Err(()) }
+/// assert!(flaky(&slept).is_err());
+/// assert_eq!(slept.get(), 2);
+/// ```
 pub struct CustomSleep<F> {
     sleep: F,
     call: fn(&F, Duration),
