@@ -44,13 +44,13 @@ fn mix(mut x: u64) -> u64 {
 
 /// Ids answered 404 or 401 on every attempt.
 fn is_permanent(id: u32) -> bool {
-    mix(SEED ^ u64::from(id)) % 10 == 0
+    mix(SEED ^ u64::from(id)).is_multiple_of(10)
 }
 
 /// The fault of attempt `attempt` (1-based) of request `id`.
 fn plan(id: u32, attempt: u32) -> Fault {
     if is_permanent(id) {
-        return if mix(SEED ^ u64::from(id) ^ 1) % 2 == 0 {
+        return if mix(SEED ^ u64::from(id) ^ 1).is_multiple_of(2) {
             Fault::NotFound
         } else {
             Fault::Unauthorized
