@@ -48,6 +48,23 @@ pub(crate) struct Config {
 }
 
 impl Config {
+    /// Whether every hook, the sleep and the policy are plain paths, which
+    /// cannot read the function's arguments (so the body's closure may own
+    /// them).
+    pub(crate) fn captures_nothing_besides_the_body(&self) -> bool {
+        [
+            &self.retry_if,
+            &self.retry_after,
+            &self.on_retry,
+            &self.on_give_up,
+            &self.sleep,
+            &self.policy,
+        ]
+        .into_iter()
+        .flatten()
+        .all(|expr| matches!(expr, Expr::Path(_)))
+    }
+
     /// Whether a hook needs the start instant read before the first attempt.
     pub(crate) fn needs_start(&self) -> bool {
         self.on_retry.is_some() || self.on_give_up.is_some()
