@@ -67,6 +67,18 @@ impl<T> Slot<T> {
         self.value
     }
 
+    /// Converts the value with `convert` (told the key's name) and sets it.
+    fn fill(
+        &mut self,
+        key: &Ident,
+        span: Span,
+        errors: &mut Errors,
+        convert: impl FnOnce(&'static str, &mut Errors) -> Option<T>,
+    ) {
+        let value = convert(self.name, errors);
+        self.set(key, value, span, errors);
+    }
+
     fn set(&mut self, key: &Ident, value: Option<T>, span: Span, errors: &mut Errors) {
         if self.value.is_some() {
             errors.push(
@@ -176,96 +188,55 @@ impl RawArgs {
         for KeyValue { key, value } in pairs {
             let span = value.span();
             match key.unraw().to_string().as_str() {
-                "max_retries" => {
-                    let v = retries(&value, errors);
-                    raw.max_retries.set(&key, v, span, errors);
-                }
-                "max_backoff" => {
-                    let v = duration_value("max_backoff", &value, errors);
-                    raw.max_backoff.set(&key, v, span, errors);
-                }
+                "max_retries" => raw.max_retries.fill(&key, span, errors, |_, e| retries(&value, e)),
+                "max_backoff" => raw
+                    .max_backoff
+                    .fill(&key, span, errors, |name, e| duration_value(name, &value, e)),
                 "initial_backoff" => {
-                    let v = duration_value("initial_backoff", &value, errors);
-                    raw.initial_backoff.set(&key, v, span, errors);
+                    raw.initial_backoff
+                        .fill(&key, span, errors, |name, e| duration_value(name, &value, e));
                 }
-                "max_elapsed" => {
-                    let v = duration_value("max_elapsed", &value, errors);
-                    raw.max_elapsed.set(&key, v, span, errors);
-                }
-                "multiplier" => {
-                    let v = multiplier(&value, errors);
-                    raw.multiplier.set(&key, v, span, errors);
-                }
-                "jitter" => {
-                    let v = jitter(&value, errors);
-                    raw.jitter.set(&key, v, span, errors);
-                }
-                "retry_if" => {
-                    let v = callable(
-                        "retry_if",
+                "max_elapsed" => raw
+                    .max_elapsed
+                    .fill(&key, span, errors, |name, e| duration_value(name, &value, e)),
+                "timeout" => raw
+                    .timeout
+                    .fill(&key, span, errors, |name, e| duration_value(name, &value, e)),
+                "multiplier" => raw.multiplier.fill(&key, span, errors, |_, e| multiplier(&value, e)),
+                "jitter" => raw.jitter.fill(&key, span, errors, |_, e| jitter(&value, e)),
+                "retry_if" => raw.retry_if.fill(&key, span, errors, |name, e| {
+                    callable(
+                        name,
                         "fn(&E) -> bool",
                         ("is_transient", "|e| e.is_transient()"),
                         value,
-                        errors,
-                    );
-                    raw.retry_if.set(&key, v, span, errors);
-                }
-                "retry_after" => {
-                    let v = callable(
-                        "retry_after",
-                        "fn(&E) -> Option<Duration>",
-                        ("server_hint", "|e| e.retry_after()"),
-                        value,
-                        errors,
-                    );
-                    raw.retry_after.set(&key, v, span, errors);
-                }
-                "on_retry" => {
-                    let v = callable(
-                        "on_retry",
-                        "fn(&E, &RetryEvent)",
-                        ("log_retry", "|e, event| ..."),
-                        value,
-                        errors,
-                    );
-                    raw.on_retry.set(&key, v, span, errors);
-                }
-                "on_give_up" => {
-                    let v = callable(
-                        "on_give_up",
-                        "fn(&E, &GiveUp)",
-                        ("log_give_up", "|e, event| ..."),
-                        value,
-                        errors,
-                    );
-                    raw.on_give_up.set(&key, v, span, errors);
-                }
-                "sleep" => {
-                    let v = callable(
-                        "sleep",
-                        "fn(Duration) -> impl Future in async fns, fn(Duration) in sync ones",
+                        e,
+                    )
+                }),
+                "retry_after" => raw.retry_after.fill(&key, span, errors, |name, e| {
+                    let example = ("server_hint", "|e| e.retry_after()");
+                    callable(name, "fn(&E) -> Option<Duration>", example, value, e)
+                }),
+                "on_retry" => raw.on_retry.fill(&key, span, errors, |name, e| {
+                    callable(name, "fn(&E, &RetryEvent)", ("log_retry", "|e, event| ..."), value, e)
+                }),
+                "on_give_up" => raw.on_give_up.fill(&key, span, errors, |name, e| {
+                    callable(name, "fn(&E, &GiveUp)", ("log_give_up", "|e, event| ..."), value, e)
+                }),
+                "sleep" => raw.sleep.fill(&key, span, errors, |name, e| {
+                    let signature = "fn(Duration) -> impl Future in async fns, fn(Duration) in sync ones";
+                    callable(
+                        name,
+                        signature,
                         ("async_io::Timer::after", "|d| my_runtime::sleep(d)"),
                         value,
-                        errors,
-                    );
-                    raw.sleep.set(&key, v, span, errors);
-                }
-                "budget" => {
-                    let v = budget_path(value, errors);
-                    raw.budget.set(&key, v, span, errors);
-                }
-                "policy" => {
-                    // Any expression giving a `Policy`; its type is checked by rustc.
-                    raw.policy.set(&key, Some(value), span, errors);
-                }
-                "timeout" => {
-                    let v = duration_value("timeout", &value, errors);
-                    raw.timeout.set(&key, v, span, errors);
-                }
-                "crate" => {
-                    let v = crate_path(&value, errors);
-                    raw.krate.set(&key, v, span, errors);
-                }
+                        e,
+                    )
+                }),
+                "budget" => raw.budget.fill(&key, span, errors, |_, e| budget_path(value, e)),
+                // Any expression giving a `Policy`; its type is checked by rustc.
+                "policy" => raw.policy.fill(&key, span, errors, |_, _| Some(value)),
+                "crate" => raw.krate.fill(&key, span, errors, |_, e| crate_path(&value, e)),
                 other => errors.push(key.span(), unknown_key_message(other)),
             }
         }

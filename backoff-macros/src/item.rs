@@ -2,7 +2,6 @@
 //! `const fn`, an `extern` function, a declaration without a body) is
 //! rejected here with a message that names the problem.
 
-use proc_macro2::TokenStream;
 use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;
 use syn::{Attribute, Signature, Stmt, Token, Visibility, token};
@@ -170,10 +169,4 @@ fn looks_like_fn(input: ParseStream<'_>) -> bool {
             return false;
         }
     }
-}
-
-/// Re-emits the original item untouched: the fallback after an argument
-/// error, so callers of the function see no second error.
-pub(crate) fn fallback(item: TokenStream) -> TokenStream {
-    item
 }

@@ -52,7 +52,9 @@ fn retry_impl(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) ->
         (Ok(()), Some(config), Some(function)) => expand::expand(&config, function),
         (result, _, _) => {
             let compile_errors = result.err().map(|e| e.to_compile_error()).unwrap_or_default();
-            let mut out = item::fallback(item);
+            // The original item, untouched, after the errors: callers of the
+            // function see no second error.
+            let mut out = item;
             out.extend(compile_errors);
             out
         }

@@ -45,65 +45,38 @@ fn origin(from_first_failure: bool) -> &'static str {
     if from_first_failure { "first_failure" } else { "call" }
 }
 
-/// Emits the WARN event of a retry.
+/// Emits the WARN event of a retry. `error` is left out when `None` (its
+/// type is not `Debug`): tracing records nothing for a `None` field.
 #[cfg(feature = "tracing")]
 pub(crate) fn retrying(event: &RetryEvent, error: Option<impl Debug>, from_first_failure: bool) {
-    let elapsed_from = origin(from_first_failure);
-    match error {
-        Some(error) => tracing::warn!(
-            target: "backoff_runtime",
-            function = event.function,
-            attempt = event.attempt,
-            wait = ?event.wait,
-            elapsed = ?event.elapsed,
-            elapsed_from,
-            retries_left = event.retries_left,
-            hinted = event.hinted,
-            error = ?error,
-            "attempt failed, retrying"
-        ),
-        None => tracing::warn!(
-            target: "backoff_runtime",
-            function = event.function,
-            attempt = event.attempt,
-            wait = ?event.wait,
-            elapsed = ?event.elapsed,
-            elapsed_from,
-            retries_left = event.retries_left,
-            hinted = event.hinted,
-            "attempt failed, retrying"
-        ),
-    }
+    tracing::warn!(
+        target: "backoff_runtime",
+        function = event.function,
+        attempt = event.attempt,
+        wait = ?event.wait,
+        elapsed = ?event.elapsed,
+        elapsed_from = origin(from_first_failure),
+        retries_left = event.retries_left,
+        hinted = event.hinted,
+        error = error.map(tracing::field::debug),
+        "attempt failed, retrying"
+    );
 }
 
-/// Emits the WARN event of giving up.
+/// Emits the WARN event of giving up (`error` as in [`retrying`]).
 #[cfg(feature = "tracing")]
 pub(crate) fn giving_up(event: &GiveUp, error: Option<impl Debug>, from_first_failure: bool) {
-    let elapsed_from = origin(from_first_failure);
-    let reason = tracing::field::display(event.reason);
-    match error {
-        Some(error) => tracing::warn!(
-            target: "backoff_runtime",
-            function = event.function,
-            attempts = event.attempts,
-            elapsed = ?event.elapsed,
-            elapsed_from,
-            retries_left = event.retries_left,
-            reason,
-            error = ?error,
-            "giving up"
-        ),
-        None => tracing::warn!(
-            target: "backoff_runtime",
-            function = event.function,
-            attempts = event.attempts,
-            elapsed = ?event.elapsed,
-            elapsed_from,
-            retries_left = event.retries_left,
-            reason,
-            "giving up"
-        ),
-    }
+    tracing::warn!(
+        target: "backoff_runtime",
+        function = event.function,
+        attempts = event.attempts,
+        elapsed = ?event.elapsed,
+        elapsed_from = origin(from_first_failure),
+        retries_left = event.retries_left,
+        reason = %event.reason,
+        error = error.map(tracing::field::debug),
+        "giving up"
+    );
 }
 
 #[cfg(not(feature = "tracing"))]
