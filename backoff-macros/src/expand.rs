@@ -173,15 +173,21 @@ impl Generator<'_> {
         // across the sleep's `.await`: they would take room in the future.
         let wait = local("wait");
         let sleep = local("sleep");
+        let slot = local("sleep_slot");
         let (sleeper, sleep_value) = match &config.sleep {
             Some(custom) => (
                 quote!(#private::CustomSleeper),
                 respan(quote!(#private::custom_sleep(#custom, #wait)), custom.span()),
             ),
-            None => (quote!(#private::TokioSleeper), quote!(#state.tokio_sleep(#wait))),
+            None => (quote!(#private::TokioSleeper), quote!(#slot.sleep(#wait))),
         };
+        let slot_value = config
+            .sleep
+            .is_none()
+            .then(|| quote!(let mut #slot = #private::TokioSleepSlot::new();));
         quote! {
             let mut #state = #private::AsyncLoop::start::<#sleeper>(#policy, #needs_start);
+            #slot_value
             loop {
                 let #sleep = {
                     let #result = #attempt.await;

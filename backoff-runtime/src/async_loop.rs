@@ -49,17 +49,31 @@ impl AsyncSleeper for TokioSleeper {
     const CLOCK: ClockChoice = ClockChoice(ClockKind::Tokio);
 }
 
-/// Sleeps with the function's `sleep = ...`, measures with `std::time::Instant`.
+/// Sleeps with the function's `sleep = ...`. Measures `max_elapsed` with
+/// tokio's clock when the `tokio` feature is on (the current runtime's clock,
+/// paused or not; `std::time::Instant` outside a runtime), so
+/// `sleep = tokio::time::sleep` keeps the deadline on the clock it advances;
+/// with `std::time::Instant` otherwise.
 #[derive(Debug)]
 pub struct CustomSleeper;
 
 impl AsyncSleeper for CustomSleeper {
+    #[cfg(feature = "tokio")]
+    const CLOCK: ClockChoice = ClockChoice(ClockKind::Tokio);
+    #[cfg(not(feature = "tokio"))]
     const CLOCK: ClockChoice = ClockChoice(ClockKind::Std);
 }
 
-/// The state of one call's async retry loop.
+/// The state of one call's async retry loop (20 bytes, 4-byte aligned).
 pub struct AsyncLoop {
     state: RetryState,
+}
+
+/// The tokio timer of one call's async retry loop: a boxed `Sleep`,
+/// allocated on the first failure and reset for later waits. Kept apart
+/// from [`AsyncLoop`] so each packs with its neighbours in the future.
+#[derive(Debug, Default)]
+pub struct TokioSleepSlot {
     #[cfg(feature = "tokio")]
     sleep: Option<core::pin::Pin<Box<tokio::time::Sleep>>>,
 }
@@ -71,8 +85,6 @@ impl AsyncLoop {
     pub fn start<S: AsyncSleeper>(policy: &Policy, needs_start: bool) -> Self {
         AsyncLoop {
             state: RetryState::start(policy, S::CLOCK.0, needs_start),
-            #[cfg(feature = "tokio")]
-            sleep: None,
         }
     }
 
@@ -111,13 +123,23 @@ impl AsyncLoop {
             },
         }
     }
+}
+
+impl TokioSleepSlot {
+    /// An empty slot: nothing allocated until the first wait.
+    #[inline(always)]
+    pub fn new() -> Self {
+        TokioSleepSlot::default()
+    }
 
     /// A tokio sleep of `wait`: the boxed `Sleep` is allocated on the first
     /// call and reset afterwards. Panics, naming the fix, outside a tokio
-    /// runtime.
+    /// runtime. A wait too long to add to the clock (a `max_backoff` of
+    /// `Duration::MAX` and a huge `Retry-After`) sleeps until a deadline
+    /// decades away, as `tokio::time::sleep` does: never an overflow panic.
     #[cfg(feature = "tokio")]
-    pub fn tokio_sleep(&mut self, wait: Duration) -> core::pin::Pin<&mut tokio::time::Sleep> {
-        let deadline = tokio::time::Instant::now() + wait;
+    pub fn sleep(&mut self, wait: Duration) -> core::pin::Pin<&mut tokio::time::Sleep> {
+        let deadline = far_deadline(tokio::time::Instant::now(), wait);
         match &mut self.sleep {
             Some(sleep) => {
                 sleep.as_mut().reset(deadline);
@@ -131,7 +153,7 @@ impl AsyncLoop {
     /// so no loop can get here; the method exists so that the one error a
     /// user sees is the missing feature.
     #[cfg(not(feature = "tokio"))]
-    pub fn tokio_sleep(&mut self, _wait: Duration) -> core::future::Ready<()> {
+    pub fn sleep(&mut self, _wait: Duration) -> core::future::Ready<()> {
         panic!("backoff-runtime was built without the `tokio` feature")
     }
 }
@@ -156,6 +178,17 @@ where
 pub trait SleepFuture: core::future::Future {}
 
 impl<F: core::future::Future> SleepFuture for F {}
+
+/// `now + wait`, or a deadline 30 years from now when that is not
+/// representable (tokio's own far-future fallback); 30 years from now is
+/// always representable where `now` came from a running clock.
+#[cfg(feature = "tokio")]
+fn far_deadline(now: tokio::time::Instant, wait: Duration) -> tokio::time::Instant {
+    const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+    now.checked_add(wait)
+        .or_else(|| now.checked_add(FAR_FUTURE))
+        .unwrap_or(now)
+}
 
 /// `tokio::time::sleep_until`, with a panic message that names the fix when
 /// there is no runtime to sleep on.

@@ -10,20 +10,18 @@ use crate::events::{GiveUp, RetryEvent};
 use crate::hooks::Hooks;
 use crate::policy::Policy;
 use crate::rng::with_thread_rng;
+use crate::schedule::Backoff;
 use crate::stop::StopReason;
 
-/// What a retry loop remembers between attempts: the retry counter, the
-/// previous wait, the clock, and the start instant when something needs it.
-/// Kept flat and small: it lives in the future of every async function.
+/// What a retry loop remembers between attempts: the schedule's state
+/// machine (the retry counter and the previous wait, shared with
+/// [`Schedule`](crate::Schedule)), the clock, and the start instant when
+/// something needs it. Kept flat and small: it lives in the future of every
+/// async function.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RetryState {
-    /// The wait used before the latest retry, in seconds: only decorrelated
-    /// jitter reads it, as the upper end of a random range, so an `f32`
-    /// (relative precision 6e-8) is exact enough and keeps the state at 16
-    /// bytes.
-    previous_secs: f32,
-    /// Retries made so far.
-    retries: u32,
+    /// Retries made so far and the previous wait, exact in nanoseconds.
+    backoff: Backoff,
     /// The clock and the start instant (or, when nothing asked for one up
     /// front, the instant of the first failure, so events measure from there).
     timeline: Timeline,
@@ -56,10 +54,7 @@ impl RetryState {
     #[inline(always)]
     pub(crate) fn with_start(clock: ClockKind, start: Option<Instant>) -> Self {
         RetryState {
-            // Not read before the first retry (see `next_wait`): nothing to
-            // compute on the happy path.
-            previous_secs: 0.0,
-            retries: 0,
+            backoff: Backoff::new(),
             timeline: Timeline::new(clock, start),
         }
     }
@@ -86,10 +81,10 @@ impl RetryState {
                 if reports(hooks) {
                     let event = RetryEvent {
                         function: hooks.function_name(),
-                        attempt: self.retries.saturating_add(1),
+                        attempt: self.backoff.retries().saturating_add(1),
                         wait,
                         elapsed: self.timeline.elapsed(),
-                        retries_left: policy.max_retries.saturating_sub(self.retries).saturating_sub(1),
+                        retries_left: policy.max_retries.saturating_sub(self.backoff.retries()).saturating_sub(1),
                         hinted,
                     };
                     crate::trace::retrying(
@@ -99,17 +94,16 @@ impl RetryState {
                     );
                     hooks.on_retry(error, &event);
                 }
-                self.retries = self.retries.saturating_add(1);
-                self.previous_secs = wait.as_secs_f32();
+                self.backoff.advance(wait);
                 Ok(wait)
             }
             Err(reason) => {
                 if reports(hooks) {
                     let event = GiveUp {
                         function: hooks.function_name(),
-                        attempts: self.retries.saturating_add(1),
+                        attempts: self.backoff.retries().saturating_add(1),
                         elapsed: self.timeline.elapsed(),
-                        retries_left: policy.max_retries.saturating_sub(self.retries),
+                        retries_left: policy.max_retries.saturating_sub(self.backoff.retries()),
                         reason,
                     };
                     crate::trace::giving_up(
@@ -135,21 +129,13 @@ impl RetryState {
         if !hooks.should_retry(error) {
             return Err(StopReason::Permanent);
         }
-        if self.retries >= policy.max_retries {
+        if self.backoff.retries() >= policy.max_retries {
             return Err(StopReason::Exhausted);
         }
         let (wait, hinted) = match hooks.hint(error) {
             Some(hint) if hint > policy.max_backoff => return Err(StopReason::HintAboveCap),
             Some(hint) => (hint, true),
-            None => {
-                let previous = if self.retries == 0 {
-                    policy.initial_backoff
-                } else {
-                    Duration::try_from_secs_f32(self.previous_secs).unwrap_or(Duration::MAX)
-                };
-                let wait = with_thread_rng(|rng| policy.wait_for(self.retries, previous, rng));
-                (wait, false)
-            }
+            None => (with_thread_rng(|rng| self.backoff.next_wait(policy, rng)), false),
         };
         if let Some(max_elapsed) = policy.max_elapsed {
             // `start` is always read up front when `max_elapsed` is set.

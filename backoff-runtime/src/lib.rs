@@ -194,7 +194,9 @@ pub use backoff_macros::retry;
 /// Not public API: what `#[retry]` expansions call. May change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::async_loop::{AsyncLoop, AsyncSleeper, CustomSleeper, Step, TokioSleeper, custom_sleep};
+    pub use crate::async_loop::{
+        AsyncLoop, AsyncSleeper, CustomSleeper, Step, TokioSleepSlot, TokioSleeper, custom_sleep,
+    };
     pub use crate::hooks::{DebugProbe, HookSet, ProbeDebug, ProbeOpaque};
     pub use crate::policy::{Jitter, Policy};
     pub use crate::result::RetryResult;

@@ -90,7 +90,7 @@ impl Policy {
 mod tokio_api {
     use core::future::Future;
 
-    use crate::async_loop::{AsyncLoop, Step, TokioSleeper};
+    use crate::async_loop::{AsyncLoop, Step, TokioSleepSlot, TokioSleeper};
     use crate::hooks::{HookSet, Hooks};
     use crate::policy::Policy;
 
@@ -179,12 +179,13 @@ mod tokio_api {
         {
             let hooks = hooks(HookSet::new());
             let mut retry = AsyncLoop::start::<TokioSleeper>(self, hooks.observes());
+            let mut timer = TokioSleepSlot::new();
             loop {
                 let wait = match retry.step(self, op().await, |_| &hooks) {
                     Step::Return(result) => return result,
                     Step::Wait(wait) => wait,
                 };
-                retry.tokio_sleep(wait).await;
+                timer.sleep(wait).await;
             }
         }
     }

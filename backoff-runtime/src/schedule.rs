@@ -149,33 +149,59 @@ impl Policy {
     pub fn schedule_with_rng<R: Rng>(&self, rng: R) -> Schedule<R> {
         Schedule {
             policy: *self,
-            backoff: Backoff::new(self),
+            backoff: Backoff::new(),
             rng,
         }
     }
 }
 
-/// The retry counter and the previous wait: what the schedule needs to
-/// remember between retries.
-#[derive(Clone, Copy, Debug)]
+/// The retry state machine: the retry counter and the wait used before the
+/// latest retry. The one place that decides the next scheduled wait and
+/// records a retry: the retry loops ([`RetryState`](crate::decide::RetryState))
+/// and [`Schedule`] both step it, so for the same random draws they take the
+/// same waits.
+#[derive(Clone, Copy, Debug, Default)]
+// 4-byte aligned (12 bytes), so the loop state packs with the 4-byte fields
+// around it in an async function's future.
+#[repr(Rust, packed(4))]
 pub(crate) struct Backoff {
     /// Retries made so far (`n` of the next retry).
-    pub(crate) retries: u32,
-    /// The wait actually used last (for decorrelated jitter), in nanoseconds.
+    retries: u32,
+    /// The wait used before the latest retry, scheduled or hinted, in
+    /// nanoseconds (saturating at `u64::MAX`, 584 years); read only by
+    /// decorrelated jitter, and only once a retry was made.
     previous_nanos: u64,
 }
 
 impl Backoff {
-    pub(crate) fn new(policy: &Policy) -> Self {
+    /// No retry made yet. All zeros: nothing to compute on the happy path.
+    #[inline(always)]
+    pub(crate) const fn new() -> Self {
         Backoff {
             retries: 0,
-            previous_nanos: u64::try_from(policy.initial_backoff.as_nanos()).unwrap_or(u64::MAX),
+            previous_nanos: 0,
+        }
+    }
+
+    /// Retries made so far.
+    #[inline(always)]
+    pub(crate) const fn retries(&self) -> u32 {
+        self.retries
+    }
+
+    /// The previous wait as decorrelated jitter reads it: `initial_backoff`
+    /// before the first retry, then the wait actually used.
+    fn previous(&self, policy: &Policy) -> Duration {
+        if self.retries == 0 {
+            policy.initial_backoff
+        } else {
+            Duration::from_nanos(self.previous_nanos)
         }
     }
 
     /// The scheduled wait for the next retry (jitter drawn from `rng`).
     pub(crate) fn next_wait<R: Rng + ?Sized>(&self, policy: &Policy, rng: &mut R) -> Duration {
-        policy.wait_for(self.retries, Duration::from_nanos(self.previous_nanos), rng)
+        policy.wait_for(self.retries, self.previous(policy), rng)
     }
 
     /// Records that a retry is made after `wait` (scheduled or hinted).
@@ -207,7 +233,7 @@ impl<R: Rng> Iterator for Schedule<R> {
     type Item = Duration;
 
     fn next(&mut self) -> Option<Duration> {
-        if self.backoff.retries >= self.policy.max_retries {
+        if self.backoff.retries() >= self.policy.max_retries {
             return None;
         }
         let wait = self.backoff.next_wait(&self.policy, &mut self.rng);
@@ -216,7 +242,7 @@ impl<R: Rng> Iterator for Schedule<R> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.policy.max_retries.saturating_sub(self.backoff.retries);
+        let left = self.policy.max_retries.saturating_sub(self.backoff.retries());
         let left = usize::try_from(left).unwrap_or(usize::MAX);
         (left, Some(left))
     }

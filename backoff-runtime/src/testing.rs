@@ -25,25 +25,37 @@ pub fn seed_thread_rng(seed: u64) {
     crate::rng::seed_thread(seed);
 }
 
+/// One installed virtual clock.
 struct VirtualState {
+    /// Which guard owns it.
+    id: u64,
     origin: Instant,
     elapsed: Duration,
     waits: Vec<Duration>,
 }
 
 thread_local! {
-    static VIRTUAL: RefCell<Option<VirtualState>> = const { RefCell::new(None) };
+    /// The clocks installed on this thread, oldest first; the last is live.
+    static VIRTUAL: RefCell<Vec<VirtualState>> = const { RefCell::new(Vec::new()) };
+    /// The id of the next clock installed on this thread.
+    static NEXT_ID: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
 }
 
-/// The virtual clock's "now", when one is installed on this thread.
+/// The live virtual clock's "now", when one is installed on this thread
+/// (saturating: a virtual time too far ahead to represent reads as far ahead
+/// as can be represented).
 pub(crate) fn virtual_now() -> Option<Instant> {
-    VIRTUAL.with(|v| v.borrow().as_ref().map(|s| s.origin + s.elapsed))
+    VIRTUAL.with(|v| {
+        v.borrow()
+            .last()
+            .map(|s| crate::clock::saturating_add(s.origin, s.elapsed))
+    })
 }
 
-/// Records `wait` on the virtual clock instead of sleeping; `false` when no
-/// virtual clock is installed on this thread.
+/// Records `wait` on the live virtual clock instead of sleeping; `false` when
+/// no virtual clock is installed on this thread.
 pub(crate) fn virtual_sleep(wait: Duration) -> bool {
-    VIRTUAL.with(|v| match v.borrow_mut().as_mut() {
+    VIRTUAL.with(|v| match v.borrow_mut().last_mut() {
         Some(state) => {
             state.elapsed = state.elapsed.saturating_add(wait);
             state.waits.push(wait);
@@ -58,8 +70,10 @@ pub(crate) fn virtual_sleep(wait: Duration) -> bool {
 /// [`Policy::retry`](crate::Policy::retry) are recorded and advance virtual
 /// time instead of sleeping, and `max_elapsed` is measured on virtual time.
 ///
-/// Dropping it uninstalls it. Installing a second one on the same thread
-/// replaces the first.
+/// Clocks nest like a stack of guards: installing a second one on the same
+/// thread makes it the live one until it is dropped, and then the first is
+/// live again. Dropping a clock that is not the live one only removes it
+/// (the live one stays). Each guard reports its own waits and time.
 ///
 /// ```
 /// use backoff_runtime::{Jitter, Policy};
@@ -76,6 +90,8 @@ pub(crate) fn virtual_sleep(wait: Duration) -> bool {
 #[derive(Debug)]
 #[must_use = "the virtual clock is uninstalled when this guard is dropped"]
 pub struct VirtualClock {
+    /// The id of this guard's clock on its thread.
+    id: u64,
     // Not Send: the clock belongs to the thread that installed it.
     _thread_bound: core::marker::PhantomData<*const ()>,
 }
@@ -89,16 +105,28 @@ impl VirtualClock {
     /// assert!(clock.waits().is_empty());
     /// ```
     pub fn install() -> Self {
+        let id = NEXT_ID.with(|next| {
+            let id = next.get();
+            next.set(id.wrapping_add(1));
+            id
+        });
         VIRTUAL.with(|v| {
-            *v.borrow_mut() = Some(VirtualState {
+            v.borrow_mut().push(VirtualState {
+                id,
                 origin: Instant::now(),
                 elapsed: Duration::ZERO,
                 waits: Vec::new(),
             });
         });
         VirtualClock {
+            id,
             _thread_bound: core::marker::PhantomData,
         }
+    }
+
+    /// Runs `f` on this guard's own clock.
+    fn with_state<T>(&self, f: impl FnOnce(&mut VirtualState) -> T) -> Option<T> {
+        VIRTUAL.with(|v| v.borrow_mut().iter_mut().find(|s| s.id == self.id).map(f))
     }
 
     /// Every wait recorded so far, in order.
@@ -109,7 +137,7 @@ impl VirtualClock {
     /// ```
     #[must_use]
     pub fn waits(&self) -> Vec<Duration> {
-        VIRTUAL.with(|v| v.borrow().as_ref().map(|s| s.waits.clone()).unwrap_or_default())
+        self.with_state(|s| s.waits.clone()).unwrap_or_default()
     }
 
     /// Virtual time elapsed since the clock was installed.
@@ -122,7 +150,7 @@ impl VirtualClock {
     /// ```
     #[must_use]
     pub fn elapsed(&self) -> Duration {
-        VIRTUAL.with(|v| v.borrow().as_ref().map(|s| s.elapsed).unwrap_or_default())
+        self.with_state(|s| s.elapsed).unwrap_or_default()
     }
 
     /// Moves virtual time forward, e.g. to stand for time spent inside the
@@ -135,16 +163,14 @@ impl VirtualClock {
     /// assert!(clock.waits().is_empty());
     /// ```
     pub fn advance(&self, by: Duration) {
-        VIRTUAL.with(|v| {
-            if let Some(state) = v.borrow_mut().as_mut() {
-                state.elapsed = state.elapsed.saturating_add(by);
-            }
-        });
+        self.with_state(|s| s.elapsed = s.elapsed.saturating_add(by));
     }
 }
 
 impl Drop for VirtualClock {
     fn drop(&mut self) {
-        VIRTUAL.with(|v| *v.borrow_mut() = None);
+        // `try_with`: a guard dropped while the thread's locals are being
+        // destroyed has nothing left to remove.
+        let _ = VIRTUAL.try_with(|v| v.borrow_mut().retain(|s| s.id != self.id));
     }
 }

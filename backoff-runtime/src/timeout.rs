@@ -88,13 +88,17 @@ pub trait TimeoutSupport {}
 impl TimeoutSupport for crate::async_loop::TokioSleeper {}
 
 /// Runs one attempt with a time limit; a timed-out attempt returns
-/// `on_elapsed()`.
+/// `on_elapsed()`. An attempt with no time at all (`max_elapsed` already
+/// reached when it would start) is not started: it is timed out unpolled.
 #[cfg(feature = "tokio")]
 pub async fn with_timeout<S, R, F>(limit: Duration, attempt: F, on_elapsed: fn() -> R) -> R
 where
     S: TimeoutSupport,
     F: Future<Output = R>,
 {
+    if limit.is_zero() {
+        return on_elapsed();
+    }
     match tokio::time::timeout(limit, attempt).await {
         Ok(result) => result,
         Err(_) => on_elapsed(),
