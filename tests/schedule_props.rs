@@ -1,12 +1,14 @@
 //! Schedule invariants under proptest: for arbitrary initial wait, cap,
 //! multiplier, jitter mode and amount, retry number (up to `u32::MAX`) and
 //! seed, every wait is `<= max_backoff`, the base never decreases, nothing
-//! panics or overflows, and each mode stays inside its formula.
+//! panics or overflows, and each mode stays inside its formula. The retry
+//! loops take exactly the waits of `Policy::schedule` for the same seed.
 
 use std::time::Duration;
 
 use backoff_runtime::rand::SeedableRng;
 use backoff_runtime::rand::rngs::SmallRng;
+use backoff_runtime::testing::{VirtualClock, seed_thread_rng};
 use backoff_runtime::{Jitter, Policy};
 use proptest::prelude::*;
 
@@ -92,5 +94,75 @@ proptest! {
         let waits: Vec<Duration> = policy.schedule_with_rng(SmallRng::seed_from_u64(seed)).collect();
         prop_assert_eq!(waits.len(), retries as usize);
         prop_assert!(waits.iter().all(|w| *w <= policy.max_backoff_value()));
+    }
+}
+
+#[backoff_runtime::retry(policy = *policy)]
+fn always_failing_sync(policy: &Policy) -> Result<(), ()> {
+    let _ = policy;
+    Err(())
+}
+
+#[backoff_runtime::retry(
+    policy = *policy,
+    sleep = tokio::time::sleep,
+    on_retry = |_, event: &backoff_runtime::RetryEvent| waits.borrow_mut().push(event.wait()),
+)]
+async fn always_failing_async(policy: &Policy, waits: &std::cell::RefCell<Vec<Duration>>) -> Result<(), ()> {
+    let _ = (policy, waits);
+    Err(())
+}
+
+/// The waits of a whole failing call, checked against each mode's bounds in
+/// order: decorrelated jitter against the wait actually taken before.
+fn assert_documented_bounds(policy: &Policy, waits: &[Duration]) -> Result<(), TestCaseError> {
+    let cap = policy.max_backoff_value();
+    let initial = policy.initial_backoff_value();
+    let mut previous = initial;
+    for (n, wait) in waits.iter().copied().enumerate() {
+        let base = policy.base_backoff(n as u32);
+        let (low, high) = match policy.jitter_mode() {
+            Jitter::Additive => (base, base.saturating_add(initial).min(cap)),
+            Jitter::AdditiveUpTo(amount) => (base, base.saturating_add(amount).min(cap)),
+            Jitter::Full => (Duration::ZERO, base),
+            Jitter::Equal => (base / 2, base),
+            Jitter::Decorrelated => (initial.min(cap), previous.saturating_mul(3).max(initial).min(cap)),
+            Jitter::None => (base, base),
+            _ => unreachable!("a mode this test does not know"),
+        };
+        prop_assert!(
+            wait >= low && wait <= high,
+            "{:?} retry {n}: wait {wait:?} not in [{low:?}, {high:?}]",
+            policy.jitter_mode()
+        );
+        previous = wait;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// The sync loop, the async loop and `Policy::schedule` step one state
+    /// machine: seeded alike, they take exactly the same waits, and every
+    /// documented bound holds exactly along the way.
+    #[test]
+    fn the_loops_take_exactly_the_schedule_s_waits(policy in policy(), retries in 1u32..16, seed in any::<u64>()) {
+        let policy = policy.max_retries(retries);
+        seed_thread_rng(seed);
+        let scheduled: Vec<Duration> = policy.schedule().collect();
+        assert_documented_bounds(&policy, &scheduled)?;
+
+        seed_thread_rng(seed);
+        let clock = VirtualClock::install();
+        prop_assert_eq!(always_failing_sync(&policy), Err(()));
+        prop_assert_eq!(clock.waits(), scheduled.clone());
+        drop(clock);
+
+        let waits = std::cell::RefCell::new(Vec::new());
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
+        seed_thread_rng(seed);
+        prop_assert_eq!(runtime.block_on(always_failing_async(&policy, &waits)), Err(()));
+        prop_assert_eq!(waits.into_inner(), scheduled);
     }
 }
