@@ -160,3 +160,115 @@ async fn no_attempt_starts_with_zero_time_left() {
     assert_eq!(attempts.load(Ordering::SeqCst), 1);
     assert_eq!(start.elapsed(), Duration::from_secs(3));
 }
+
+/// Parses hex digits after an optional `0x`, the way real parsers do: by
+/// shortening its `mut` argument before it fails (or succeeds).
+#[retry(max_retries = 2, initial_backoff = "1ms", jitter = none)]
+fn parse_hex(mut input: &str, seen: &std::cell::RefCell<Vec<String>>) -> Result<u32, String> {
+    seen.borrow_mut().push(input.to_owned());
+    if let Some(rest) = input.strip_prefix("0x") {
+        input = rest;
+    }
+    u32::from_str_radix(input, 16).map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_mut_argument_starts_every_attempt_from_the_caller_s_value() {
+    let _clock = VirtualClock::install();
+    let seen = std::cell::RefCell::new(Vec::new());
+    // "0x0xff" is invalid; had the second attempt seen the shortened "0xff",
+    // it would have accepted it.
+    assert!(parse_hex("0x0xff", &seen).is_err());
+    assert_eq!(seen.into_inner(), ["0x0xff"; 3]);
+}
+
+#[retry(max_retries = 2, initial_backoff = "1ms", jitter = none)]
+fn count_down(mut left: u32, (mut a, b): (u32, u32), seen: &std::cell::RefCell<Vec<u32>>) -> Result<(), ()> {
+    seen.borrow_mut().push(left * 100 + a * 10 + b);
+    left -= 1;
+    a += 1;
+    let _ = (left, a);
+    Err(())
+}
+
+#[test]
+fn every_mut_binding_of_an_argument_is_fresh_per_attempt() {
+    let _clock = VirtualClock::install();
+    let seen = std::cell::RefCell::new(Vec::new());
+    assert_eq!(count_down(5, (1, 2), &seen), Err(()));
+    assert_eq!(seen.into_inner(), [512, 512, 512]);
+}
+
+#[retry(max_retries = 2, initial_backoff = "1ms", jitter = none)]
+async fn parse_hex_async(mut input: &str, seen: &std::sync::Mutex<Vec<String>>) -> Result<u32, String> {
+    seen.lock().unwrap().push(input.to_owned());
+    tokio::task::yield_now().await;
+    if let Some(rest) = input.strip_prefix("0x") {
+        input = rest;
+    }
+    u32::from_str_radix(input, 16).map_err(|e| e.to_string())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_mut_argument_of_an_async_fn_starts_every_attempt_fresh() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    assert!(parse_hex_async("0x0xff", &seen).await.is_err());
+    assert_eq!(seen.into_inner().unwrap(), ["0x0xff"; 3]);
+}
+
+#[async_trait::async_trait]
+trait Parse {
+    async fn parse(&self, input: &str, base: u32) -> Result<u32, String>;
+}
+
+struct Recorder(std::sync::Mutex<Vec<(String, u32)>>);
+
+#[async_trait::async_trait]
+impl Parse for Recorder {
+    #[retry(max_retries = 2, initial_backoff = "1ms", jitter = none)]
+    async fn parse(&self, mut input: &str, mut base: u32) -> Result<u32, String> {
+        self.0.lock().unwrap().push((input.to_owned(), base));
+        input = input.trim_start_matches("0x");
+        base = 10;
+        u32::from_str_radix(input, base).map_err(|e| e.to_string())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn mut_arguments_under_async_trait_start_every_attempt_fresh() {
+    let recorder = Recorder(std::sync::Mutex::new(Vec::new()));
+    assert!(recorder.parse("0xzz", 16).await.is_err());
+    let seen = recorder.0.into_inner().unwrap();
+    assert_eq!(seen, vec![("0xzz".to_owned(), 16); 3]);
+}
+
+mod shadowing {
+    use backoff_runtime::retry;
+
+    /// A user item with the name the expansion once gave its policy.
+    #[allow(non_upper_case_globals)]
+    const __backoff_POLICY: u32 = 7;
+
+    #[retry(max_retries = 1)]
+    pub(super) fn reads_its_own_constant() -> Result<u32, ()> {
+        Ok(__backoff_POLICY)
+    }
+}
+
+#[test]
+fn generated_items_never_shadow_a_user_item() {
+    assert_eq!(shadowing::reads_its_own_constant(), Ok(7));
+}
+
+#[retry(max_elapsed = "500ms", max_retries = 3)]
+fn only_max_elapsed_written() -> Result<(), &'static str> {
+    Err("down")
+}
+
+#[test]
+fn a_written_max_elapsed_below_the_default_first_wait_compiles_and_gives_up() {
+    let clock = VirtualClock::install();
+    assert_eq!(only_max_elapsed_written(), Err("down"));
+    // The default first wait (1 s and up) would end past 500 ms.
+    assert!(clock.waits().is_empty());
+}

@@ -74,7 +74,6 @@ impl Config {
     pub(crate) fn build(raw: RawArgs, function: &FnFacts, errors: &mut Errors) -> Config {
         let initial_written = raw.initial_backoff.get().map(|s| s.value);
         let max_written = raw.max_backoff.get().map(|s| s.value);
-        let initial = initial_written.unwrap_or(DEFAULT_INITIAL_BACKOFF);
         let cap = max_written.unwrap_or(DEFAULT_MAX_BACKOFF);
 
         if let (Some(i), Some(m)) = (raw.initial_backoff.get(), max_written) {
@@ -109,23 +108,17 @@ impl Config {
         }
 
         if let Some(e) = raw.max_elapsed.get() {
-            let first_wait = initial.min(cap);
-            if e.value < first_wait {
-                let origin = if initial_written.is_some() || max_written.is_some_and(|m| m < initial) {
-                    format!("the first wait ({})", display(first_wait))
-                } else {
-                    format!(
-                        "the first wait (the default `initial_backoff` of {})",
-                        display(first_wait)
-                    )
-                };
-                errors.push(
-                    e.span,
-                    format!(
-                        "`max_elapsed` ({}) is shorter than {origin}: no retry could ever start; raise `max_elapsed` or lower `initial_backoff`",
-                        display(e.value)
-                    ),
-                );
+            if let Some(first) = shortest_first_wait(&raw, initial_written, max_written) {
+                if e.value < first.wait {
+                    errors.push(
+                        e.span,
+                        format!(
+                            "`max_elapsed` ({}) is shorter than {}: no retry could ever start; raise `max_elapsed`, lower `initial_backoff`, or choose `jitter = full`",
+                            display(e.value),
+                            first.described
+                        ),
+                    );
+                }
             }
         }
 
@@ -183,4 +176,42 @@ impl Config {
             krate: raw.krate.take().map_or(default_crate, |s| s.value),
         }
     }
+}
+
+/// The shortest first wait the written values allow, and how to say it.
+struct ShortestFirstWait {
+    wait: Duration,
+    described: String,
+}
+
+/// The shortest first wait the attribute can take, when values the user
+/// wrote fix it; `None` when a first wait could be as short as anything
+/// (a `retry_after` hint can be 0, full jitter can draw 0, a `policy` is
+/// not known here) or when only defaults would decide it (a default never
+/// causes an error).
+fn shortest_first_wait(
+    raw: &RawArgs,
+    initial_written: Option<Duration>,
+    max_written: Option<Duration>,
+) -> Option<ShortestFirstWait> {
+    if raw.retry_after.get().is_some() || raw.policy.get().is_some() {
+        return None;
+    }
+    // base(0) = min(initial_backoff, max_backoff), from written values only.
+    let base = match (initial_written, max_written) {
+        (Some(initial), Some(cap)) => initial.min(cap),
+        (Some(initial), None) => initial.min(DEFAULT_MAX_BACKOFF),
+        (None, Some(cap)) if cap < DEFAULT_INITIAL_BACKOFF => cap,
+        _ => return None,
+    };
+    let mode = raw.jitter.get().map(|j| j.value);
+    let (wait, how) = match mode {
+        Some(JitterArg::Full) => return None,
+        Some(JitterArg::Equal) => (base / 2, "with `jitter = equal`, half the first base wait"),
+        _ => (base, "the first wait"),
+    };
+    Some(ShortestFirstWait {
+        wait,
+        described: format!("the shortest first wait ({}: {how})", display(wait)),
+    })
 }

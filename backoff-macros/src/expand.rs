@@ -37,7 +37,7 @@ fn allow_generated() -> TokenStream {
 /// `tokens` moved to `span` (each keeps its own hygiene), so an error about
 /// them points at the user's token (the return type, a key) instead of the
 /// attribute.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|mut token| {
@@ -72,12 +72,14 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
         inner_attrs,
         vis,
         defaultness,
-        sig,
+        mut sig,
         brace,
         stmts,
     } = function;
     let krate = &config.krate;
     let private = quote!(#krate::__private);
+    // Each attempt starts from the caller's values of `mut` arguments.
+    let fresh_args = crate::fresh::strip_mut_args(&mut sig, &private);
     let (policy_item, policy) = policy_binding(config, &private);
 
     let return_span = match &sig.output {
@@ -87,6 +89,7 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
     let edge = fake_return_edge(&sig.output);
     let body = quote_spanned! {brace.span.join()=>
         #edge
+        #fresh_args
         #(#stmts)*
     };
 
@@ -100,7 +103,12 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
     };
 
     let mut stmts = stmts;
-    let retry_loop = if let Some((ret_type, user_block)) = crate::item::async_trait_ret(&mut stmts) {
+    let async_trait = crate::item::async_trait_block(&mut stmts).and_then(|block| {
+        // `mut` arguments that `#[async_trait]` moved into its block.
+        let moved_fresh = crate::fresh::strip_async_trait_rebinds(&mut block.stmts, &private);
+        crate::item::async_trait_ret(block).map(|(ret_type, user_block)| (ret_type, user_block, moved_fresh))
+    });
+    let retry_loop = if let Some((ret_type, user_block, moved_fresh)) = async_trait {
         // `#[async_trait]` already turned the method into
         // `Box::pin(async move { ...; let __ret: R = { body }; __ret })`:
         // retry `body` inside that block (its argument moves run once).
@@ -108,6 +116,8 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
         let edge = fake_return_edge(&ReturnType::Type(Default::default(), Box::new(ret_type)));
         let body = quote_spanned! {user_block.brace_token.span.join()=>
             #edge
+            #fresh_args
+            #moved_fresh
             #(#user_stmts)*
         };
         let loop_tokens = generator.async_loop(body, user_block.brace_token.span.join());
@@ -319,7 +329,7 @@ fn hooks_builder(config: &Config, private: &TokenStream, function: &Ident) -> To
 }
 
 /// The policy's binding and the expression of a `&Policy` that the loop
-/// uses: a `const` built from the literal keys (nothing stored in the
+/// uses: a `const` block built from the literal keys (nothing stored in the
 /// function's state, nothing computed per call), or the user's
 /// `policy = EXPR` evaluated once per call and borrowed.
 fn policy_binding(config: &Config, private: &TokenStream) -> (TokenStream, TokenStream) {
@@ -335,14 +345,11 @@ fn policy_binding(config: &Config, private: &TokenStream) -> (TokenStream, Token
             (quote!(let #policy: &#private::Policy = #value;), quote!(#policy))
         }
         None => {
-            let allow = allow_generated();
-            let constant = local("POLICY");
+            // An inline `const` block: no item that a user item of the same
+            // name could shadow or be shadowed by.
             let value = policy_expr(config, private);
-            let item = quote! {
-                #allow
-                const #constant: #private::Policy = #value #budget;
-            };
-            (item, quote!(&#constant))
+            let policy = quote!(const { &#value #budget });
+            (TokenStream::new(), policy)
         }
     }
 }

@@ -23,14 +23,27 @@ impl RetryFn {
     /// Whether the function is async, or an `async fn` that `#[async_trait]`
     /// already rewrote into `Box::pin(async move { ... })`.
     pub(crate) fn is_async(&self) -> bool {
-        self.sig.asyncness.is_some() || async_trait_ret(&mut self.stmts.clone()).is_some()
+        self.sig.asyncness.is_some() || self.async_trait_output().is_some()
+    }
+
+    /// The type the body returns: the signature's, or under `#[async_trait]`
+    /// the method's own output type.
+    pub(crate) fn output(&self) -> Option<syn::Type> {
+        self.async_trait_output().or_else(|| crate::limits::output_type(&self.sig).cloned())
+    }
+
+    fn async_trait_output(&self) -> Option<syn::Type> {
+        let mut stmts = self.stmts.clone();
+        async_trait_block(&mut stmts)
+            .and_then(async_trait_ret)
+            .map(|(ty, _)| ty)
     }
 }
 
 /// In a body written by `#[async_trait]`
 /// (`Box::pin(async move { ...; let __ret: R = { body }; __ret })`), the
-/// method's output type `R` and the user's block. `None` for any other body.
-pub(crate) fn async_trait_ret(stmts: &mut [Stmt]) -> Option<(syn::Type, &mut syn::Block)> {
+/// `async move` block. `None` for any other body.
+pub(crate) fn async_trait_block(stmts: &mut [Stmt]) -> Option<&mut syn::Block> {
     let [Stmt::Expr(syn::Expr::Call(call), None)] = stmts else {
         return None;
     };
@@ -48,7 +61,13 @@ pub(crate) fn async_trait_ret(stmts: &mut [Stmt]) -> Option<(syn::Type, &mut syn
         return None;
     };
     future.capture?;
-    future.block.stmts.iter_mut().find_map(|stmt| {
+    Some(&mut future.block)
+}
+
+/// In `#[async_trait]`'s `async move` block, the method's output type `R`
+/// and the user's block from `let __ret: R = { body };`.
+pub(crate) fn async_trait_ret(block: &mut syn::Block) -> Option<(syn::Type, &mut syn::Block)> {
+    block.stmts.iter_mut().find_map(|stmt| {
         let Stmt::Local(local) = stmt else { return None };
         let syn::Pat::Type(typed) = &local.pat else { return None };
         let syn::Pat::Ident(name) = &*typed.pat else {

@@ -11,7 +11,9 @@ mod config;
 mod duration;
 mod errors;
 mod expand;
+mod fresh;
 mod item;
+mod limits;
 mod suggest;
 
 use proc_macro::TokenStream;
@@ -31,7 +33,10 @@ fn retry_impl(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) ->
         args,
     );
     let function = match syn::parse2::<item::RetryFn>(item.clone()) {
-        Ok(function) => Some(function),
+        Ok(function) => {
+            limits::check(&function.attrs, &function.sig, function.output().as_ref(), &mut errors);
+            Some(function)
+        }
         Err(error) => {
             errors.push_error(error);
             None

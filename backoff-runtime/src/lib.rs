@@ -204,6 +204,23 @@ pub mod __private {
     pub use crate::timeout::{FromElapsed, TimeoutSupport, timed_out_result, with_timeout};
     pub use core::time::Duration;
 
+    /// What a `mut` argument must be: each attempt starts from a fresh copy
+    /// of the caller's value.
+    #[diagnostic::on_unimplemented(
+        message = "a `mut` argument of a `#[retry]` function must be `Copy`, and `{Self}` is not: each attempt starts from a fresh copy of what the caller passed",
+        label = "each attempt would otherwise see what the failed one changed",
+        note = "remove `mut` here and, if the body changes the value, copy or clone it inside the body: `let mut value = value.clone();`"
+    )]
+    pub trait FreshCopy: Copy {}
+
+    impl<T: Copy> FreshCopy for T {}
+
+    /// A fresh copy of a `mut` argument for one attempt.
+    #[inline(always)]
+    pub fn fresh_copy<T: FreshCopy>(value: &T) -> T {
+        *value
+    }
+
     /// Gives the body's closure its `FnMut` type (the return type is checked
     /// once, by `after_first_attempt`).
     #[inline(always)]

@@ -1,6 +1,6 @@
 use backoff_runtime::retry;
 
-#[retry(max_elapsed = "500ms")]
+#[retry(initial_backoff = "1s", jitter = equal, max_elapsed = "400ms")]
 fn fetch() -> Result<u32, String> {
     Ok(1)
 }
