@@ -33,6 +33,22 @@ async fn async_predicate(calls: &Cell<u32>) -> Result<u32, Busy> {
     if calls.get() < 2 { Err(Busy) } else { Ok(calls.get()) }
 }
 
+/// `mut` arguments, rebound fresh for each attempt, sync and async.
+#[retry(initial_backoff = "1ms", max_retries = 1)]
+fn strip_prefix(mut input: &str, (mut skip, limit): (usize, usize)) -> Result<usize, Busy> {
+    while skip > 0 && !input.is_empty() {
+        input = &input[1..];
+        skip -= 1;
+    }
+    if input.len() > limit { Err(Busy) } else { Ok(input.len()) }
+}
+
+#[retry(initial_backoff = "1ms", max_retries = 1)]
+async fn strip_prefix_async(mut input: &str) -> Result<usize, Busy> {
+    input = input.trim_start_matches('x');
+    if input.is_empty() { Err(Busy) } else { Ok(input.len()) }
+}
+
 struct Counter(u32);
 
 impl Counter {
@@ -56,6 +72,8 @@ fn lint_clean_expansions_still_work() {
     assert_eq!(sync_keys(&calls), Ok(2));
     let mut counter = Counter(0);
     assert_eq!(counter.bump(), Ok(2));
+    assert_eq!(strip_prefix("abc", (1, 2)), Ok(2));
+    assert_eq!(strip_prefix("abcd", (1, 2)), Err(Busy));
 }
 
 #[tokio::test(start_paused = true)]
@@ -64,4 +82,5 @@ async fn lint_clean_async_expansions_still_work() {
     assert_eq!(async_predicate(&calls).await, Ok(2));
     let mut counter = Counter(2);
     assert_eq!(counter.bump_async().await, Ok(4));
+    assert_eq!(strip_prefix_async("xxab").await, Ok(2));
 }

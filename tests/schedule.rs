@@ -39,7 +39,7 @@ async fn card_example(recorder: &Recorder) -> Result<(), String> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn card_example_waits_1_2_4_8_16() {
+async fn documented_example_waits_1_2_4_8_16() {
     let recorder = Recorder::new();
     let result = card_example(&recorder).await;
     assert_eq!(
@@ -70,7 +70,7 @@ async fn seed_default(recorder: &Recorder) -> Result<(), ()> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn no_arguments_is_the_seed_algorithm() {
+async fn no_arguments_is_google_cloud_s_algorithm() {
     // 5 retries; wait n is 2^n s plus up to 1 s of jitter, capped at 32 s.
     for _ in 0..20 {
         let recorder = Recorder::new();

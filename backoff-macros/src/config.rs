@@ -113,7 +113,7 @@ impl Config {
                     errors.push(
                         e.span,
                         format!(
-                            "`max_elapsed` ({}) is shorter than {}: no retry could ever start; raise `max_elapsed`, lower `initial_backoff`, or choose `jitter = full`",
+                            "`max_elapsed` ({}) is shorter than {}: no retry could ever start; raise `max_elapsed` or lower `initial_backoff`",
                             display(e.value),
                             first.described
                         ),
@@ -205,13 +205,20 @@ fn shortest_first_wait(
         _ => return None,
     };
     let mode = raw.jitter.get().map(|j| j.value);
-    let (wait, how) = match mode {
+    let first = match mode {
         Some(JitterArg::Full) => return None,
-        Some(JitterArg::Equal) => (base / 2, "with `jitter = equal`, half the first base wait"),
-        _ => (base, "the first wait"),
+        Some(JitterArg::Equal) => ShortestFirstWait {
+            wait: base / 2,
+            described: format!(
+                "the shortest first wait ({}: `jitter = equal` waits at least half of {})",
+                display(base / 2),
+                display(base)
+            ),
+        },
+        _ => ShortestFirstWait {
+            wait: base,
+            described: format!("the first wait ({})", display(base)),
+        },
     };
-    Some(ShortestFirstWait {
-        wait,
-        described: format!("the shortest first wait ({}: {how})", display(wait)),
-    })
+    Some(first)
 }

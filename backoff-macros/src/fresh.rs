@@ -38,8 +38,10 @@ fn rebind(bindings: &[MutBinding], private: &TokenStream) -> TokenStream {
     bindings
         .iter()
         .map(|MutBinding { mutability, ident }| {
-            let fresh_copy = crate::expand::respan(quote!(#private::fresh_copy), ident.span());
-            quote! { let #mutability #ident = #fresh_copy(&#ident); }
+            // Located at the argument, so a type that is not `Copy` is
+            // reported there.
+            let fresh_copy = crate::expand::respan(quote!(#private::fresh_copy(&#ident)), ident.span());
+            quote! { let #mutability #ident = #fresh_copy; }
         })
         .collect()
 }

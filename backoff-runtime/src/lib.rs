@@ -98,15 +98,15 @@ pub use rand;
 /// |---|---|---|---|
 /// | `max_retries` | `5` | integer literal `>= 1` | retries after the first call |
 /// | `max_backoff` | `"32s"` | duration string | cap on every wait, jitter included |
-/// | `initial_backoff` | `"1s"` | duration string | the wait before the first retry, before jitter |
+/// | `initial_backoff` | `"1s"` | duration string | the wait before the first retry, before jitter; tokio rounds waits up to whole milliseconds (see "Clocks and timers") |
 /// | `multiplier` | `2` | integer or float literal, finite, `>= 1` | growth per retry |
 /// | `jitter` | additive, one `initial_backoff` | `additive`, `full`, `equal`, `decorrelated`, `none`, or a duration string (additive amount) | see [`Jitter`] |
-/// | `max_elapsed` | none | duration string | total budget from the first call (monotonic clock); a wait that would end past it is not started |
+/// | `max_elapsed` | none | duration string | total budget from the first call (on the clock described in "Clocks and timers"); a wait that would end past it is not started, nor is an attempt with no time left under `timeout` |
 /// | `retry_if` | retry every error | a path to `fn(&E) -> bool`, or a closure (parameter type optional) | which errors to retry |
 /// | `retry_after` | none | path or closure, `Fn(&E) -> Option<Duration>` | the server's hint: the wait when `<= max_backoff`; a larger hint ends the retries |
 /// | `on_retry` | none | path or closure, `Fn(&E, &`[`RetryEvent`]`)` | called before each wait |
 /// | `on_give_up` | none | path or closure, `Fn(&E, &`[`GiveUp`]`)` | called once when the final error is returned, never on success |
-/// | `sleep` | tokio / `std::thread::sleep` | path or closure: `Fn(Duration) -> impl Future` (async; output ignored), `Fn(Duration)` (sync) | another runtime's timer |
+/// | `sleep` | tokio / `std::thread::sleep` | path or closure: `Fn(Duration) -> impl Future` (async; output ignored), `Fn(Duration)` (sync) | another runtime's timer, or a finer one (see "Clocks and timers") |
 /// | `budget` | none | path to a `static` [`RetryBudget`] | a retry budget shared by every function naming it |
 /// | `policy` | none | any expression giving a [`Policy`], evaluated once per call | the whole schedule instead of the schedule keys (both is an error) |
 /// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)`; never runs past `max_elapsed` |
@@ -126,12 +126,86 @@ pub use rand;
 /// error (and is the [`StopReason`] reported): `retry_if` says it is
 /// permanent; `max_retries` retries were made; the server's hint exceeds
 /// `max_backoff`; the next wait would end past `max_elapsed`; the budget
-/// refuses the retry. A panic in the body is not caught.
+/// refuses the retry. A panic in the body is not caught. The budget is
+/// charged for a retry just before `on_retry` announces it, so a panic in
+/// `on_retry` propagates with that retry already counted.
 ///
 /// Hooks may be paths or closures and may read the function's arguments and
 /// `self`. The start time is read before the first attempt only when
 /// `max_elapsed`, `on_retry`, `on_give_up` or `budget` needs it. Dropping the future of an async function stops it: no attempt
 /// starts after the drop.
+///
+/// # Clocks and timers
+///
+/// An async function measures `max_elapsed` on tokio's clock (feature
+/// `tokio`): the current runtime's, paused or not, or `std::time::Instant`
+/// outside a runtime. That holds with `sleep = ...` as well, so
+/// `sleep = tokio::time::sleep` under `#[tokio::test(start_paused = true)]`
+/// keeps the deadline on the clock it advances. Without the `tokio` feature,
+/// and in sync functions, elapsed time is `std::time::Instant`, or
+/// [`testing::VirtualClock`] for sync functions that sleep the default way.
+/// A custom sleep that advances no clock never reaches a deadline.
+///
+/// tokio's timer has a resolution of 1 ms: a wait below a millisecond, or
+/// between two, sleeps until the next tick (a 0.381 ms wait measured
+/// 1.45 ms). For finer waits pass a finer timer
+/// (`sleep = async_io::Timer::after`) or use a base of a few milliseconds.
+///
+/// A sync function sleeps with `std::thread::sleep`: called from async code,
+/// it blocks the runtime's thread for every wait. In async code annotate an
+/// `async fn`, or call the sync one through `tokio::task::spawn_blocking`.
+///
+/// # The body runs more than once
+///
+/// Every attempt starts from the arguments as the caller passed them: a
+/// `mut` argument is copied afresh for each attempt (it must be `Copy`;
+/// `mut self` is rejected). But what the body changes outside itself before
+/// it fails (a `&mut` reader it advanced, a buffer it filled, a flag it set,
+/// a request it half-sent) is what the next attempt sees. Retry idempotent
+/// operations, or ones that reset their state at the start of each attempt;
+/// for HTTP, retry `GET`, `HEAD`, `PUT`, `DELETE` and `OPTIONS`, and send a
+/// `POST` with an idempotency key (the same on every attempt) or a
+/// precondition, or do not retry it.
+///
+/// Wrong: the failed attempt consumed input, and the retry reads past it.
+///
+/// ```
+/// # use backoff_runtime::retry;
+/// use std::io::{self, Cursor, Read};
+///
+/// #[retry(max_retries = 1, initial_backoff = "1ms")]
+/// fn read_pair(reader: &mut Cursor<Vec<u8>>) -> io::Result<[u8; 2]> {
+///     let mut pair = [0; 2];
+///     reader.read_exact(&mut pair)?;
+///     if pair[0] != b'<' { return Err(io::ErrorKind::InvalidData.into()); }
+///     Ok(pair)
+/// }
+///
+/// // The first attempt reads "ab" and fails; the retry reads "<c": accepted.
+/// assert_eq!(read_pair(&mut Cursor::new(b"ab<c".to_vec())).unwrap(), *b"<c");
+/// ```
+///
+/// Right: each attempt starts from the same place.
+///
+/// ```
+/// # use backoff_runtime::retry;
+/// use std::io::{self, Cursor, Read, Seek, SeekFrom};
+///
+/// #[retry(max_retries = 1, initial_backoff = "1ms")]
+/// fn read_pair(reader: &mut Cursor<Vec<u8>>) -> io::Result<[u8; 2]> {
+///     reader.seek(SeekFrom::Start(0))?;
+///     let mut pair = [0; 2];
+///     reader.read_exact(&mut pair)?;
+///     if pair[0] != b'<' { return Err(io::ErrorKind::InvalidData.into()); }
+///     Ok(pair)
+/// }
+///
+/// assert!(read_pair(&mut Cursor::new(b"ab<c".to_vec())).is_err());
+/// ```
+///
+/// Retry at one layer: an annotated function that calls another annotated
+/// function retries both, so with `max_retries = 5` each the inner operation
+/// runs up to 36 times per outer call.
 ///
 /// # What the body may do
 ///
@@ -151,12 +225,16 @@ pub use rand;
 /// or with an unknown one, a zero or unrepresentable duration,
 /// `max_retries = 0`, a `multiplier` below 1 or not finite, `initial_backoff`
 /// above `max_backoff`, a jitter amount above `max_backoff` or of `"0s"`, a
-/// `max_elapsed` shorter than the first wait, an unknown jitter mode, a
+/// `max_elapsed` shorter than the shortest first wait the written values
+/// allow (never when only defaults decide it, with `jitter = full`, or with
+/// `retry_after`, whose hint may be 0), an unknown jitter mode, a
 /// `crate` that is not a path, a `retry_if` that is neither a path nor a
 /// closure, `timeout` on a sync function or without `From<Elapsed>`, a return
 /// type that is not a `Result`, a `const fn`, an `extern` function, a
-/// function without a body, an item that is not a function, and an `async fn`
-/// without the `tokio` feature.
+/// function without a body, an item that is not a function, an `async fn`
+/// without the `tokio` feature, `#[track_caller]`, `mut self`, a `mut`
+/// argument that is not `Copy`, and a result that certainly borrows from
+/// `&mut self` or from the one `&mut` argument (see "Limits").
 ///
 /// # Limits
 ///
@@ -184,8 +262,14 @@ pub use rand;
 /// ```
 ///
 /// Likewise a `&mut W` argument passed by value to a generic `W: Write` must
-/// be reborrowed (`&mut *w`), and a `&mut self` method cannot return a `&mut`
-/// borrow of `self`. In a sync `&mut self` method, a `retry_if` closure
+/// be reborrowed (`&mut *w`), and a `&mut self` method cannot return a
+/// borrow of `self` (each attempt reborrows it): where the signature makes
+/// that certain (the elided lifetime, or a lifetime only that input names)
+/// it is a compile error on the return type; a result of `'static` data
+/// needs `&'static` written out.
+///
+/// Elapsed time is kept in nanoseconds since a process-wide anchor and
+/// saturates after 73 years of process uptime. In a sync `&mut self` method, a `retry_if` closure
 /// cannot also read `self` (the body holds it mutably); use a path to a
 /// function of the error.
 #[cfg(feature = "macros")]
