@@ -169,3 +169,47 @@ async fn a_redirect_loop_is_tried_once() {
     // One attempt: the first request and the two redirects the policy allows.
     assert_eq!(accepted.load(Ordering::SeqCst), 3);
 }
+
+#[retry(max_retries = 3, initial_backoff = "1ms", max_backoff = "2ms", retry_if = is_retryable)]
+fn blocking_text(client: &reqwest::blocking::Client, url: &str, attempts: &AtomicUsize) -> Result<String, Error> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    let response = client.get(url).send()?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(Error::Status {
+            status,
+            retry_after: None,
+        });
+    }
+    Ok(response.text()?)
+}
+
+#[test]
+fn a_body_cut_off_mid_transfer_is_retried_by_the_blocking_client_too() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&accepted);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let mut stream = stream.unwrap();
+            count.fetch_add(1, Ordering::SeqCst);
+            let mut head = Vec::new();
+            let mut buf = [0; 1024];
+            while !head.ends_with(b"\r\n\r\n") {
+                let n = stream.read(&mut buf).unwrap();
+                assert!(n > 0, "the client closed mid-request");
+                head.extend_from_slice(&buf[..n]);
+            }
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+                .unwrap();
+        }
+    });
+    let attempts = AtomicUsize::new(0);
+    let error = transport(blocking_text(&reqwest::blocking::Client::new(), &url, &attempts).unwrap_err());
+    assert!(is_retryable_error(&error), "{error:?}");
+    assert_eq!(attempts.load(Ordering::SeqCst), MAX_RETRIES + 1);
+    assert_eq!(accepted.load(Ordering::SeqCst), MAX_RETRIES + 1);
+}
