@@ -1,7 +1,8 @@
-//! Which errors to retry, per the seed documents: load and network failures
-//! (HTTP 408, 429 and every 5xx; timed-out, refused, reset and aborted
-//! connections), never errors such as bad credentials or "not found"; and the
-//! server's `Retry-After` hint, in both of its forms. Feature `http`.
+//! Which errors to retry, by the rule of Google Cloud's truncated exponential
+//! backoff: load and network failures (HTTP 408, 429 and every 5xx;
+//! timed-out, refused, reset and aborted connections), never errors such as
+//! bad credentials or "not found"; and the server's `Retry-After` hint, in
+//! both of its forms. Feature `http`.
 //!
 //! ```
 //! use backoff_runtime::http::{is_retryable_status, parse_retry_after};
