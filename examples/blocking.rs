@@ -38,7 +38,7 @@ impl std::error::Error for FetchError {}
 fn is_transient(error: &FetchError) -> bool {
     match error {
         FetchError::Status(status, _) => is_retryable_status(*status),
-        FetchError::Network(error) => error.is_connect() || error.is_timeout(),
+        FetchError::Network(error) => backoff_runtime::reqwest::is_retryable_error(error),
     }
 }
 

@@ -40,9 +40,11 @@ pub fn is_retryable_status(status: StatusCode) -> bool {
     status.is_server_error() || status == StatusCode::REQUEST_TIMEOUT || status == StatusCode::TOO_MANY_REQUESTS
 }
 
-/// Whether an I/O error is a network failure worth retrying: a timeout, or a
-/// connection refused, reset or aborted. Everything else (not found,
-/// permission denied, invalid data...) is not.
+/// Whether an I/O error is a network failure worth retrying: a timeout; a
+/// connection refused, reset, aborted, or closed under a write (broken
+/// pipe); a network or host unreachable, or a network down. Everything else
+/// (not found, permission denied, invalid data, an unexpected end of file,
+/// which a truncated file gives as well as a cut connection...) is not.
 ///
 /// ```
 /// use backoff_runtime::http::is_retryable_io;
@@ -55,7 +57,14 @@ pub fn is_retryable_status(status: StatusCode) -> bool {
 pub fn is_retryable_io(kind: ErrorKind) -> bool {
     matches!(
         kind,
-        ErrorKind::TimedOut | ErrorKind::ConnectionRefused | ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted
+        ErrorKind::TimedOut
+            | ErrorKind::ConnectionRefused
+            | ErrorKind::ConnectionReset
+            | ErrorKind::ConnectionAborted
+            | ErrorKind::BrokenPipe
+            | ErrorKind::NetworkUnreachable
+            | ErrorKind::HostUnreachable
+            | ErrorKind::NetworkDown
     )
 }
 
@@ -164,6 +173,10 @@ mod tests {
             ErrorKind::ConnectionRefused,
             ErrorKind::ConnectionReset,
             ErrorKind::ConnectionAborted,
+            ErrorKind::BrokenPipe,
+            ErrorKind::NetworkUnreachable,
+            ErrorKind::HostUnreachable,
+            ErrorKind::NetworkDown,
         ] {
             assert!(is_retryable_io(kind), "{kind:?}");
         }
@@ -171,6 +184,7 @@ mod tests {
             ErrorKind::NotFound,
             ErrorKind::PermissionDenied,
             ErrorKind::InvalidData,
+            ErrorKind::UnexpectedEof,
             ErrorKind::Other,
         ] {
             assert!(!is_retryable_io(kind), "{kind:?}");
