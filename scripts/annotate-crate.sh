@@ -8,6 +8,7 @@
 #   scripts/annotate-crate.sh NAME [VERSION] --skip-failing  # drop the attribute
 #       from functions that do not compile, until the crate builds, then test
 #   scripts/annotate-crate.sh --help                         # all options
+#   scripts/annotate-crate.sh url 2.5.8 --skip-failing --test-timeout 120 --runtime ../backoff-runtime
 #
 # The crate comes from the cargo registry cache, or is fetched from crates.io
 # with `cargo fetch`. Work dir: /tmp/annotate/NAME-VERSION/{baseline,annotated,

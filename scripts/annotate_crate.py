@@ -21,8 +21,10 @@ Steps (all under --work, default /tmp/annotate/NAME-VERSION):
      --skip-failing, take the attribute off those functions and build again
      until it compiles;
   4. run every test binary of both, one test at a time (a test running
-     longer than --test-timeout seconds is stopped and counted as TIMEOUT),
-     and print the tests whose outcome differs.
+     longer than --test-timeout seconds is stopped and counted as TIMEOUT;
+     a `harness = false` binary is one test, and the lines it prints only
+     when annotated are shown), and print the tests whose outcome differs,
+     with the start of each new failure's output.
 
 Everything is also written to WORK/report.json and WORK/logs/. Needs python3
 (stdlib only) and cargo; crates.io is reached only to fetch the crate and
@@ -515,6 +517,8 @@ KINDS = [
     ('two closures need unique access at once (E0524)', lambda m, c: c == 'E0524'),
     ('consumed owned argument, async (moved in previous iteration of loop)',
      lambda m, c: c == 'E0382'),
+    ('stores a borrow of a captured &mut argument in a longer-lived place (E0521 borrowed data escapes outside of closure)',
+     lambda m, c: c == 'E0521'),
 ]
 
 
@@ -688,7 +692,10 @@ def failure_excerpt(logdir, tag, label, name, limit=12):
         return ''
     text = p.read_text()
     m = re.search(rf'^---- {re.escape(name)} stdout ----\n(.*?)(?=^----|^failures:|\Z)', text, re.M | re.S)
-    return '\n'.join(m.group(1).strip().splitlines()[:limit]) if m else ''
+    if not m:
+        return ''
+    lines = m.group(1).strip().split('\nstack backtrace:')[0].splitlines()
+    return '\n'.join(lines[:limit])
 
 
 # ---------------------------------------------------------------------------
@@ -737,7 +744,7 @@ def main():
     prepare_manifest(base)
     prepare_manifest(ann, runtime)
 
-    env = dict(os.environ, CARGO_TARGET_DIR=args.target_dir, CARGO_BUILD_JOBS=str(args.jobs))
+    env = dict(os.environ, CARGO_TARGET_DIR=args.target_dir, CARGO_BUILD_JOBS=str(args.jobs), RUST_BACKTRACE='0')
     cargo_args = args.cargo_args.split()
     clean_ann = work / 'annotated.clean'  # the unannotated sources, for re-annotating
     if clean_ann.exists():
