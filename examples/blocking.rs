@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use backoff_runtime::http::{is_retryable_status, retry_after};
+use backoff_runtime::http_errors::{is_retryable_status, retry_after_header};
 use backoff_runtime::retry;
 
 #[path = "support/flaky_server.rs"]
@@ -38,7 +38,7 @@ impl std::error::Error for FetchError {}
 fn is_transient(error: &FetchError) -> bool {
     match error {
         FetchError::Status(status, _) => is_retryable_status(*status),
-        FetchError::Network(error) => backoff_runtime::reqwest::is_retryable_error(error),
+        FetchError::Network(error) => backoff_runtime::reqwest_errors::is_retryable_reqwest_error(error),
     }
 }
 
@@ -62,7 +62,7 @@ fn fetch(client: &reqwest::blocking::Client, url: &str, started: Instant) -> Res
     let response = client.get(url).send()?;
     let status = response.status();
     if !status.is_success() {
-        return Err(FetchError::Status(status, retry_after(response.headers())));
+        return Err(FetchError::Status(status, retry_after_header(response.headers())));
     }
     Ok(response.text()?)
 }

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use backoff_runtime::reqwest::{Error, check_status, is_retryable, retry_after};
+use backoff_runtime::reqwest_errors::{Error, check_status, is_retryable_error, retry_after_hint};
 use backoff_runtime::{GiveUp, RetryEvent, retry};
 
 #[path = "support/flaky_server.rs"]
@@ -43,8 +43,8 @@ fn report_give_up(error: &Error, event: &GiveUp) {
     max_retries = 5,
     initial_backoff = "100ms",
     max_backoff = "3200ms",
-    retry_if = is_retryable,
-    retry_after = retry_after,
+    retry_if = is_retryable_error,
+    retry_after = retry_after_hint,
     on_retry = |error, event| report_retry(started, error, event),
     on_give_up = report_give_up,
 )]

@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use backoff_runtime::http::parse_retry_after;
+use backoff_runtime::http_errors::parse_retry_after;
 use backoff_runtime::testing::VirtualClock;
 use backoff_runtime::{Elapsed, Jitter, Policy, RetryEvent, retry};
 

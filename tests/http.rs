@@ -10,7 +10,7 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
 use axum::routing::get;
-use backoff_runtime::http::{is_retryable_status, retry_after};
+use backoff_runtime::http_errors::{is_retryable_status, retry_after_header};
 use backoff_runtime::{GiveUp, StopReason, retry};
 
 /// What the server answers on one path, in order (the last answer repeats),
@@ -105,7 +105,7 @@ async fn fetch(client: &reqwest::Client, url: &str, gave_up: &Mutex<Option<GiveU
     let response = client.get(url).send().await?;
     let status = response.status();
     if !status.is_success() {
-        return Err(HttpError::Status(status, retry_after(response.headers())));
+        return Err(HttpError::Status(status, retry_after_header(response.headers())));
     }
     Ok(response.text().await?)
 }
@@ -203,9 +203,9 @@ async fn refused_connections_are_retried_then_reported() {
 
 mod with_reqwest_feature {
     use super::*;
-    use backoff_runtime::reqwest::{Error, check_status, is_retryable, retry_after};
+    use backoff_runtime::reqwest_errors::{Error, check_status, is_retryable_error, retry_after_hint};
 
-    #[retry(initial_backoff = "10ms", max_backoff = "2s", retry_if = is_retryable, retry_after = retry_after)]
+    #[retry(initial_backoff = "10ms", max_backoff = "2s", retry_if = is_retryable_error, retry_after = retry_after_hint)]
     async fn get(client: &reqwest::Client, url: &str) -> Result<String, Error> {
         Ok(check_status(client.get(url).send().await?)?.text().await?)
     }
@@ -240,7 +240,7 @@ mod with_reqwest_feature {
             .await
             .unwrap_err();
         assert!(
-            backoff_runtime::reqwest::is_retryable_error(&connect),
+            backoff_runtime::reqwest_errors::is_retryable_reqwest_error(&connect),
             "connect errors are retryable"
         );
         let (server, base) = Server::start().await;
@@ -255,12 +255,12 @@ mod with_reqwest_feature {
                 .error_for_status()
                 .unwrap_err();
             assert_eq!(
-                backoff_runtime::reqwest::is_retryable_error(&error),
+                backoff_runtime::reqwest_errors::is_retryable_reqwest_error(&error),
                 retryable,
                 "{code}"
             );
         }
         let bad_url = client.get("not a url").send().await.unwrap_err();
-        assert!(!backoff_runtime::reqwest::is_retryable_error(&bad_url));
+        assert!(!backoff_runtime::reqwest_errors::is_retryable_reqwest_error(&bad_url));
     }
 }

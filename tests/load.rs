@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use backoff_runtime::http::{is_retryable_status, retry_after};
+use backoff_runtime::http_errors::{is_retryable_status, retry_after_header};
 use backoff_runtime::retry;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -195,7 +195,7 @@ async fn fetch(
     let response = client.get(format!("{base}/req/{id}")).send().await?;
     let status = response.status();
     if !status.is_success() {
-        return Err(LoadError::Status(status, retry_after(response.headers())));
+        return Err(LoadError::Status(status, retry_after_header(response.headers())));
     }
     Ok(response.text().await?)
 }

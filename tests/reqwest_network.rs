@@ -1,4 +1,4 @@
-//! `backoff_runtime::reqwest` against a loopback server that misbehaves at
+//! `backoff_runtime::reqwest_errors` against a loopback server that misbehaves at
 //! the socket: what the network breaks after the connection is made (closed
 //! or reset before the response, a body cut off mid-transfer) is retried,
 //! what retrying cannot mend (invalid JSON in a whole body, a bad URL, a
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use backoff_runtime::reqwest::{Error, check_status, is_retryable, is_retryable_error};
+use backoff_runtime::reqwest_errors::{Error, check_status, is_retryable_error, is_retryable_reqwest_error};
 use backoff_runtime::retry;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -68,13 +68,13 @@ async fn handle(mut stream: TcpStream, then: Then) {
     }
 }
 
-#[retry(max_retries = 3, initial_backoff = "1ms", max_backoff = "2ms", retry_if = is_retryable)]
+#[retry(max_retries = 3, initial_backoff = "1ms", max_backoff = "2ms", retry_if = is_retryable_error)]
 async fn text(client: &reqwest::Client, url: &str, attempts: &AtomicUsize) -> Result<String, Error> {
     attempts.fetch_add(1, Ordering::SeqCst);
     Ok(check_status(client.get(url).send().await?)?.text().await?)
 }
 
-#[retry(max_retries = 3, initial_backoff = "1ms", max_backoff = "2ms", retry_if = is_retryable)]
+#[retry(max_retries = 3, initial_backoff = "1ms", max_backoff = "2ms", retry_if = is_retryable_error)]
 async fn numbers(client: &reqwest::Client, url: &str, attempts: &AtomicUsize) -> Result<Vec<u32>, Error> {
     attempts.fetch_add(1, Ordering::SeqCst);
     Ok(check_status(client.get(url).send().await?)?.json::<Vec<u32>>().await?)
@@ -95,7 +95,7 @@ async fn assert_retried(then: Then) -> reqwest::Error {
     let attempts = AtomicUsize::new(0);
     let error = transport(text(&reqwest::Client::new(), &url, &attempts).await.unwrap_err());
     assert!(!error.is_connect() && !error.is_timeout(), "{error:?}");
-    assert!(is_retryable_error(&error), "{error:?}");
+    assert!(is_retryable_reqwest_error(&error), "{error:?}");
     assert_eq!(attempts.load(Ordering::SeqCst), MAX_RETRIES + 1, "{error:?}");
     assert_eq!(accepted.load(Ordering::SeqCst), MAX_RETRIES + 1, "{error:?}");
     error
@@ -129,7 +129,7 @@ async fn invalid_json_in_a_whole_body_is_tried_once() {
     let attempts = AtomicUsize::new(0);
     let error = transport(numbers(&reqwest::Client::new(), &url, &attempts).await.unwrap_err());
     assert!(error.is_decode(), "{error:?}");
-    assert!(!is_retryable_error(&error), "{error:?}");
+    assert!(!is_retryable_reqwest_error(&error), "{error:?}");
     assert_eq!(attempts.load(Ordering::SeqCst), 1);
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
     // The same server with a valid body: the failure was the JSON, not the transfer.
@@ -146,7 +146,7 @@ async fn a_bad_url_is_tried_once() {
             .unwrap_err(),
     );
     assert!(error.is_builder(), "{error:?}");
-    assert!(!is_retryable_error(&error), "{error:?}");
+    assert!(!is_retryable_reqwest_error(&error), "{error:?}");
     assert_eq!(attempts.load(Ordering::SeqCst), 1);
 }
 
@@ -164,13 +164,13 @@ async fn a_redirect_loop_is_tried_once() {
     let attempts = AtomicUsize::new(0);
     let error = transport(text(&client, &url, &attempts).await.unwrap_err());
     assert!(error.is_redirect(), "{error:?}");
-    assert!(!is_retryable_error(&error), "{error:?}");
+    assert!(!is_retryable_reqwest_error(&error), "{error:?}");
     assert_eq!(attempts.load(Ordering::SeqCst), 1);
     // One attempt: the first request and the two redirects the policy allows.
     assert_eq!(accepted.load(Ordering::SeqCst), 3);
 }
 
-#[retry(max_retries = 3, initial_backoff = "1ms", max_backoff = "2ms", retry_if = is_retryable)]
+#[retry(max_retries = 3, initial_backoff = "1ms", max_backoff = "2ms", retry_if = is_retryable_error)]
 fn blocking_text(client: &reqwest::blocking::Client, url: &str, attempts: &AtomicUsize) -> Result<String, Error> {
     attempts.fetch_add(1, Ordering::SeqCst);
     let response = client.get(url).send()?;
@@ -209,7 +209,7 @@ fn a_body_cut_off_mid_transfer_is_retried_by_the_blocking_client_too() {
     });
     let attempts = AtomicUsize::new(0);
     let error = transport(blocking_text(&reqwest::blocking::Client::new(), &url, &attempts).unwrap_err());
-    assert!(is_retryable_error(&error), "{error:?}");
+    assert!(is_retryable_reqwest_error(&error), "{error:?}");
     assert_eq!(attempts.load(Ordering::SeqCst), MAX_RETRIES + 1);
     assert_eq!(accepted.load(Ordering::SeqCst), MAX_RETRIES + 1);
 }

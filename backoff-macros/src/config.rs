@@ -59,6 +59,7 @@ impl Config {
             &self.on_give_up,
             &self.sleep,
             &self.policy,
+            &self.budget,
         ]
         .into_iter()
         .flatten()

@@ -81,6 +81,7 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
     // Each attempt starts from the caller's values of `mut` arguments.
     let fresh_args = crate::fresh::strip_mut_args(&mut sig, &private);
     let (policy_item, policy) = policy_binding(config, &private);
+    let (budget_item, budget) = budget_binding(config, &private);
 
     let return_span = match &sig.output {
         ReturnType::Type(_, ty) => ty.span(),
@@ -97,6 +98,7 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
         config,
         private: &private,
         policy: &policy,
+        budget: &budget,
         hooks: hooks_builder(config, &private, &sig.ident),
         needs_start: config.needs_start(),
         return_span,
@@ -134,6 +136,7 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
         out.extend(quote! {
             #(#inner_attrs)*
             #policy_item
+            #budget_item
             #retry_loop
         });
     });
@@ -149,6 +152,8 @@ struct Generator<'a> {
     config: &'a Config,
     private: &'a TokenStream,
     policy: &'a TokenStream,
+    /// `Some(&RetryBudget)` or `None`.
+    budget: &'a TokenStream,
     hooks: TokenStream,
     needs_start: bool,
     return_span: Span,
@@ -162,6 +167,7 @@ impl Generator<'_> {
             config,
             private,
             policy,
+            budget,
             hooks,
             needs_start,
             return_span,
@@ -196,12 +202,12 @@ impl Generator<'_> {
             .is_none()
             .then(|| quote!(let mut #slot = #private::TokioSleepSlot::new();));
         quote! {
-            let mut #state = #private::AsyncLoop::start::<#sleeper>(#policy, #needs_start);
+            let mut #state = #private::AsyncLoop::start::<#sleeper>(#policy, #budget, #needs_start);
             #slot_value
             loop {
                 let #sleep = {
                     let #result = #attempt.await;
-                    match #step(&mut #state, #policy, #result, #hooks) {
+                    match #step(&mut #state, #policy, #budget, #result, #hooks) {
                         #private::Step::Return(#result) => return #result,
                         #private::Step::Wait(#wait) => #sleep_value,
                     }
@@ -218,6 +224,7 @@ impl Generator<'_> {
             config,
             private,
             policy,
+            budget,
             hooks,
             needs_start,
             return_span,
@@ -243,10 +250,10 @@ impl Generator<'_> {
         };
         quote! {
             let #sleeper = #sleeper_value;
-            let #start = #private::start_sync(#policy, #needs_start, &#sleeper);
+            let #start = #private::start_sync(#policy, #budget, #needs_start, &#sleeper);
             let mut #body_fn = #private::sync_body(#closure);
             let #first = #body_fn();
-            #after_first_attempt(#first, #policy, #start, #body_fn, #hooks, #sleeper)
+            #after_first_attempt(#first, #policy, #budget, #start, #body_fn, #hooks, #sleeper)
         }
     }
 }
@@ -333,24 +340,37 @@ fn hooks_builder(config: &Config, private: &TokenStream, function: &Ident) -> To
 /// function's state, nothing computed per call), or the user's
 /// `policy = EXPR` evaluated once per call and borrowed.
 fn policy_binding(config: &Config, private: &TokenStream) -> (TokenStream, TokenStream) {
-    let budget = config.budget.as_ref().map(|b| quote!(.budget(&#b)));
     match &config.policy {
         Some(expr) => {
             let policy = local("policy");
             // Spanned on the user's expression, so a type error points there.
-            let value = match budget {
-                Some(budget) => quote_spanned!(expr.span()=> &#private::Policy::clone(&(#expr))#budget),
-                None => quote_spanned!(expr.span()=> &(#expr)),
-            };
+            let value = quote_spanned!(expr.span()=> &(#expr));
             (quote!(let #policy: &#private::Policy = #value;), quote!(#policy))
         }
         None => {
             // An inline `const` block: no item that a user item of the same
             // name could shadow or be shadowed by.
             let value = policy_expr(config, private);
-            let policy = quote!(const { &#value #budget });
+            let policy = quote!(const { &#value });
             (TokenStream::new(), policy)
         }
+    }
+}
+
+/// The budget's binding and the expression of an `Option<&RetryBudget>` that
+/// the loop uses: the user's `budget = EXPR` evaluated once per call (any
+/// `RetryBudget` or reference to one), or `None`.
+fn budget_binding(config: &Config, private: &TokenStream) -> (TokenStream, TokenStream) {
+    match &config.budget {
+        Some(expr) => {
+            let budget = local("budget");
+            let budget_of = respan(quote!(#private::budget_of), expr.span());
+            (
+                quote!(let #budget = #budget_of(&(#expr));),
+                quote!(::core::option::Option::Some(#budget)),
+            )
+        }
+        None => (TokenStream::new(), quote!(::core::option::Option::None)),
     }
 }
 

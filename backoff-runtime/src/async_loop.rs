@@ -7,6 +7,7 @@
 
 use core::time::Duration;
 
+use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
 use crate::decide::RetryState;
 use crate::hooks::{HookSet, Hooks};
@@ -65,6 +66,7 @@ impl AsyncSleeper for CustomSleeper {
 }
 
 /// The state of one call's async retry loop (20 bytes, 4-byte aligned).
+#[derive(Debug)]
 pub struct AsyncLoop {
     state: RetryState,
 }
@@ -82,17 +84,29 @@ impl AsyncLoop {
     /// A fresh loop sleeping with `S`; reads the clock only when
     /// `max_elapsed` or a hook needs it.
     #[inline(always)]
-    pub fn start<S: AsyncSleeper>(policy: &Policy, needs_start: bool) -> Self {
+    pub fn start<S: AsyncSleeper>(policy: &Policy, budget: Option<&RetryBudget>, needs_start: bool) -> Self {
+        Self::start_on(S::CLOCK.0, policy, budget, needs_start)
+    }
+
+    /// A fresh loop measuring on `clock`.
+    #[inline(always)]
+    pub(crate) fn start_on(clock: ClockKind, policy: &Policy, budget: Option<&RetryBudget>, needs_start: bool) -> Self {
         AsyncLoop {
-            state: RetryState::start(policy, S::CLOCK.0, needs_start),
+            state: RetryState::start(policy, budget, clock, needs_start),
         }
     }
 
     /// The wait before the next attempt, or `None` when the loop must stop
     /// and return `error`.
     #[inline]
-    pub fn decide<E, H: Hooks<E>>(&mut self, policy: &Policy, error: &E, hooks: &H) -> Option<Duration> {
-        self.state.decide(policy, error, hooks).ok()
+    pub fn decide<E, H: Hooks<E>>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<&RetryBudget>,
+        error: &E,
+        hooks: &H,
+    ) -> Option<Duration> {
+        self.state.decide(policy, budget, error, hooks).ok()
     }
 
     /// The time limit of the next attempt under `timeout = limit`: the limit,
@@ -109,7 +123,7 @@ impl AsyncLoop {
     /// a final error), or wait. `hooks` builds the function's hooks from an
     /// empty [`HookSet`] typed by the error, so closures in them infer `&E`.
     #[inline(always)]
-    pub fn step<R, B, H>(&mut self, policy: &Policy, result: R, hooks: B) -> Step<R>
+    pub fn step<R, B, H>(&mut self, policy: &Policy, budget: Option<&RetryBudget>, result: R, hooks: B) -> Step<R>
     where
         R: RetryResult,
         B: FnOnce(HookSet<R::Err>) -> H,
@@ -117,7 +131,7 @@ impl AsyncLoop {
     {
         match result.into_result() {
             Ok(value) => Step::Return(R::from_result(Ok(value))),
-            Err(error) => match self.decide(policy, &error, &hooks(HookSet::new())) {
+            Err(error) => match self.decide(policy, budget, &error, &hooks(HookSet::new())) {
                 Some(wait) => Step::Wait(wait),
                 None => Step::Return(R::from_result(Err(error))),
             },
@@ -146,6 +160,16 @@ impl TokioSleepSlot {
                 sleep.as_mut()
             }
             slot @ None => slot.insert(Box::pin(new_tokio_sleep(deadline))).as_mut(),
+        }
+    }
+
+    /// Polls the wait started last by [`sleep`](Self::sleep) (ready when
+    /// none was started).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn poll_current(&mut self, cx: &mut core::task::Context<'_>) -> core::task::Poll<()> {
+        match &mut self.sleep {
+            Some(sleep) => core::future::Future::poll(sleep.as_mut(), cx),
+            None => core::task::Poll::Ready(()),
         }
     }
 

@@ -5,6 +5,7 @@
 use core::time::Duration;
 use std::time::Instant;
 
+use crate::budget::RetryBudget;
 use crate::clock::{ClockKind, Timeline};
 use crate::events::{GiveUp, RetryEvent};
 use crate::hooks::Hooks;
@@ -27,6 +28,27 @@ pub(crate) struct RetryState {
     timeline: Timeline,
 }
 
+/// The start instant of a call, read (and deposited in the budget) only when
+/// `max_elapsed`, a budget or a hook (`needs_start`) needs it: the happy path
+/// of everything else reads no clock.
+#[inline(always)]
+pub(crate) fn read_start(
+    policy: &Policy,
+    budget: Option<&RetryBudget>,
+    clock: ClockKind,
+    needs_start: bool,
+) -> Option<Instant> {
+    if needs_start || policy.max_elapsed.is_some() || budget.is_some() {
+        let now = clock.now();
+        if let Some(budget) = budget {
+            budget.deposit(now);
+        }
+        Some(now)
+    } else {
+        None
+    }
+}
+
 /// Whether a stop or a retry will be reported (a hook observes, or a
 /// tracing subscriber listens).
 fn reports<E>(hooks: &impl Hooks<E>) -> bool {
@@ -37,17 +59,8 @@ impl RetryState {
     /// A fresh state; reads `clock` only when `max_elapsed` (or
     /// `needs_start`, for hooks that report elapsed time) asks for it.
     #[inline(always)]
-    pub(crate) fn start(policy: &Policy, clock: ClockKind, needs_start: bool) -> Self {
-        let start = if needs_start || policy.max_elapsed.is_some() || policy.budget.is_some() {
-            let now = clock.now();
-            if let Some(budget) = policy.budget {
-                budget.deposit(now);
-            }
-            Some(now)
-        } else {
-            None
-        };
-        Self::with_start(clock, start)
+    pub(crate) fn start(policy: &Policy, budget: Option<&RetryBudget>, clock: ClockKind, needs_start: bool) -> Self {
+        Self::with_start(clock, read_start(policy, budget, clock, needs_start))
     }
 
     /// A fresh state with a start instant read earlier (or none).
@@ -72,11 +85,17 @@ impl RetryState {
     /// and emits the tracing events that report it. Checks, in order:
     /// `retry_if`, `max_retries`, the server's hint against `max_backoff`,
     /// `max_elapsed`, the retry budget.
-    pub(crate) fn decide<E, H>(&mut self, policy: &Policy, error: &E, hooks: &H) -> Result<Duration, StopReason>
+    pub(crate) fn decide<E, H>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<&RetryBudget>,
+        error: &E,
+        hooks: &H,
+    ) -> Result<Duration, StopReason>
     where
         H: Hooks<E>,
     {
-        match self.next_wait(policy, error, hooks) {
+        match self.next_wait(policy, budget, error, hooks) {
             Ok((wait, hinted)) => {
                 if reports(hooks) {
                     let event = RetryEvent {
@@ -123,6 +142,7 @@ impl RetryState {
     fn next_wait<E, H: Hooks<E>>(
         &mut self,
         policy: &Policy,
+        budget: Option<&RetryBudget>,
         error: &E,
         hooks: &H,
     ) -> Result<(Duration, bool), StopReason> {
@@ -145,7 +165,7 @@ impl RetryState {
             }
         }
         // Checked last, so no budget is spent on a retry that would not happen.
-        if let Some(budget) = policy.budget {
+        if let Some(budget) = budget {
             if !budget.try_withdraw(self.timeline.now()) {
                 return Err(StopReason::Budget);
             }

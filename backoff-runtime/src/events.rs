@@ -7,17 +7,16 @@ use crate::stop::StopReason;
 /// A retry about to happen: passed to `on_retry` before each wait.
 ///
 /// ```
-/// use backoff_runtime::{Jitter, Policy};
-/// use backoff_runtime::testing::VirtualClock;
+/// use backoff_runtime::{Jitter, Policy, RetryEvent};
 /// use std::time::Duration;
 ///
-/// let _clock = VirtualClock::install();
 /// let seen = std::cell::RefCell::new(Vec::new());
 /// let policy = Policy::new().max_retries(2).jitter(Jitter::None);
-/// let _ = policy.retry_with(
-///     || Err::<(), _>("down"),
-///     |hooks| hooks.on_retry(|_e, event| seen.borrow_mut().push((event.attempt(), event.wait(), event.retries_left()))),
-/// );
+/// let _ = policy
+///     .retry(|| Err::<(), _>("down"))
+///     .on_retry(|_, event: &RetryEvent| seen.borrow_mut().push((event.attempt(), event.wait(), event.retries_left())))
+///     .sleep(|_| {})
+///     .call();
 /// assert_eq!(seen.into_inner(), [(1, Duration::from_secs(1), 1), (2, Duration::from_secs(2), 0)]);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,15 +108,15 @@ impl RetryEvent {
 /// caller gets.
 ///
 /// ```
-/// use backoff_runtime::{Policy, StopReason};
-/// use backoff_runtime::testing::VirtualClock;
+/// use backoff_runtime::{GiveUp, Policy, StopReason};
 ///
-/// let _clock = VirtualClock::install();
 /// let reasons = std::cell::RefCell::new(Vec::new());
-/// let _ = Policy::new().max_retries(1).retry_with(
-///     || Err::<(), _>("down"),
-///     |hooks| hooks.on_give_up(|_e, event| reasons.borrow_mut().push((event.reason(), event.attempts()))),
-/// );
+/// let _ = Policy::new()
+///     .max_retries(1)
+///     .retry(|| Err::<(), _>("down"))
+///     .on_give_up(|_, event: &GiveUp| reasons.borrow_mut().push((event.reason(), event.attempts())))
+///     .sleep(|_| {})
+///     .call();
 /// assert_eq!(reasons.into_inner(), [(StopReason::Exhausted, 2)]);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -21,7 +21,7 @@ use crate::events::{GiveUp, RetryEvent};
 /// and observe nothing.
 ///
 /// ```
-/// use backoff_runtime::hooks::{HookSet, Hooks};
+/// use backoff_runtime::__private::{HookSet, Hooks};
 ///
 /// let hooks = HookSet::<u16>::new();
 /// assert!(hooks.should_retry(&503));
@@ -49,7 +49,7 @@ pub trait Hooks<E> {
 /// [`HookSet`]).
 ///
 /// ```
-/// use backoff_runtime::hooks::{HookSet, Unset};
+/// use backoff_runtime::__private::{HookSet, Unset};
 /// let _default: HookSet<std::io::Error, Unset, Unset, Unset, Unset> = HookSet::new();
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -60,7 +60,7 @@ pub struct Unset;
 /// [`HookSet`] methods, never by hand.
 ///
 /// ```
-/// use backoff_runtime::hooks::{HookSet, RetryIfHook, Unset};
+/// use backoff_runtime::__private::{HookSet, RetryIfHook, Unset};
 /// fn permanent(e: &u16) -> bool { *e < 500 }
 /// let _set: HookSet<u16, RetryIfHook<u16, fn(&u16) -> bool>, Unset, Unset, Unset> =
 ///     HookSet::new().retry_if(permanent as fn(&u16) -> bool);
@@ -68,6 +68,12 @@ pub struct Unset;
 pub struct Set<F, C> {
     hook: F,
     call: C,
+}
+
+impl<F, C> Debug for Set<F, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Set")
+    }
 }
 
 /// A set `retry_if` hook (see [`Set`] for an example).
@@ -82,7 +88,7 @@ pub type OnGiveUpHook<E, F> = Set<F, fn(&F, &E, &GiveUp)>;
 /// The hooks of one retried function, typed by its error `E`.
 ///
 /// ```
-/// use backoff_runtime::hooks::{HookSet, Hooks};
+/// use backoff_runtime::__private::{HookSet, Hooks};
 /// use std::io::ErrorKind;
 ///
 /// let hooks = HookSet::<std::io::Error>::new().retry_if(|e| e.kind() == ErrorKind::TimedOut);
@@ -99,11 +105,17 @@ pub struct HookSet<E, If = Unset, After = Unset, OnRetry = Unset, OnGiveUp = Uns
     _error: PhantomData<fn(&E)>,
 }
 
+impl<E, If, After, OnRetry, OnGiveUp> Debug for HookSet<E, If, After, OnRetry, OnGiveUp> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HookSet").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
 impl<E> HookSet<E> {
     /// Hooks that retry every error and observe nothing.
     ///
     /// ```
-    /// use backoff_runtime::hooks::{HookSet, Hooks};
+    /// use backoff_runtime::__private::{HookSet, Hooks};
     /// assert!(HookSet::<u8>::new().should_retry(&1));
     /// ```
     #[inline(always)]
@@ -131,7 +143,7 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     /// Retries only the errors for which `predicate` returns `true`.
     ///
     /// ```
-    /// use backoff_runtime::hooks::{HookSet, Hooks};
+    /// use backoff_runtime::__private::{HookSet, Hooks};
     /// let hooks = HookSet::<u16>::new().retry_if(|status| *status >= 500);
     /// assert!(hooks.should_retry(&503));
     /// assert!(!hooks.should_retry(&404));
@@ -157,7 +169,7 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     /// the retries.
     ///
     /// ```
-    /// use backoff_runtime::hooks::{HookSet, Hooks};
+    /// use backoff_runtime::__private::{HookSet, Hooks};
     /// use std::time::Duration;
     /// let hooks = HookSet::<Option<u64>>::new().retry_after(|e| e.map(Duration::from_secs));
     /// assert_eq!(hooks.hint(&Some(3)), Some(Duration::from_secs(3)));
@@ -184,7 +196,7 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     /// Calls `observer` before each wait.
     ///
     /// ```
-    /// use backoff_runtime::hooks::HookSet;
+    /// use backoff_runtime::__private::HookSet;
     /// let hooks = HookSet::<String>::new().on_retry(|e, event| println!("{e}: retry in {:?}", event.wait()));
     /// # let _ = hooks;
     /// ```
@@ -208,7 +220,7 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     /// success).
     ///
     /// ```
-    /// use backoff_runtime::hooks::HookSet;
+    /// use backoff_runtime::__private::HookSet;
     /// let hooks = HookSet::<String>::new().on_give_up(|e, event| eprintln!("{e}: {}", event.reason()));
     /// # let _ = hooks;
     /// ```
@@ -233,7 +245,7 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     /// so no `E: Debug` bound is ever required.
     ///
     /// ```
-    /// use backoff_runtime::hooks::{HookSet, Hooks};
+    /// use backoff_runtime::__private::{HookSet, Hooks};
     /// let hooks = HookSet::<u8>::new().debug_with(Some(<u8 as std::fmt::Debug>::fmt));
     /// assert!(hooks.debug_fmt().is_some());
     /// ```
@@ -255,7 +267,7 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     /// Names the retried operation in events.
     ///
     /// ```
-    /// use backoff_runtime::hooks::{HookSet, Hooks};
+    /// use backoff_runtime::__private::{HookSet, Hooks};
     /// assert_eq!(HookSet::<u8>::new().name("fetch").function_name(), "fetch");
     /// ```
     #[inline(always)]
@@ -269,7 +281,7 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
 /// One hook slot: the default when [`Unset`], the user's hook when [`Set`].
 ///
 /// ```
-/// use backoff_runtime::hooks::{Slot, Unset};
+/// use backoff_runtime::__private::{Slot, Unset};
 /// assert!(<Unset as Slot<&u8, bool>>::call_or(&Unset, &1, true));
 /// ```
 pub trait Slot<Args, Out> {
@@ -403,11 +415,18 @@ pub type DebugFmt<E> = fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result;
 #[doc(hidden)]
 pub struct ErrorType<E>(PhantomData<fn(&E)>);
 
+impl<E> Debug for ErrorType<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ErrorType")
+    }
+}
+
 /// Autoref-specialised `Debug` probe used by `#[retry]` expansions:
 /// `(&&DebugProbe(hooks.error_type())).debug_fmt()` is `Some(<E as
 /// Debug>::fmt)` when `E: Debug` and `None` otherwise, without an `E: Debug`
 /// bound and without touching a value of `E`.
 #[doc(hidden)]
+#[derive(Debug)]
 pub struct DebugProbe<E>(pub ErrorType<E>);
 
 #[doc(hidden)]

@@ -21,7 +21,14 @@
 //! on the token. The loop calls this crate for the schedule ([`Policy`]), the
 //! jitter and the sleep (`std::thread::sleep` in sync functions,
 //! `tokio::time::sleep` in async ones). The same loop is available without
-//! the macro: [`Policy::retry`] and [`Policy::retry_async`].
+//! the macro: [`Policy::retry`] builds a [`Retry`] whose methods are the
+//! attribute's keys.
+//!
+//! Public API: the [`retry`] attribute, [`Policy`], [`Schedule`],
+//! [`RetryBudget`], the events ([`RetryEvent`], [`GiveUp`], [`StopReason`]),
+//! [`Elapsed`], and the feature-gated modules below. `__private` is what the
+//! attribute's expansion calls: it is not part of the API and may change in
+//! any release.
 //!
 //! # Features
 //!
@@ -30,10 +37,11 @@
 //! | `macros` | yes | the [`retry`] attribute |
 //! | `tokio` | yes | sleeping and timing async retry loops on tokio |
 //! | `tracing` | no | a WARN event for each retry and at give-up |
-//! | `http` | no | [`http`] classification of status codes, I/O errors and `Retry-After` |
-//! | `reqwest` | no | [`reqwest`](mod@crate::reqwest) error classification and a status-carrying error type |
+//! | `http` | no | [`http_errors`]: classification of status codes and I/O errors, and `Retry-After` |
+//! | `reqwest` | no | [`reqwest_errors`]: classification of reqwest's errors and a status-carrying error type |
+//! | `test-util` | no | [`testing`]: a virtual clock for sync retry loops and a seedable generator |
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+#![warn(missing_docs, missing_debug_implementations)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod async_loop;
@@ -41,36 +49,31 @@ mod budget;
 mod clock;
 mod decide;
 mod events;
-pub mod hooks;
+mod hooks;
 #[cfg(feature = "http")]
-pub mod http;
+pub mod http_errors;
 mod jitter;
 mod plain;
 mod policy;
 #[cfg(feature = "reqwest")]
-pub mod reqwest;
+pub mod reqwest_errors;
 mod result;
 mod rng;
 mod schedule;
 mod stop;
 mod sync_loop;
+#[cfg(feature = "test-util")]
 pub mod testing;
 mod timeout;
 mod trace;
 
 pub use crate::budget::RetryBudget;
 pub use crate::events::{GiveUp, RetryEvent};
+pub use crate::plain::{Retry, RetryFuture};
 pub use crate::policy::{Jitter, Policy, PolicyError};
-pub use crate::result::RetryResult;
-pub use crate::rng::ThreadRng;
 pub use crate::schedule::Schedule;
 pub use crate::stop::StopReason;
-pub use crate::sync_loop::{CustomSleep, SyncSleeper, ThreadSleep};
 pub use crate::timeout::Elapsed;
-
-/// The random number generator crate (rand 0.10) whose `Rng` trait
-/// [`Policy::wait_for`] and [`Policy::schedule_with_rng`] accept.
-pub use rand;
 
 /// Retries the function with truncated exponential backoff.
 ///
@@ -275,18 +278,76 @@ pub use rand;
 #[cfg(feature = "macros")]
 pub use backoff_macros::retry;
 
-/// Not public API: what `#[retry]` expansions call. May change in any release.
+/// Not public API: what `#[retry]` expansions and the plain builder's
+/// bounds use. May change in any release.
 #[doc(hidden)]
 pub mod __private {
+    use crate::budget::RetryBudget;
+
+    pub use crate::hooks::{
+        DebugFmt, ErrorType, HookSet, Hooks, OnGiveUpHook, OnRetryHook, RetryAfterHook, RetryIfHook, Set, Slot, Unset,
+    };
+    pub use crate::plain::{AsyncSleepKind, Awaited, Blocking, CustomSleep, DefaultSleep, Operation, SyncSleepKind, Timer};
+    #[cfg(feature = "tokio")]
+    pub use crate::plain::TokioTimer;
+    pub use crate::plain::CustomTimer;
+    pub use crate::sync_loop::{CustomSleep as CustomSyncSleep, SyncSleeper};
+
     pub use crate::async_loop::{
         AsyncLoop, AsyncSleeper, CustomSleeper, Step, TokioSleepSlot, TokioSleeper, custom_sleep,
     };
-    pub use crate::hooks::{DebugProbe, HookSet, ProbeDebug, ProbeOpaque};
+    pub use crate::hooks::{DebugProbe, ProbeDebug, ProbeOpaque};
     pub use crate::policy::{Jitter, Policy};
     pub use crate::result::RetryResult;
     pub use crate::sync_loop::{ThreadSleep, after_first_attempt, custom_sync_sleep, start_sync};
     pub use crate::timeout::{FromElapsed, TimeoutSupport, timed_out_result, with_timeout};
     pub use core::time::Duration;
+
+    /// What `budget = ...` accepts: a [`RetryBudget`] or anything that
+    /// borrows one (`&RetryBudget`, `Arc<RetryBudget>`, ...).
+    #[diagnostic::on_unimplemented(
+        message = "`budget = ...` needs a `RetryBudget` or a reference to one, and `{Self}` is neither",
+        label = "not a retry budget",
+        note = "name a `static RetryBudget`, or give `&self.budget`, `Arc<RetryBudget>`, or a function returning `&RetryBudget`"
+    )]
+    pub trait AsBudget {
+        /// The budget.
+        fn as_budget(&self) -> &RetryBudget;
+    }
+
+    impl AsBudget for RetryBudget {
+        #[inline(always)]
+        fn as_budget(&self) -> &RetryBudget {
+            self
+        }
+    }
+
+    impl<T: AsBudget + ?Sized> AsBudget for &T {
+        #[inline(always)]
+        fn as_budget(&self) -> &RetryBudget {
+            (**self).as_budget()
+        }
+    }
+
+    impl<T: AsBudget + ?Sized> AsBudget for std::sync::Arc<T> {
+        #[inline(always)]
+        fn as_budget(&self) -> &RetryBudget {
+            (**self).as_budget()
+        }
+    }
+
+    impl<T: AsBudget + ?Sized> AsBudget for Box<T> {
+        #[inline(always)]
+        fn as_budget(&self) -> &RetryBudget {
+            (**self).as_budget()
+        }
+    }
+
+    /// The budget of `budget = EXPR`, borrowed for the call.
+    #[inline(always)]
+    pub fn budget_of<B: AsBudget + ?Sized>(budget: &B) -> &RetryBudget {
+        budget.as_budget()
+    }
 
     /// What a `mut` argument must be: each attempt starts from a fresh copy
     /// of the caller's value.

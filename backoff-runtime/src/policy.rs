@@ -3,7 +3,6 @@
 use core::fmt;
 use core::time::Duration;
 
-use crate::budget::RetryBudget;
 
 /// How much randomness is mixed into each wait.
 ///
@@ -24,12 +23,12 @@ use crate::budget::RetryBudget;
 /// use std::time::Duration;
 ///
 /// const P: Policy = Policy::new().jitter(Jitter::AdditiveUpTo(Duration::from_millis(250)));
-/// assert_eq!(P.jitter_mode(), Jitter::AdditiveUpTo(Duration::from_millis(250)));
+/// assert_eq!(P.jitter_value(), Jitter::AdditiveUpTo(Duration::from_millis(250)));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Jitter {
-    /// The seed's jitter: a uniform random amount in `[0, initial_backoff]`
+    /// Google Cloud's jitter: a uniform random amount in `[0, initial_backoff]`
     /// added to each wait (Google's "plus up to 1000 ms" with the default 1 s
     /// first wait), then capped at `max_backoff`. The default.
     Additive,
@@ -59,8 +58,12 @@ pub enum Jitter {
 pub enum PolicyError {
     /// `max_retries` was 0: a policy that never retries is no retry policy.
     ZeroRetries,
-    /// A duration that must be positive was zero; names the parameter.
-    ZeroDuration(&'static str),
+    /// `initial_backoff` was zero.
+    ZeroInitialBackoff,
+    /// `max_backoff` was zero: every wait would be zero.
+    ZeroMaxBackoff,
+    /// `max_elapsed` was zero: no retry could ever start.
+    ZeroMaxElapsed,
     /// `multiplier` was below 1, NaN or infinite.
     BadMultiplier,
 }
@@ -69,7 +72,9 @@ impl fmt::Display for PolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PolicyError::ZeroRetries => f.write_str("max_retries must be at least 1"),
-            PolicyError::ZeroDuration(name) => write!(f, "{name} must be greater than zero"),
+            PolicyError::ZeroInitialBackoff => f.write_str("initial_backoff must be greater than zero"),
+            PolicyError::ZeroMaxBackoff => f.write_str("max_backoff must be greater than zero"),
+            PolicyError::ZeroMaxElapsed => f.write_str("max_elapsed must be greater than zero"),
             PolicyError::BadMultiplier => f.write_str("multiplier must be a finite number >= 1"),
         }
     }
@@ -80,7 +85,7 @@ impl std::error::Error for PolicyError {}
 /// The parameters of a truncated exponential backoff: how many retries, how
 /// long each wait is, how much jitter, and an optional total time budget.
 ///
-/// `Policy::new()` is the seed's algorithm (Google Cloud's): 5 retries, first
+/// `Policy::new()` is Google Cloud's truncated exponential backoff: 5 retries, first
 /// wait 1 s, doubling, capped at 32 s, plus up to 1 s of random jitter.
 /// Every builder is a `const fn`, so a policy can live in a `const` or a
 /// `static`; the plain builders panic on bad values (a compile error in const
@@ -112,7 +117,6 @@ pub struct Policy {
     pub(crate) multiplier: f64,
     pub(crate) jitter: Jitter,
     pub(crate) max_elapsed: Option<Duration>,
-    pub(crate) budget: Option<&'static RetryBudget>,
 }
 
 impl Default for Policy {
@@ -131,7 +135,7 @@ const fn expect_valid(result: Result<Policy, PolicyError>, msg: &'static str) ->
 }
 
 impl Policy {
-    /// The seed's schedule: 5 retries, 1 s first wait, multiplier 2, 32 s cap,
+    /// Google Cloud's schedule: 5 retries, 1 s first wait, multiplier 2, 32 s cap,
     /// additive jitter of up to one first wait, no total budget.
     ///
     /// ```
@@ -151,7 +155,6 @@ impl Policy {
             multiplier: 2.0,
             jitter: Jitter::Additive,
             max_elapsed: None,
-            budget: None,
         }
     }
 
@@ -203,7 +206,7 @@ impl Policy {
     /// ```
     pub const fn try_initial_backoff(mut self, d: Duration) -> Result<Self, PolicyError> {
         if d.is_zero() {
-            return Err(PolicyError::ZeroDuration("initial_backoff"));
+            return Err(PolicyError::ZeroInitialBackoff);
         }
         self.initial_backoff = d;
         Ok(self)
@@ -231,7 +234,7 @@ impl Policy {
     /// ```
     pub const fn try_max_backoff(mut self, d: Duration) -> Result<Self, PolicyError> {
         if d.is_zero() {
-            return Err(PolicyError::ZeroDuration("max_backoff"));
+            return Err(PolicyError::ZeroMaxBackoff);
         }
         self.max_backoff = d;
         Ok(self)
@@ -268,7 +271,7 @@ impl Policy {
     ///
     /// ```
     /// use backoff_runtime::{Jitter, Policy};
-    /// assert_eq!(Policy::new().jitter(Jitter::Full).jitter_mode(), Jitter::Full);
+    /// assert_eq!(Policy::new().jitter(Jitter::Full).jitter_value(), Jitter::Full);
     /// ```
     #[must_use]
     pub const fn jitter(mut self, jitter: Jitter) -> Self {
@@ -300,37 +303,10 @@ impl Policy {
     /// ```
     pub const fn try_max_elapsed(mut self, d: Duration) -> Result<Self, PolicyError> {
         if d.is_zero() {
-            return Err(PolicyError::ZeroDuration("max_elapsed"));
+            return Err(PolicyError::ZeroMaxElapsed);
         }
         self.max_elapsed = Some(d);
         Ok(self)
-    }
-
-    /// Shares a [`RetryBudget`] with every function and call that names it:
-    /// each call deposits, each retry withdraws, and a retry the budget
-    /// refuses ends the call with [`StopReason::Budget`](crate::StopReason::Budget).
-    ///
-    /// ```
-    /// use backoff_runtime::{Policy, RetryBudget};
-    ///
-    /// static SHARED: RetryBudget = RetryBudget::new();
-    /// const POLICY: Policy = Policy::new().budget(&SHARED);
-    /// assert!(POLICY.budget_value().is_some());
-    /// ```
-    #[must_use]
-    pub const fn budget(mut self, budget: &'static RetryBudget) -> Self {
-        self.budget = Some(budget);
-        self
-    }
-
-    /// The shared retry budget, if any.
-    ///
-    /// ```
-    /// assert!(backoff_runtime::Policy::new().budget_value().is_none());
-    /// ```
-    #[must_use]
-    pub const fn budget_value(&self) -> Option<&'static RetryBudget> {
-        self.budget
     }
 
     /// How many retries follow the first call.
@@ -379,10 +355,10 @@ impl Policy {
     ///
     /// ```
     /// use backoff_runtime::{Jitter, Policy};
-    /// assert_eq!(Policy::new().jitter_mode(), Jitter::Additive);
+    /// assert_eq!(Policy::new().jitter_value(), Jitter::Additive);
     /// ```
     #[must_use]
-    pub const fn jitter_mode(&self) -> Jitter {
+    pub const fn jitter_value(&self) -> Jitter {
         self.jitter
     }
 
@@ -402,7 +378,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_are_the_seed() {
+    fn defaults_are_google_cloud_s() {
         let p = Policy::new();
         assert_eq!(p.max_retries, 5);
         assert_eq!(p.initial_backoff, Duration::from_secs(1));
@@ -418,12 +394,38 @@ mod tests {
         assert_eq!(p.try_max_retries(0), Err(PolicyError::ZeroRetries));
         assert_eq!(
             p.try_max_backoff(Duration::ZERO),
-            Err(PolicyError::ZeroDuration("max_backoff"))
+            Err(PolicyError::ZeroMaxBackoff)
         );
         for m in [0.0, 0.99, -1.0, f64::NAN, f64::INFINITY] {
             assert_eq!(p.try_multiplier(m), Err(PolicyError::BadMultiplier), "{m}");
         }
         assert!(p.try_multiplier(1.0).is_ok());
+    }
+
+    #[test]
+    fn errors_say_what_is_wrong() {
+        let said: Vec<String> = [
+            PolicyError::ZeroRetries,
+            PolicyError::ZeroInitialBackoff,
+            PolicyError::ZeroMaxBackoff,
+            PolicyError::ZeroMaxElapsed,
+            PolicyError::BadMultiplier,
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        assert_eq!(
+            said,
+            [
+                "max_retries must be at least 1",
+                "initial_backoff must be greater than zero",
+                "max_backoff must be greater than zero",
+                "max_elapsed must be greater than zero",
+                "multiplier must be a finite number >= 1",
+            ]
+        );
+        assert_eq!(Policy::new().try_initial_backoff(Duration::ZERO), Err(PolicyError::ZeroInitialBackoff));
+        assert_eq!(Policy::new().try_max_elapsed(Duration::ZERO), Err(PolicyError::ZeroMaxElapsed));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng, TryRng};
+use rand::SeedableRng;
 
 thread_local! {
     static THREAD_RNG: RefCell<SmallRng> = RefCell::new(SmallRng::seed_from_u64(fresh_seed()));
@@ -23,6 +23,7 @@ fn fresh_seed() -> u64 {
 }
 
 /// Reseeds this thread's generator.
+#[cfg(feature = "test-util")]
 pub(crate) fn seed_thread(seed: u64) {
     THREAD_RNG.with(|rng| *rng.borrow_mut() = SmallRng::seed_from_u64(seed));
 }
@@ -30,37 +31,4 @@ pub(crate) fn seed_thread(seed: u64) {
 /// Runs `f` with this thread's generator.
 pub(crate) fn with_thread_rng<T>(f: impl FnOnce(&mut SmallRng) -> T) -> T {
     THREAD_RNG.with(|rng| f(&mut rng.borrow_mut()))
-}
-
-/// A handle on the calling thread's generator, for
-/// [`Policy::schedule`](crate::Policy::schedule). It holds no state itself:
-/// each draw goes to the generator of the thread that makes it.
-///
-/// ```
-/// use backoff_runtime::rand::Rng;
-/// use backoff_runtime::testing::seed_thread_rng;
-///
-/// seed_thread_rng(9);
-/// let a = backoff_runtime::ThreadRng.next_u64();
-/// seed_thread_rng(9);
-/// assert_eq!(a, backoff_runtime::ThreadRng.next_u64());
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ThreadRng;
-
-impl TryRng for ThreadRng {
-    type Error = core::convert::Infallible;
-
-    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        Ok(with_thread_rng(|rng| rng.next_u32()))
-    }
-
-    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        Ok(with_thread_rng(|rng| rng.next_u64()))
-    }
-
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Self::Error> {
-        with_thread_rng(|rng| rng.fill_bytes(dest));
-        Ok(())
-    }
 }

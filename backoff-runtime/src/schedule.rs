@@ -4,10 +4,12 @@
 
 use core::time::Duration;
 
-use rand::Rng;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 
 use crate::jitter;
 use crate::policy::{Jitter, Policy};
+use crate::rng::with_thread_rng;
 
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 
@@ -80,20 +82,9 @@ impl Policy {
 
     /// The wait before retry `n`, jitter included, drawing from `rng` (one
     /// draw at most). `previous` is the wait used before the previous retry
-    /// (only decorrelated jitter reads it; pass `initial_backoff` for the
-    /// first retry). The result is always `<= max_backoff`.
-    ///
-    /// ```
-    /// use backoff_runtime::{Jitter, Policy};
-    /// use backoff_runtime::rand::{SeedableRng, rngs::SmallRng};
-    /// use std::time::Duration;
-    ///
-    /// let p = Policy::new().jitter(Jitter::Full);
-    /// let mut rng = SmallRng::seed_from_u64(7);
-    /// let wait = p.wait_for(3, Duration::ZERO, &mut rng);
-    /// assert!(wait <= Duration::from_secs(8));
-    /// ```
-    pub fn wait_for<R: Rng + ?Sized>(&self, n: u32, previous: Duration, rng: &mut R) -> Duration {
+    /// (only decorrelated jitter reads it; `initial_backoff` for the first
+    /// retry). The result is always `<= max_backoff`.
+    pub(crate) fn wait_for<R: Rng + ?Sized>(&self, n: u32, previous: Duration, rng: &mut R) -> Duration {
         let base = self.base_backoff(n);
         let cap = self.max_backoff;
         let wait = match self.jitter {
@@ -115,8 +106,8 @@ impl Policy {
     }
 
     /// The waits this policy would use, one per retry (`max_retries` of them),
-    /// drawing jitter from this thread's RNG (see
-    /// [`testing::seed_thread_rng`](crate::testing::seed_thread_rng)).
+    /// drawing jitter from this thread's generator, as the retry loops do
+    /// (so `testing::seed_thread_rng` makes them repeatable).
     ///
     /// ```
     /// use backoff_runtime::Policy;
@@ -130,27 +121,31 @@ impl Policy {
     /// }
     /// ```
     #[must_use]
-    pub fn schedule(&self) -> Schedule<crate::rng::ThreadRng> {
-        self.schedule_with_rng(crate::rng::ThreadRng)
-    }
-
-    /// The waits this policy would use, drawing jitter from `rng`: the
-    /// injectable form for simulators and deterministic tests.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use backoff_runtime::rand::{SeedableRng, rngs::SmallRng};
-    ///
-    /// let a: Vec<_> = Policy::new().schedule_with_rng(SmallRng::seed_from_u64(1)).collect();
-    /// let b: Vec<_> = Policy::new().schedule_with_rng(SmallRng::seed_from_u64(1)).collect();
-    /// assert_eq!(a, b);
-    /// ```
-    #[must_use]
-    pub fn schedule_with_rng<R: Rng>(&self, rng: R) -> Schedule<R> {
+    pub fn schedule(&self) -> Schedule {
         Schedule {
             policy: *self,
             backoff: Backoff::new(),
-            rng,
+            draws: Draws::ThisThread,
+        }
+    }
+
+    /// The waits this policy would use, with jitter drawn from a generator
+    /// of its own seeded with `seed`: the same seed, the same waits, on any
+    /// thread. For simulators and deterministic tests.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    ///
+    /// let a: Vec<_> = Policy::new().schedule_seeded(1).collect();
+    /// let b: Vec<_> = Policy::new().schedule_seeded(1).collect();
+    /// assert_eq!(a, b);
+    /// ```
+    #[must_use]
+    pub fn schedule_seeded(&self, seed: u64) -> Schedule {
+        Schedule {
+            policy: *self,
+            backoff: Backoff::new(),
+            draws: Draws::Seeded(SmallRng::seed_from_u64(seed)),
         }
     }
 }
@@ -212,7 +207,9 @@ impl Backoff {
 }
 
 /// An iterator over the waits of a [`Policy`], one per retry; built by
-/// [`Policy::schedule`] or [`Policy::schedule_with_rng`].
+/// [`Policy::schedule`] or [`Policy::schedule_seeded`]. It steps the same
+/// state machine as the retry loops: for the same random draws, the same
+/// waits.
 ///
 /// ```
 /// use backoff_runtime::{Jitter, Policy};
@@ -223,20 +220,32 @@ impl Backoff {
 /// assert_eq!(secs, [1, 2, 4, 8, 10, 10, 10, 10]);
 /// ```
 #[derive(Clone, Debug)]
-pub struct Schedule<R> {
+pub struct Schedule {
     policy: Policy,
     backoff: Backoff,
-    rng: R,
+    draws: Draws,
 }
 
-impl<R: Rng> Iterator for Schedule<R> {
+/// Where a [`Schedule`]'s jitter comes from.
+#[derive(Clone, Debug)]
+enum Draws {
+    /// The calling thread's generator, as the retry loops use.
+    ThisThread,
+    /// A generator of its own.
+    Seeded(SmallRng),
+}
+
+impl Iterator for Schedule {
     type Item = Duration;
 
     fn next(&mut self) -> Option<Duration> {
         if self.backoff.retries() >= self.policy.max_retries {
             return None;
         }
-        let wait = self.backoff.next_wait(&self.policy, &mut self.rng);
+        let wait = match &mut self.draws {
+            Draws::ThisThread => with_thread_rng(|rng| self.backoff.next_wait(&self.policy, rng)),
+            Draws::Seeded(rng) => self.backoff.next_wait(&self.policy, rng),
+        };
         self.backoff.advance(wait);
         Some(wait)
     }
@@ -248,13 +257,11 @@ impl<R: Rng> Iterator for Schedule<R> {
     }
 }
 
-impl<R: Rng> ExactSizeIterator for Schedule<R> {}
+impl ExactSizeIterator for Schedule {}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
-    use rand::rngs::SmallRng;
 
     fn secs(s: u64) -> Duration {
         Duration::from_secs(s)

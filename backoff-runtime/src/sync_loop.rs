@@ -5,6 +5,7 @@
 use core::time::Duration;
 use std::time::Instant;
 
+use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
 use crate::decide::RetryState;
 use crate::hooks::{HookSet, Hooks};
@@ -14,12 +15,6 @@ use crate::result::RetryResult;
 /// How a sync loop waits, and which clock it measures `max_elapsed` on:
 /// [`ThreadSleep`] by default, [`CustomSleep`] for `sleep = ...`.
 ///
-/// ```
-/// use backoff_runtime::{SyncSleeper, ThreadSleep};
-/// let clock = backoff_runtime::testing::VirtualClock::install();
-/// ThreadSleep.sleep(std::time::Duration::from_secs(3));
-/// assert_eq!(clock.elapsed(), std::time::Duration::from_secs(3));
-/// ```
 pub trait SyncSleeper {
     /// Waits for `wait`.
     fn sleep(&self, wait: Duration);
@@ -31,18 +26,16 @@ pub trait SyncSleeper {
 /// `std::thread::sleep`, or the thread's virtual clock when a test installed
 /// one ([`testing::VirtualClock`](crate::testing::VirtualClock)).
 ///
-/// ```
-/// use backoff_runtime::{SyncSleeper, ThreadSleep};
-/// ThreadSleep.sleep(std::time::Duration::from_millis(1));
-/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ThreadSleep;
 
 impl SyncSleeper for ThreadSleep {
     fn sleep(&self, wait: Duration) {
-        if !crate::testing::virtual_sleep(wait) {
-            std::thread::sleep(wait);
+        #[cfg(feature = "test-util")]
+        if crate::testing::virtual_sleep(wait) {
+            return;
         }
+        std::thread::sleep(wait);
     }
 
     fn clock(&self) -> crate::async_loop::ClockChoice {
@@ -68,6 +61,12 @@ pub struct CustomSleep<F> {
     call: fn(&F, Duration),
 }
 
+impl<F> core::fmt::Debug for CustomSleep<F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("CustomSleep")
+    }
+}
+
 /// Wraps the `sleep = ...` of a sync function, checking here, once, that it
 /// is `Fn(Duration)`.
 #[inline(always)]
@@ -91,16 +90,13 @@ impl<F> SyncSleeper for CustomSleep<F> {
 /// Reads the loop's clock when `policy` (or a hook, `needs_start`) needs a
 /// start instant; `None` otherwise, so the happy path reads no clock.
 #[inline(always)]
-pub fn start_sync<S: SyncSleeper>(policy: &Policy, needs_start: bool, sleeper: &S) -> Option<Instant> {
-    if needs_start || policy.max_elapsed.is_some() || policy.budget.is_some() {
-        let now = sleeper.clock().0.now();
-        if let Some(budget) = policy.budget {
-            budget.deposit(now);
-        }
-        Some(now)
-    } else {
-        None
-    }
+pub fn start_sync<S: SyncSleeper>(
+    policy: &Policy,
+    budget: Option<&RetryBudget>,
+    needs_start: bool,
+    sleeper: &S,
+) -> Option<Instant> {
+    crate::decide::read_start(policy, budget, sleeper.clock().0, needs_start)
 }
 
 /// What follows the first attempt of a sync `#[retry]` function: its result
@@ -111,6 +107,7 @@ pub fn start_sync<S: SyncSleeper>(policy: &Policy, needs_start: bool, sleeper: &
 pub fn after_first_attempt<R, F, B, H, S>(
     first: R,
     policy: &Policy,
+    budget: Option<&RetryBudget>,
     start: Option<Instant>,
     mut body: F,
     hooks: B,
@@ -125,7 +122,7 @@ where
 {
     match first.into_result() {
         Ok(value) => R::from_result(Ok(value)),
-        Err(error) => retry_sync(policy, start, error, &mut body, hooks(HookSet::new()), sleeper),
+        Err(error) => retry_sync(policy, budget, start, error, &mut body, hooks(HookSet::new()), sleeper),
     }
 }
 
@@ -136,6 +133,7 @@ where
 #[inline(never)]
 pub(crate) fn retry_sync<R, F, H, S>(
     policy: &Policy,
+    budget: Option<&RetryBudget>,
     start: Option<Instant>,
     first_error: R::Err,
     body: &mut F,
@@ -151,7 +149,7 @@ where
     let mut state = RetryState::with_start(sleeper.clock().0, start);
     let mut error = first_error;
     loop {
-        match state.decide(policy, &error, &hooks) {
+        match state.decide(policy, budget, &error, &hooks) {
             Ok(wait) => sleeper.sleep(wait),
             Err(_reason) => return R::from_result(Err(error)),
         }

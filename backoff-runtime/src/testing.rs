@@ -82,7 +82,7 @@ pub(crate) fn virtual_sleep(wait: Duration) -> bool {
 ///
 /// let clock = VirtualClock::install();
 /// let policy = Policy::new().jitter(Jitter::None).max_retries(3);
-/// let result: Result<(), &str> = policy.retry(|| Err("down"));
+/// let result: Result<(), &str> = policy.retry(|| Err("down")).call();
 /// assert_eq!(result, Err("down"));
 /// assert_eq!(clock.waits(), [1, 2, 4].map(Duration::from_secs));
 /// assert_eq!(clock.elapsed(), Duration::from_secs(7));

@@ -6,9 +6,9 @@
 //!
 //! ```
 //! use backoff_runtime::retry;
-//! use backoff_runtime::reqwest::{Error, check_status, is_retryable, retry_after};
+//! use backoff_runtime::reqwest_errors::{Error, check_status, is_retryable_error, retry_after_hint};
 //!
-//! #[retry(retry_if = is_retryable, retry_after = retry_after, max_backoff = "32s")]
+//! #[retry(retry_if = is_retryable_error, retry_after = retry_after_hint, max_backoff = "32s")]
 //! async fn fetch(client: &reqwest::Client, url: &str) -> Result<String, Error> {
 //!     Ok(check_status(client.get(url).send().await?)?.text().await?)
 //! }
@@ -21,7 +21,7 @@ use std::io;
 
 use ::reqwest::{Response, StatusCode};
 
-use crate::http::{is_retryable_io, is_retryable_status, retry_after as retry_after_header};
+use crate::http_errors::{is_retryable_io_kind, is_retryable_status, retry_after_header};
 use crate::timeout::Elapsed;
 
 /// Why a request through reqwest failed: a response with an error status
@@ -78,8 +78,8 @@ impl From<Elapsed> for Error {
 /// keeping its `Retry-After`; passes a success through.
 ///
 /// ```no_run
-/// # async fn f(client: reqwest::Client) -> Result<(), backoff_runtime::reqwest::Error> {
-/// let response = backoff_runtime::reqwest::check_status(client.get("http://127.0.0.1/").send().await?)?;
+/// # async fn f(client: reqwest::Client) -> Result<(), backoff_runtime::reqwest_errors::Error> {
+/// let response = backoff_runtime::reqwest_errors::check_status(client.get("http://127.0.0.1/").send().await?)?;
 /// # let _ = response; Ok(())
 /// # }
 /// ```
@@ -103,7 +103,7 @@ pub fn check_status(response: Response) -> Result<Response, Error> {
 /// - a status error (from `error_for_status`) with 408, 429 or a 5xx status;
 /// - a connection that failed after it was made: closed before the response
 ///   arrived, reset or aborted (any I/O error among the causes that
-///   [`is_retryable_io`](crate::http::is_retryable_io) retries), or closed
+///   [`is_retryable_io_kind`](crate::http_errors::is_retryable_io_kind) retries), or closed
 ///   before the request could be sent on it;
 /// - a response body cut off mid-transfer (the connection ended before the
 ///   `Content-Length` or the last chunk), whether read with `.text()`,
@@ -115,7 +115,7 @@ pub fn check_status(response: Response) -> Result<Response, Error> {
 /// to decode (invalid JSON), and an answer that is not HTTP.
 ///
 /// ```
-/// use backoff_runtime::reqwest::is_retryable_error;
+/// use backoff_runtime::reqwest_errors::is_retryable_reqwest_error;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
@@ -123,17 +123,17 @@ pub fn check_status(response: Response) -> Result<Response, Error> {
 ///
 /// // A URL that does not parse: the same request fails the same way again.
 /// let error = client.get("http://exa mple/").send().await.unwrap_err();
-/// assert!(!is_retryable_error(&error));
+/// assert!(!is_retryable_reqwest_error(&error));
 ///
 /// // A connection refused (nothing listens on a port just freed): retried.
 /// let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
 /// let error = client.get(format!("http://127.0.0.1:{port}/")).send().await.unwrap_err();
-/// assert!(is_retryable_error(&error));
+/// assert!(is_retryable_reqwest_error(&error));
 /// # Ok(())
 /// # }
 /// ```
 #[must_use]
-pub fn is_retryable_error(error: &::reqwest::Error) -> bool {
+pub fn is_retryable_reqwest_error(error: &::reqwest::Error) -> bool {
     error.is_timeout()
         || error.is_connect()
         || error.status().is_some_and(is_retryable_status)
@@ -141,14 +141,14 @@ pub fn is_retryable_error(error: &::reqwest::Error) -> bool {
 }
 
 /// Whether `error` or one of its causes shows a connection failing after it
-/// was made: an I/O error that [`is_retryable_io`] retries (a reset...), or a
+/// was made: an I/O error that [`is_retryable_io_kind`] retries (a reset...), or a
 /// hyper error telling a connection closed before the response, before the
 /// request was sent, or in the middle of a body.
 fn failed_in_transit(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut cause = Some(error);
     while let Some(error) = cause {
         if let Some(io) = error.downcast_ref::<io::Error>() {
-            if is_retryable_io(io.kind()) {
+            if is_retryable_io_kind(io.kind()) {
                 return true;
             }
         }
@@ -175,23 +175,23 @@ fn ended_early(error: &::hyper::Error) -> bool {
 /// The rule of Google Cloud's truncated exponential backoff for [`Error`]:
 /// a status of 408, 429 or 5xx is retried, any other (401, 403, 404...) is
 /// not; a transport error is retried exactly when
-/// [`is_retryable_error`] says so (connect errors, timeouts, connections
+/// [`is_retryable_reqwest_error`] says so (connect errors, timeouts, connections
 /// closed or reset before the response, bodies cut off mid-transfer); an
 /// attempt cut by `timeout = ...` is retried.
 ///
 /// ```
-/// use backoff_runtime::reqwest::{Error, is_retryable};
+/// use backoff_runtime::reqwest_errors::{Error, is_retryable_error};
 /// use reqwest::StatusCode;
 ///
-/// assert!(is_retryable(&Error::Status { status: StatusCode::BAD_GATEWAY, retry_after: None }));
-/// assert!(!is_retryable(&Error::Status { status: StatusCode::FORBIDDEN, retry_after: None }));
-/// assert!(is_retryable(&Error::TimedOut));
+/// assert!(is_retryable_error(&Error::Status { status: StatusCode::BAD_GATEWAY, retry_after: None }));
+/// assert!(!is_retryable_error(&Error::Status { status: StatusCode::FORBIDDEN, retry_after: None }));
+/// assert!(is_retryable_error(&Error::TimedOut));
 /// ```
 #[must_use]
-pub fn is_retryable(error: &Error) -> bool {
+pub fn is_retryable_error(error: &Error) -> bool {
     match error {
         Error::Status { status, .. } => is_retryable_status(*status),
-        Error::Transport(error) => is_retryable_error(error),
+        Error::Transport(error) => is_retryable_reqwest_error(error),
         Error::TimedOut => true,
     }
 }
@@ -200,14 +200,14 @@ pub fn is_retryable(error: &Error) -> bool {
 /// attribute's `retry_after = ...`.
 ///
 /// ```
-/// use backoff_runtime::reqwest::{Error, retry_after};
+/// use backoff_runtime::reqwest_errors::{Error, retry_after_hint};
 /// use std::time::Duration;
 ///
 /// let error = Error::Status { status: reqwest::StatusCode::TOO_MANY_REQUESTS, retry_after: Some(Duration::from_secs(2)) };
-/// assert_eq!(retry_after(&error), Some(Duration::from_secs(2)));
+/// assert_eq!(retry_after_hint(&error), Some(Duration::from_secs(2)));
 /// ```
 #[must_use]
-pub fn retry_after(error: &Error) -> Option<Duration> {
+pub fn retry_after_hint(error: &Error) -> Option<Duration> {
     match error {
         Error::Status { retry_after, .. } => *retry_after,
         _ => None,
@@ -292,13 +292,13 @@ mod tests {
             !error.is_connect() && !error.is_timeout() && error.status().is_none(),
             "{error:?}"
         );
-        assert!(is_retryable_error(&error), "{error:?}");
-        assert!(is_retryable(&Error::from(error)));
+        assert!(is_retryable_reqwest_error(&error), "{error:?}");
+        assert!(is_retryable_error(&Error::from(error)));
     }
 
     fn permanent(error: ::reqwest::Error) {
-        assert!(!is_retryable_error(&error), "{error:?}");
-        assert!(!is_retryable(&Error::from(error)));
+        assert!(!is_retryable_reqwest_error(&error), "{error:?}");
+        assert!(!is_retryable_error(&Error::from(error)));
     }
 
     #[tokio::test]
@@ -361,7 +361,7 @@ mod tests {
         let error = get(&client, &url).await;
         assert!(error.is_timeout() && !error.is_connect(), "{error:?}");
         assert!(!failed_in_transit(&error), "{error:?}");
-        assert!(is_retryable_error(&error));
+        assert!(is_retryable_reqwest_error(&error));
     }
 
     #[tokio::test]
@@ -373,8 +373,8 @@ mod tests {
             .port();
         let error = get(&::reqwest::Client::new(), &format!("http://127.0.0.1:{port}/")).await;
         assert!(error.is_connect(), "{error:?}");
-        assert!(is_retryable_error(&error));
-        assert!(is_retryable(&Error::from(error)));
+        assert!(is_retryable_reqwest_error(&error));
+        assert!(is_retryable_error(&Error::from(error)));
     }
 
     #[tokio::test]
@@ -411,7 +411,7 @@ mod tests {
     async fn status_errors_are_classified_by_status() {
         let unavailable = answered(503, None).await.error_for_status().unwrap_err();
         assert!(!unavailable.is_timeout() && !unavailable.is_connect() && !failed_in_transit(&unavailable));
-        assert!(is_retryable_error(&unavailable));
+        assert!(is_retryable_reqwest_error(&unavailable));
         permanent(answered(404, None).await.error_for_status().unwrap_err());
     }
 
@@ -424,8 +424,8 @@ mod tests {
             error,
             Error::Status { status: StatusCode::SERVICE_UNAVAILABLE, retry_after: Some(hint) } if hint == Duration::from_secs(7)
         ));
-        assert_eq!(retry_after(&error), Some(Duration::from_secs(7)));
-        assert!(is_retryable(&error));
+        assert_eq!(retry_after_hint(&error), Some(Duration::from_secs(7)));
+        assert!(is_retryable_error(&error));
         assert_eq!(error.to_string(), "server answered 503 Service Unavailable");
         assert!(error.source().is_none());
         let Err(error) = check_status(answered(404, None).await) else {
@@ -438,7 +438,7 @@ mod tests {
                 retry_after: None
             }
         ));
-        assert!(!is_retryable(&error));
+        assert!(!is_retryable_error(&error));
         assert_eq!(
             check_status(answered(200, None).await).unwrap().status(),
             StatusCode::OK
@@ -453,13 +453,13 @@ mod tests {
             "{error}"
         );
         assert!(error.source().is_some_and(|source| source.is::<::reqwest::Error>()));
-        assert_eq!(retry_after(&error), None);
+        assert_eq!(retry_after_hint(&error), None);
         let cut = Error::from(Elapsed::new());
         assert!(matches!(cut, Error::TimedOut));
         assert_eq!(cut.to_string(), "attempt timed out");
         assert!(cut.source().is_none());
-        assert!(is_retryable(&cut));
-        assert_eq!(retry_after(&cut), None);
+        assert!(is_retryable_error(&cut));
+        assert_eq!(retry_after_hint(&cut), None);
     }
 
     /// reqwest's HTTP/1 engine, its connection task gone: the next request

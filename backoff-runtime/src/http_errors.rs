@@ -5,7 +5,7 @@
 //! both of its forms. Feature `http`.
 //!
 //! ```
-//! use backoff_runtime::http::{is_retryable_status, parse_retry_after};
+//! use backoff_runtime::http_errors::{is_retryable_status, parse_retry_after};
 //! use http::StatusCode;
 //! use std::time::Duration;
 //!
@@ -25,7 +25,7 @@ use http::{HeaderMap, StatusCode, header::RETRY_AFTER};
 /// as 401, 403, 404; 1xx-3xx) is not.
 ///
 /// ```
-/// use backoff_runtime::http::is_retryable_status;
+/// use backoff_runtime::http_errors::is_retryable_status;
 /// use http::StatusCode;
 ///
 /// for code in [408, 429, 500, 502, 503, 504, 599] {
@@ -47,14 +47,14 @@ pub fn is_retryable_status(status: StatusCode) -> bool {
 /// which a truncated file gives as well as a cut connection...) is not.
 ///
 /// ```
-/// use backoff_runtime::http::is_retryable_io;
+/// use backoff_runtime::http_errors::is_retryable_io_kind;
 /// use std::io::ErrorKind;
 ///
-/// assert!(is_retryable_io(ErrorKind::ConnectionReset));
-/// assert!(!is_retryable_io(ErrorKind::PermissionDenied));
+/// assert!(is_retryable_io_kind(ErrorKind::ConnectionReset));
+/// assert!(!is_retryable_io_kind(ErrorKind::PermissionDenied));
 /// ```
 #[must_use]
-pub fn is_retryable_io(kind: ErrorKind) -> bool {
+pub fn is_retryable_io_kind(kind: ErrorKind) -> bool {
     matches!(
         kind,
         ErrorKind::TimedOut
@@ -73,7 +73,7 @@ pub fn is_retryable_io(kind: ErrorKind) -> bool {
 /// is a wait of zero). Junk gives `None`; nothing panics.
 ///
 /// ```
-/// use backoff_runtime::http::parse_retry_after;
+/// use backoff_runtime::http_errors::parse_retry_after;
 /// use std::time::Duration;
 ///
 /// assert_eq!(parse_retry_after(" 3 "), Some(Duration::from_secs(3)));
@@ -88,7 +88,7 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
 /// [`parse_retry_after`] with an explicit "now", for tests and replays.
 ///
 /// ```
-/// use backoff_runtime::http::parse_retry_after_at;
+/// use backoff_runtime::http_errors::parse_retry_after_at;
 /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
 ///
 /// let now = UNIX_EPOCH + Duration::from_secs(1_445_412_470); // 07:27:50 GMT
@@ -109,16 +109,16 @@ pub fn parse_retry_after_at(value: &str, now: SystemTime) -> Option<Duration> {
 /// The `Retry-After` hint of a response's headers, if present and readable.
 ///
 /// ```
-/// use backoff_runtime::http::retry_after;
+/// use backoff_runtime::http_errors::retry_after_header;
 /// use http::{HeaderMap, HeaderValue, header::RETRY_AFTER};
 /// use std::time::Duration;
 ///
 /// let mut headers = HeaderMap::new();
 /// headers.insert(RETRY_AFTER, HeaderValue::from_static("7"));
-/// assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
+/// assert_eq!(retry_after_header(&headers), Some(Duration::from_secs(7)));
 /// ```
 #[must_use]
-pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+pub fn retry_after_header(headers: &HeaderMap) -> Option<Duration> {
     headers.get(RETRY_AFTER)?.to_str().ok().and_then(parse_retry_after)
 }
 
@@ -178,7 +178,7 @@ mod tests {
             ErrorKind::HostUnreachable,
             ErrorKind::NetworkDown,
         ] {
-            assert!(is_retryable_io(kind), "{kind:?}");
+            assert!(is_retryable_io_kind(kind), "{kind:?}");
         }
         for kind in [
             ErrorKind::NotFound,
@@ -187,7 +187,7 @@ mod tests {
             ErrorKind::UnexpectedEof,
             ErrorKind::Other,
         ] {
-            assert!(!is_retryable_io(kind), "{kind:?}");
+            assert!(!is_retryable_io_kind(kind), "{kind:?}");
         }
     }
 }
