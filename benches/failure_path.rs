@@ -51,9 +51,11 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, SystemTime};
 
-use backoff_runtime::rand::Rng;
-use backoff_runtime::{ThreadRng, retry};
+use backoff_runtime::retry;
 use criterion::Criterion;
+
+#[path = "support/random.rs"]
+mod random;
 
 #[path = "support/estimates.rs"]
 mod estimates;
@@ -92,7 +94,7 @@ fn flaky(calls: &Cell<u32>, failures: u32) -> Result<u64, MyError> {
 /// initial wait of jitter, capped.
 #[inline(always)]
 fn hand_wait(base: Duration) -> Duration {
-    let jitter = Duration::from_nanos(ThreadRng.next_u64() % (INITIAL.as_nanos() as u64 + 1));
+    let jitter = Duration::from_nanos(random::random_u64() % (INITIAL.as_nanos() as u64 + 1));
     (base + jitter).min(CAP)
 }
 

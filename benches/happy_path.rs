@@ -40,9 +40,11 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, SystemTime};
 
-use backoff_runtime::rand::Rng;
-use backoff_runtime::{Policy, RetryBudget, ThreadRng, retry};
+use backoff_runtime::{Policy, RetryBudget, retry};
 use criterion::Criterion;
+
+#[path = "support/random.rs"]
+mod random;
 
 #[path = "support/estimates.rs"]
 mod estimates;
@@ -99,7 +101,7 @@ fn sync_hand_loop(x: u64) -> Result<u64, MyError> {
             Ok(value) => return Ok(value),
             Err(error) if retries >= MAX_RETRIES => return Err(error),
             Err(_) => {
-                let jitter = Duration::from_nanos(ThreadRng.next_u64() % (INITIAL.as_nanos() as u64 + 1));
+                let jitter = Duration::from_nanos(random::random_u64() % (INITIAL.as_nanos() as u64 + 1));
                 std::thread::sleep((base + jitter).min(CAP));
                 base = (base * 2).min(CAP);
                 retries += 1;
@@ -128,7 +130,7 @@ fn sync_retry_budget(x: u64) -> Result<u64, MyError> {
 
 #[inline(never)]
 fn sync_policy_retry(x: u64) -> Result<u64, MyError> {
-    POLICY.retry(|| work(x))
+    POLICY.retry(|| work(x)).call()
 }
 
 #[inline(never)]
@@ -166,7 +168,7 @@ async fn hand_loop_async(x: u64) -> Result<u64, MyError> {
             Ok(value) => return Ok(value),
             Err(error) if retries >= MAX_RETRIES => return Err(error),
             Err(_) => {
-                let jitter = Duration::from_nanos(ThreadRng.next_u64() % (INITIAL.as_nanos() as u64 + 1));
+                let jitter = Duration::from_nanos(random::random_u64() % (INITIAL.as_nanos() as u64 + 1));
                 tokio::time::sleep((base + jitter).min(CAP)).await;
                 base = (base * 2).min(CAP);
                 retries += 1;
@@ -217,7 +219,7 @@ fn async_retry_budget(x: u64) -> Result<u64, MyError> {
 
 #[inline(never)]
 fn async_policy_retry(x: u64) -> Result<u64, MyError> {
-    poll_ready(POLICY.retry_async(|| plain_async(x)))
+    poll_ready(POLICY.retry(|| plain_async(x)).into_future())
 }
 
 #[inline(never)]

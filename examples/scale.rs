@@ -29,8 +29,10 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use backoff_runtime::rand::Rng;
-use backoff_runtime::{ThreadRng, retry};
+use backoff_runtime::retry;
+
+#[path = "../benches/support/random.rs"]
+mod random;
 
 const FAILURES: u32 = 3;
 const MODES: [&str; 4] = ["no_retry", "retry", "hand_loop", "backon"];
@@ -64,7 +66,7 @@ async fn hand_loop(calls: &AtomicU32, failures: u32) -> Result<u32, Busy> {
             Ok(n) => return Ok(n),
             Err(e) if retries == 5 => return Err(e),
             Err(_) => {
-                let jitter = Duration::from_nanos(ThreadRng.next_u64() % 1_000_000_001);
+                let jitter = Duration::from_nanos(random::random_u64() % 1_000_000_001);
                 tokio::time::sleep((base + jitter).min(cap)).await;
                 base = (base * 2).min(cap);
                 retries += 1;

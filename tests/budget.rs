@@ -74,13 +74,15 @@ fn the_plain_api_takes_a_budget_too() {
     let policy = Policy::new()
         .max_retries(50)
         .initial_backoff(Duration::from_millis(1))
-        .max_backoff(Duration::from_millis(1))
-        .budget(&PLAIN);
+        .max_backoff(Duration::from_millis(1));
     let attempts = Cell::new(0);
-    let result: Result<(), ()> = policy.retry(|| {
-        attempts.set(attempts.get() + 1);
-        Err(())
-    });
+    let result: Result<(), ()> = policy
+        .retry(|| {
+            attempts.set(attempts.get() + 1);
+            Err(())
+        })
+        .budget(&PLAIN)
+        .call();
     assert!(result.is_err());
     assert_eq!(attempts.get(), 11);
 }

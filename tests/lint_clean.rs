@@ -40,7 +40,11 @@ fn strip_prefix(mut input: &str, (mut skip, limit): (usize, usize)) -> Result<us
         input = &input[1..];
         skip -= 1;
     }
-    if input.len() > limit { Err(Busy) } else { Ok(input.len()) }
+    if input.len() > limit {
+        Err(Busy)
+    } else {
+        Ok(input.len())
+    }
 }
 
 #[retry(initial_backoff = "1ms", max_retries = 1)]

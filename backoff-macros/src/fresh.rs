@@ -67,9 +67,10 @@ pub(crate) fn strip_async_trait_rebinds(stmts: &mut [Stmt], private: &TokenStrea
         let syn::Pat::Ident(pat) = &mut local.pat else {
             continue;
         };
-        let moves_itself = local.init.as_ref().is_some_and(|init| {
-            matches!(&*init.expr, syn::Expr::Path(path) if path.path.is_ident(&pat.ident))
-        });
+        let moves_itself = local
+            .init
+            .as_ref()
+            .is_some_and(|init| matches!(&*init.expr, syn::Expr::Path(path) if path.path.is_ident(&pat.ident)));
         if !moves_itself || pat.by_ref.is_some() {
             continue;
         }

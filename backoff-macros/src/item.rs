@@ -29,7 +29,8 @@ impl RetryFn {
     /// The type the body returns: the signature's, or under `#[async_trait]`
     /// the method's own output type.
     pub(crate) fn output(&self) -> Option<syn::Type> {
-        self.async_trait_output().or_else(|| crate::limits::output_type(&self.sig).cloned())
+        self.async_trait_output()
+            .or_else(|| crate::limits::output_type(&self.sig).cloned())
     }
 
     fn async_trait_output(&self) -> Option<syn::Type> {

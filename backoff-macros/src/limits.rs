@@ -105,7 +105,9 @@ impl Borrows {
 
     /// Whether the lifetime `name` is among them.
     fn names(&self, name: &str) -> bool {
-        self.0.iter().any(|(borrow, _)| matches!(borrow, Borrow::Named(n) if n == name))
+        self.0
+            .iter()
+            .any(|(borrow, _)| matches!(borrow, Borrow::Named(n) if n == name))
     }
 }
 

@@ -163,6 +163,13 @@ impl TokioSleepSlot {
         }
     }
 
+    /// Starts a wait of `wait`, to be polled with
+    /// [`poll_current`](Self::poll_current).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn start(&mut self, wait: Duration) {
+        self.sleep(wait);
+    }
+
     /// Polls the wait started last by [`sleep`](Self::sleep) (ready when
     /// none was started).
     #[cfg(feature = "tokio")]

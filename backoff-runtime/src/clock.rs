@@ -25,9 +25,9 @@ impl ClockKind {
     /// The current instant on this clock.
     pub(crate) fn now(self) -> Instant {
         match self {
-            #[cfg(feature = "test-util")]
+            #[cfg(any(test, feature = "test-util"))]
             ClockKind::Sync => crate::testing::virtual_now().unwrap_or_else(Instant::now),
-            #[cfg(not(feature = "test-util"))]
+            #[cfg(not(any(test, feature = "test-util")))]
             ClockKind::Sync => Instant::now(),
             ClockKind::Std => Instant::now(),
             #[cfg(feature = "tokio")]
@@ -55,7 +55,7 @@ const NO_START: u64 = START_MASK;
 /// `instant + by`, or the latest instant this side of overflow that is
 /// cheap to find (`instant` plus 1,000 years, then `instant` itself): never
 /// a panic. Far beyond what a [`Timeline`] tells apart (73 years).
-#[cfg(feature = "test-util")]
+#[cfg(any(test, feature = "test-util"))]
 pub(crate) fn saturating_add(instant: Instant, by: Duration) -> Instant {
     const FAR: Duration = Duration::from_secs(1_000 * 365 * 24 * 3600);
     instant

@@ -103,7 +103,10 @@ impl RetryState {
                         attempt: self.backoff.retries().saturating_add(1),
                         wait,
                         elapsed: self.timeline.elapsed(),
-                        retries_left: policy.max_retries.saturating_sub(self.backoff.retries()).saturating_sub(1),
+                        retries_left: policy
+                            .max_retries
+                            .saturating_sub(self.backoff.retries())
+                            .saturating_sub(1),
                         hinted,
                     };
                     crate::trace::retrying(

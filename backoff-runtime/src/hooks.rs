@@ -107,7 +107,9 @@ pub struct HookSet<E, If = Unset, After = Unset, OnRetry = Unset, OnGiveUp = Uns
 
 impl<E, If, After, OnRetry, OnGiveUp> Debug for HookSet<E, If, After, OnRetry, OnGiveUp> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HookSet").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("HookSet")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 

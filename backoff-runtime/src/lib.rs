@@ -55,6 +55,8 @@ pub mod http_errors;
 mod jitter;
 mod plain;
 mod policy;
+#[cfg(all(test, feature = "macros", feature = "tokio"))]
+mod props;
 #[cfg(feature = "reqwest")]
 pub mod reqwest_errors;
 mod result;
@@ -62,7 +64,7 @@ mod rng;
 mod schedule;
 mod stop;
 mod sync_loop;
-#[cfg(feature = "test-util")]
+#[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 mod timeout;
 mod trace;
@@ -287,10 +289,12 @@ pub mod __private {
     pub use crate::hooks::{
         DebugFmt, ErrorType, HookSet, Hooks, OnGiveUpHook, OnRetryHook, RetryAfterHook, RetryIfHook, Set, Slot, Unset,
     };
-    pub use crate::plain::{AsyncSleepKind, Awaited, Blocking, CustomSleep, DefaultSleep, Operation, SyncSleepKind, Timer};
+    pub use crate::plain::CustomTimer;
     #[cfg(feature = "tokio")]
     pub use crate::plain::TokioTimer;
-    pub use crate::plain::CustomTimer;
+    pub use crate::plain::{
+        AsyncSleepKind, Awaited, Blocking, CustomSleep, DefaultSleep, Operation, SyncSleepKind, Timer,
+    };
     pub use crate::sync_loop::{CustomSleep as CustomSyncSleep, SyncSleeper};
 
     pub use crate::async_loop::{

@@ -155,6 +155,8 @@ impl<Op, E, K, H, S: core::fmt::Debug> core::fmt::Debug for Retry<'_, Op, E, K, 
     }
 }
 
+// Type-state builder: each method's return type spells out the hook it sets.
+#[allow(clippy::type_complexity)]
 impl<'a, Op, E, K, If, After, OnRetry, OnGiveUp, S> Retry<'a, Op, E, K, HookSet<E, If, After, OnRetry, OnGiveUp>, S> {
     /// Rebuilds with the hooks and the sleep that `change` makes of the
     /// current ones.
@@ -440,7 +442,7 @@ impl Timer for TokioTimer {
     const CLOCK: ClockChoice = ClockChoice(ClockKind::Tokio);
 
     fn start(self: Pin<&mut Self>, wait: Duration) {
-        let _ = self.get_mut().0.sleep(wait);
+        self.get_mut().0.start(wait);
     }
 
     fn poll_wait(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -450,7 +452,9 @@ impl Timer for TokioTimer {
 
 impl<F, SF> core::fmt::Debug for CustomTimer<F, SF> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("CustomTimer").field("waiting", &self.current.is_some()).finish_non_exhaustive()
+        f.debug_struct("CustomTimer")
+            .field("waiting", &self.current.is_some())
+            .finish_non_exhaustive()
     }
 }
 
@@ -662,12 +666,9 @@ where
             }
             let state = match this.state {
                 Some(state) => state,
-                None => this.state.insert(AsyncLoop::start_on(
-                    Tm::CLOCK.0,
-                    policy,
-                    budget,
-                    this.hooks.observes(),
-                )),
+                None => this
+                    .state
+                    .insert(AsyncLoop::start_on(Tm::CLOCK.0, policy, budget, this.hooks.observes())),
             };
             let attempt = match *this.timeout {
                 None => Attempt::Plain { future: (this.op)() },

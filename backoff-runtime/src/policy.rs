@@ -3,7 +3,6 @@
 use core::fmt;
 use core::time::Duration;
 
-
 /// How much randomness is mixed into each wait.
 ///
 /// Every mode keeps every wait `<= max_backoff`. With `base(n) =
@@ -392,10 +391,7 @@ mod tests {
     fn try_builders_reject_bad_values() {
         let p = Policy::new();
         assert_eq!(p.try_max_retries(0), Err(PolicyError::ZeroRetries));
-        assert_eq!(
-            p.try_max_backoff(Duration::ZERO),
-            Err(PolicyError::ZeroMaxBackoff)
-        );
+        assert_eq!(p.try_max_backoff(Duration::ZERO), Err(PolicyError::ZeroMaxBackoff));
         for m in [0.0, 0.99, -1.0, f64::NAN, f64::INFINITY] {
             assert_eq!(p.try_multiplier(m), Err(PolicyError::BadMultiplier), "{m}");
         }
@@ -424,8 +420,14 @@ mod tests {
                 "multiplier must be a finite number >= 1",
             ]
         );
-        assert_eq!(Policy::new().try_initial_backoff(Duration::ZERO), Err(PolicyError::ZeroInitialBackoff));
-        assert_eq!(Policy::new().try_max_elapsed(Duration::ZERO), Err(PolicyError::ZeroMaxElapsed));
+        assert_eq!(
+            Policy::new().try_initial_backoff(Duration::ZERO),
+            Err(PolicyError::ZeroInitialBackoff)
+        );
+        assert_eq!(
+            Policy::new().try_max_elapsed(Duration::ZERO),
+            Err(PolicyError::ZeroMaxElapsed)
+        );
     }
 
     #[test]

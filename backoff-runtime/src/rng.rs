@@ -9,8 +9,8 @@ use core::cell::RefCell;
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 
-use rand::rngs::SmallRng;
 use rand::SeedableRng;
+use rand::rngs::SmallRng;
 
 thread_local! {
     static THREAD_RNG: RefCell<SmallRng> = RefCell::new(SmallRng::seed_from_u64(fresh_seed()));
@@ -23,7 +23,7 @@ fn fresh_seed() -> u64 {
 }
 
 /// Reseeds this thread's generator.
-#[cfg(feature = "test-util")]
+#[cfg(any(test, feature = "test-util"))]
 pub(crate) fn seed_thread(seed: u64) {
     THREAD_RNG.with(|rng| *rng.borrow_mut() = SmallRng::seed_from_u64(seed));
 }

@@ -31,7 +31,7 @@ pub struct ThreadSleep;
 
 impl SyncSleeper for ThreadSleep {
     fn sleep(&self, wait: Duration) {
-        #[cfg(feature = "test-util")]
+        #[cfg(any(test, feature = "test-util"))]
         if crate::testing::virtual_sleep(wait) {
             return;
         }

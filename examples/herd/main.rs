@@ -1,6 +1,6 @@
 //! `cargo run --release --example herd -- --out docs/img`: a deterministic
 //! retry-storm simulator driven by the runtime's real schedules
-//! ([`Policy::schedule_with_rng`](backoff_runtime::Policy::schedule_with_rng))
+//! ([`Policy::schedule_seeded`](backoff_runtime::Policy::schedule_seeded))
 //! and its [`RetryBudget`](backoff_runtime::RetryBudget), in virtual time.
 //!
 //! Two models (see `sim/contention.rs` and `sim/outage.rs`):

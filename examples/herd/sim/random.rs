@@ -1,7 +1,7 @@
 //! Randomness: seeds derived from one base seed, the normal distribution by
 //! Box-Muller, and the network's latency per hop.
 //!
-//! Every generator is rand's `SmallRng` (re-exported by the runtime), seeded
+//! Every generator is rand's `SmallRng` (the runtime's own, for schedules), seeded
 //! from a seed derived with `SplitMix64`, so each run, client and request has
 //! its own stream and the same seed always gives the same run, whatever the
 //! number of threads.
@@ -9,8 +9,8 @@
 use std::f64::consts::TAU;
 use std::time::Duration;
 
-use backoff_runtime::rand::rngs::SmallRng;
-use backoff_runtime::rand::{Rng, SeedableRng};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 
 /// `SplitMix64`'s output function: a bijective mix of the 64 bits.
 const fn mix(mut z: u64) -> u64 {

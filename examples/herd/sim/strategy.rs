@@ -1,14 +1,11 @@
 //! The retry strategies under test, and the per-client retrier that draws
 //! each wait from the runtime's real schedule
-//! ([`Policy::schedule_with_rng`]): no backoff or jitter formula is written
+//! ([`Policy::schedule_seeded`]): no backoff or jitter formula is written
 //! here.
 
 use std::time::Duration;
 
-use backoff_runtime::rand::rngs::SmallRng;
 use backoff_runtime::{Jitter, Policy, Schedule};
-
-use super::random::rng_from;
 
 /// How a failed call is retried.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -51,7 +48,7 @@ impl Strategy {
             Strategy::Immediate => Retrier::Immediate {
                 retries_left: policy.max_retries_value(),
             },
-            Strategy::Backoff(jitter) => Retrier::Scheduled(policy.jitter(jitter).schedule_with_rng(rng_from(seed))),
+            Strategy::Backoff(jitter) => Retrier::Scheduled(policy.jitter(jitter).schedule_seeded(seed)),
         }
     }
 }
@@ -66,7 +63,7 @@ pub(crate) enum Retrier {
         retries_left: u32,
     },
     /// The runtime's schedule, with this client's own generator.
-    Scheduled(Schedule<SmallRng>),
+    Scheduled(Schedule),
 }
 
 impl Retrier {
@@ -102,7 +99,7 @@ mod tests {
         assert_eq!(waits, [10, 20, 40].map(Duration::from_millis));
 
         let mut full = Strategy::Backoff(Jitter::Full).retrier(&policy, 7);
-        let expected: Vec<_> = policy.schedule_with_rng(rng_from(7)).collect();
+        let expected: Vec<_> = policy.schedule_seeded(7).collect();
         let waits: Vec<_> = std::iter::from_fn(|| full.next_wait()).collect();
         assert_eq!(waits, expected);
     }

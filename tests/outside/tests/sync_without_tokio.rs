@@ -16,7 +16,7 @@ fn sync_retries_work_without_tokio_and_through_a_renamed_crate() {
 fn the_plain_api_works_without_tokio() {
     let clock = VirtualClock::install();
     let policy = backoff_rt::Policy::new().max_retries(2);
-    let result: Result<(), &str> = policy.retry(|| Err("down"));
+    let result: Result<(), &str> = policy.retry(|| Err("down")).call();
     assert_eq!(result, Err("down"));
     assert_eq!(clock.waits().len(), 2);
 }
