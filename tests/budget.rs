@@ -514,3 +514,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_window_too_long_for_64_bit_nanoseconds_keeps_its_calls() {
+    let start = Instant::now();
+    // 2^64 ns + 1 ms: about 585 years.
+    let window = Duration::from_nanos(u64::MAX) + Duration::from_nanos(1 + 1_000_000);
+    let budget = budget_from(start, RetryBudget::new().ratio(1.0).min_per_second(0).window(window));
+    assert_eq!(
+        grants(&budget, start + Duration::from_secs(1), 10),
+        1,
+        "the call is a second old"
+    );
+    assert_eq!(grants(&budget, start + Duration::from_secs(50 * 365 * 86_400), 10), 0);
+    budget.deposit(start + Duration::from_secs(50 * 365 * 86_400));
+    assert_eq!(grants(&budget, start + Duration::from_secs(51 * 365 * 86_400), 10), 1);
+}

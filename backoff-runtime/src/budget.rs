@@ -516,6 +516,69 @@ mod tests {
     }
 
     #[test]
+    fn a_deposit_whose_slot_moved_on_is_dropped() {
+        let budget = RetryBudget::new();
+        let now = Instant::now();
+        budget.deposit(now);
+        // As if a thread stalled for a window between reading the budget's
+        // slot and adding to it: the word now belongs to slot 11.
+        budget.deposits[0].store(pack(11, 0), Ordering::Relaxed);
+        budget.deposit(now);
+        assert_eq!(budget.deposits[0].load(Ordering::Relaxed), pack(11, 0));
+    }
+
+    #[test]
+    fn settings_read_back_and_default_is_new() {
+        let budget = RetryBudget::new()
+            .ratio(0.25)
+            .min_per_second(7)
+            .window(Duration::from_millis(1500));
+        assert_eq!(budget.ratio_value(), 0.25);
+        assert_eq!(budget.min_per_second_value(), 7);
+        assert_eq!(budget.window_value(), Duration::from_millis(1500));
+        let default = RetryBudget::default();
+        assert_eq!(default.ratio_value(), 0.2);
+        assert_eq!(default.min_per_second_value(), 10);
+        assert_eq!(default.window_value(), Duration::from_secs(10));
+        assert_eq!(RetryBudget::new().ratio(1000.0).ratio_value(), 1000.0);
+        assert_eq!(
+            RetryBudget::new().min_per_second(u32::MAX).min_per_second_value(),
+            u32::MAX
+        );
+    }
+
+    #[test]
+    fn a_budget_equals_only_itself() {
+        let (a, b) = (RetryBudget::new(), RetryBudget::new());
+        assert!(a == a);
+        assert!(a != b);
+    }
+
+    #[test]
+    #[should_panic(expected = "ratio must be between 0 and 1000")]
+    fn a_negative_ratio_panics() {
+        let _ = RetryBudget::new().ratio(-0.001);
+    }
+
+    #[test]
+    #[should_panic(expected = "ratio must be between 0 and 1000")]
+    fn a_ratio_above_1000_panics() {
+        let _ = RetryBudget::new().ratio(1000.001);
+    }
+
+    #[test]
+    #[should_panic(expected = "ratio must be between 0 and 1000")]
+    fn a_nan_ratio_panics() {
+        let _ = RetryBudget::new().ratio(f64::NAN);
+    }
+
+    #[test]
+    #[should_panic(expected = "the window must be at least 10 ms")]
+    fn a_window_below_10_ms_panics() {
+        let _ = RetryBudget::new().window(Duration::from_micros(9_999));
+    }
+
+    #[test]
     fn packing() {
         let packed = pack(7, 41);
         assert_eq!((epoch_of(packed), count_of(packed)), (7, 41));
