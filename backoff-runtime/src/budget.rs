@@ -7,20 +7,56 @@ use core::time::Duration;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-/// How many slots the window is cut into: counts older than the window
-/// expire one slot at a time.
-const SLOTS: usize = 10;
+/// How many slots the window is cut into.
+const SLOTS: u64 = 10;
+
+/// Words kept per counter: the window's ten slots and the one before it, so
+/// that a retry is counted for at least a whole window.
+const RING: usize = SLOTS as usize + 1;
+
+/// A slot's count is the low 32 bits of its word and saturates here.
+const MAX_COUNT: u64 = 0xFFFF_FFFF;
+
+/// Below this count a deposit adds with `fetch_add`: even one add from every
+/// thread at once cannot carry into the stamp.
+const FAST_COUNT: u64 = 1 << 31;
 
 /// A retry budget, shared by every function (and every plain-API call) that
 /// names it: each call deposits, each retry withdraws, and a retry is allowed
-/// only while `retries <= ratio * calls + min_per_second * window` over the
-/// last `window`. When the budget refuses, the function returns its error
-/// with [`StopReason::Budget`](crate::StopReason::Budget).
+/// only while, counting it, `retries <= ratio * calls + min_per_second *
+/// window` over the last `window`. When the budget refuses, the function
+/// returns its error with [`StopReason::Budget`](crate::StopReason::Budget).
+///
+/// The rule is evaluated exactly, in integers, with no rounding: 10 retries
+/// per second over a 100 ms window allow 1 retry, over 250 ms 2 (2.5). A
+/// minimum below one retry per window (5 per second over 100 ms is 0.5)
+/// allows no retry on its own, but still adds to the ratio's share.
+///
+/// **The window.** Time is cut into slots of a tenth of the window, numbered
+/// from the budget's first use (slot boundaries fall on whole nanoseconds,
+/// ten slots always make exactly one window). A retry at instant `t`, in slot
+/// `k`, counts the retries granted in slots `k - 10 ..= k`, which hold every
+/// retry of `(t - window, t]` and none older than 1.1 windows, and the calls
+/// deposited in slots `k - 9 ..= k`, which all lie in `(t - window, t]`. Both
+/// roundings are conservative: every retry granted at `t` keeps the rule
+/// counted exactly over `(t - window, t]`; with a ratio of 0, no interval of
+/// one window's length ever holds more than `min_per_second * window`
+/// retries. A retry stays counted from 1 to 1.1 windows and a call from 0.9
+/// to 1 window, so the budget may refuse a little earlier than an exact
+/// sliding window would, never later. An instant earlier than the latest one
+/// the budget has seen counts as that latest one.
+///
+/// **Limits.** Each slot counts up to 2<sup>32</sup> - 1 calls and as many
+/// retries; further calls in that slot are not counted and further retries
+/// are refused. Slot numbers are 64-bit (each word keeps the low 32 bits as
+/// a stamp, and the budget keeps the latest slot whole), so the window works
+/// after any idle time and over any uptime up to 2<sup>64</sup> slots (over
+/// 584 million years for the shortest window).
 ///
 /// Built by `const fn`, so it lives in a `static`; lock-free (atomics only);
-/// a call that succeeds at once costs one clock read and one atomic add.
-/// Defaults: 20% of calls, at least 10 retries per second, over 10 seconds
-/// (Finagle's defaults).
+/// a call that succeeds at once costs one clock read, two atomic loads and
+/// one atomic add. Defaults: 20% of calls, at least 10 retries per second,
+/// over 10 seconds (Finagle's defaults).
 ///
 /// ```
 /// use backoff_runtime::{retry, RetryBudget};
@@ -40,14 +76,19 @@ pub struct RetryBudget {
     ratio_per_mille: u64,
     min_per_second: u64,
     window: Duration,
-    /// The window's slot length in nanoseconds (kept so a deposit divides
-    /// in u64, not u128).
-    slot_nanos: u64,
+    /// The window in nanoseconds when that fits in a `u64` (so a deposit
+    /// divides in `u64`), else 0.
+    window_nanos: u64,
     /// Instants are measured from here (set at first use).
     origin: OnceLock<Instant>,
-    /// Per slot: `epoch << 32 | count`.
-    deposits: [AtomicU64; SLOTS],
-    withdrawals: [AtomicU64; SLOTS],
+    /// The latest slot any operation has reached. It is published only after
+    /// the words of the window ending there have been reset to their slots,
+    /// so the words never hold a stale count under a matching stamp.
+    head: AtomicU64,
+    /// Per slot `k`, at index `k % RING`: `stamp << 32 | count`, where the
+    /// stamp is the low 32 bits of `k`.
+    deposits: [AtomicU64; RING],
+    withdrawals: [AtomicU64; RING],
 }
 
 /// Budgets are shared by reference: one is equal only to itself.
@@ -65,18 +106,35 @@ impl Default for RetryBudget {
     }
 }
 
-/// The slot epoch of a packed counter.
+/// The stamp of slot `slot`: its low 32 bits.
+const fn stamp_of(slot: u64) -> u64 {
+    slot & 0xFFFF_FFFF
+}
+
+/// The stamp of a packed word.
 const fn epoch_of(packed: u64) -> u64 {
     packed >> 32
 }
 
-/// The count of a packed counter.
+/// The count of a packed word.
 const fn count_of(packed: u64) -> u64 {
-    packed & 0xFFFF_FFFF
+    packed & MAX_COUNT
 }
 
-const fn pack(epoch: u64, count: u64) -> u64 {
-    (epoch << 32) | (count & 0xFFFF_FFFF)
+const fn pack(stamp: u64, count: u64) -> u64 {
+    (stamp << 32) | (count & MAX_COUNT)
+}
+
+/// The word of slot `slot` in a ring.
+fn word(words: &[AtomicU64; RING], slot: u64) -> &AtomicU64 {
+    // The remainder is below RING, so it fits.
+    &words[(slot % RING as u64) as usize]
+}
+
+/// The window in nanoseconds if it fits in a `u64`, else 0.
+const fn nanos_if_u64(window: Duration) -> u64 {
+    let nanos = window.as_nanos();
+    if nanos > u64::MAX as u128 { 0 } else { nanos as u64 }
 }
 
 impl RetryBudget {
@@ -93,15 +151,16 @@ impl RetryBudget {
             ratio_per_mille: 200,
             min_per_second: 10,
             window: Duration::from_secs(10),
-            slot_nanos: 1_000_000_000,
+            window_nanos: 10_000_000_000,
             origin: OnceLock::new(),
-            deposits: [const { AtomicU64::new(0) }; SLOTS],
-            withdrawals: [const { AtomicU64::new(0) }; SLOTS],
+            head: AtomicU64::new(0),
+            deposits: [const { AtomicU64::new(0) }; RING],
+            withdrawals: [const { AtomicU64::new(0) }; RING],
         }
     }
 
-    /// Sets the retries allowed per call (0.2 = one retry per five calls).
-    /// Panics unless `0 <= ratio <= 1000`.
+    /// Sets the retries allowed per call (0.2 = one retry per five calls),
+    /// rounded to the nearest thousandth. Panics unless `0 <= ratio <= 1000`.
     ///
     /// ```
     /// use backoff_runtime::RetryBudget;
@@ -115,7 +174,8 @@ impl RetryBudget {
     }
 
     /// Sets the retries allowed per second whatever the traffic (so a quiet
-    /// service can still retry).
+    /// service can still retry): `min_per_second * window` retries per
+    /// window, exactly (a fraction of a retry allows none by itself).
     ///
     /// ```
     /// use backoff_runtime::RetryBudget;
@@ -140,8 +200,7 @@ impl RetryBudget {
     pub const fn window(mut self, window: Duration) -> Self {
         assert!(window.as_millis() >= SLOTS as u128, "the window must be at least 10 ms");
         self.window = window;
-        let slot = window.as_nanos() / SLOTS as u128;
-        self.slot_nanos = if slot > u64::MAX as u128 { u64::MAX } else { slot as u64 };
+        self.window_nanos = nanos_if_u64(window);
         self
     }
 
@@ -176,44 +235,119 @@ impl RetryBudget {
         self.window
     }
 
-    /// The slot epoch of `now`: how many slot lengths since the origin.
-    fn epoch(&self, now: Instant) -> u64 {
+    /// The number of the slot `now` falls in: `floor(10 * since / window)`,
+    /// `since` measured from the first use, saturating at `u64::MAX`.
+    fn slot_at(&self, now: Instant) -> u64 {
         let origin = *self.origin.get_or_init(|| now);
-        let since = u64::try_from(now.saturating_duration_since(origin).as_nanos()).unwrap_or(u64::MAX);
-        // Epochs fit in 32 bits for ~136 years of 1 s slots; wrap-around only
-        // makes old slots look current, which a window never spans.
-        (since / self.slot_nanos.max(1)) & 0xFFFF_FFFF
+        let since = now.saturating_duration_since(origin);
+        // 10 * since in nanoseconds, in u64 while it fits (58 years).
+        let tenfold = since
+            .as_secs()
+            .checked_mul(SLOTS * 1_000_000_000)
+            .and_then(|nanos| nanos.checked_add(SLOTS * u64::from(since.subsec_nanos())));
+        match tenfold {
+            Some(tenfold) if self.window_nanos != 0 => tenfold / self.window_nanos,
+            // since < 2^94 ns, so 10 * since fits; the window is at least 10 ms.
+            _ => u64::try_from(since.as_nanos() * u128::from(SLOTS) / self.window.as_nanos()).unwrap_or(u64::MAX),
+        }
     }
 
-    /// Adds `delta` (+1 or -1) to the slot of `epoch`, resetting a slot that
-    /// holds an older epoch. Returns `false` (changing nothing) when asked to
-    /// take 1 from a slot that has moved on.
-    fn add(slots: &[AtomicU64; SLOTS], epoch: u64, delta: i64) -> bool {
-        let slot = &slots[(epoch % SLOTS as u64) as usize];
-        let mut current = slot.load(Ordering::Relaxed);
+    /// The slot an operation at `now` counts in: the slot of `now`, or the
+    /// latest slot already reached if that is later. Moving the budget on to
+    /// a later slot first resets the words of the slots it enters.
+    fn current(&self, now: Instant) -> u64 {
+        let slot = self.slot_at(now);
+        let head = self.head.load(Ordering::Acquire);
+        if slot <= head {
+            return head;
+        }
+        // The words of the slots in (head, slot]; a ring holds only the
+        // latest RING of them (older ones are out of every window from here).
+        let first = (head + 1).max(slot.saturating_sub(RING as u64 - 1));
+        for entered in first..=slot {
+            self.reset(&self.deposits, entered, slot);
+            self.reset(&self.withdrawals, entered, slot);
+        }
+        self.head.fetch_max(slot, Ordering::AcqRel).max(slot)
+    }
+
+    /// Resets the word of slot `entered` to an empty count for that slot,
+    /// unless it already belongs to it, or the budget has reached `target`
+    /// (whoever published that reset the word, and it may already hold
+    /// counts of a later slot).
+    fn reset(&self, words: &[AtomicU64; RING], entered: u64, target: u64) {
+        let word = word(words, entered);
+        let mut current = word.load(Ordering::Acquire);
         loop {
-            let next = if epoch_of(current) == epoch {
-                pack(epoch, count_of(current).saturating_add_signed(delta))
-            } else if delta > 0 {
-                pack(epoch, 1)
-            } else {
+            if epoch_of(current) == stamp_of(entered) || self.head.load(Ordering::Acquire) >= target {
+                return;
+            }
+            match word.compare_exchange_weak(current, pack(stamp_of(entered), 0), Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Adds one to the count of slot `slot` if its word still belongs to it,
+    /// saturating. Returns whether it added.
+    fn add(words: &[AtomicU64; RING], slot: u64, saturate: bool) -> bool {
+        let word = word(words, slot);
+        let mut current = word.load(Ordering::Acquire);
+        loop {
+            if epoch_of(current) != stamp_of(slot) {
+                // The word moved on to a later slot: this operation's slot
+                // is out of the window already.
                 return false;
-            };
-            match slot.compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Relaxed) {
+            }
+            if count_of(current) == MAX_COUNT {
+                return saturate;
+            }
+            match word.compare_exchange_weak(current, current + 1, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return true,
                 Err(actual) => current = actual,
             }
         }
     }
 
-    /// The total of the slots that are inside the window ending at `epoch`.
-    fn total(slots: &[AtomicU64; SLOTS], epoch: u64) -> u64 {
-        slots
-            .iter()
-            .map(|slot| slot.load(Ordering::Acquire))
-            .filter(|packed| epoch.wrapping_sub(epoch_of(*packed)) < SLOTS as u64)
-            .map(count_of)
+    /// Takes back one from the count of slot `slot`, if its word still
+    /// belongs to it.
+    fn take_back(words: &[AtomicU64; RING], slot: u64) {
+        let word = word(words, slot);
+        let mut current = word.load(Ordering::Acquire);
+        while epoch_of(current) == stamp_of(slot) && count_of(current) > 0 {
+            match word.compare_exchange_weak(current, current - 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// The total count of the `slots` slots ending with `slot`.
+    fn total(words: &[AtomicU64; RING], slot: u64, slots: u64) -> u64 {
+        (slot.saturating_sub(slots - 1)..=slot)
+            .map(|counted| {
+                let packed = word(words, counted).load(Ordering::Acquire);
+                if epoch_of(packed) == stamp_of(counted) {
+                    count_of(packed)
+                } else {
+                    0
+                }
+            })
             .sum()
+    }
+
+    /// Whether `withdrawn <= ratio * deposited + min_per_second * window`,
+    /// exactly: multiplied by 10^9 (ratio in thousandths, window in
+    /// nanoseconds), each side is below 2^127.
+    fn allows(&self, withdrawn: u64, deposited: u64) -> bool {
+        // withdrawn < 2^36 and deposited < 2^36 (RING counts of 32 bits);
+        // ratio_per_mille <= 10^6 < 2^20; min_per_second < 2^32 and the
+        // window < 2^94 ns.
+        let retries = u128::from(withdrawn) * 1_000_000_000;
+        let by_ratio = u128::from(self.ratio_per_mille) * u128::from(deposited) * 1_000_000;
+        let floor = u128::from(self.min_per_second) * self.window.as_nanos();
+        retries <= by_ratio + floor
     }
 
     /// Records a call (every call of a function naming this budget).
@@ -228,8 +362,14 @@ impl RetryBudget {
     /// assert!(budget.try_withdraw(now), "one retry per five calls");
     /// ```
     pub fn deposit(&self, now: Instant) {
-        let epoch = self.epoch(now);
-        Self::add(&self.deposits, epoch, 1);
+        let slot = self.current(now);
+        let word = word(&self.deposits, slot);
+        let seen = word.load(Ordering::Relaxed);
+        if epoch_of(seen) == stamp_of(slot) && count_of(seen) < FAST_COUNT {
+            word.fetch_add(1, Ordering::AcqRel);
+        } else {
+            Self::add(&self.deposits, slot, true);
+        }
     }
 
     /// Takes one retry from the budget if it allows one now; `false` (and
@@ -244,19 +384,16 @@ impl RetryBudget {
     /// assert_eq!(allowed, 10, "1 per second over a 10 s window");
     /// ```
     pub fn try_withdraw(&self, now: Instant) -> bool {
-        let epoch = self.epoch(now);
-        if !Self::add(&self.withdrawals, epoch, 1) {
+        let slot = self.current(now);
+        if !Self::add(&self.withdrawals, slot, false) {
             return false;
         }
-        let withdrawn = Self::total(&self.withdrawals, epoch);
-        let deposited = Self::total(&self.deposits, epoch);
-        let floor = self.min_per_second.saturating_mul(self.window.as_secs().max(1));
-        // withdrawn <= ratio * deposited + floor, in thousandths.
-        let allowed = deposited.saturating_mul(self.ratio_per_mille) + floor.saturating_mul(1000);
-        if withdrawn.saturating_mul(1000) <= allowed {
+        let withdrawn = Self::total(&self.withdrawals, slot, RING as u64);
+        let deposited = Self::total(&self.deposits, slot, SLOTS);
+        if self.allows(withdrawn, deposited) {
             true
         } else {
-            Self::add(&self.withdrawals, epoch, -1);
+            Self::take_back(&self.withdrawals, slot);
             false
         }
     }
@@ -294,6 +431,151 @@ mod tests {
             10,
             "the old retries expired"
         );
+    }
+
+    #[test]
+    fn the_deposit_count_saturates_rather_than_wraps() {
+        let budget = RetryBudget::new().ratio(1.0).min_per_second(0);
+        let now = Instant::now();
+        budget.deposit(now);
+        // Slot 0 holds 2^32 - 2 calls; two more fill it, and then it stays full.
+        budget.deposits[0].store(pack(0, 0xFFFF_FFFE), Ordering::Relaxed);
+        budget.deposit(now);
+        budget.deposit(now);
+        assert_eq!(budget.deposits[0].load(Ordering::Relaxed), pack(0, 0xFFFF_FFFF));
+        assert!(budget.try_withdraw(now), "4 billion calls allow a retry");
+    }
+
+    #[test]
+    fn a_full_retry_count_refuses_and_stays_full() {
+        let budget = RetryBudget::new().ratio(1000.0).min_per_second(u32::MAX);
+        let now = Instant::now();
+        budget.deposit(now);
+        budget.withdrawals[0].store(pack(0, MAX_COUNT - 1), Ordering::Relaxed);
+        assert!(budget.try_withdraw(now));
+        assert_eq!(budget.withdrawals[0].load(Ordering::Relaxed), pack(0, MAX_COUNT));
+        assert!(!budget.try_withdraw(now), "no 2^32-th retry in one slot");
+        assert_eq!(budget.withdrawals[0].load(Ordering::Relaxed), pack(0, MAX_COUNT));
+    }
+
+    #[test]
+    fn a_deposit_past_the_fast_count_still_counts_one() {
+        let budget = RetryBudget::new();
+        let now = Instant::now();
+        budget.deposit(now);
+        for count in [FAST_COUNT - 1, FAST_COUNT, FAST_COUNT + 1] {
+            budget.deposits[0].store(pack(0, count), Ordering::Relaxed);
+            budget.deposit(now);
+            assert_eq!(budget.deposits[0].load(Ordering::Relaxed), pack(0, count + 1));
+        }
+    }
+
+    #[test]
+    fn a_late_reset_leaves_a_later_slot_alone() {
+        let budget = RetryBudget::new();
+        // Slot 22 (word 0) holds 5 retries and the budget has reached it.
+        budget.head.store(22, Ordering::Relaxed);
+        budget.withdrawals[0].store(pack(22, 5), Ordering::Relaxed);
+        // A thread that saw the budget at slot 3 and moves it to slot 11
+        // (word 0 too) finds it has moved on: it must not clear slot 22.
+        budget.reset(&budget.withdrawals, 11, 11);
+        assert_eq!(budget.withdrawals[0].load(Ordering::Relaxed), pack(22, 5));
+        budget.reset(&budget.withdrawals, 11, 22);
+        assert_eq!(
+            budget.withdrawals[0].load(Ordering::Relaxed),
+            pack(22, 5),
+            "the budget is at the target already"
+        );
+        // Before the budget reaches slot 33, moving there resets the word.
+        budget.reset(&budget.withdrawals, 33, 33);
+        assert_eq!(budget.withdrawals[0].load(Ordering::Relaxed), pack(33, 0));
+        budget.withdrawals[0].store(pack(33, 2), Ordering::Relaxed);
+        budget.reset(&budget.withdrawals, 33, 34);
+        assert_eq!(
+            budget.withdrawals[0].load(Ordering::Relaxed),
+            pack(33, 2),
+            "already slot 33's"
+        );
+    }
+
+    #[test]
+    fn a_late_operation_is_not_counted_in_a_later_slot() {
+        let budget = RetryBudget::new().ratio(1.0).min_per_second(0);
+        budget.withdrawals[0].store(pack(11, 0), Ordering::Relaxed);
+        budget.deposits[0].store(pack(11, 0), Ordering::Relaxed);
+        // Operations that computed slot 0 and find its words taken by slot 11.
+        assert!(!RetryBudget::add(&budget.withdrawals, 0, false));
+        assert!(!RetryBudget::add(&budget.deposits, 0, true));
+        RetryBudget::take_back(&budget.withdrawals, 0);
+        assert_eq!(budget.withdrawals[0].load(Ordering::Relaxed), pack(11, 0));
+        assert_eq!(budget.deposits[0].load(Ordering::Relaxed), pack(11, 0));
+        // A refused retry takes back only its own count, never below zero.
+        budget.withdrawals[0].store(pack(0, 0), Ordering::Relaxed);
+        RetryBudget::take_back(&budget.withdrawals, 0);
+        assert_eq!(budget.withdrawals[0].load(Ordering::Relaxed), pack(0, 0));
+    }
+
+    #[test]
+    fn a_deposit_whose_slot_moved_on_is_dropped() {
+        let budget = RetryBudget::new();
+        let now = Instant::now();
+        budget.deposit(now);
+        // As if a thread stalled for a window between reading the budget's
+        // slot and adding to it: the word now belongs to slot 11.
+        budget.deposits[0].store(pack(11, 0), Ordering::Relaxed);
+        budget.deposit(now);
+        assert_eq!(budget.deposits[0].load(Ordering::Relaxed), pack(11, 0));
+    }
+
+    #[test]
+    fn settings_read_back_and_default_is_new() {
+        let budget = RetryBudget::new()
+            .ratio(0.25)
+            .min_per_second(7)
+            .window(Duration::from_millis(1500));
+        assert_eq!(budget.ratio_value(), 0.25);
+        assert_eq!(budget.min_per_second_value(), 7);
+        assert_eq!(budget.window_value(), Duration::from_millis(1500));
+        let default = RetryBudget::default();
+        assert_eq!(default.ratio_value(), 0.2);
+        assert_eq!(default.min_per_second_value(), 10);
+        assert_eq!(default.window_value(), Duration::from_secs(10));
+        assert_eq!(RetryBudget::new().ratio(1000.0).ratio_value(), 1000.0);
+        assert_eq!(
+            RetryBudget::new().min_per_second(u32::MAX).min_per_second_value(),
+            u32::MAX
+        );
+    }
+
+    #[test]
+    fn a_budget_equals_only_itself() {
+        let (a, b) = (RetryBudget::new(), RetryBudget::new());
+        assert!(a == a);
+        assert!(a != b);
+    }
+
+    #[test]
+    #[should_panic(expected = "ratio must be between 0 and 1000")]
+    fn a_negative_ratio_panics() {
+        let _ = RetryBudget::new().ratio(-0.001);
+    }
+
+    #[test]
+    #[should_panic(expected = "ratio must be between 0 and 1000")]
+    fn a_ratio_above_1000_panics() {
+        let _ = RetryBudget::new().ratio(1000.001);
+    }
+
+    #[test]
+    #[should_panic(expected = "ratio must be between 0 and 1000")]
+    fn a_nan_ratio_panics() {
+        let _ = RetryBudget::new().ratio(f64::NAN);
+    }
+
+    #[test]
+    #[should_panic(expected = "the window must be at least 10 ms")]
+    fn a_window_below_10_ms_panics() {
+        let _ = RetryBudget::new().window(Duration::from_micros(9_999));
     }
 
     #[test]
