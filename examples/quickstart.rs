@@ -1,7 +1,7 @@
 //! `cargo run --example quickstart`: a real HTTP server on 127.0.0.1 answers
 //! 503 twice (the second time with `Retry-After: 1`) and then 200. An
 //! annotated async function fetches from it through reqwest: it retries only
-//! what the seed documents call retryable (408, 429, 5xx, timeouts, connect
+//! what Google Cloud's guidance calls retryable (408, 429, 5xx, timeouts, connect
 //! errors; never 401 or 404), honours the server's `Retry-After`, and reports
 //! every retry through `on_retry`. The error type and the classification
 //! come with the runtime's `reqwest` feature.
@@ -37,7 +37,7 @@ fn report_give_up(error: &Error, event: &GiveUp) {
     );
 }
 
-/// The seed's schedule (wait 2^n units plus up to one unit of jitter, capped),
+/// Google Cloud's schedule (wait 2^n units plus up to one unit of jitter, capped),
 /// with a 100 ms unit instead of 1 s so the demo is quick.
 #[retry(
     max_retries = 5,

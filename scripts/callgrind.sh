@@ -14,7 +14,7 @@
 # subtracted ("net"). Counts are deterministic: the same binary gives the
 # same numbers on every run.
 #
-# Checks the performance contract of DESIGN.md: a sync #[retry] call costs at
+# Checks the performance targets of BENCHMARKS.md: a sync #[retry] call costs at
 # most 2 instructions more than the plain call, an async one at most 2x.
 # Exits 1 when a target is missed (after printing everything).
 set -euo pipefail

@@ -1,5 +1,5 @@
-//! Heap allocations of `#[retry]` functions (DESIGN.md, "Performance
-//! contract"): none per call on the happy path, sync or async; none on the
+//! Heap allocations of `#[retry]` functions (BENCHMARKS.md, the
+//! performance targets): none per call on the happy path, sync or async; none on the
 //! sync failure path; at most one per failing async call on tokio (the boxed
 //! `Sleep`, allocated on the first failure and reset for later waits); none
 //! on an async failure path with a custom sleep.

@@ -1,5 +1,5 @@
 //! The size of an annotated async function's future: at most the plain
-//! function's future plus 48 bytes (DESIGN.md, "Performance contract"), for
+//! function's future plus 48 bytes (BENCHMARKS.md, the performance targets), for
 //! a free function, a `&mut self` method, a body that holds a large local
 //! across an `.await`, and with the keys that add state (`max_elapsed`, a
 //! custom `sleep`). Also prints backon's future for the same bodies.

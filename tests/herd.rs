@@ -67,7 +67,7 @@ fn no_jitter_is_the_worst_backoff() {
             point.strategy
         );
     }
-    // The seed's additive jitter (one initial_backoff) is close to none
+    // The default additive jitter (one initial_backoff) is close to none
     // once the base has grown: the spread jitters finish many times sooner.
     let additive = summary_of(&points, Strategy::Backoff(Jitter::Additive));
     let full = summary_of(&points, Strategy::Backoff(Jitter::Full));
