@@ -103,7 +103,7 @@ pub fn check_status(response: Response) -> Result<Response, Error> {
 /// - a status error (from `error_for_status`) with 408, 429 or a 5xx status;
 /// - a connection that failed after it was made: closed before the response
 ///   arrived, reset or aborted (any I/O error among the causes that
-///   [`is_retryable_io_kind`](crate::http_errors::is_retryable_io_kind) retries), or closed
+///   [`is_retryable_io_kind`] retries), or closed
 ///   before the request could be sent on it;
 /// - a response body cut off mid-transfer (the connection ended before the
 ///   `Content-Length` or the last chunk), whether read with `.text()`,
