@@ -59,3 +59,31 @@ declare_keys! {
     /// The path to the runtime crate, when it is re-exported under another name.
     krate as "crate": PathString;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::KEYS;
+
+    /// The reference (the key table in the rustdoc of `backoff_runtime::retry`)
+    /// lists exactly the keys of this table, in the same order.
+    #[test]
+    fn the_reference_lists_the_keys_of_the_table_in_order() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../backoff-runtime/src/lib.rs");
+        let source = std::fs::read_to_string(path).unwrap();
+        let mut lines = source.lines().map(str::trim_start);
+        assert!(
+            lines.any(|line| line.starts_with("/// | key | default |")),
+            "no `/// | key | default | ...` table in {path}"
+        );
+        let documented: Vec<&str> = lines
+            .skip(1) // `/// |---|---|...`
+            .take_while(|line| line.starts_with("/// | "))
+            .map(|line| {
+                let cell = line.trim_start_matches("/// | ").split(" |").next().unwrap();
+                cell.trim_matches('`')
+            })
+            .collect();
+        let keys: Vec<&str> = KEYS.iter().map(|key| key.name).collect();
+        assert_eq!(documented, keys, "the rows of the `retry` key table in {path}");
+    }
+}
