@@ -51,7 +51,7 @@ declare_keys! {
         closure_example: "|d| my_runtime::sleep(d)",
     };
     /// A retry budget shared by every function naming it.
-    budget: BudgetPath;
+    budget: AnyExpr;
     /// A `Policy` giving the whole schedule instead of the schedule keys.
     policy: AnyExpr;
     /// Time limit of each attempt (async functions only).

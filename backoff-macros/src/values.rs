@@ -48,9 +48,6 @@ pub(crate) struct Hook {
 /// Any expression: its type is checked by rustc on the expansion.
 pub(crate) struct AnyExpr;
 
-/// A path to a `static` `RetryBudget`.
-pub(crate) struct BudgetPath;
-
 /// A string literal holding a path, such as `"my_crate::backoff"`.
 pub(crate) struct PathString;
 
@@ -305,23 +302,6 @@ impl ValueKind for AnyExpr {
 
     fn read(&self, _key: &'static str, value: Expr, _errors: &mut Errors) -> Option<Expr> {
         Some(value)
-    }
-}
-
-impl ValueKind for BudgetPath {
-    type Value = Expr;
-
-    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<Expr> {
-        match value {
-            Expr::Path(_) => Some(value),
-            other => {
-                errors.push(
-                    other.span(),
-                    format!("`{key}` takes a path to a `static` `RetryBudget`, such as `{key} = DB_BUDGET` (declare it with `static DB_BUDGET: RetryBudget = RetryBudget::new();`)"),
-                );
-                None
-            }
-        }
     }
 }
 
