@@ -101,7 +101,11 @@ fn on_retry_and_on_give_up_report_what_the_attribute_reports() {
                 .borrow_mut()
                 .push((event.function(), event.attempt(), event.wait(), event.retries_left()))
         })
-        .on_give_up(|_, event: &GiveUp| gave_up.borrow_mut().push((event.function(), event.attempts(), event.reason())))
+        .on_give_up(|_, event: &GiveUp| {
+            gave_up
+                .borrow_mut()
+                .push((event.function(), event.attempts(), event.reason()))
+        })
         .name("fetch")
         .call();
     assert_eq!(result, Err(CallError::Busy));
@@ -119,7 +123,10 @@ fn on_retry_and_on_give_up_report_what_the_attribute_reports() {
 #[test]
 fn on_give_up_is_never_called_on_success() {
     let gave_up = Cell::new(false);
-    let result: Result<u8, ()> = FAST.retry(|| Ok(1)).on_give_up(|_, _: &GiveUp| gave_up.set(true)).call();
+    let result: Result<u8, ()> = FAST
+        .retry(|| Ok(1))
+        .on_give_up(|_, _: &GiveUp| gave_up.set(true))
+        .call();
     assert_eq!(result, Ok(1));
     assert!(!gave_up.get());
 }
@@ -187,7 +194,11 @@ async fn await_honours_every_hook() {
     let result: Result<(), _> = FAST
         .retry(|| async {
             let n = calls.fetch_add(1, Ordering::SeqCst);
-            Err(if n < 2 { CallError::Hinted(Duration::from_millis(500)) } else { CallError::Denied })
+            Err(if n < 2 {
+                CallError::Hinted(Duration::from_millis(500))
+            } else {
+                CallError::Denied
+            })
         })
         .retry_if(|e| *e != CallError::Denied)
         .retry_after(|e| match e {

@@ -1,5 +1,5 @@
-//! Code generation: the validated configuration and the function become a
-//! retry loop around the function's own body.
+//! Code generation: the validated arguments and the function become a retry
+//! loop around the function's own body.
 //!
 //! The body's tokens appear exactly once, run in place per attempt: sync
 //! bodies in a non-`move` closure (called once inline; only on failure handed
@@ -14,9 +14,9 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{ReturnType, Type};
 
-use crate::args::JitterArg;
-use crate::config::Config;
+use crate::args::{Args, WithSpan};
 use crate::item::RetryFn;
+use crate::values::JitterArg;
 
 /// The one list of lint allowances, put on generated statements only (never
 /// on the user's body).
@@ -65,8 +65,7 @@ fn local(name: &str) -> Ident {
 }
 
 /// The whole rewritten function.
-pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
-    let is_async = function.is_async();
+pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     let RetryFn {
         attrs,
         inner_attrs,
@@ -75,13 +74,14 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
         mut sig,
         brace,
         stmts,
+        facts,
     } = function;
-    let krate = &config.krate;
+    let krate = args.runtime_crate();
     let private = quote!(#krate::__private);
     // Each attempt starts from the caller's values of `mut` arguments.
     let fresh_args = crate::fresh::strip_mut_args(&mut sig, &private);
-    let (policy_item, policy) = policy_binding(config, &private);
-    let (budget_item, budget) = budget_binding(config, &private);
+    let (policy_item, policy) = policy_binding(args, &private);
+    let (budget_item, budget) = budget_binding(args, &private);
 
     let return_span = match &sig.output {
         ReturnType::Type(_, ty) => ty.span(),
@@ -95,17 +95,22 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
     };
 
     let generator = Generator {
-        config,
+        args,
         private: &private,
         policy: &policy,
         budget: &budget,
-        hooks: hooks_builder(config, &private, &sig.ident),
-        needs_start: config.needs_start(),
+        hooks: hooks_builder(args, &private, &sig.ident),
+        needs_start: args.needs_start(),
         return_span,
     };
 
     let mut stmts = stmts;
-    let async_trait = crate::item::async_trait_block(&mut stmts).and_then(|block| {
+    let async_trait_block = if facts.is_async_trait {
+        crate::item::async_trait_block(&mut stmts)
+    } else {
+        None
+    };
+    let async_trait = async_trait_block.and_then(|block| {
         // `mut` arguments that `#[async_trait]` moved into its block.
         let moved_fresh = crate::fresh::strip_async_trait_rebinds(&mut block.stmts, &private);
         crate::item::async_trait_ret(block).map(|(ret_type, user_block)| (ret_type, user_block, moved_fresh))
@@ -125,7 +130,7 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
         let loop_tokens = generator.async_loop(body, user_block.brace_token.span.join());
         *user_block = syn::parse_quote!({ #loop_tokens });
         quote!(#(#stmts)*)
-    } else if is_async {
+    } else if facts.is_async {
         generator.async_loop(body, brace.span.join())
     } else {
         generator.sync_loop(body, brace.span.join())
@@ -146,10 +151,10 @@ pub(crate) fn expand(config: &Config, function: RetryFn) -> TokenStream {
     }
 }
 
-/// What the two loop shapes share: the configuration, the policy and the
+/// What the two loop shapes share: the arguments, the policy and the
 /// hooks of one function.
 struct Generator<'a> {
-    config: &'a Config,
+    args: &'a Args,
     private: &'a TokenStream,
     policy: &'a TokenStream,
     /// `Some(&RetryBudget)` or `None`.
@@ -164,7 +169,7 @@ impl Generator<'_> {
     /// decision after each, and the sleep; it stays in the function.
     fn async_loop(&self, body: TokenStream, body_span: Span) -> TokenStream {
         let Generator {
-            config,
+            args,
             private,
             policy,
             budget,
@@ -175,11 +180,13 @@ impl Generator<'_> {
         let state = local("loop");
         let result = local_at("result", *return_span);
         let mut attempt = quote_spanned!(body_span=> async { #body });
-        if let Some(limit) = &config.timeout {
-            let timed_out = respan(quote!(#private::timed_out_result()), limit.span);
+        if let Some(limit) = &args.timeout {
+            // Spanned on the `timeout` key: an error about the timed-out
+            // attempt (no `E: From<Elapsed>`) points there.
+            let timed_out = respan(quote!(#private::timed_out_result()), limit.key_span);
             let with_timeout = respan(
                 quote!(#private::with_timeout::<#private::TokioSleeper, _, _>),
-                limit.span,
+                limit.key_span,
             );
             let limit = duration_tokens(limit.value, private);
             attempt = quote!(#with_timeout(#state.attempt_limit(#policy, #limit), #attempt, #timed_out));
@@ -190,14 +197,14 @@ impl Generator<'_> {
         let wait = local("wait");
         let sleep = local("sleep");
         let slot = local("sleep_slot");
-        let (sleeper, sleep_value) = match &config.sleep {
+        let (sleeper, sleep_value) = match args.sleep.as_ref().map(|sleep| &sleep.value) {
             Some(custom) => (
                 quote!(#private::CustomSleeper),
                 respan(quote!(#private::custom_sleep(#custom, #wait)), custom.span()),
             ),
             None => (quote!(#private::TokioSleeper), quote!(#slot.sleep(#wait))),
         };
-        let slot_value = config
+        let slot_value = args
             .sleep
             .is_none()
             .then(|| quote!(let mut #slot = #private::TokioSleepSlot::new();));
@@ -221,7 +228,7 @@ impl Generator<'_> {
     /// only a failure enters the runtime's cold loop.
     fn sync_loop(&self, body: TokenStream, body_span: Span) -> TokenStream {
         let Generator {
-            config,
+            args,
             private,
             policy,
             budget,
@@ -237,14 +244,14 @@ impl Generator<'_> {
         // Only when nothing else of the function captures them: a hook, a
         // sleep or a policy expression that is a closure or a computation
         // may read the arguments after the body's closure is made.
-        let closure = if config.captures_nothing_besides_the_body() {
+        let closure = if args.captures_nothing_besides_the_body() {
             quote_spanned!(body_span=> move || { #body })
         } else {
             quote_spanned!(body_span=> || { #body })
         };
         let after_first_attempt = respan(quote!(#private::after_first_attempt), *return_span);
         let sleeper = local("sleeper");
-        let sleeper_value = match &config.sleep {
+        let sleeper_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
             Some(custom) => quote!(#private::custom_sync_sleep(#custom)),
             None => quote!(#private::ThreadSleep),
         };
@@ -303,17 +310,17 @@ impl VisitMut for ImplTraitEraser {
 
 /// A closure that adds the function's hooks to the empty `HookSet` the
 /// runtime passes it (typed by the error, so hook closures infer `&E`).
-fn hooks_builder(config: &Config, private: &TokenStream, function: &Ident) -> TokenStream {
+fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident) -> TokenStream {
     let hooks = local("hooks");
     let name = function.to_string();
     let mut chain = quote!(#hooks.name(#name));
     for (method, hook) in [
-        ("retry_if", &config.retry_if),
-        ("retry_after", &config.retry_after),
-        ("on_retry", &config.on_retry),
-        ("on_give_up", &config.on_give_up),
+        ("retry_if", &args.retry_if),
+        ("retry_after", &args.retry_after),
+        ("on_retry", &args.on_retry),
+        ("on_give_up", &args.on_give_up),
     ] {
-        if let Some(hook) = hook {
+        if let Some(WithSpan { value: hook, .. }) = hook {
             // The method is spanned on the user's hook, so a hook of the wrong
             // shape is reported there.
             let method = Ident::new(method, hook.span());
@@ -339,8 +346,8 @@ fn hooks_builder(config: &Config, private: &TokenStream, function: &Ident) -> To
 /// uses: a `const` block built from the literal keys (nothing stored in the
 /// function's state, nothing computed per call), or the user's
 /// `policy = EXPR` evaluated once per call and borrowed.
-fn policy_binding(config: &Config, private: &TokenStream) -> (TokenStream, TokenStream) {
-    match &config.policy {
+fn policy_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStream) {
+    match args.policy.as_ref().map(|policy| &policy.value) {
         Some(expr) => {
             let policy = local("policy");
             // Spanned on the user's expression, so a type error points there.
@@ -350,7 +357,7 @@ fn policy_binding(config: &Config, private: &TokenStream) -> (TokenStream, Token
         None => {
             // An inline `const` block: no item that a user item of the same
             // name could shadow or be shadowed by.
-            let value = policy_expr(config, private);
+            let value = policy_expr(args, private);
             let policy = quote!(const { &#value });
             (TokenStream::new(), policy)
         }
@@ -360,13 +367,18 @@ fn policy_binding(config: &Config, private: &TokenStream) -> (TokenStream, Token
 /// The budget's binding and the expression of an `Option<&RetryBudget>` that
 /// the loop uses: the user's `budget = EXPR` evaluated once per call (any
 /// `RetryBudget` or reference to one), or `None`.
-fn budget_binding(config: &Config, private: &TokenStream) -> (TokenStream, TokenStream) {
-    match &config.budget {
+fn budget_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStream) {
+    match args.budget.as_ref().map(|budget| &budget.value) {
         Some(expr) => {
             let budget = local("budget");
             let budget_of = respan(quote!(#private::budget_of), expr.span());
+            // Bound first, so a temporary the expression returns (a
+            // reference from a method call) lives for the whole call.
             (
-                quote!(let #budget = #budget_of(&(#expr));),
+                quote! {
+                    let #budget = &(#expr);
+                    let #budget = #budget_of(#budget);
+                },
                 quote!(::core::option::Option::Some(#budget)),
             )
         }
@@ -375,24 +387,24 @@ fn budget_binding(config: &Config, private: &TokenStream) -> (TokenStream, Token
 }
 
 /// `Policy::new().max_retries(..)...` with only the keys the user wrote.
-fn policy_expr(config: &Config, private: &TokenStream) -> TokenStream {
+fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
     let mut policy = quote!(#private::Policy::new());
-    if let Some(n) = config.max_retries {
+    if let Some(WithSpan { value: n, .. }) = args.max_retries {
         policy.extend(quote!(.max_retries(#n)));
     }
-    if let Some(d) = config.initial_backoff {
+    if let Some(WithSpan { value: d, .. }) = args.initial_backoff {
         let d = duration_tokens(d, private);
         policy.extend(quote!(.initial_backoff(#d)));
     }
-    if let Some(d) = config.max_backoff {
+    if let Some(WithSpan { value: d, .. }) = args.max_backoff {
         let d = duration_tokens(d, private);
         policy.extend(quote!(.max_backoff(#d)));
     }
-    if let Some(m) = config.multiplier {
+    if let Some(WithSpan { value: m, .. }) = args.multiplier {
         let m = proc_macro2::Literal::f64_suffixed(m);
         policy.extend(quote!(.multiplier(#m)));
     }
-    if let Some(jitter) = config.jitter {
+    if let Some(WithSpan { value: jitter, .. }) = args.jitter {
         let jitter = match jitter {
             JitterArg::Additive => quote!(#private::Jitter::Additive),
             JitterArg::AdditiveUpTo(d) => {
@@ -406,7 +418,7 @@ fn policy_expr(config: &Config, private: &TokenStream) -> TokenStream {
         };
         policy.extend(quote!(.jitter(#jitter)));
     }
-    if let Some(d) = config.max_elapsed {
+    if let Some(WithSpan { value: d, .. }) = args.max_elapsed {
         let d = duration_tokens(d, private);
         policy.extend(quote!(.max_elapsed(#d)));
     }
@@ -418,4 +430,37 @@ fn duration_tokens(d: core::time::Duration, private: &TokenStream) -> TokenStrea
     let secs = d.as_secs();
     let nanos = d.subsec_nanos();
     quote!(#private::Duration::new(#secs, #nanos))
+}
+
+impl Args {
+    /// The path to the runtime crate: `::backoff_runtime` unless `crate = "..."`.
+    fn runtime_crate(&self) -> syn::Path {
+        match &self.krate {
+            Some(krate) => krate.value.clone(),
+            None => syn::parse_quote!(::backoff_runtime),
+        }
+    }
+
+    /// Whether every hook, the sleep and the policy are plain paths, which
+    /// cannot read the function's arguments (so the body's closure may own
+    /// them).
+    fn captures_nothing_besides_the_body(&self) -> bool {
+        [
+            &self.retry_if,
+            &self.retry_after,
+            &self.on_retry,
+            &self.on_give_up,
+            &self.sleep,
+            &self.policy,
+            &self.budget,
+        ]
+        .into_iter()
+        .flatten()
+        .all(|expr| matches!(expr.value, syn::Expr::Path(_)))
+    }
+
+    /// Whether a hook needs the start instant read before the first attempt.
+    fn needs_start(&self) -> bool {
+        self.on_retry.is_some() || self.on_give_up.is_some()
+    }
 }

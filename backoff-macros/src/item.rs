@@ -17,27 +17,34 @@ pub(crate) struct RetryFn {
     pub(crate) sig: Signature,
     pub(crate) brace: token::Brace,
     pub(crate) stmts: Vec<Stmt>,
+    /// What the rest of the macro needs to know about the function.
+    pub(crate) facts: FnFacts,
 }
 
-impl RetryFn {
-    /// Whether the function is async, or an `async fn` that `#[async_trait]`
-    /// already rewrote into `Box::pin(async move { ... })`.
-    pub(crate) fn is_async(&self) -> bool {
-        self.sig.asyncness.is_some() || self.async_trait_output().is_some()
-    }
-
+/// What validation and expansion need to know about the function, found
+/// once when it is parsed.
+pub(crate) struct FnFacts {
+    /// Whether the body runs as a future: an `async fn`, or an `async fn`
+    /// that `#[async_trait]` already rewrote.
+    pub(crate) is_async: bool,
+    /// Whether `#[async_trait]` already rewrote the body into
+    /// `Box::pin(async move { ...; let __ret: R = { body }; __ret })`.
+    pub(crate) is_async_trait: bool,
     /// The type the body returns: the signature's, or under `#[async_trait]`
-    /// the method's own output type.
-    pub(crate) fn output(&self) -> Option<syn::Type> {
-        self.async_trait_output()
-            .or_else(|| crate::limits::output_type(&self.sig).cloned())
-    }
+    /// the method's own output type `R`; `None` for `()` written as nothing.
+    pub(crate) output: Option<syn::Type>,
+}
 
-    fn async_trait_output(&self) -> Option<syn::Type> {
-        let mut stmts = self.stmts.clone();
-        async_trait_block(&mut stmts)
-            .and_then(async_trait_ret)
-            .map(|(ty, _)| ty)
+impl FnFacts {
+    /// The facts of the function with signature `sig` and body `stmts`
+    /// (mutable only because `#[async_trait]`'s block is found that way).
+    fn of(sig: &Signature, stmts: &mut [Stmt]) -> FnFacts {
+        let async_trait_output = async_trait_block(stmts).and_then(async_trait_ret).map(|(ty, _)| ty);
+        FnFacts {
+            is_async: sig.asyncness.is_some() || async_trait_output.is_some(),
+            is_async_trait: async_trait_output.is_some(),
+            output: async_trait_output.or_else(|| crate::limits::output_type(sig).cloned()),
+        }
     }
 }
 
@@ -159,8 +166,9 @@ impl Parse for RetryFn {
         let content;
         let brace = syn::braced!(content in input);
         let inner_attrs = content.call(Attribute::parse_inner)?;
-        let stmts = content.call(syn::Block::parse_within)?;
+        let mut stmts = content.call(syn::Block::parse_within)?;
         check_instrument_order(&sig, &stmts)?;
+        let facts = FnFacts::of(&sig, &mut stmts);
         Ok(RetryFn {
             attrs,
             inner_attrs,
@@ -169,6 +177,7 @@ impl Parse for RetryFn {
             sig,
             brace,
             stmts,
+            facts,
         })
     }
 }

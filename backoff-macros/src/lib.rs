@@ -7,14 +7,16 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod args;
-mod config;
 mod duration;
 mod errors;
 mod expand;
 mod fresh;
 mod item;
+mod keys;
 mod limits;
 mod suggest;
+mod validate;
+mod values;
 
 use proc_macro::TokenStream;
 
@@ -28,13 +30,18 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
 /// The attribute on `proc_macro2` tokens, so it can be unit-tested.
 fn retry_impl(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     let mut errors = errors::Errors::default();
-    let raw = syn::parse::Parser::parse2(
-        |input: syn::parse::ParseStream<'_>| args::RawArgs::parse(input, &mut errors),
+    let args = syn::parse::Parser::parse2(
+        |input: syn::parse::ParseStream<'_>| args::Args::parse(input, &mut errors),
         args,
     );
     let function = match syn::parse2::<item::RetryFn>(item.clone()) {
         Ok(function) => {
-            limits::check(&function.attrs, &function.sig, function.output().as_ref(), &mut errors);
+            limits::check(
+                &function.attrs,
+                &function.sig,
+                function.facts.output.as_ref(),
+                &mut errors,
+            );
             Some(function)
         }
         Err(error) => {
@@ -42,19 +49,18 @@ fn retry_impl(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) ->
             None
         }
     };
-    let facts = config::FnFacts {
-        // Without a parsed function, assume async so no async-only key is blamed.
-        is_async: function.as_ref().is_none_or(item::RetryFn::is_async),
-    };
-    let config = match raw {
-        Ok(raw) => Some(config::Config::build(raw, &facts, &mut errors)),
+    let args = match args {
+        Ok(args) => {
+            validate::validate(&args, function.as_ref().map(|function| &function.facts), &mut errors);
+            Some(args)
+        }
         Err(error) => {
             errors.push_error(error);
             None
         }
     };
-    match (errors.finish(()), config, function) {
-        (Ok(()), Some(config), Some(function)) => expand::expand(&config, function),
+    match (errors.finish(()), args, function) {
+        (Ok(()), Some(args), Some(function)) => expand::expand(&args, function),
         (result, _, _) => {
             let compile_errors = result.err().map(|e| e.to_compile_error()).unwrap_or_default();
             // The original item, untouched, after the errors: callers of the

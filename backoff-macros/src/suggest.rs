@@ -2,11 +2,11 @@
 
 /// The candidate closest to `word` by edit distance, when it is close enough
 /// to be a likely typo (at most a third of the word's length, at least 1).
-pub(crate) fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let limit = (word.chars().count() / 3).max(1);
     candidates
-        .iter()
-        .map(|c| (edit_distance(word, c), *c))
+        .into_iter()
+        .map(|c| (edit_distance(word, c), c))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
@@ -34,9 +34,9 @@ mod tests {
     #[test]
     fn suggests_close_keys_only() {
         let keys = ["max_backoff", "max_retries", "jitter"];
-        assert_eq!(nearest("max_backof", &keys), Some("max_backoff"));
-        assert_eq!(nearest("max_retry", &keys), Some("max_retries"));
-        assert_eq!(nearest("jiter", &keys), Some("jitter"));
-        assert_eq!(nearest("timeout", &keys), None);
+        assert_eq!(nearest("max_backof", keys), Some("max_backoff"));
+        assert_eq!(nearest("max_retry", keys), Some("max_retries"));
+        assert_eq!(nearest("jiter", keys), Some("jitter"));
+        assert_eq!(nearest("timeout", keys), None);
     }
 }

@@ -1,0 +1,89 @@
+//! The one table of `#[retry]`'s keys, in the order of the reference on
+//! `backoff_runtime::retry`. Each row gives a key's name (its field), the
+//! kind of value it takes (`values.rs`) and what it does; the row alone
+//! makes the key parsed, checked for duplicates, suggested for a typo and
+//! listed in error messages. What the key means is then read from its field
+//! by `validate.rs` (rules between keys) and `expand.rs` (the code).
+
+use crate::args::declare_keys;
+
+declare_keys! {
+    /// Retries after the first call.
+    max_retries: RetryCount, schedule;
+    /// Cap on every wait, jitter included.
+    max_backoff: DurationString, schedule;
+    /// The wait before the first retry, before jitter.
+    initial_backoff: DurationString, schedule;
+    /// Growth of the wait per retry.
+    multiplier: Multiplier, schedule;
+    /// How the waits are randomised.
+    jitter: Jitter, schedule;
+    /// Total time from the first call after which no wait is started.
+    max_elapsed: DurationString, schedule;
+    /// Which errors to retry.
+    retry_if: Hook {
+        signature: "fn(&E) -> bool",
+        path_example: "is_transient",
+        closure_example: "|e| e.is_transient()",
+    };
+    /// The server's hint for the next wait.
+    retry_after: Hook {
+        signature: "fn(&E) -> Option<Duration>",
+        path_example: "server_hint",
+        closure_example: "|e| e.retry_after()",
+    };
+    /// Called before each wait.
+    on_retry: Hook {
+        signature: "fn(&E, &RetryEvent)",
+        path_example: "log_retry",
+        closure_example: "|e, event| ...",
+    };
+    /// Called once when the final error is returned.
+    on_give_up: Hook {
+        signature: "fn(&E, &GiveUp)",
+        path_example: "log_give_up",
+        closure_example: "|e, event| ...",
+    };
+    /// Another timer than tokio's or `std::thread::sleep`.
+    sleep: Hook {
+        signature: "fn(Duration) -> impl Future in async fns, fn(Duration) in sync ones",
+        path_example: "async_io::Timer::after",
+        closure_example: "|d| my_runtime::sleep(d)",
+    };
+    /// A retry budget shared by every function naming it.
+    budget: AnyExpr;
+    /// A `Policy` giving the whole schedule instead of the schedule keys.
+    policy: AnyExpr;
+    /// Time limit of each attempt (async functions only).
+    timeout: DurationString;
+    /// The path to the runtime crate, when it is re-exported under another name.
+    krate as "crate": PathString;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KEYS;
+
+    /// The reference (the key table in the rustdoc of `backoff_runtime::retry`)
+    /// lists exactly the keys of this table, in the same order.
+    #[test]
+    fn the_reference_lists_the_keys_of_the_table_in_order() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../backoff-runtime/src/lib.rs");
+        let source = std::fs::read_to_string(path).unwrap();
+        let mut lines = source.lines().map(str::trim_start);
+        assert!(
+            lines.any(|line| line.starts_with("/// | key | default |")),
+            "no `/// | key | default | ...` table in {path}"
+        );
+        let documented: Vec<&str> = lines
+            .skip(1) // `/// |---|---|...`
+            .take_while(|line| line.starts_with("/// | "))
+            .map(|line| {
+                let cell = line.trim_start_matches("/// | ").split(" |").next().unwrap();
+                cell.trim_matches('`')
+            })
+            .collect();
+        let keys: Vec<&str> = KEYS.iter().map(|key| key.name).collect();
+        assert_eq!(documented, keys, "the rows of the `retry` key table in {path}");
+    }
+}

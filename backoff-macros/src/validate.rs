@@ -1,0 +1,161 @@
+//! The rules between keys, and between keys and the function, checked on
+//! the parsed arguments: one function per rule, each recording its errors.
+//! Only values the user wrote are checked against each other; a default
+//! never causes an error by itself.
+
+use core::time::Duration;
+
+use crate::args::Args;
+use crate::duration::display;
+use crate::errors::Errors;
+use crate::item::FnFacts;
+use crate::values::JitterArg;
+
+/// Google Cloud's defaults, as documented on the attribute.
+pub(crate) const DEFAULT_INITIAL_BACKOFF: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(32);
+
+/// Applies every rule to `args`, recording each violation in `errors`.
+/// `function` is `None` when the item is not a function: no rule about the
+/// function applies then.
+pub(crate) fn validate(args: &Args, function: Option<&FnFacts>, errors: &mut Errors) {
+    initial_above_max(args, errors);
+    jitter_above_max(args, errors);
+    max_elapsed_below_first_wait(args, errors);
+    if let Some(function) = function {
+        timeout_on_sync_fn(args, function, errors);
+    }
+    policy_with_schedule_keys(args, errors);
+}
+
+/// `initial_backoff` longer than `max_backoff`: the first wait is never reached.
+fn initial_above_max(args: &Args, errors: &mut Errors) {
+    let (Some(initial), Some(max)) = (&args.initial_backoff, &args.max_backoff) else {
+        return;
+    };
+    if initial.value > max.value {
+        errors.push(
+            initial.span,
+            format!(
+                "`initial_backoff` ({}) is longer than `max_backoff` ({}): the first wait could never be reached; lower `initial_backoff` or raise `max_backoff`",
+                display(initial.value),
+                display(max.value)
+            ),
+        );
+    }
+}
+
+/// An additive jitter amount above `max_backoff` (written or default): no
+/// wait could ever hold it.
+fn jitter_above_max(args: &Args, errors: &mut Errors) {
+    let Some(jitter) = &args.jitter else { return };
+    let JitterArg::AdditiveUpTo(amount) = jitter.value else {
+        return;
+    };
+    let max_written = args.max_backoff.as_ref().map(|max| max.value);
+    let cap = max_written.unwrap_or(DEFAULT_MAX_BACKOFF);
+    if amount > cap {
+        let cap_text = match max_written {
+            Some(max) => format!("`max_backoff` ({})", display(max)),
+            None => format!("`max_backoff` (default {})", display(cap)),
+        };
+        errors.push(
+            jitter.span,
+            format!(
+                "`jitter = \"{}\"` is larger than {cap_text}: every wait is capped at `max_backoff`, so such jitter could never be applied; lower it or raise `max_backoff`",
+                display(amount)
+            ),
+        );
+    }
+}
+
+/// `max_elapsed` shorter than the shortest first wait: no retry could start.
+fn max_elapsed_below_first_wait(args: &Args, errors: &mut Errors) {
+    let Some(max_elapsed) = &args.max_elapsed else {
+        return;
+    };
+    if let Some(first) = shortest_first_wait(args) {
+        if max_elapsed.value < first.wait {
+            errors.push(
+                max_elapsed.span,
+                format!(
+                    "`max_elapsed` ({}) is shorter than {}: no retry could ever start; raise `max_elapsed` or lower `initial_backoff`",
+                    display(max_elapsed.value),
+                    first.described
+                ),
+            );
+        }
+    }
+}
+
+/// `timeout` on a sync function, whose attempt cannot be interrupted.
+fn timeout_on_sync_fn(args: &Args, function: &FnFacts, errors: &mut Errors) {
+    if function.is_async {
+        return;
+    }
+    if let Some(timeout) = &args.timeout {
+        errors.push(
+            timeout.key_span,
+            "`timeout` applies only to `async fn`: a sync attempt cannot be interrupted; remove it, or bound the blocking call itself (e.g. a socket read timeout)",
+        );
+    }
+}
+
+/// `policy` together with a schedule key: the policy already sets the whole
+/// schedule. One error on each schedule key written.
+fn policy_with_schedule_keys(args: &Args, errors: &mut Errors) {
+    if args.policy.is_none() {
+        return;
+    }
+    for (key, key_span) in args.written().filter(|(key, _)| key.in_schedule) {
+        let name = key.name;
+        errors.push(
+            key_span,
+            format!(
+                "`{name}` and `policy` cannot both be given: `policy` already sets the whole schedule; set `{name}` on the `Policy` (`.{name}(...)`) or drop `policy`"
+            ),
+        );
+    }
+}
+
+/// The shortest first wait the written values allow, and how to say it.
+struct ShortestFirstWait {
+    wait: Duration,
+    described: String,
+}
+
+/// The shortest first wait the attribute can take, when values the user
+/// wrote fix it; `None` when a first wait could be as short as anything
+/// (a `retry_after` hint can be 0, full jitter can draw 0, a `policy` is
+/// not known here) or when only defaults would decide it (a default never
+/// causes an error).
+fn shortest_first_wait(args: &Args) -> Option<ShortestFirstWait> {
+    if args.retry_after.is_some() || args.policy.is_some() {
+        return None;
+    }
+    let initial_written = args.initial_backoff.as_ref().map(|initial| initial.value);
+    let max_written = args.max_backoff.as_ref().map(|max| max.value);
+    // base(0) = min(initial_backoff, max_backoff), from written values only.
+    let base = match (initial_written, max_written) {
+        (Some(initial), Some(cap)) => initial.min(cap),
+        (Some(initial), None) => initial.min(DEFAULT_MAX_BACKOFF),
+        (None, Some(cap)) if cap < DEFAULT_INITIAL_BACKOFF => cap,
+        _ => return None,
+    };
+    let first = match args.jitter.as_ref().map(|jitter| jitter.value) {
+        Some(JitterArg::Full) => return None,
+        Some(JitterArg::Equal) => ShortestFirstWait {
+            wait: base / 2,
+            described: format!(
+                "the shortest first wait ({}: `jitter = equal` waits at least half of {})",
+                display(base / 2),
+                display(base)
+            ),
+        },
+        _ => ShortestFirstWait {
+            wait: base,
+            described: format!("the first wait ({})", display(base)),
+        },
+    };
+    Some(first)
+}

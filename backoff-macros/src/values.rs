@@ -1,0 +1,335 @@
+//! The kinds of value a key takes, each read from the expression the user
+//! wrote with errors on its tokens: a retry count, a duration string, a
+//! multiplier, a jitter mode, a hook, any expression, a path in a string.
+//! The table in `keys.rs` gives each key its kind.
+
+use core::time::Duration;
+
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Lit, UnOp};
+
+use crate::duration;
+use crate::errors::Errors;
+
+/// A kind of value: how to read it from the expression written after `key =`.
+pub(crate) trait ValueKind {
+    /// What the value becomes once read.
+    type Value;
+
+    /// Reads `value`, written for the key `key`; records why it cannot be
+    /// read in `errors` and returns `None`.
+    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<Self::Value>;
+}
+
+/// An integer literal `>= 1`: how many retries follow the first call.
+pub(crate) struct RetryCount;
+
+/// A string literal with a unit, such as `"32s"`, greater than zero.
+pub(crate) struct DurationString;
+
+/// A finite integer or float literal `>= 1`.
+pub(crate) struct Multiplier;
+
+/// A jitter mode written as a bare word, or an additive amount as a duration
+/// string.
+pub(crate) struct Jitter;
+
+/// A path to a function or a closure, called by the retry loop.
+pub(crate) struct Hook {
+    /// The shape the function must have, for the error message.
+    pub(crate) signature: &'static str,
+    /// A path the key could take, for the error message.
+    pub(crate) path_example: &'static str,
+    /// A closure the key could take, for the error message.
+    pub(crate) closure_example: &'static str,
+}
+
+/// Any expression: its type is checked by rustc on the expansion.
+pub(crate) struct AnyExpr;
+
+/// A string literal holding a path, such as `"my_crate::backoff"`.
+pub(crate) struct PathString;
+
+/// The jitter modes that are written as bare words.
+pub(crate) const JITTER_MODES: &[&str] = &["additive", "full", "equal", "decorrelated", "none"];
+
+/// How the user wrote `jitter`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum JitterArg {
+    /// `jitter = additive`: Google Cloud's, one `initial_backoff` of jitter.
+    Additive,
+    /// `jitter = "500ms"`: additive with this amount.
+    AdditiveUpTo(Duration),
+    /// `jitter = full`.
+    Full,
+    /// `jitter = equal`.
+    Equal,
+    /// `jitter = decorrelated`.
+    Decorrelated,
+    /// `jitter = none`.
+    None,
+}
+
+/// The literal inside `value`, looking through parentheses and groups.
+fn literal(value: &Expr) -> Option<&Lit> {
+    match value {
+        Expr::Lit(ExprLit { lit, .. }) => Some(lit),
+        Expr::Group(group) => literal(&group.expr),
+        Expr::Paren(paren) => literal(&paren.expr),
+        _ => None,
+    }
+}
+
+/// `-literal`, for messages about negative numbers.
+fn is_negated_literal(value: &Expr) -> bool {
+    matches!(value, Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) && literal(&unary.expr).is_some())
+}
+
+impl ValueKind for RetryCount {
+    type Value = u32;
+
+    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<u32> {
+        match literal(&value) {
+            Some(Lit::Int(int)) => match int.base10_parse::<u32>() {
+                Ok(0) => {
+                    errors.push(
+                        int.span(),
+                        format!(
+                            "`{key} = 0` would never retry: remove `#[retry]` instead, or retry at least once (`{key} = 1`)"
+                        ),
+                    );
+                    None
+                }
+                Ok(n) => Some(n),
+                Err(_) => {
+                    errors.push(int.span(), format!("`{key}` is too large: at most {}", u32::MAX));
+                    None
+                }
+            },
+            Some(Lit::Str(s)) => {
+                errors.push(
+                    s.span(),
+                    format!(
+                        "`{key}` takes an integer, not a string: write `{key} = {}`",
+                        s.value().trim()
+                    ),
+                );
+                None
+            }
+            _ if is_negated_literal(&value) => {
+                errors.push(
+                    value.span(),
+                    format!("`{key}` must be a positive integer, such as `{key} = 5`"),
+                );
+                None
+            }
+            _ => {
+                errors.push(
+                    value.span(),
+                    format!("`{key}` takes an integer literal, such as `{key} = 5`"),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl ValueKind for DurationString {
+    type Value = Duration;
+
+    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<Duration> {
+        match literal(&value) {
+            Some(Lit::Str(s)) => match duration::parse(&s.value()) {
+                Ok(d) if d.is_zero() => {
+                    errors.push(s.span(), format!("`{key}` must be greater than zero"));
+                    None
+                }
+                Ok(d) => Some(d),
+                Err(e) => {
+                    errors.push(s.span(), e);
+                    None
+                }
+            },
+            Some(Lit::Int(int)) => {
+                errors.push(
+                    int.span(),
+                    format!(
+                        "`{key}` takes a duration string with a unit, not a number: write `{key} = \"{}s\"` or `\"{}ms\"`",
+                        int.base10_digits(),
+                        int.base10_digits()
+                    ),
+                );
+                None
+            }
+            _ => {
+                errors.push(
+                    value.span(),
+                    format!("`{key}` takes a duration string with a unit, such as `{key} = \"32s\"` or `\"500ms\"`"),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl ValueKind for Multiplier {
+    type Value = f64;
+
+    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<f64> {
+        let hint = format!("`{key}` must be a finite number >= 1, such as `{key} = 2` or `{key} = 1.5`");
+        let parsed = match literal(&value) {
+            Some(Lit::Int(int)) => int.base10_parse::<f64>().ok(),
+            Some(Lit::Float(float)) => float.base10_parse::<f64>().ok(),
+            Some(Lit::Str(s)) => {
+                errors.push(
+                    s.span(),
+                    format!(
+                        "`{key}` takes a number, not a string: write `{key} = {}`",
+                        s.value().trim()
+                    ),
+                );
+                return None;
+            }
+            _ => None,
+        };
+        match parsed {
+            Some(m) if m.is_finite() && m >= 1.0 => Some(m),
+            Some(m) if m.is_finite() => {
+                errors.push(value.span(), format!("`{key} = {m}` would shrink the waits: {hint}"));
+                None
+            }
+            Some(_) => {
+                errors.push(value.span(), format!("`{key}` is not finite: {hint}"));
+                None
+            }
+            None if is_negated_literal(&value) => {
+                errors.push(
+                    value.span(),
+                    format!("a negative `{key}` would shrink the waits: {hint}"),
+                );
+                None
+            }
+            None => {
+                errors.push(value.span(), hint);
+                None
+            }
+        }
+    }
+}
+
+impl ValueKind for Jitter {
+    type Value = JitterArg;
+
+    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<JitterArg> {
+        let modes = JITTER_MODES.join(", ");
+        match &value {
+            Expr::Path(path) if path.qself.is_none() && path.path.get_ident().is_some() => {
+                let ident = path.path.get_ident().map(|i| i.unraw().to_string()).unwrap_or_default();
+                match ident.as_str() {
+                    "additive" => Some(JitterArg::Additive),
+                    "full" => Some(JitterArg::Full),
+                    "equal" => Some(JitterArg::Equal),
+                    "decorrelated" => Some(JitterArg::Decorrelated),
+                    "none" => Some(JitterArg::None),
+                    other => {
+                        let near = crate::suggest::nearest(other, JITTER_MODES.iter().copied())
+                            .map(|m| format!(": did you mean `{m}`?"))
+                            .unwrap_or_default();
+                        errors.push(
+                            value.span(),
+                            format!(
+                                "unknown jitter mode `{other}`{near}\n{key} takes one of {modes}, or an additive amount such as `{key} = \"500ms\"`"
+                            ),
+                        );
+                        None
+                    }
+                }
+            }
+            _ => match literal(&value) {
+                Some(Lit::Str(s)) => match duration::parse(&s.value()) {
+                    Ok(d) if d.is_zero() => {
+                        errors.push(
+                            s.span(),
+                            format!("`{key} = \"0s\"` adds no jitter: write `{key} = none` instead"),
+                        );
+                        None
+                    }
+                    Ok(d) => Some(JitterArg::AdditiveUpTo(d)),
+                    Err(e) => {
+                        errors.push(s.span(), e);
+                        None
+                    }
+                },
+                _ => {
+                    errors.push(
+                        value.span(),
+                        format!("`{key}` takes one of {modes}, or an additive amount such as `{key} = \"500ms\"`"),
+                    );
+                    None
+                }
+            },
+        }
+    }
+}
+
+impl ValueKind for Hook {
+    type Value = Expr;
+
+    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<Expr> {
+        let Hook {
+            signature,
+            path_example,
+            closure_example,
+        } = self;
+        match value {
+            Expr::Path(_) | Expr::Closure(_) => Some(value),
+            other => {
+                errors.push(
+                    other.span(),
+                    format!(
+                        "`{key}` takes a path to a function or a closure ({signature}), such as `{key} = {path_example}` or `{key} = {closure_example}`"
+                    ),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl ValueKind for AnyExpr {
+    type Value = Expr;
+
+    fn read(&self, _key: &'static str, value: Expr, _errors: &mut Errors) -> Option<Expr> {
+        Some(value)
+    }
+}
+
+impl ValueKind for PathString {
+    type Value = syn::Path;
+
+    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<syn::Path> {
+        match literal(&value) {
+            Some(Lit::Str(s)) => match s.parse::<syn::Path>() {
+                Ok(path) => Some(path),
+                Err(_) => {
+                    errors.push(
+                        s.span(),
+                        format!(
+                            "`{key} = \"{}\"` is not a path: write the path to backoff_runtime, such as `{key} = \"my_crate::backoff\"`",
+                            s.value()
+                        ),
+                    );
+                    None
+                }
+            },
+            _ => {
+                errors.push(
+                    value.span(),
+                    format!("`{key}` takes a string with a path, such as `{key} = \"my_crate::backoff\"`"),
+                );
+                None
+            }
+        }
+    }
+}
