@@ -1,0 +1,15 @@
+//! The documentation's doctests: every Rust block of README.md and docs/*.md
+//! is compiled, and run unless marked `no_run`, by `cargo test --workspace`.
+//! Nothing here is public API; the package is never published.
+
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
+#[doc = include_str!("../docs/jitter-and-budgets.md")]
+#[cfg(doctest)]
+pub struct JitterAndBudgetsDoctests;
+
+#[doc = include_str!("../docs/annotate-crate.md")]
+#[cfg(doctest)]
+pub struct AnnotateCrateDoctests;
