@@ -54,4 +54,52 @@ mod tests {
             assert!(uniform(&mut rng, Duration::ZERO, Duration::MAX) <= Duration::MAX);
         }
     }
+
+    /// A generator that always draws `self.0`.
+    struct Fixed(u64);
+
+    impl rand::TryRng for Fixed {
+        type Error = core::convert::Infallible;
+
+        fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+            Ok(self.0 as u32)
+        }
+
+        fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+            Ok(self.0)
+        }
+
+        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Self::Error> {
+            dest.fill(0);
+            Ok(())
+        }
+    }
+
+    const LOW: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn the_largest_draw_reaches_the_inclusive_top() {
+        let high = LOW + Duration::from_nanos(3);
+        assert_eq!(uniform(&mut Fixed(u64::MAX), LOW, high), high);
+        assert_eq!(uniform(&mut Fixed(0), LOW, high), LOW);
+    }
+
+    #[test]
+    fn draws_map_onto_the_range_by_multiply_shift() {
+        // [0, 3] ns has 4 values: the middle draw lands on the upper middle.
+        let high = LOW + Duration::from_nanos(3);
+        assert_eq!(uniform(&mut Fixed(1 << 63), LOW, high), LOW + Duration::from_nanos(2));
+        assert_eq!(uniform(&mut Fixed((1 << 62) - 1), LOW, high), LOW);
+    }
+
+    #[test]
+    fn spans_beyond_u64_nanoseconds_map_proportionally() {
+        let span = Duration::MAX;
+        let half = uniform(&mut Fixed(1 << 63), Duration::ZERO, span);
+        let ratio = half.as_secs_f64() / span.as_secs_f64();
+        assert!((ratio - 0.5).abs() < 1e-6, "{ratio}");
+        let quarter = uniform(&mut Fixed(1 << 62), Duration::ZERO, span);
+        let ratio = quarter.as_secs_f64() / span.as_secs_f64();
+        assert!((ratio - 0.25).abs() < 1e-6, "{ratio}");
+    }
 }

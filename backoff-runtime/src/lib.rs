@@ -112,7 +112,7 @@ pub use crate::timeout::Elapsed;
 /// | `on_retry` | none | path or closure, `Fn(&E, &`[`RetryEvent`]`)` | called before each wait |
 /// | `on_give_up` | none | path or closure, `Fn(&E, &`[`GiveUp`]`)` | called once when the final error is returned, never on success |
 /// | `sleep` | tokio / `std::thread::sleep` | path or closure: `Fn(Duration) -> impl Future` (async; output ignored), `Fn(Duration)` (sync) | another runtime's timer, or a finer one (see "Clocks and timers") |
-/// | `budget` | none | path to a `static` [`RetryBudget`] | a retry budget shared by every function naming it |
+/// | `budget` | none | any expression giving a [`RetryBudget`] or a reference to one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call | a retry budget: shared by every call and function that names the same one |
 /// | `policy` | none | any expression giving a [`Policy`], evaluated once per call | the whole schedule instead of the schedule keys (both is an error) |
 /// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)`; never runs past `max_elapsed` |
 /// | `crate` | `"::backoff_runtime"` | string with a path | where this crate is, when re-exported under another name |
