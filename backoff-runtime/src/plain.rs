@@ -551,7 +551,9 @@ pin_project_lite::pin_project! {
     #[project = AttemptProj]
     enum Attempt<Fut, E> {
         Plain { #[pin] future: Fut },
-        Limited { #[pin] future: LimitedAttempt<Fut>, on_elapsed: fn() -> E },
+        // Boxed: tokio's `Timeout` holds a whole `Sleep`, which an attempt
+        // without a limit should not carry.
+        Limited { future: Pin<Box<LimitedAttempt<Fut>>>, on_elapsed: fn() -> E },
         // An attempt with no time left before `max_elapsed`: not started.
         NotStarted { error: Option<E> },
     }
@@ -566,7 +568,7 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project() {
             AttemptProj::Plain { future } => future.poll(cx),
-            AttemptProj::Limited { future, on_elapsed } => match ready!(future.poll(cx)) {
+            AttemptProj::Limited { future, on_elapsed } => match ready!(future.as_mut().poll(cx)) {
                 Ok(result) => Poll::Ready(result),
                 Err(_) => Poll::Ready(Err(on_elapsed())),
             },
@@ -587,8 +589,8 @@ pin_project_lite::pin_project! {
         op: Op,
         hooks: H,
         timeout: Option<(Duration, fn() -> E)>,
-        // Read on the first poll, like an `async fn`'s body.
-        state: Option<AsyncLoop>,
+        // Read when `.await` turns the retry into this future.
+        state: AsyncLoop,
         sleeping: bool,
         #[pin]
         timer: Tm,
@@ -617,13 +619,14 @@ where
     type IntoFuture = RetryFuture<'a, Op, Fut, E, H, S::Timer>;
 
     fn into_future(self) -> Self::IntoFuture {
+        let observes = self.hooks.observes();
         RetryFuture {
             policy: self.policy,
             budget: self.budget,
             op: self.op,
             hooks: self.hooks,
             timeout: self.timeout,
-            state: None,
+            state: AsyncLoop::start_on(<S::Timer as Timer>::CLOCK.0, self.policy, self.budget, observes),
             sleeping: false,
             timer: self.sleep.into_timer(),
             attempt: None,
@@ -647,14 +650,13 @@ where
         loop {
             if let Some(attempt) = this.attempt.as_mut().as_pin_mut() {
                 let result = ready!(attempt.poll(cx));
-                this.attempt.set(None);
+                // A finished attempt is dropped when the next one starts, or
+                // with this future: nothing more on the happy path.
                 let hooks = &*this.hooks;
-                let Some(state) = this.state.as_mut() else {
-                    return Poll::Ready(result);
-                };
-                match state.step(policy, budget, result, |_| hooks) {
+                match this.state.step(policy, budget, result, |_| hooks) {
                     Step::Return(result) => return Poll::Ready(result),
                     Step::Wait(wait) => {
+                        this.attempt.set(None);
                         this.timer.as_mut().start(wait);
                         *this.sleeping = true;
                     }
@@ -664,12 +666,7 @@ where
                 ready!(this.timer.as_mut().poll_wait(cx));
                 *this.sleeping = false;
             }
-            let state = match this.state {
-                Some(state) => state,
-                None => this
-                    .state
-                    .insert(AsyncLoop::start_on(Tm::CLOCK.0, policy, budget, this.hooks.observes())),
-            };
+            let state = &*this.state;
             let attempt = match *this.timeout {
                 None => Attempt::Plain { future: (this.op)() },
                 Some((limit, on_elapsed)) => {
@@ -680,7 +677,7 @@ where
                         }
                     } else {
                         Attempt::Limited {
-                            future: limited(limit, (this.op)()),
+                            future: Box::pin(limited(limit, (this.op)())),
                             on_elapsed,
                         }
                     }
