@@ -294,6 +294,22 @@ mod tests {
     }
 
     #[test]
+    fn durations_beyond_u64_nanoseconds_keep_their_subsecond_part() {
+        let nanos = u128::from(u64::MAX) + 1_500_000_000;
+        let expected = Duration::from_nanos(u64::MAX) + Duration::from_nanos(1_500_000_000);
+        assert_eq!(from_nanos(nanos), expected);
+        assert_eq!(from_nanos(as_nanos(Duration::MAX)), Duration::MAX);
+    }
+
+    #[test]
+    fn integral_multipliers_are_exact_beyond_float_precision() {
+        // 2^53 + 1 ns is not a float: only integer arithmetic doubles it exactly.
+        let initial = Duration::from_nanos((1 << 53) + 1);
+        let p = Policy::new().initial_backoff(initial).max_backoff(Duration::MAX).multiplier(2.0);
+        assert_eq!(p.base_backoff(1), Duration::from_nanos((1 << 54) + 2));
+    }
+
+    #[test]
     fn base_with_initial_above_cap_is_cap() {
         let p = Policy::new().initial_backoff(secs(60)).max_backoff(secs(32));
         assert_eq!(p.base_backoff(0), secs(32));
