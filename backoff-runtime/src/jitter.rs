@@ -55,25 +55,7 @@ mod tests {
         }
     }
 
-    /// A generator that always draws `self.0`.
-    struct Fixed(u64);
-
-    impl rand::TryRng for Fixed {
-        type Error = core::convert::Infallible;
-
-        fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-            Ok(self.0 as u32)
-        }
-
-        fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-            Ok(self.0)
-        }
-
-        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Self::Error> {
-            dest.fill(0);
-            Ok(())
-        }
-    }
+    use crate::rng::FixedDraw as Fixed;
 
     const LOW: Duration = Duration::from_secs(1);
 

@@ -32,3 +32,26 @@ pub(crate) fn seed_thread(seed: u64) {
 pub(crate) fn with_thread_rng<T>(f: impl FnOnce(&mut SmallRng) -> T) -> T {
     THREAD_RNG.with(|rng| f(&mut rng.borrow_mut()))
 }
+
+/// A generator that always draws the same `u64`: for tests of the exact
+/// mapping from draws to waits.
+#[cfg(test)]
+pub(crate) struct FixedDraw(pub(crate) u64);
+
+#[cfg(test)]
+impl rand::TryRng for FixedDraw {
+    type Error = core::convert::Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok(self.0 as u32)
+    }
+
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Ok(self.0)
+    }
+
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Self::Error> {
+        dest.fill(0);
+        Ok(())
+    }
+}

@@ -305,8 +305,28 @@ mod tests {
     fn integral_multipliers_are_exact_beyond_float_precision() {
         // 2^53 + 1 ns is not a float: only integer arithmetic doubles it exactly.
         let initial = Duration::from_nanos((1 << 53) + 1);
-        let p = Policy::new().initial_backoff(initial).max_backoff(Duration::MAX).multiplier(2.0);
+        let p = Policy::new()
+            .initial_backoff(initial)
+            .max_backoff(Duration::MAX)
+            .multiplier(2.0);
         assert_eq!(p.base_backoff(1), Duration::from_nanos((1 << 54) + 2));
+    }
+
+    #[test]
+    fn decorrelated_jitter_reaches_three_times_the_wait_actually_taken() {
+        use crate::rng::FixedDraw;
+        let p = Policy::new().jitter(Jitter::Decorrelated).max_backoff(secs(100));
+        let mut backoff = Backoff::new();
+        // The largest draw: the top of U[initial, 3 x previous], previous
+        // starting at initial_backoff.
+        let first = backoff.next_wait(&p, &mut FixedDraw(u64::MAX));
+        assert_eq!(first, secs(3));
+        backoff.advance(first);
+        assert_eq!(backoff.next_wait(&p, &mut FixedDraw(u64::MAX)), secs(9));
+        // A hinted wait is the previous wait too.
+        backoff.advance(secs(20));
+        assert_eq!(backoff.next_wait(&p, &mut FixedDraw(u64::MAX)), secs(60));
+        assert_eq!(backoff.next_wait(&p, &mut FixedDraw(0)), secs(1));
     }
 
     #[test]
