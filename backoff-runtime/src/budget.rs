@@ -173,6 +173,23 @@ impl RetryBudget {
         self
     }
 
+    /// Like [`ratio`](Self::ratio), but returns an error for a ratio that is
+    /// negative, above 1000 or NaN: for values read at run time (not
+    /// `const`: a rejected budget is dropped).
+    ///
+    /// ```
+    /// use backoff_runtime::{BudgetError, RetryBudget};
+    /// assert!(RetryBudget::new().try_ratio(0.5).is_ok());
+    /// assert_eq!(RetryBudget::new().try_ratio(-1.0).err(), Some(BudgetError::BadRatio));
+    /// ```
+    pub fn try_ratio(self, ratio: f64) -> Result<Self, BudgetError> {
+        if (0.0..=1000.0).contains(&ratio) {
+            Ok(self.ratio(ratio))
+        } else {
+            Err(BudgetError::BadRatio)
+        }
+    }
+
     /// Sets the retries allowed per second whatever the traffic (so a quiet
     /// service can still retry): `min_per_second * window` retries per
     /// window, exactly (a fraction of a retry allows none by itself).
@@ -202,6 +219,27 @@ impl RetryBudget {
         self.window = window;
         self.window_nanos = nanos_if_u64(window);
         self
+    }
+
+    /// Like [`window`](Self::window), but returns an error for a window
+    /// below 10 ms: for values read at run time (not `const`: a rejected
+    /// budget is dropped).
+    ///
+    /// ```
+    /// use backoff_runtime::{BudgetError, RetryBudget};
+    /// use std::time::Duration;
+    /// assert!(RetryBudget::new().try_window(Duration::from_secs(1)).is_ok());
+    /// assert_eq!(
+    ///     RetryBudget::new().try_window(Duration::from_millis(5)).err(),
+    ///     Some(BudgetError::WindowTooShort)
+    /// );
+    /// ```
+    pub fn try_window(self, window: Duration) -> Result<Self, BudgetError> {
+        if window.as_millis() >= SLOTS as u128 {
+            Ok(self.window(window))
+        } else {
+            Err(BudgetError::WindowTooShort)
+        }
     }
 
     /// The retries allowed per call.
@@ -398,6 +436,35 @@ impl RetryBudget {
         }
     }
 }
+
+/// A value rejected by one of the `try_` builders of [`RetryBudget`].
+///
+/// ```
+/// use backoff_runtime::{BudgetError, RetryBudget};
+/// let error = RetryBudget::new().try_ratio(f64::NAN).err();
+/// assert_eq!(error, Some(BudgetError::BadRatio));
+/// assert_eq!(BudgetError::BadRatio.to_string(), "ratio must be between 0 and 1000");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BudgetError {
+    /// `ratio` was negative, above 1000 or NaN.
+    BadRatio,
+    /// `window` was below 10 ms (each of its 10 slots must be at least a
+    /// millisecond).
+    WindowTooShort,
+}
+
+impl core::fmt::Display for BudgetError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            BudgetError::BadRatio => f.write_str("ratio must be between 0 and 1000"),
+            BudgetError::WindowTooShort => f.write_str("the window must be at least 10 ms"),
+        }
+    }
+}
+
+impl std::error::Error for BudgetError {}
 
 #[cfg(test)]
 mod tests {

@@ -69,7 +69,7 @@ pub mod testing;
 mod timeout;
 mod trace;
 
-pub use crate::budget::RetryBudget;
+pub use crate::budget::{BudgetError, RetryBudget};
 pub use crate::events::{GiveUp, RetryEvent};
 pub use crate::plain::{Retry, RetryFuture};
 pub use crate::policy::{Jitter, Policy, PolicyError};
