@@ -66,19 +66,11 @@ proptest! {
     fn every_wait_respects_its_mode_and_the_cap(policy in policy(), n in retry_number(), previous in duration(), seed in any::<u64>()) {
         let mut rng = SmallRng::seed_from_u64(seed);
         let cap = policy.max_backoff_value();
-        let initial = policy.initial_backoff_value();
         let base = policy.base_backoff(n);
         let wait = policy.wait_for(n, previous, &mut rng);
         prop_assert!(base <= cap);
         prop_assert!(wait <= cap, "wait {wait:?} above cap {cap:?}");
-        let (low, high) = match policy.jitter_value() {
-            Jitter::Additive => (base, base.saturating_add(initial).min(cap)),
-            Jitter::AdditiveUpTo(amount) => (base, base.saturating_add(amount).min(cap)),
-            Jitter::Full => (Duration::ZERO, base),
-            Jitter::Equal => (base / 2, base),
-            Jitter::Decorrelated => (initial.min(cap), previous.saturating_mul(3).max(initial).min(cap)),
-            Jitter::None => (base, base),
-        };
+        let (low, high) = documented_bounds(&policy, n, previous);
         prop_assert!(wait >= low && wait <= high, "{:?}: wait {wait:?} not in [{low:?}, {high:?}]", policy.jitter_value());
     }
 
@@ -115,22 +107,28 @@ async fn always_failing_async(policy: &Policy, waits: &std::cell::RefCell<Vec<Du
     Err(())
 }
 
+/// The documented range of the wait before retry `n`, given the wait taken
+/// before it (`previous`: only decorrelated jitter reads it).
+fn documented_bounds(policy: &Policy, n: u32, previous: Duration) -> (Duration, Duration) {
+    let cap = policy.max_backoff_value();
+    let initial = policy.initial_backoff_value();
+    let base = policy.base_backoff(n);
+    match policy.jitter_value() {
+        Jitter::Additive => (base, base.saturating_add(initial).min(cap)),
+        Jitter::AdditiveUpTo(amount) => (base, base.saturating_add(amount).min(cap)),
+        Jitter::Full => (Duration::ZERO, base),
+        Jitter::Equal => (base / 2, base),
+        Jitter::Decorrelated => (initial.min(cap), previous.saturating_mul(3).max(initial).min(cap)),
+        Jitter::None => (base, base),
+    }
+}
+
 /// The waits of a whole failing call, checked against each mode's bounds in
 /// order: decorrelated jitter against the wait actually taken before.
 fn assert_documented_bounds(policy: &Policy, waits: &[Duration]) -> Result<(), TestCaseError> {
-    let cap = policy.max_backoff_value();
-    let initial = policy.initial_backoff_value();
-    let mut previous = initial;
+    let mut previous = policy.initial_backoff_value();
     for (n, wait) in waits.iter().copied().enumerate() {
-        let base = policy.base_backoff(n as u32);
-        let (low, high) = match policy.jitter_value() {
-            Jitter::Additive => (base, base.saturating_add(initial).min(cap)),
-            Jitter::AdditiveUpTo(amount) => (base, base.saturating_add(amount).min(cap)),
-            Jitter::Full => (Duration::ZERO, base),
-            Jitter::Equal => (base / 2, base),
-            Jitter::Decorrelated => (initial.min(cap), previous.saturating_mul(3).max(initial).min(cap)),
-            Jitter::None => (base, base),
-        };
+        let (low, high) = documented_bounds(policy, n as u32, previous);
         prop_assert!(
             wait >= low && wait <= high,
             "{:?} retry {n}: wait {wait:?} not in [{low:?}, {high:?}]",
