@@ -432,6 +432,7 @@ pub struct TokioTimer(crate::async_loop::TokioSleepSlot);
 #[cfg(feature = "tokio")]
 impl AsyncSleepKind for DefaultSleep {
     type Timer = TokioTimer;
+    #[inline]
     fn into_timer(self) -> TokioTimer {
         TokioTimer::default()
     }
@@ -441,10 +442,12 @@ impl AsyncSleepKind for DefaultSleep {
 impl Timer for TokioTimer {
     const CLOCK: ClockChoice = ClockChoice(ClockKind::Tokio);
 
+    #[inline]
     fn start(self: Pin<&mut Self>, wait: Duration) {
         self.get_mut().0.start(wait);
     }
 
+    #[inline]
     fn poll_wait(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         self.get_mut().0.poll_current(cx)
     }
@@ -474,6 +477,7 @@ where
     SF: Future,
 {
     type Timer = CustomTimer<F, SF>;
+    #[inline]
     fn into_timer(self) -> Self::Timer {
         CustomTimer {
             sleep: self.0,
@@ -492,12 +496,14 @@ where
     #[cfg(not(feature = "tokio"))]
     const CLOCK: ClockChoice = ClockChoice(ClockKind::Std);
 
+    #[inline]
     fn start(self: Pin<&mut Self>, wait: Duration) {
         let mut this = self.project();
         let next = (this.sleep)(wait);
         this.current.set(Some(next));
     }
 
+    #[inline]
     fn poll_wait(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut this = self.project();
         if let Some(current) = this.current.as_mut().as_pin_mut() {
@@ -530,6 +536,7 @@ pin_project_lite::pin_project! {
 impl<Fut: Future> Future for Unlimited<Fut> {
     type Output = Result<Fut::Output, Elapsed>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         self.project().future.poll(cx).map(Ok)
     }
@@ -565,6 +572,7 @@ where
 {
     type Output = Result<T, E>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project() {
             AttemptProj::Plain { future } => future.poll(cx),
@@ -618,6 +626,7 @@ where
     type Output = Result<T, E>;
     type IntoFuture = RetryFuture<'a, Op, Fut, E, H, S::Timer>;
 
+    #[inline]
     fn into_future(self) -> Self::IntoFuture {
         let observes = self.hooks.observes();
         RetryFuture {
@@ -643,6 +652,7 @@ where
 {
     type Output = Result<T, E>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let policy: &Policy = this.policy;
