@@ -349,6 +349,7 @@ where
     /// let result = Policy::new().initial_backoff(Duration::from_millis(1)).max_retries(1).retry(|| Err::<(), _>("down")).call();
     /// assert_eq!(result, Err("down"));
     /// ```
+    #[inline]
     pub fn call(self) -> Result<T, E> {
         let Retry {
             policy,
@@ -384,6 +385,7 @@ pub trait SyncSleepKind {
 
 impl SyncSleepKind for DefaultSleep {
     type Sleeper = ThreadSleep;
+    #[inline]
     fn into_sleeper(self) -> ThreadSleep {
         ThreadSleep
     }
@@ -391,6 +393,7 @@ impl SyncSleepKind for DefaultSleep {
 
 impl<F: Fn(Duration)> SyncSleepKind for CustomSleep<F> {
     type Sleeper = crate::sync_loop::CustomSleep<F>;
+    #[inline]
     fn into_sleeper(self) -> Self::Sleeper {
         custom_sync_sleep(self.0)
     }
