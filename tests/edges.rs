@@ -272,3 +272,20 @@ fn a_written_max_elapsed_below_the_default_first_wait_compiles_and_gives_up() {
     // The default first wait (1 s and up) would end past 500 ms.
     assert!(clock.waits().is_empty());
 }
+
+#[retry(max_backoff = "8s", max_retries = 1, retry_after = |_| Some(Duration::from_secs(8)))]
+fn hinted_exactly_at_the_cap(calls: &AtomicU32) -> Result<u32, &'static str> {
+    if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+        Err("busy")
+    } else {
+        Ok(2)
+    }
+}
+
+#[test]
+fn a_hint_exactly_at_max_backoff_is_the_wait() {
+    let clock = VirtualClock::install();
+    let calls = AtomicU32::new(0);
+    assert_eq!(hinted_exactly_at_the_cap(&calls), Ok(2));
+    assert_eq!(clock.waits(), [Duration::from_secs(8)]);
+}
