@@ -88,9 +88,16 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         ReturnType::Default => sig.ident.span(),
     };
     let edge = fake_return_edge(&sig.output);
+    let attempts = local("attempts");
+    // `let attempt: Attempt = ...;` with the user's name: visible in the body.
+    let context = args.context.as_ref().map(|context| {
+        let name = &context.value;
+        quote! { let #name: #krate::Attempt = #attempts.next_attempt(); }
+    });
     let body = quote_spanned! {brace.span.join()=>
         #edge
         #fresh_args
+        #context
         #(#stmts)*
     };
 
@@ -99,9 +106,10 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         private: &private,
         policy: &policy,
         budget: &budget,
-        hooks: hooks_builder(args, &private, &sig.ident),
+        hooks: hooks_builder(args, &private, &sig.ident, facts.is_async),
         needs_start: args.needs_start(),
         return_span,
+        attempts: args.context.is_some().then_some(&attempts),
     };
 
     let mut stmts = stmts;
@@ -125,6 +133,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
             #edge
             #fresh_args
             #moved_fresh
+            #context
             #(#user_stmts)*
         };
         let loop_tokens = generator.async_loop(body, user_block.brace_token.span.join());
@@ -162,6 +171,8 @@ struct Generator<'a> {
     hooks: TokenStream,
     needs_start: bool,
     return_span: Span,
+    /// The local holding the `AttemptSource`, with `context = ...`.
+    attempts: Option<&'a Ident>,
 }
 
 impl Generator<'_> {
@@ -176,6 +187,7 @@ impl Generator<'_> {
             hooks,
             needs_start,
             return_span,
+            attempts,
         } = self;
         let state = local("loop");
         let result = local_at("result", *return_span);
@@ -191,7 +203,15 @@ impl Generator<'_> {
             let limit = duration_tokens(limit.value, private);
             attempt = quote!(#with_timeout(#state.attempt_limit(#policy, #limit), #attempt, #timed_out));
         }
-        let step = respan(quote!(#private::AsyncLoop::step), *return_span);
+        let polling = args.retry_if_ok.is_some();
+        let action = args.before_retry.as_ref().map(|action| &action.value);
+        let step = match (polling, action.is_some()) {
+            (false, false) => quote!(#private::AsyncLoop::step),
+            (true, false) => quote!(#private::AsyncLoop::step_polling),
+            (false, true) => quote!(#private::AsyncLoop::step_acting),
+            (true, true) => quote!(#private::AsyncLoop::step_polling_acting),
+        };
+        let step = respan(step, *return_span);
         // Neither the attempt's result nor the wait is a local that lives
         // across the sleep's `.await`: they would take room in the future.
         let wait = local("wait");
@@ -208,16 +228,42 @@ impl Generator<'_> {
             .sleep
             .is_none()
             .then(|| quote!(let mut #slot = #private::TokioSleepSlot::new();));
+        let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
+        let next_sleep = match action {
+            None => quote! {
+                let #result = #attempt.await;
+                match #step(&mut #state, #policy, #budget, #result, #hooks) {
+                    #private::Step::Return(#result) => return #result,
+                    #private::Step::Wait(#wait) => #sleep_value,
+                }
+            },
+            Some(action) => {
+                // The action is written here, evaluated per retry: it may
+                // borrow what the body borrows (`&mut self` included), and
+                // its parameter types come from the failure.
+                let failure = local("failure");
+                let before_retry = respan(quote!(#private::before_retry), action.span());
+                quote! {
+                    let #failure = {
+                        let #result = #attempt.await;
+                        match #step(&mut #state, #policy, #budget, #result, #hooks) {
+                            #private::Acting::Return(#result) => return #result,
+                            #private::Acting::Act(#failure) => #failure,
+                        }
+                    };
+                    #before_retry(&#failure, #action)(#failure.decided(), #failure.event()).await;
+                    let #wait = #failure.wait();
+                    #sleep_value
+                }
+            }
+        };
         quote! {
             let mut #state = #private::AsyncLoop::start::<#sleeper>(#policy, #budget, #needs_start);
+            #attempts_value
             #slot_value
             loop {
                 let #sleep = {
-                    let #result = #attempt.await;
-                    match #step(&mut #state, #policy, #budget, #result, #hooks) {
-                        #private::Step::Return(#result) => return #result,
-                        #private::Step::Wait(#wait) => #sleep_value,
-                    }
+                    #next_sleep
                 };
                 #sleep.await;
             }
@@ -235,6 +281,7 @@ impl Generator<'_> {
             hooks,
             needs_start,
             return_span,
+            attempts,
         } = self;
         let start = local("start");
         let body_fn = local("body");
@@ -249,15 +296,30 @@ impl Generator<'_> {
         } else {
             quote_spanned!(body_span=> || { #body })
         };
-        let after_first_attempt = respan(quote!(#private::after_first_attempt), *return_span);
+        let after_first_attempt = if args.retry_if_ok.is_some() {
+            quote!(#private::after_first_attempt_polling)
+        } else {
+            quote!(#private::after_first_attempt)
+        };
+        let after_first_attempt = respan(after_first_attempt, *return_span);
         let sleeper = local("sleeper");
         let sleeper_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
             Some(custom) => quote!(#private::custom_sync_sleep(#custom)),
             None => quote!(#private::ThreadSleep),
         };
+        let attempts_value = attempts.map(|attempts| {
+            quote! {
+                let mut #attempts = #private::AttemptSource::new(
+                    #policy,
+                    #start,
+                    #private::SyncSleeper::clock(&#sleeper),
+                );
+            }
+        });
         quote! {
             let #sleeper = #sleeper_value;
             let #start = #private::start_sync(#policy, #budget, #needs_start, &#sleeper);
+            #attempts_value
             let mut #body_fn = #private::sync_body(#closure);
             let #first = #body_fn();
             #after_first_attempt(#first, #policy, #budget, #start, #body_fn, #hooks, #sleeper)
@@ -310,15 +372,20 @@ impl VisitMut for ImplTraitEraser {
 
 /// A closure that adds the function's hooks to the empty `HookSet` the
 /// runtime passes it (typed by the error, so hook closures infer `&E`).
-fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident) -> TokenStream {
+fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, is_async: bool) -> TokenStream {
     let hooks = local("hooks");
     let name = function.to_string();
     let mut chain = quote!(#hooks.name(#name));
+    // An async function awaits its `before_retry` in the loop instead.
+    let sync_action = if is_async { &None } else { &args.before_retry };
     for (method, hook) in [
         ("retry_if", &args.retry_if),
         ("retry_after", &args.retry_after),
+        ("retry_if_ok", &args.retry_if_ok),
+        ("retry_after_ok", &args.retry_after_ok),
         ("on_retry", &args.on_retry),
         ("on_give_up", &args.on_give_up),
+        ("before_retry", sync_action),
     ] {
         if let Some(WithSpan { value: hook, .. }) = hook {
             // The method is spanned on the user's hook, so a hook of the wrong
@@ -448,8 +515,11 @@ impl Args {
         [
             &self.retry_if,
             &self.retry_after,
+            &self.retry_if_ok,
+            &self.retry_after_ok,
             &self.on_retry,
             &self.on_give_up,
+            &self.before_retry,
             &self.sleep,
             &self.policy,
             &self.budget,
@@ -459,8 +529,9 @@ impl Args {
         .all(|expr| matches!(expr.value, syn::Expr::Path(_)))
     }
 
-    /// Whether a hook needs the start instant read before the first attempt.
+    /// Whether a hook (or the attempt's context) needs the start instant
+    /// read before the first attempt.
     fn needs_start(&self) -> bool {
-        self.on_retry.is_some() || self.on_give_up.is_some()
+        self.on_retry.is_some() || self.on_give_up.is_some() || self.before_retry.is_some() || self.context.is_some()
     }
 }

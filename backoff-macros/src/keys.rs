@@ -32,6 +32,18 @@ declare_keys! {
         path_example: "server_hint",
         closure_example: "|e| e.retry_after()",
     };
+    /// Which `Ok` values are still pending: wait and run the body again.
+    retry_if_ok: Hook {
+        signature: "fn(&T) -> bool",
+        path_example: "is_pending",
+        closure_example: "|job| job.state == State::Running",
+    };
+    /// The server's hint for the next wait after a pending value.
+    retry_after_ok: Hook {
+        signature: "fn(&T) -> Option<Duration>",
+        path_example: "poll_hint",
+        closure_example: "|job| job.retry_after",
+    };
     /// Called before each wait.
     on_retry: Hook {
         signature: "fn(&E, &RetryEvent)",
@@ -44,11 +56,22 @@ declare_keys! {
         path_example: "log_give_up",
         closure_example: "|e, event| ...",
     };
+    /// An action run after `on_retry`, before the wait (awaited in async functions).
+    before_retry: Hook {
+        signature: "async fn(&E, &RetryEvent) in async fns, fn(&E, &RetryEvent) in sync ones",
+        path_example: "refresh_token",
+        closure_example: "async |e, event| reconnect().await",
+    };
     /// Another timer than tokio's or `std::thread::sleep`.
     sleep: Hook {
         signature: "fn(Duration) -> impl Future in async fns, fn(Duration) in sync ones",
         path_example: "async_io::Timer::after",
         closure_example: "|d| my_runtime::sleep(d)",
+    };
+    /// The name of a binding in the body holding the attempt's `Attempt`.
+    context: Binding {
+        holds: "the attempt's `backoff_runtime::Attempt` (number, retries left, time left, invocation id)",
+        example: "attempt",
     };
     /// A retry budget shared by every function naming it.
     budget: AnyExpr;

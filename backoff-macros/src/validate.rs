@@ -22,8 +22,10 @@ pub(crate) fn validate(args: &Args, function: Option<&FnFacts>, errors: &mut Err
     initial_above_max(args, errors);
     jitter_above_max(args, errors);
     max_elapsed_below_first_wait(args, errors);
+    retry_after_ok_without_retry_if_ok(args, errors);
     if let Some(function) = function {
         timeout_on_sync_fn(args, function, errors);
+        async_action_on_sync_fn(args, function, errors);
     }
     policy_with_schedule_keys(args, errors);
 }
@@ -101,6 +103,39 @@ fn timeout_on_sync_fn(args: &Args, function: &FnFacts, errors: &mut Errors) {
     }
 }
 
+/// `retry_after_ok` without `retry_if_ok`: no value is ever pending, so the
+/// hint would never be asked.
+fn retry_after_ok_without_retry_if_ok(args: &Args, errors: &mut Errors) {
+    if args.retry_if_ok.is_some() {
+        return;
+    }
+    if let Some(hint) = &args.retry_after_ok {
+        errors.push(
+            hint.key_span,
+            "`retry_after_ok` needs `retry_if_ok`: without it no value is pending, so no hint is ever asked; add `retry_if_ok = |value| ...` or use `retry_after` for errors",
+        );
+    }
+}
+
+/// An async `before_retry` (an `async` closure, or one returning an `async`
+/// block) on a sync function, which could not await it.
+fn async_action_on_sync_fn(args: &Args, function: &FnFacts, errors: &mut Errors) {
+    if function.is_async {
+        return;
+    }
+    let Some(action) = &args.before_retry else { return };
+    let syn::Expr::Closure(closure) = &action.value else {
+        return;
+    };
+    let returns_async_block = matches!(&*closure.body, syn::Expr::Async(_));
+    if closure.asyncness.is_some() || returns_async_block {
+        errors.push(
+            action.span,
+            "`before_retry` of a sync function is a plain closure: nothing would await an async action here; run the action to completion inside the closure, or make the function `async fn`",
+        );
+    }
+}
+
 /// `policy` together with a schedule key: the policy already sets the whole
 /// schedule. One error on each schedule key written.
 fn policy_with_schedule_keys(args: &Args, errors: &mut Errors) {
@@ -130,7 +165,7 @@ struct ShortestFirstWait {
 /// not known here) or when only defaults would decide it (a default never
 /// causes an error).
 fn shortest_first_wait(args: &Args) -> Option<ShortestFirstWait> {
-    if args.retry_after.is_some() || args.policy.is_some() {
+    if args.retry_after.is_some() || args.retry_after_ok.is_some() || args.policy.is_some() {
         return None;
     }
     let initial_written = args.initial_backoff.as_ref().map(|initial| initial.value);

@@ -51,6 +51,15 @@ pub(crate) struct AnyExpr;
 /// A string literal holding a path, such as `"my_crate::backoff"`.
 pub(crate) struct PathString;
 
+/// A plain identifier: the name of a binding the expansion makes visible in
+/// the body.
+pub(crate) struct Binding {
+    /// What the binding holds, for the error message.
+    pub(crate) holds: &'static str,
+    /// A name the key could take, for the error message.
+    pub(crate) example: &'static str,
+}
+
 /// The jitter modes that are written as bare words.
 pub(crate) const JITTER_MODES: &[&str] = &["additive", "full", "equal", "decorrelated", "none"];
 
@@ -331,5 +340,29 @@ impl ValueKind for PathString {
                 None
             }
         }
+    }
+}
+
+impl ValueKind for Binding {
+    type Value = syn::Ident;
+
+    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<syn::Ident> {
+        let Binding { holds, example } = self;
+        if let Expr::Path(path) = &value {
+            if path.qself.is_none() && path.attrs.is_empty() {
+                if let Some(ident) = path.path.get_ident() {
+                    if ident != "self" && ident != "Self" && ident != "crate" && ident != "super" {
+                        return Some(ident.clone());
+                    }
+                }
+            }
+        }
+        errors.push(
+            value.span(),
+            format!(
+                "`{key}` takes a plain name for the binding that holds {holds} in the body, such as `{key} = {example}`"
+            ),
+        );
+        None
     }
 }

@@ -11,7 +11,11 @@ use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
 use crate::decide::RetryState;
 use crate::hooks::{HookSet, Hooks};
+use crate::attempt::AttemptSource;
+use crate::events::RetryEvent;
+use crate::poll::{PollHookSet, PollHooks};
 use crate::policy::Policy;
+use crate::sync_loop::judge_values;
 use crate::result::RetryResult;
 
 /// What an async loop does after an attempt.
@@ -137,6 +141,149 @@ impl AsyncLoop {
             },
         }
     }
+}
+
+impl AsyncLoop {
+    /// [`step`](Self::step) of a function with `retry_if_ok`: a pending
+    /// value is retried like an error; the hooks see the whole `Result`.
+    #[inline(always)]
+    pub fn step_polling<R, B, H>(&mut self, policy: &Policy, budget: Option<&RetryBudget>, result: R, hooks: B) -> Step<R>
+    where
+        R: RetryResult,
+        B: FnOnce(PollHookSet<R::Ok, R::Err>) -> H,
+        H: PollHooks<R::Ok, R::Err>,
+    {
+        let hooks = hooks(PollHookSet::new());
+        match judge_values::<R, H>(result, &hooks) {
+            Ok(done) => Step::Return(done),
+            Err(pending) => match self.decide(policy, budget, &pending, &hooks) {
+                Some(wait) => Step::Wait(wait),
+                None => Step::Return(R::from_result(pending)),
+            },
+        }
+    }
+
+    /// [`step`](Self::step) of a function with an async `before_retry`: a
+    /// retry also hands back the error and its event, for the action the
+    /// loop awaits before the wait.
+    #[inline(always)]
+    pub fn step_acting<R, B, H>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<&RetryBudget>,
+        result: R,
+        hooks: B,
+    ) -> Acting<R, R::Err>
+    where
+        R: RetryResult,
+        B: FnOnce(HookSet<R::Err>) -> H,
+        H: Hooks<R::Err>,
+    {
+        match result.into_result() {
+            Ok(value) => Acting::Return(R::from_result(Ok(value))),
+            Err(error) => self.act_on(policy, budget, error, &hooks(HookSet::new()), |error| {
+                R::from_result(Err(error))
+            }),
+        }
+    }
+
+    /// [`step_acting`](Self::step_acting) of a function with `retry_if_ok`.
+    #[inline(always)]
+    pub fn step_polling_acting<R, B, H>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<&RetryBudget>,
+        result: R,
+        hooks: B,
+    ) -> Acting<R, Result<R::Ok, R::Err>>
+    where
+        R: RetryResult,
+        B: FnOnce(PollHookSet<R::Ok, R::Err>) -> H,
+        H: PollHooks<R::Ok, R::Err>,
+    {
+        let hooks = hooks(PollHookSet::new());
+        match judge_values::<R, H>(result, &hooks) {
+            Ok(done) => Acting::Return(done),
+            Err(pending) => self.act_on(policy, budget, pending, &hooks, R::from_result),
+        }
+    }
+
+    /// The decision on `decided`, keeping it and its event for the action.
+    #[inline(always)]
+    fn act_on<R, D, H: Hooks<D>>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<&RetryBudget>,
+        decided: D,
+        hooks: &H,
+        back: impl FnOnce(D) -> R,
+    ) -> Acting<R, D> {
+        match self.state.decide_reporting(policy, budget, &decided, hooks, true) {
+            Ok((wait, Some(event))) => Acting::Act(Failure { wait, decided, event }),
+            Ok((_, None)) | Err(_) => Acting::Return(back(decided)),
+        }
+    }
+
+    /// The [`AttemptSource`] of this call: its start, its clock, its
+    /// deadline (for `context = ...`).
+    #[inline]
+    pub fn attempts(&self, policy: &Policy) -> AttemptSource {
+        AttemptSource::new(policy, self.state.start_instant(), ClockChoice(self.state.clock()))
+    }
+}
+
+/// What an async loop with `before_retry` does after an attempt.
+#[derive(Debug)]
+pub enum Acting<R, D> {
+    /// Return this result: a success, or the final one.
+    Return(R),
+    /// Run the action on this failure, then wait.
+    Act(Failure<D>),
+}
+
+/// A failed attempt that will be retried: what failed (an error, or with
+/// `retry_if_ok` the whole result), the retry's event, and the wait.
+#[derive(Debug)]
+pub struct Failure<D> {
+    wait: Duration,
+    decided: D,
+    event: RetryEvent,
+}
+
+impl<D> Failure<D> {
+    /// The wait before the next attempt.
+    #[inline(always)]
+    pub fn wait(&self) -> Duration {
+        self.wait
+    }
+}
+
+impl<D> Failure<D> {
+    /// What failed: the error, or with `retry_if_ok` the whole result.
+    #[inline(always)]
+    pub fn decided(&self) -> &D {
+        &self.decided
+    }
+
+    /// The retry's event.
+    #[inline(always)]
+    pub fn event(&self) -> &RetryEvent {
+        &self.event
+    }
+}
+
+/// Types the `before_retry` action of an async function by `failure`, so a
+/// closure's parameter types are inferred, and checks it is an async action
+/// on `(&D, &RetryEvent)`. The loop then calls it in place (evaluated per
+/// retry, so it may borrow what the body borrows, `&mut self` included):
+/// calling it here, inside a generic `async fn`, would leave higher-ranked
+/// lifetimes in the caller's future that make `tokio::spawn` reject it.
+#[inline(always)]
+pub fn before_retry<D, F>(_failure: &Failure<D>, action: F) -> F
+where
+    F: AsyncFnOnce(&D, &RetryEvent),
+{
+    action
 }
 
 impl TokioSleepSlot {

@@ -109,6 +109,15 @@ impl Timeline {
         self.clock().now()
     }
 
+    /// The start instant, when it was read.
+    pub(crate) fn start(self) -> Option<Instant> {
+        let start = self.0 & START_MASK;
+        (start != NO_START).then(|| {
+            let anchor = anchor();
+            anchor.checked_add(Duration::from_nanos(start)).unwrap_or(anchor)
+        })
+    }
+
     /// Whether the start was read at the first failure rather than the call.
     pub(crate) fn started_at_first_failure(self) -> bool {
         self.0 & FIRST_FAILURE_BIT != 0

@@ -72,6 +72,16 @@ impl RetryState {
         }
     }
 
+    /// The start instant, when it was read.
+    pub(crate) fn start_instant(&self) -> Option<Instant> {
+        self.timeline.start()
+    }
+
+    /// The clock this loop reads.
+    pub(crate) fn clock(&self) -> ClockKind {
+        self.timeline.clock()
+    }
+
     /// The time left before `max_elapsed`, when it is set (for per-attempt
     /// timeouts, which never run past it).
     pub(crate) fn remaining(&self, policy: &Policy) -> Option<Duration> {
@@ -95,9 +105,28 @@ impl RetryState {
     where
         H: Hooks<E>,
     {
+        self.decide_reporting(policy, budget, error, hooks, false)
+            .map(|(wait, _)| wait)
+    }
+
+    /// [`decide`](Self::decide), also returning the retry's event when
+    /// `keep_event` (for an action awaited before the wait).
+    #[inline(always)]
+    pub(crate) fn decide_reporting<E, H>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<&RetryBudget>,
+        error: &E,
+        hooks: &H,
+        keep_event: bool,
+    ) -> Result<(Duration, Option<RetryEvent>), StopReason>
+    where
+        H: Hooks<E>,
+    {
         match self.next_wait(policy, budget, error, hooks) {
             Ok((wait, hinted)) => {
-                if reports(hooks) {
+                let mut kept = None;
+                if keep_event || reports(hooks) {
                     let event = RetryEvent {
                         function: hooks.function_name(),
                         attempt: self.backoff.retries().saturating_add(1),
@@ -115,9 +144,12 @@ impl RetryState {
                         self.timeline.started_at_first_failure(),
                     );
                     hooks.on_retry(error, &event);
+                    if keep_event {
+                        kept = Some(event);
+                    }
                 }
                 self.backoff.advance(wait);
-                Ok(wait)
+                Ok((wait, kept))
             }
             Err(reason) => {
                 if reports(hooks) {

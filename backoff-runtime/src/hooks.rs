@@ -70,6 +70,14 @@ pub struct Set<F, C> {
     call: C,
 }
 
+impl<F, C> Set<F, C> {
+    /// The hook `hook`, called through `call`.
+    #[inline(always)]
+    pub(crate) fn new(hook: F, call: C) -> Self {
+        Set { hook, call }
+    }
+}
+
 impl<F, C> Debug for Set<F, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Set")
@@ -242,6 +250,40 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
         }
     }
 
+    /// Runs `action` after `on_retry`, before each wait: the sync form of
+    /// `before_retry` (an `async fn`'s is awaited by its loop instead). It
+    /// must return `()`: a future returned here would never be awaited.
+    ///
+    /// ```
+    /// use backoff_runtime::__private::HookSet;
+    /// let hooks = HookSet::<String>::new().before_retry(|e, _event| eprintln!("reconnecting after {e}"));
+    /// # let _ = hooks;
+    /// ```
+    #[inline(always)]
+    pub fn before_retry<F, O>(self, action: F) -> HookSet<E, If, After, Then<OnRetry, OnRetryHook<E, F>>, OnGiveUp>
+    where
+        F: Fn(&E, &RetryEvent) -> O,
+        O: SyncAction,
+    {
+        HookSet {
+            retry_if: self.retry_if,
+            retry_after: self.retry_after,
+            on_retry: Then {
+                first: self.on_retry,
+                then: Set {
+                    hook: action,
+                    call: |f, e, event| {
+                        let _: O = f(e, event);
+                    },
+                },
+            },
+            on_give_up: self.on_give_up,
+            debug: self.debug,
+            name: self.name,
+            _error: PhantomData,
+        }
+    }
+
     /// How to format the error for tracing: `Some(<E as Debug>::fmt)` when
     /// `E` is `Debug`. The `#[retry]` expansion passes what its probe found,
     /// so no `E: Debug` bound is ever required.
@@ -330,6 +372,42 @@ impl<'a, 'b, E, F> Slot<(&'a E, &'b GiveUp), ()> for Set<F, fn(&F, &E, &GiveUp)>
     }
 }
 
+/// Two observers of the same moment, called in order (`on_retry`, then the
+/// sync `before_retry`).
+///
+/// ```
+/// use backoff_runtime::__private::{Slot, Then, Unset};
+/// let both = Then { first: Unset, then: Unset };
+/// assert!(<Then<Unset, Unset> as Slot<u8, ()>>::IS_SET);
+/// both.call_or(1u8, ());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Then<A, B> {
+    /// Called first.
+    pub first: A,
+    /// Called second.
+    pub then: B,
+}
+
+impl<Args: Copy, A: Slot<Args, ()>, B: Slot<Args, ()>> Slot<Args, ()> for Then<A, B> {
+    #[inline(always)]
+    fn call_or(&self, args: Args, _default: ()) {
+        self.first.call_or(args, ());
+        self.then.call_or(args, ());
+    }
+}
+
+/// What a sync function's `before_retry` returns: nothing (a future would
+/// never be awaited).
+#[diagnostic::on_unimplemented(
+    message = "`before_retry` of a sync function must return `()`, but it returns `{Self}`",
+    label = "nothing would await or use this value",
+    note = "an async action needs an `async fn`; in a sync function, run the action to completion inside the closure"
+)]
+pub trait SyncAction {}
+
+impl SyncAction for () {}
+
 impl<E, If, After, OnRetry, OnGiveUp> Hooks<E> for HookSet<E, If, After, OnRetry, OnGiveUp>
 where
     If: for<'a> Slot<&'a E, bool>,
@@ -416,6 +494,14 @@ pub type DebugFmt<E> = fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result;
 /// A zero-sized token of an error type (see [`HookSet::error_type`]).
 #[doc(hidden)]
 pub struct ErrorType<E>(PhantomData<fn(&E)>);
+
+impl<E> ErrorType<E> {
+    /// The token.
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        ErrorType(PhantomData)
+    }
+}
 
 impl<E> Debug for ErrorType<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

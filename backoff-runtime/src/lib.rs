@@ -45,6 +45,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod async_loop;
+mod attempt;
 mod budget;
 mod clock;
 mod decide;
@@ -54,6 +55,7 @@ mod hooks;
 pub mod http_errors;
 mod jitter;
 mod plain;
+mod poll;
 mod policy;
 #[cfg(all(test, feature = "macros", feature = "tokio"))]
 mod props;
@@ -69,6 +71,7 @@ pub mod testing;
 mod timeout;
 mod trace;
 
+pub use crate::attempt::{Attempt, InvocationId};
 pub use crate::budget::{BudgetError, RetryBudget};
 pub use crate::events::{GiveUp, RetryEvent};
 pub use crate::plain::{Retry, RetryFuture};
@@ -293,17 +296,24 @@ pub mod __private {
     #[cfg(feature = "tokio")]
     pub use crate::plain::TokioTimer;
     pub use crate::plain::{
-        AsyncSleepKind, Awaited, Blocking, CustomSleep, DefaultSleep, Operation, SyncSleepKind, Timer,
+        AsyncSleepKind, AttemptOperation, Awaited, Blocking, CustomSleep, DefaultSleep, Operation, SyncSleepKind,
+        Timer,
     };
     pub use crate::sync_loop::{CustomSleep as CustomSyncSleep, SyncSleeper};
 
     pub use crate::async_loop::{
-        AsyncLoop, AsyncSleeper, CustomSleeper, Step, TokioSleepSlot, TokioSleeper, custom_sleep,
+        Acting, AsyncLoop, AsyncSleeper, CustomSleeper, Failure, Step, TokioSleepSlot, TokioSleeper, before_retry,
+        custom_sleep,
     };
+    pub use crate::attempt::AttemptSource;
+    pub use crate::hooks::{SyncAction, Then};
+    pub use crate::poll::{PollHookSet, PollHooks};
     pub use crate::hooks::{DebugProbe, ProbeDebug, ProbeOpaque};
     pub use crate::policy::{Jitter, Policy};
     pub use crate::result::RetryResult;
-    pub use crate::sync_loop::{ThreadSleep, after_first_attempt, custom_sync_sleep, start_sync};
+    pub use crate::sync_loop::{
+        ThreadSleep, after_first_attempt, after_first_attempt_polling, custom_sync_sleep, start_sync,
+    };
     pub use crate::timeout::{FromElapsed, TimeoutSupport, timed_out_result, with_timeout};
     pub use core::time::Duration;
 

@@ -10,12 +10,13 @@ use core::task::{Context, Poll, ready};
 use core::time::Duration;
 
 use crate::async_loop::{AsyncLoop, ClockChoice, Step};
+use crate::attempt::{Attempt, AttemptSource};
 use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
 use crate::events::{GiveUp, RetryEvent};
 use crate::hooks::{HookSet, Hooks, OnGiveUpHook, OnRetryHook, RetryAfterHook, RetryIfHook};
 use crate::policy::Policy;
-use crate::sync_loop::{SyncSleeper, ThreadSleep, custom_sync_sleep, retry_sync, start_sync};
+use crate::sync_loop::{SyncSleeper, ThreadSleep, custom_sync_sleep, judge_errors, retry_sync, start_sync};
 use crate::timeout::Elapsed;
 
 /// Marks an operation that returns a `Result` (run with [`Retry::call`]).
@@ -54,6 +55,60 @@ where
     Fut: Future<Output = Result<T, E>>,
 {
     type Error = E;
+}
+
+/// An operation that takes the [`Attempt`] it runs as
+/// ([`Policy::retry_with_attempt`]): a closure returning a `Result`
+/// ([`Blocking`]) or a future of one ([`Awaited`]).
+///
+/// ```
+/// use backoff_runtime::Attempt;
+/// use backoff_runtime::__private::{AttemptOperation, Blocking};
+/// fn error_of<O: AttemptOperation<Blocking>>(_: &O) {}
+/// error_of(&|attempt: Attempt| if attempt.is_first() { Err(503) } else { Ok(()) });
+/// ```
+pub trait AttemptOperation<Kind> {
+    /// The operation's error type.
+    type Error;
+    /// What one call of the operation returns.
+    type Output;
+    /// The clock the loop of this kind reads.
+    #[doc(hidden)]
+    const CLOCK: ClockChoice;
+    /// Runs the operation as `attempt`.
+    fn run(&mut self, attempt: Attempt) -> Self::Output;
+}
+
+impl<F, T, E> AttemptOperation<Blocking> for F
+where
+    F: FnMut(Attempt) -> Result<T, E>,
+{
+    type Error = E;
+    type Output = Result<T, E>;
+    const CLOCK: ClockChoice = ClockChoice(ClockKind::Sync);
+
+    #[inline(always)]
+    fn run(&mut self, attempt: Attempt) -> Result<T, E> {
+        self(attempt)
+    }
+}
+
+impl<F, Fut, T, E> AttemptOperation<Awaited> for F
+where
+    F: FnMut(Attempt) -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    type Error = E;
+    type Output = Fut;
+    #[cfg(feature = "tokio")]
+    const CLOCK: ClockChoice = ClockChoice(ClockKind::Tokio);
+    #[cfg(not(feature = "tokio"))]
+    const CLOCK: ClockChoice = ClockChoice(ClockKind::Std);
+
+    #[inline(always)]
+    fn run(&mut self, attempt: Attempt) -> Fut {
+        self(attempt)
+    }
 }
 
 /// The default sleep of a [`Retry`]: `std::thread::sleep` for [`Retry::call`]
@@ -118,6 +173,49 @@ impl Policy {
     where
         Op: Operation<K>,
     {
+        Retry {
+            policy: self,
+            op,
+            hooks: HookSet::new(),
+            sleep: DefaultSleep,
+            budget: None,
+            timeout: None,
+            _kind: PhantomData,
+        }
+    }
+}
+
+impl Policy {
+    /// [`retry`](Policy::retry) for an operation that takes the [`Attempt`]
+    /// it runs as: its number, the retries left, the time left before
+    /// `max_elapsed` and the call's invocation id (what `#[retry(context =
+    /// attempt)]` gives a body). The call's start is read when the first
+    /// attempt runs.
+    ///
+    /// ```
+    /// use backoff_runtime::{Attempt, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let result = Policy::new()
+    ///     .initial_backoff(Duration::from_millis(1))
+    ///     .retry_with_attempt(|attempt: Attempt| if attempt.number() < 3 { Err("busy") } else { Ok(attempt.number()) })
+    ///     .call();
+    /// assert_eq!(result, Ok(3));
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn retry_with_attempt<Op, K>(
+        &self,
+        mut op: Op,
+    ) -> Retry<'_, impl FnMut() -> Op::Output, Op::Error, K, HookSet<Op::Error>, DefaultSleep>
+    where
+        Op: AttemptOperation<K>,
+    {
+        let policy = self;
+        let mut attempts: Option<AttemptSource> = None;
+        let op = move || {
+            let source = attempts.get_or_insert_with(|| AttemptSource::new(policy, None, Op::CLOCK));
+            op.run(source.next_attempt())
+        };
         Retry {
             policy: self,
             op,
@@ -363,7 +461,17 @@ where
         let start = start_sync(policy, budget, hooks.observes(), &sleeper);
         match op() {
             Ok(value) => Ok(value),
-            Err(error) => retry_sync(policy, budget, start, error, &mut op, hooks, sleeper),
+            Err(error) => retry_sync(
+                policy,
+                budget,
+                start,
+                error,
+                &mut op,
+                hooks,
+                sleeper,
+                judge_errors::<Result<T, E>, H>,
+                Err,
+            ),
         }
     }
 }
@@ -559,7 +667,7 @@ fn limited<Fut: Future>(limit: Duration, future: Fut) -> LimitedAttempt<Fut> {
 pin_project_lite::pin_project! {
     /// One attempt of an awaited retry, with its time limit if any.
     #[project = AttemptProj]
-    enum Attempt<Fut, E> {
+    enum AttemptFuture<Fut, E> {
         Plain { #[pin] future: Fut },
         // Boxed: tokio's `Timeout` holds a whole `Sleep`, which an attempt
         // without a limit should not carry.
@@ -569,7 +677,7 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<Fut, T, E> Future for Attempt<Fut, E>
+impl<Fut, T, E> Future for AttemptFuture<Fut, E>
 where
     Fut: Future<Output = Result<T, E>>,
 {
@@ -606,7 +714,7 @@ pin_project_lite::pin_project! {
         #[pin]
         timer: Tm,
         #[pin]
-        attempt: Option<Attempt<Fut, E>>,
+        attempt: Option<AttemptFuture<Fut, E>>,
     }
 }
 
@@ -681,15 +789,15 @@ where
             }
             let state = &*this.state;
             let attempt = match *this.timeout {
-                None => Attempt::Plain { future: (this.op)() },
+                None => AttemptFuture::Plain { future: (this.op)() },
                 Some((limit, on_elapsed)) => {
                     let limit = state.attempt_limit(policy, limit);
                     if limit.is_zero() {
-                        Attempt::NotStarted {
+                        AttemptFuture::NotStarted {
                             error: Some(on_elapsed()),
                         }
                     } else {
-                        Attempt::Limited {
+                        AttemptFuture::Limited {
                             future: Box::pin(limited(limit, (this.op)())),
                             on_elapsed,
                         }

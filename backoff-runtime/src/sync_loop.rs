@@ -9,6 +9,7 @@ use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
 use crate::decide::RetryState;
 use crate::hooks::{HookSet, Hooks};
+use crate::poll::{PollHookSet, PollHooks};
 use crate::policy::Policy;
 use crate::result::RetryResult;
 
@@ -122,40 +123,114 @@ where
 {
     match first.into_result() {
         Ok(value) => R::from_result(Ok(value)),
-        Err(error) => retry_sync(policy, budget, start, error, &mut body, hooks(HookSet::new()), sleeper),
+        Err(error) => retry_sync(
+            policy,
+            budget,
+            start,
+            error,
+            &mut body,
+            hooks(HookSet::new()),
+            sleeper,
+            judge_errors::<R, H>,
+            |error| R::from_result(Err(error)),
+        ),
     }
 }
 
-/// Retries `body` after its first attempt failed with `first_error`, waiting
-/// with `sleeper` between attempts, until it succeeds or a stop rule holds;
-/// returns the last result.
-#[cold]
-#[inline(never)]
-pub(crate) fn retry_sync<R, F, H, S>(
+/// [`after_first_attempt`] of a function with `retry_if_ok`: a value
+/// `retry_if_ok` calls pending is retried like an error, and the hooks see
+/// the attempt's whole `Result`.
+#[inline(always)]
+pub fn after_first_attempt_polling<R, F, B, H, S>(
+    first: R,
     policy: &Policy,
     budget: Option<&RetryBudget>,
     start: Option<Instant>,
-    first_error: R::Err,
-    body: &mut F,
-    hooks: H,
+    mut body: F,
+    hooks: B,
     sleeper: S,
 ) -> R
 where
     R: RetryResult,
     F: FnMut() -> R,
-    H: Hooks<R::Err>,
+    B: FnOnce(PollHookSet<R::Ok, R::Err>) -> H,
+    H: PollHooks<R::Ok, R::Err>,
+    S: SyncSleeper,
+{
+    let hooks = hooks(PollHookSet::new());
+    match judge_values::<R, H>(first, &hooks) {
+        Ok(done) => done,
+        Err(pending) => retry_sync(
+            policy,
+            budget,
+            start,
+            pending,
+            &mut body,
+            hooks,
+            sleeper,
+            judge_values::<R, H>,
+            R::from_result,
+        ),
+    }
+}
+
+/// An attempt's result, judged on its error: `Ok` to return it, `Err` with
+/// the error to decide on.
+#[inline(always)]
+pub(crate) fn judge_errors<R: RetryResult, H>(result: R, _hooks: &H) -> Result<R, R::Err> {
+    match result.into_result() {
+        Ok(value) => Ok(R::from_result(Ok(value))),
+        Err(error) => Err(error),
+    }
+}
+
+/// An attempt's result, judged as a whole: `Ok` to return it (a value that
+/// is not pending), `Err` with the result to decide on (an error, or a
+/// pending value).
+#[inline(always)]
+pub(crate) fn judge_values<R: RetryResult, H: PollHooks<R::Ok, R::Err>>(
+    result: R,
+    hooks: &H,
+) -> Result<R, Result<R::Ok, R::Err>> {
+    match result.into_result() {
+        Ok(value) if !hooks.pending(&value) => Ok(R::from_result(Ok(value))),
+        other => Err(other),
+    }
+}
+
+/// Retries `body` after an attempt that must be decided on (`first`, an
+/// error or a pending result), waiting with `sleeper` between attempts,
+/// until `judge` accepts a result or a stop rule holds; returns the last
+/// result (`back` turns what was decided on into it).
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn retry_sync<R, D, F, H, S>(
+    policy: &Policy,
+    budget: Option<&RetryBudget>,
+    start: Option<Instant>,
+    first: D,
+    body: &mut F,
+    hooks: H,
+    sleeper: S,
+    judge: impl Fn(R, &H) -> Result<R, D>,
+    back: impl Fn(D) -> R,
+) -> R
+where
+    F: FnMut() -> R,
+    H: Hooks<D>,
     S: SyncSleeper,
 {
     let mut state = RetryState::with_start(sleeper.clock().0, start);
-    let mut error = first_error;
+    let mut decided = first;
     loop {
-        match state.decide(policy, budget, &error, &hooks) {
+        match state.decide(policy, budget, &decided, &hooks) {
             Ok(wait) => sleeper.sleep(wait),
-            Err(_reason) => return R::from_result(Err(error)),
+            Err(_reason) => return back(decided),
         }
-        match body().into_result() {
-            Ok(value) => return R::from_result(Ok(value)),
-            Err(next) => error = next,
+        match judge(body(), &hooks) {
+            Ok(done) => return done,
+            Err(next) => decided = next,
         }
     }
 }

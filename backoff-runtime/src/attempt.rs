@@ -1,0 +1,269 @@
+//! What the body of a retried function knows about the attempt it is running:
+//! `#[retry(context = attempt)]` binds an [`Attempt`] in the body, and
+//! [`Policy::retry_with_attempt`](crate::Policy::retry_with_attempt) passes
+//! one to the operation. Functions that do not ask for it pay nothing.
+
+use core::fmt;
+use core::time::Duration;
+use std::time::Instant;
+
+use crate::async_loop::ClockChoice;
+use crate::clock::ClockKind;
+use crate::policy::Policy;
+use crate::rng::with_thread_rng;
+
+/// The attempt a retried body is running: its number, the retries left, the
+/// time since the call started, the time left before `max_elapsed`, and the
+/// call's [`InvocationId`]. A small `Copy` value, made fresh for each
+/// attempt.
+///
+/// ```
+/// use backoff_runtime::{Attempt, retry};
+///
+/// #[retry(max_retries = 2, initial_backoff = "1ms", context = attempt)]
+/// fn numbered(seen: &std::cell::RefCell<Vec<(u32, u32)>>) -> Result<(), ()> {
+///     seen.borrow_mut().push((attempt.number(), attempt.retries_left()));
+///     Err(())
+/// }
+///
+/// let seen = std::cell::RefCell::new(Vec::new());
+/// assert!(numbered(&seen).is_err());
+/// assert_eq!(seen.into_inner(), [(1, 2), (2, 1), (3, 0)]);
+/// # let _: fn(Attempt) -> u32 = |a| a.number();
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Attempt {
+    number: u32,
+    retries_left: u32,
+    invocation_id: InvocationId,
+    start: Instant,
+    deadline: Option<Instant>,
+    clock: ClockKind,
+}
+
+impl Attempt {
+    /// The 1-based number of this attempt: 1 for the first call, 2 for the
+    /// first retry.
+    ///
+    /// ```
+    /// # fn f(attempt: backoff_runtime::Attempt) -> bool {
+    /// attempt.number() > 1 // a retry
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// Whether this is the first attempt (no failure before it).
+    ///
+    /// ```
+    /// # fn f(attempt: backoff_runtime::Attempt) -> bool {
+    /// attempt.is_first()
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn is_first(&self) -> bool {
+        self.number == 1
+    }
+
+    /// How many retries may still follow this attempt under `max_retries`
+    /// (other stop rules may end the call sooner).
+    ///
+    /// ```
+    /// # fn f(attempt: backoff_runtime::Attempt) -> bool {
+    /// attempt.retries_left() == 0 // the last attempt `max_retries` allows
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn retries_left(&self) -> u32 {
+        self.retries_left
+    }
+
+    /// Time since the call started, read now on the retry loop's clock (so
+    /// tokio's paused clock in tests).
+    ///
+    /// ```
+    /// # fn f(attempt: backoff_runtime::Attempt) -> std::time::Duration {
+    /// attempt.elapsed()
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn elapsed(&self) -> Duration {
+        self.clock.now().saturating_duration_since(self.start)
+    }
+
+    /// The time left before `max_elapsed` ends the call, read now; `None`
+    /// when the function sets no `max_elapsed`. Give it to the request as its
+    /// own deadline (deadline propagation, as gRPC does), so that no attempt
+    /// runs past the call's budget:
+    ///
+    /// ```
+    /// # fn f(attempt: backoff_runtime::Attempt) {
+    /// let per_request = attempt.time_left().unwrap_or(std::time::Duration::from_secs(30));
+    /// # let _ = per_request;
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn time_left(&self) -> Option<Duration> {
+        let deadline = self.deadline?;
+        Some(deadline.saturating_duration_since(self.clock.now()))
+    }
+
+    /// When `max_elapsed` ends the call, on the retry loop's clock (for
+    /// tokio's clock, `tokio::time::Instant::from_std` turns it back);
+    /// `None` without `max_elapsed`.
+    ///
+    /// ```
+    /// # fn f(attempt: backoff_runtime::Attempt) -> Option<std::time::Instant> {
+    /// attempt.deadline()
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// The call's id: random per call, the same for each of its attempts.
+    /// Send it with each request (an idempotency key, or a header beside the
+    /// attempt number) so the server can tell a retry from a new call.
+    ///
+    /// ```
+    /// # fn f(attempt: backoff_runtime::Attempt) -> String {
+    /// format!("gccl-invocation-id/{} gccl-attempt-count/{}", attempt.invocation_id(), attempt.number())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn invocation_id(&self) -> InvocationId {
+        self.invocation_id
+    }
+}
+
+/// A random id of one call to a retried function, shared by its attempts:
+/// 122 random bits, shown as a version 4 UUID
+/// (`xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`), the form Google's client
+/// libraries send as their invocation id.
+///
+/// ```
+/// use backoff_runtime::InvocationId;
+///
+/// let id = InvocationId::new();
+/// let text = id.to_string();
+/// assert_eq!(text.len(), 36);
+/// assert_eq!(&text[14..15], "4");
+/// assert_ne!(id, InvocationId::new());
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InvocationId(u128);
+
+impl InvocationId {
+    /// A fresh random id, drawn from this thread's generator (no system
+    /// call, no lock).
+    ///
+    /// ```
+    /// assert_ne!(backoff_runtime::InvocationId::new(), backoff_runtime::InvocationId::new());
+    /// ```
+    #[must_use]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        let (high, low) = with_thread_rng(|rng| (rand::Rng::next_u64(rng), rand::Rng::next_u64(rng)));
+        let bits = (u128::from(high) << 64) | u128::from(low);
+        // RFC 9562: version 4 in bits 48-51, variant `10` in bits 64-65.
+        let bits = (bits & !(0xF << 76) & !(0b11 << 62)) | (0x4 << 76) | (0b10 << 62);
+        InvocationId(bits)
+    }
+
+    /// The id's 128 bits.
+    ///
+    /// ```
+    /// let id = backoff_runtime::InvocationId::new();
+    /// assert_eq!(format!("{:032x}", id.as_u128()), id.to_string().replace('-', ""));
+    /// ```
+    #[must_use]
+    pub fn as_u128(self) -> u128 {
+        self.0
+    }
+}
+
+impl fmt::Display for InvocationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bits = self.0;
+        write!(
+            f,
+            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            bits >> 96,
+            (bits >> 80) & 0xFFFF,
+            (bits >> 64) & 0xFFFF,
+            (bits >> 48) & 0xFFFF,
+            bits & 0xFFFF_FFFF_FFFF
+        )
+    }
+}
+
+impl fmt::Debug for InvocationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "InvocationId({self})")
+    }
+}
+
+/// Makes the [`Attempt`] of each attempt of one call: built once per call
+/// (the invocation id, the start and the deadline), stepped once per
+/// attempt. Built by the `#[retry(context = ...)]` expansion and
+/// [`Policy::retry_with_attempt`](crate::Policy::retry_with_attempt).
+///
+/// ```
+/// use backoff_runtime::Policy;
+/// use backoff_runtime::__private::AttemptSource;
+///
+/// let policy = Policy::new().max_retries(1);
+/// let mut source = AttemptSource::new(&policy, None, AttemptSource::SYNC_CLOCK);
+/// let (first, second) = (source.next_attempt(), source.next_attempt());
+/// assert_eq!((first.number(), second.number()), (1, 2));
+/// assert_eq!(first.invocation_id(), second.invocation_id());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct AttemptSource {
+    next: Attempt,
+    max_retries: u32,
+}
+
+impl AttemptSource {
+    /// The clock of sync loops (the test's virtual clock when installed).
+    pub const SYNC_CLOCK: ClockChoice = ClockChoice(ClockKind::Sync);
+
+    /// Attempts of one call under `policy`, measured from `start` on `clock`
+    /// (read now when `None`).
+    #[must_use]
+    pub fn new(policy: &Policy, start: Option<Instant>, clock: ClockChoice) -> Self {
+        let clock = clock.0;
+        let start = start.unwrap_or_else(|| clock.now());
+        let deadline = policy.max_elapsed.map(|max_elapsed| {
+            // Never an overflow panic: a deadline beyond what `Instant` holds
+            // is decades away, as tokio does.
+            start
+                .checked_add(max_elapsed)
+                .or_else(|| start.checked_add(Duration::from_secs(86_400 * 365 * 30)))
+                .unwrap_or(start)
+        });
+        AttemptSource {
+            next: Attempt {
+                number: 1,
+                retries_left: policy.max_retries,
+                invocation_id: InvocationId::new(),
+                start,
+                deadline,
+                clock,
+            },
+            max_retries: policy.max_retries,
+        }
+    }
+
+    /// The next attempt's context.
+    #[must_use]
+    pub fn next_attempt(&mut self) -> Attempt {
+        let attempt = self.next;
+        self.next.number = attempt.number.saturating_add(1);
+        self.next.retries_left = self.max_retries.saturating_sub(attempt.number);
+        attempt
+    }
+}

@@ -1,0 +1,320 @@
+//! Retrying on values: the hooks of a function with `retry_if_ok`, where an
+//! `Ok` value may be *pending* (a job still running) and is waited on and
+//! asked again like a retryable error. The loops then judge the attempt's
+//! whole result: the error hooks (`retry_if`, `retry_after`) see errors, the
+//! value hooks (`retry_if_ok`, `retry_after_ok`) see values, and the
+//! observers (`on_retry`, `on_give_up`, `before_retry`) see the
+//! `Result` that caused the retry or ended the call.
+
+use core::fmt::{self, Debug};
+use core::marker::PhantomData;
+use core::time::Duration;
+
+use crate::events::{GiveUp, RetryEvent};
+use crate::hooks::{
+    DebugFmt, ErrorType, HookSet, Hooks, OnGiveUpHook, OnRetryHook, RetryAfterHook, RetryIfHook, Set, Slot, SyncAction,
+    Then, Unset,
+};
+
+/// The hooks of a polling function: the error hooks in a [`HookSet`], the
+/// value hooks, and observers of the whole `Result<T, E>`.
+///
+/// ```
+/// use backoff_runtime::__private::{Hooks, PollHookSet, PollHooks};
+/// use std::time::Duration;
+///
+/// let hooks = PollHookSet::<&str, u16>::new()
+///     .retry_if(|status| *status >= 500)
+///     .retry_if_ok(|state| *state == "running")
+///     .retry_after_ok(|_| Some(Duration::from_secs(2)));
+/// assert!(hooks.pending(&"running"));
+/// assert!(!hooks.pending(&"done"));
+/// assert_eq!(hooks.hint(&Ok("running")), Some(Duration::from_secs(2)));
+/// assert!(!hooks.should_retry(&Err(404)));
+/// ```
+pub struct PollHookSet<T, E, Errors = HookSet<E>, IfOk = Unset, AfterOk = Unset, OnRetry = Unset, OnGiveUp = Unset> {
+    errors: Errors,
+    retry_if_ok: IfOk,
+    retry_after_ok: AfterOk,
+    on_retry: OnRetry,
+    on_give_up: OnGiveUp,
+    debug: Option<DebugFmt<Result<T, E>>>,
+    _result: PhantomData<fn(&T, &E)>,
+}
+
+impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> Debug
+    for PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp>
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PollHookSet").finish_non_exhaustive()
+    }
+}
+
+impl<T, E> PollHookSet<T, E> {
+    /// Hooks that retry every error, and no value.
+    ///
+    /// ```
+    /// use backoff_runtime::__private::{PollHookSet, PollHooks};
+    /// assert!(!PollHookSet::<u8, ()>::new().pending(&1));
+    /// ```
+    #[inline(always)]
+    #[must_use]
+    pub const fn new() -> Self {
+        PollHookSet {
+            errors: HookSet::new(),
+            retry_if_ok: Unset,
+            retry_after_ok: Unset,
+            on_retry: Unset,
+            on_give_up: Unset,
+            debug: None,
+            _result: PhantomData,
+        }
+    }
+}
+
+impl<T, E> Default for PollHookSet<T, E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp>
+    PollHookSet<T, E, HookSet<E, If, After>, IfOk, AfterOk, OnRetry, OnGiveUp>
+{
+    /// Names the retried operation in events.
+    #[inline(always)]
+    #[must_use]
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.errors = self.errors.name(name);
+        self
+    }
+
+    /// Retries only the errors for which `predicate` returns `true`.
+    #[inline(always)]
+    pub fn retry_if<F: Fn(&E) -> bool>(
+        self,
+        predicate: F,
+    ) -> PollHookSet<T, E, HookSet<E, RetryIfHook<E, F>, After>, IfOk, AfterOk, OnRetry, OnGiveUp> {
+        PollHookSet {
+            errors: self.errors.retry_if(predicate),
+            retry_if_ok: self.retry_if_ok,
+            retry_after_ok: self.retry_after_ok,
+            on_retry: self.on_retry,
+            on_give_up: self.on_give_up,
+            debug: self.debug,
+            _result: PhantomData,
+        }
+    }
+
+    /// The server's hint for the wait after an error.
+    #[inline(always)]
+    pub fn retry_after<F: Fn(&E) -> Option<Duration>>(
+        self,
+        hint: F,
+    ) -> PollHookSet<T, E, HookSet<E, If, RetryAfterHook<E, F>>, IfOk, AfterOk, OnRetry, OnGiveUp> {
+        PollHookSet {
+            errors: self.errors.retry_after(hint),
+            retry_if_ok: self.retry_if_ok,
+            retry_after_ok: self.retry_after_ok,
+            on_retry: self.on_retry,
+            on_give_up: self.on_give_up,
+            debug: self.debug,
+            _result: PhantomData,
+        }
+    }
+}
+
+impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> {
+    /// Treats the values for which `predicate` returns `true` as pending:
+    /// wait and run the operation again.
+    #[inline(always)]
+    pub fn retry_if_ok<F: Fn(&T) -> bool>(
+        self,
+        predicate: F,
+    ) -> PollHookSet<T, E, Errors, RetryIfHook<T, F>, AfterOk, OnRetry, OnGiveUp> {
+        PollHookSet {
+            errors: self.errors,
+            retry_if_ok: Set::new(predicate, |f, v| f(v)),
+            retry_after_ok: self.retry_after_ok,
+            on_retry: self.on_retry,
+            on_give_up: self.on_give_up,
+            debug: self.debug,
+            _result: PhantomData,
+        }
+    }
+
+    /// The server's hint for the wait after a pending value.
+    #[inline(always)]
+    pub fn retry_after_ok<F: Fn(&T) -> Option<Duration>>(
+        self,
+        hint: F,
+    ) -> PollHookSet<T, E, Errors, IfOk, RetryAfterHook<T, F>, OnRetry, OnGiveUp> {
+        PollHookSet {
+            errors: self.errors,
+            retry_if_ok: self.retry_if_ok,
+            retry_after_ok: Set::new(hint, |f, v| f(v)),
+            on_retry: self.on_retry,
+            on_give_up: self.on_give_up,
+            debug: self.debug,
+            _result: PhantomData,
+        }
+    }
+
+    /// Calls `observer` before each wait, with the result that caused it.
+    #[inline(always)]
+    pub fn on_retry<F: Fn(&Result<T, E>, &RetryEvent)>(
+        self,
+        observer: F,
+    ) -> PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetryHook<Result<T, E>, F>, OnGiveUp> {
+        PollHookSet {
+            errors: self.errors,
+            retry_if_ok: self.retry_if_ok,
+            retry_after_ok: self.retry_after_ok,
+            on_retry: Set::new(observer, |f, r, event| f(r, event)),
+            on_give_up: self.on_give_up,
+            debug: self.debug,
+            _result: PhantomData,
+        }
+    }
+
+    /// Calls `observer` once when a stop rule ends the call, with the final
+    /// result (an error, or a value still pending).
+    #[inline(always)]
+    pub fn on_give_up<F: Fn(&Result<T, E>, &GiveUp)>(
+        self,
+        observer: F,
+    ) -> PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUpHook<Result<T, E>, F>> {
+        PollHookSet {
+            errors: self.errors,
+            retry_if_ok: self.retry_if_ok,
+            retry_after_ok: self.retry_after_ok,
+            on_retry: self.on_retry,
+            on_give_up: Set::new(observer, |f, r, event| f(r, event)),
+            debug: self.debug,
+            _result: PhantomData,
+        }
+    }
+
+    /// The sync `before_retry`: runs `action` after `on_retry`, before each
+    /// wait.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    pub fn before_retry<F, O>(
+        self,
+        action: F,
+    ) -> PollHookSet<T, E, Errors, IfOk, AfterOk, Then<OnRetry, OnRetryHook<Result<T, E>, F>>, OnGiveUp>
+    where
+        F: Fn(&Result<T, E>, &RetryEvent) -> O,
+        O: SyncAction,
+    {
+        let action: OnRetryHook<Result<T, E>, F> = Set::new(action, |f, r, event| {
+            let _: O = f(r, event);
+        });
+        PollHookSet {
+            errors: self.errors,
+            retry_if_ok: self.retry_if_ok,
+            retry_after_ok: self.retry_after_ok,
+            on_retry: Then {
+                first: self.on_retry,
+                then: action,
+            },
+            on_give_up: self.on_give_up,
+            debug: self.debug,
+            _result: PhantomData,
+        }
+    }
+
+    /// How to format the result for tracing, when `T` and `E` are `Debug`.
+    #[inline(always)]
+    #[must_use]
+    pub fn debug_with(mut self, fmt: Option<DebugFmt<Result<T, E>>>) -> Self {
+        self.debug = fmt;
+        self
+    }
+
+    /// A zero-sized token of the result type, for the `Debug` probe.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn error_type(&self) -> ErrorType<Result<T, E>> {
+        ErrorType::new()
+    }
+}
+
+/// What a polling loop asks about a value: is it still pending?
+///
+/// ```
+/// use backoff_runtime::__private::{PollHookSet, PollHooks};
+/// let hooks = PollHookSet::<u8, ()>::new().retry_if_ok(|v| *v < 3);
+/// assert!(hooks.pending(&2) && !hooks.pending(&3));
+/// ```
+pub trait PollHooks<T, E>: Hooks<Result<T, E>> {
+    /// Whether `value` is pending (`retry_if_ok`).
+    fn pending(&self, value: &T) -> bool;
+}
+
+impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> Hooks<Result<T, E>>
+    for PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp>
+where
+    Errors: Hooks<E>,
+    AfterOk: for<'a> Slot<&'a T, Option<Duration>>,
+    OnRetry: for<'a, 'b> Slot<(&'a Result<T, E>, &'b RetryEvent), ()>,
+    OnGiveUp: for<'a, 'b> Slot<(&'a Result<T, E>, &'b GiveUp), ()>,
+{
+    /// A pending value is always retried (it reaches the decision only when
+    /// `retry_if_ok` said so); an error when `retry_if` says so.
+    #[inline(always)]
+    fn should_retry(&self, result: &Result<T, E>) -> bool {
+        match result {
+            Ok(_) => true,
+            Err(error) => self.errors.should_retry(error),
+        }
+    }
+
+    #[inline(always)]
+    fn hint(&self, result: &Result<T, E>) -> Option<Duration> {
+        match result {
+            Ok(value) => self.retry_after_ok.call_or(value, None),
+            Err(error) => self.errors.hint(error),
+        }
+    }
+
+    #[inline(always)]
+    fn on_retry(&self, result: &Result<T, E>, event: &RetryEvent) {
+        self.on_retry.call_or((result, event), ());
+    }
+
+    #[inline(always)]
+    fn on_give_up(&self, result: &Result<T, E>, event: &GiveUp) {
+        self.on_give_up.call_or((result, event), ());
+    }
+
+    #[inline(always)]
+    fn debug_fmt(&self) -> Option<DebugFmt<Result<T, E>>> {
+        self.debug
+    }
+
+    #[inline(always)]
+    fn function_name(&self) -> &'static str {
+        self.errors.function_name()
+    }
+
+    #[inline(always)]
+    fn observes(&self) -> bool {
+        OnRetry::IS_SET || OnGiveUp::IS_SET
+    }
+}
+
+impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> PollHooks<T, E>
+    for PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp>
+where
+    Errors: Hooks<E>,
+    IfOk: for<'a> Slot<&'a T, bool>,
+    AfterOk: for<'a> Slot<&'a T, Option<Duration>>,
+    OnRetry: for<'a, 'b> Slot<(&'a Result<T, E>, &'b RetryEvent), ()>,
+    OnGiveUp: for<'a, 'b> Slot<(&'a Result<T, E>, &'b GiveUp), ()>,
+{
+    #[inline(always)]
+    fn pending(&self, value: &T) -> bool {
+        self.retry_if_ok.call_or(value, false)
+    }
+}
