@@ -28,7 +28,10 @@
 //! retry loop around the same body), `retry_literal` (`#[retry]` with literal
 //! keys), `retry_policy_const` (`#[retry(policy = CONST)]`), `retry_budget`
 //! (`#[retry(budget = STATIC)]`: a shared retry budget, which reads the clock
-//! and deposits on every call, by design), `policy_retry` (`Policy::retry` /
+//! and deposits on every call, by design), `retry_context` (`context =
+//! attempt`, the body reading the attempt number), `retry_poll`
+//! (`retry_if_ok`, never pending here), `retry_action` (`before_retry`),
+//! `policy_retry` (`Policy::retry` /
 //! `retry_async`, the same loop without the macro), then backon (builder with
 //! jitter, `BlockingRetryable` / `Retryable`), tokio-retry2 and tryhard
 //! (async only), all with the same schedule (5 retries, 100 ms doubling to a
@@ -128,6 +131,25 @@ fn sync_retry_budget(x: u64) -> Result<u64, MyError> {
     work(x)
 }
 
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", context = attempt)]
+#[inline(never)]
+fn sync_retry_context(x: u64) -> Result<u64, MyError> {
+    black_box(attempt.number());
+    work(x)
+}
+
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", retry_if_ok = |v: &u64| *v == 0)]
+#[inline(never)]
+fn sync_retry_poll(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", before_retry = |_, _| black_box(()))]
+#[inline(never)]
+fn sync_retry_action(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
 #[inline(never)]
 fn sync_policy_retry(x: u64) -> Result<u64, MyError> {
     POLICY.retry(|| work(x)).call()
@@ -190,6 +212,42 @@ async fn retry_policy_const_async(x: u64) -> Result<u64, MyError> {
 #[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", budget = BUDGET)]
 async fn retry_budget_async(x: u64) -> Result<u64, MyError> {
     work(x)
+}
+
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", context = attempt)]
+async fn retry_context_async(x: u64) -> Result<u64, MyError> {
+    black_box(attempt.number());
+    work(x)
+}
+
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", retry_if_ok = |v: &u64| *v == 0)]
+async fn retry_poll_async(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
+#[retry(
+    max_retries = 5,
+    initial_backoff = "100ms",
+    max_backoff = "2s",
+    before_retry = async |_: &MyError, _: &backoff_runtime::RetryEvent| black_box(())
+)]
+async fn retry_action_async(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
+#[inline(never)]
+fn async_retry_context(x: u64) -> Result<u64, MyError> {
+    poll_ready(retry_context_async(x))
+}
+
+#[inline(never)]
+fn async_retry_poll(x: u64) -> Result<u64, MyError> {
+    poll_ready(retry_poll_async(x))
+}
+
+#[inline(never)]
+fn async_retry_action(x: u64) -> Result<u64, MyError> {
+    poll_ready(retry_action_async(x))
 }
 
 #[inline(never)]
@@ -263,6 +321,9 @@ const SYNC: &[Variant] = &[
     ("retry_literal", sync_retry_literal),
     ("retry_policy_const", sync_retry_policy_const),
     ("retry_budget", sync_retry_budget),
+    ("retry_context", sync_retry_context),
+    ("retry_poll", sync_retry_poll),
+    ("retry_action", sync_retry_action),
     ("policy_retry", sync_policy_retry),
     ("backon", sync_backon),
 ];
@@ -273,6 +334,9 @@ const ASYNC: &[Variant] = &[
     ("retry_literal", async_retry_literal),
     ("retry_policy_const", async_retry_policy_const),
     ("retry_budget", async_retry_budget),
+    ("retry_context", async_retry_context),
+    ("retry_poll", async_retry_poll),
+    ("retry_action", async_retry_action),
     ("policy_retry", async_policy_retry),
     ("backon", async_backon),
     ("tokio_retry2", async_tokio_retry2),

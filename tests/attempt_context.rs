@@ -84,7 +84,11 @@ async fn without_max_elapsed_there_is_no_time_left_or_deadline() {
 #[retry(max_retries = 4, initial_backoff = "1ms", max_backoff = "2ms", context = attempt)]
 fn sync_ids(ids: &RefCell<Vec<(u32, InvocationId)>>, fail_until: u32) -> Result<u32, ()> {
     ids.borrow_mut().push((attempt.number(), attempt.invocation_id()));
-    if attempt.number() < fail_until { Err(()) } else { Ok(attempt.number()) }
+    if attempt.number() < fail_until {
+        Err(())
+    } else {
+        Ok(attempt.number())
+    }
 }
 
 /// One id per call, shared by its attempts; a new one for each call.
@@ -130,7 +134,11 @@ impl Counter {
     #[retry(max_retries = 2, jitter = none, context = try_no)]
     async fn bump(&mut self) -> Result<u32, &'static str> {
         self.attempts.push(try_no.number());
-        if try_no.number() < 3 { Err("busy") } else { Ok(try_no.number()) }
+        if try_no.number() < 3 {
+            Err("busy")
+        } else {
+            Ok(try_no.number())
+        }
     }
 }
 
@@ -149,7 +157,11 @@ fn the_plain_builder_passes_the_attempt_to_the_operation() {
         .initial_backoff(Duration::from_millis(1))
         .retry_with_attempt(|attempt: Attempt| {
             seen.push((attempt.number(), attempt.retries_left(), attempt.invocation_id()));
-            if attempt.number() < 3 { Err("busy") } else { Ok(attempt.number()) }
+            if attempt.number() < 3 {
+                Err("busy")
+            } else {
+                Ok(attempt.number())
+            }
         })
         .call();
     assert_eq!(result, Ok(3));
@@ -188,7 +200,11 @@ async fn flaky(State(recorder): State<Recorder>, headers: HeaderMap) -> StatusCo
     let attempt: u32 = headers["x-attempt"].to_str().unwrap().parse().unwrap();
     let invocation = headers["x-invocation-id"].to_str().unwrap().to_string();
     recorder.requests.lock().unwrap().push((attempt, invocation));
-    if attempt < 3 { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK }
+    if attempt < 3 {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    }
 }
 
 #[retry(max_retries = 5, initial_backoff = "1ms", max_backoff = "4ms", context = attempt)]
@@ -200,7 +216,11 @@ async fn call_with_headers(client: &reqwest::Client, url: &str) -> Result<(), St
         .send()
         .await
         .map_err(|e| e.to_string())?;
-    if response.status().is_success() { Ok(()) } else { Err(response.status().to_string()) }
+    if response.status().is_success() {
+        Ok(())
+    } else {
+        Err(response.status().to_string())
+    }
 }
 
 /// A loopback server records the attempt header and the invocation-id header

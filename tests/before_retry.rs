@@ -130,7 +130,9 @@ async fn the_action_refreshes_an_expired_token_before_the_retry() {
     on_give_up = |_: &&str, event: &GiveUp| log.lock().unwrap().push(format!("give up: {}", event.reason())),
 )]
 async fn slow_action(log: &Mutex<Vec<String>>, start: tokio::time::Instant) -> Result<(), &'static str> {
-    log.lock().unwrap().push(format!("attempt at {}s", start.elapsed().as_secs()));
+    log.lock()
+        .unwrap()
+        .push(format!("attempt at {}s", start.elapsed().as_secs()));
     Err("down")
 }
 

@@ -71,6 +71,9 @@ impl Status {
     }
 }
 
+/// One poll's result.
+type Polled = Result<Job, PollError>;
+
 fn running() -> Result<Job, PollError> {
     Ok(Job::Running { retry_after: None })
 }
@@ -139,7 +142,7 @@ async fn poll_briefly(status: &Status) -> Result<Job, PollError> {
 }
 
 thread_local! {
-    static GIVE_UPS: RefCell<Vec<(Result<Job, PollError>, StopReason, u32)>> = const { RefCell::new(Vec::new()) };
+    static GIVE_UPS: RefCell<Vec<(Polled, StopReason, u32)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// When `max_retries` ends the polling, the last value is returned as it is
@@ -169,12 +172,7 @@ async fn poll_classified(status: &Status) -> Result<Job, PollError> {
 /// waited on like a pending value, a permanent one ends the call.
 #[tokio::test(start_paused = true)]
 async fn an_error_mid_polling_is_classified_by_retry_if() {
-    let status = Status::new(vec![
-        running(),
-        Err(PollError::Transient),
-        running(),
-        Ok(Job::Done(3)),
-    ]);
+    let status = Status::new(vec![running(), Err(PollError::Transient), running(), Ok(Job::Done(3))]);
     assert_eq!(poll_classified(&status).await, Ok(Job::Done(3)));
     assert_eq!(status.poll_times(), [0.0, 1.0, 3.0, 7.0]);
 
@@ -246,7 +244,7 @@ async fn on_retry_sees_pending_values_and_errors() {
             log.lock().unwrap().push((result.clone(), event.attempt(), event.wait()));
         },
     )]
-    async fn observed(status: &Status, log: &Mutex<Vec<(Result<Job, PollError>, u32, Duration)>>) -> Result<Job, PollError> {
+    async fn observed(status: &Status, log: &Mutex<Vec<(Polled, u32, Duration)>>) -> Result<Job, PollError> {
         let _ = log;
         status.answer()
     }

@@ -242,7 +242,11 @@ impl Generator<'_> {
                 // borrow what the body borrows (`&mut self` included), and
                 // its parameter types come from the failure.
                 let failure = local("failure");
+                // Spanned on the action: a closure that is not async is
+                // reported there (by the bound, and by the `.await`).
                 let before_retry = respan(quote!(#private::before_retry), action.span());
+                let act = local("action");
+                let run_action = respan(quote!(#act(#failure.decided(), #failure.event()).await), action.span());
                 quote! {
                     let #failure = {
                         let #result = #attempt.await;
@@ -251,7 +255,8 @@ impl Generator<'_> {
                             #private::Acting::Act(#failure) => #failure,
                         }
                     };
-                    #before_retry(&#failure, #action)(#failure.decided(), #failure.event()).await;
+                    let #act = #before_retry(&#failure, #action);
+                    #run_action;
                     let #wait = #failure.wait();
                     #sleep_value
                 }

@@ -7,16 +7,16 @@
 
 use core::time::Duration;
 
+use crate::attempt::AttemptSource;
 use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
 use crate::decide::RetryState;
-use crate::hooks::{HookSet, Hooks};
-use crate::attempt::AttemptSource;
 use crate::events::RetryEvent;
-use crate::poll::{PollHookSet, PollHooks};
+use crate::hooks::{HookSet, Hooks};
 use crate::policy::Policy;
-use crate::sync_loop::judge_values;
+use crate::poll::{PollHookSet, PollHooks};
 use crate::result::RetryResult;
+use crate::sync_loop::judge_values;
 
 /// What an async loop does after an attempt.
 #[derive(Debug)]
@@ -147,7 +147,13 @@ impl AsyncLoop {
     /// [`step`](Self::step) of a function with `retry_if_ok`: a pending
     /// value is retried like an error; the hooks see the whole `Result`.
     #[inline(always)]
-    pub fn step_polling<R, B, H>(&mut self, policy: &Policy, budget: Option<&RetryBudget>, result: R, hooks: B) -> Step<R>
+    pub fn step_polling<R, B, H>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<&RetryBudget>,
+        result: R,
+        hooks: B,
+    ) -> Step<R>
     where
         R: RetryResult,
         B: FnOnce(PollHookSet<R::Ok, R::Err>) -> H,
@@ -276,7 +282,7 @@ impl<D> Failure<D> {
 /// closure's parameter types are inferred, and checks it is an async action
 /// on `(&D, &RetryEvent)`. The loop then calls it in place (evaluated per
 /// retry, so it may borrow what the body borrows, `&mut self` included):
-/// calling it here, inside a generic `async fn`, would leave higher-ranked
+/// calling it inside a generic function here would leave higher-ranked
 /// lifetimes in the caller's future that make `tokio::spawn` reject it.
 #[inline(always)]
 pub fn before_retry<D, F>(_failure: &Failure<D>, action: F) -> F

@@ -25,7 +25,8 @@
 //! attribute's keys.
 //!
 //! Public API: the [`retry`] attribute, [`Policy`], [`Schedule`],
-//! [`RetryBudget`], the events ([`RetryEvent`], [`GiveUp`], [`StopReason`]),
+//! [`RetryBudget`], the attempt's context ([`Attempt`], [`InvocationId`]),
+//! the events ([`RetryEvent`], [`GiveUp`], [`StopReason`]),
 //! [`Elapsed`], and the feature-gated modules below. `__private` is what the
 //! attribute's expansion calls: it is not part of the API and may change in
 //! any release.
@@ -55,8 +56,8 @@ mod hooks;
 pub mod http_errors;
 mod jitter;
 mod plain;
-mod poll;
 mod policy;
+mod poll;
 #[cfg(all(test, feature = "macros", feature = "tokio"))]
 mod props;
 #[cfg(feature = "reqwest")]
@@ -112,9 +113,13 @@ pub use crate::timeout::Elapsed;
 /// | `max_elapsed` | none | duration string | total budget from the first call (on the clock described in "Clocks and timers"); a wait that would end past it is not started, nor is an attempt with no time left under `timeout` |
 /// | `retry_if` | retry every error | a path to `fn(&E) -> bool`, or a closure (parameter type optional) | which errors to retry |
 /// | `retry_after` | none | path or closure, `Fn(&E) -> Option<Duration>` | the server's hint: the wait when `<= max_backoff`; a larger hint ends the retries |
-/// | `on_retry` | none | path or closure, `Fn(&E, &`[`RetryEvent`]`)` | called before each wait |
-/// | `on_give_up` | none | path or closure, `Fn(&E, &`[`GiveUp`]`)` | called once when the final error is returned, never on success |
+/// | `retry_if_ok` | no value is retried | path or closure, `Fn(&T) -> bool` on the `Ok` type | which values are still pending: wait and run the body again (polling, see "Polling"); when a stop rule holds the last value is returned as it is |
+/// | `retry_after_ok` | none | path or closure, `Fn(&T) -> Option<Duration>`; needs `retry_if_ok` | the server's hint for the wait after a pending value (a `202` with `Retry-After`), as `retry_after` is for errors |
+/// | `on_retry` | none | path or closure, `Fn(&E, &`[`RetryEvent`]`)`; with `retry_if_ok`, `Fn(&Result<T, E>, &RetryEvent)` | called before each wait |
+/// | `on_give_up` | none | path or closure, `Fn(&E, &`[`GiveUp`]`)`; with `retry_if_ok`, `Fn(&Result<T, E>, &GiveUp)` | called once when a stop rule ends the call, never on success |
+/// | `before_retry` | none | `async fn`: an async closure (`async \|e, event\| { ... }`) or a path to an `async fn(&E, &RetryEvent)`, awaited; sync `fn`: path or closure, `Fn(&E, &RetryEvent)`; with `retry_if_ok` the first parameter is `&Result<T, E>` | an action after `on_retry` and before the wait: refresh a token, reconnect (see "Actions before a retry") |
 /// | `sleep` | tokio / `std::thread::sleep` | path or closure: `Fn(Duration) -> impl Future` (async; output ignored), `Fn(Duration)` (sync) | another runtime's timer, or a finer one (see "Clocks and timers") |
+/// | `context` | none | a name, such as `attempt` | binds an [`Attempt`] of that name in the body: the attempt number, the retries left, the time elapsed and left, the call's [`InvocationId`] (see "The attempt inside the body") |
 /// | `budget` | none | any expression giving a [`RetryBudget`] or a reference to one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call | a retry budget: shared by every call and function that names the same one |
 /// | `policy` | none | any expression giving a [`Policy`], evaluated once per call | the whole schedule instead of the schedule keys (both is an error) |
 /// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)`; never runs past `max_elapsed` |
@@ -140,8 +145,113 @@ pub use crate::timeout::Elapsed;
 ///
 /// Hooks may be paths or closures and may read the function's arguments and
 /// `self`. The start time is read before the first attempt only when
-/// `max_elapsed`, `on_retry`, `on_give_up` or `budget` needs it. Dropping the future of an async function stops it: no attempt
+/// `max_elapsed`, `on_retry`, `on_give_up`, `before_retry`, `context` or
+/// `budget` needs it. Dropping the future of an async function stops it: no attempt
 /// starts after the drop.
+///
+/// # The attempt inside the body
+///
+/// `context = attempt` (any name) makes an [`Attempt`] of that name visible
+/// in the body, fresh for each attempt: [`number`](Attempt::number) (1 for
+/// the first call), [`retries_left`](Attempt::retries_left),
+/// [`elapsed`](Attempt::elapsed), and with `max_elapsed`
+/// [`time_left`](Attempt::time_left) and [`deadline`](Attempt::deadline)
+/// (give the request its own timeout: deadline propagation), and the call's
+/// [`invocation_id`](Attempt::invocation_id), random per call and the same
+/// for its attempts (an idempotency key, a request header).
+///
+/// ```
+/// use backoff_runtime::retry;
+/// use std::time::Duration;
+///
+/// #[retry(max_retries = 3, initial_backoff = "1ms", max_elapsed = "10s", context = attempt)]
+/// fn send(log: &mut Vec<String>) -> Result<(), String> {
+///     let timeout = attempt.time_left().unwrap_or(Duration::from_secs(30));
+///     log.push(format!("attempt {} of call {} (timeout {timeout:?})", attempt.number(), attempt.invocation_id()));
+///     if attempt.is_first() { Err("busy".into()) } else { Ok(()) }
+/// }
+///
+/// let mut log = Vec::new();
+/// send(&mut log).unwrap();
+/// assert!(log[1].starts_with("attempt 2 of call "));
+/// ```
+///
+/// A function without `context` pays nothing; one with it reads the clock
+/// and draws the id once per call.
+///
+/// # Polling
+///
+/// `retry_if_ok` makes an `Ok` value a reason to wait and run the body again:
+/// polling a long-running operation until it is done. The schedule,
+/// `max_retries`, `max_elapsed`, the budget, and `retry_after_ok` (the
+/// value's hint) apply as they do to errors; `retry_if` still decides about
+/// errors met while polling. When a stop rule holds on a pending value, the
+/// call returns that value as it is: the caller sees it is still pending
+/// (ask `retry_if_ok`'s question again), and `on_give_up` and the tracing
+/// event say why ([`StopReason`]). With `retry_if_ok`, `on_retry`,
+/// `on_give_up` and `before_retry` see the attempt's whole `Result`.
+///
+/// ```
+/// use backoff_runtime::retry;
+///
+/// #[derive(Debug, PartialEq)]
+/// enum Job { Running, Done(u32) }
+///
+/// #[retry(max_retries = 10, initial_backoff = "1ms", retry_if_ok = |job| *job == Job::Running)]
+/// fn poll(polls: &mut u32) -> Result<Job, String> {
+///     *polls += 1;
+///     Ok(if *polls < 3 { Job::Running } else { Job::Done(42) })
+/// }
+///
+/// let mut polls = 0;
+/// assert_eq!(poll(&mut polls), Ok(Job::Done(42)));
+/// assert_eq!(polls, 3);
+/// ```
+///
+/// # Actions before a retry
+///
+/// `before_retry` runs after `on_retry` and before the wait. In an `async fn`
+/// it is awaited: an async closure or an `async fn(&E, &RetryEvent)`. It is
+/// written in the loop and evaluated once per retry, so it may borrow what
+/// the body borrows, `&mut self` included (capture by reference: an `async
+/// move` closure cannot move the same value on every retry). Its time counts
+/// toward `max_elapsed` (the next decision measures it); dropping the call's
+/// future drops it; a panic in it propagates. In a sync `fn` it is a plain
+/// closure returning `()`.
+///
+/// ```
+/// use backoff_runtime::{RetryEvent, retry};
+///
+/// #[derive(Debug)]
+/// enum ApiError { Expired, Busy }
+///
+/// struct Client { token: &'static str, refreshed: u32 }
+///
+/// impl Client {
+///     async fn refresh(&mut self) {
+///         self.token = "fresh";
+///         self.refreshed += 1;
+///     }
+///
+///     #[retry(
+///         initial_backoff = "1ms",
+///         before_retry = async |e: &ApiError, _: &RetryEvent| {
+///             if matches!(e, ApiError::Expired) { self.refresh().await }
+///         },
+///     )]
+///     async fn get(&mut self) -> Result<&'static str, ApiError> {
+///         if self.token == "fresh" { Ok("data") } else { Err(ApiError::Expired) }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let mut client = Client { token: "expired", refreshed: 0 };
+/// assert_eq!(client.get().await.unwrap(), "data");
+/// assert_eq!(client.refreshed, 1);
+/// # let _ = ApiError::Busy;
+/// # }
+/// ```
 ///
 /// # Clocks and timers
 ///
@@ -238,7 +348,9 @@ pub use crate::timeout::Elapsed;
 /// `retry_after`, whose hint may be 0), an unknown jitter mode, a
 /// `crate` that is not a path, a `retry_if` that is neither a path nor a
 /// closure, `timeout` on a sync function or without `From<Elapsed>`, a return
-/// type that is not a `Result`, a `const fn`, an `extern` function, a
+/// type that is not a `Result`, a `context` that is not a plain name,
+/// `retry_after_ok` without `retry_if_ok`, an async `before_retry` on a sync
+/// function (and one returning a value there), a `const fn`, an `extern` function, a
 /// function without a body, an item that is not a function, an `async fn`
 /// without the `tokio` feature, `#[track_caller]`, `mut self`, a `mut`
 /// argument that is not `Copy`, and a result that certainly borrows from
@@ -296,8 +408,7 @@ pub mod __private {
     #[cfg(feature = "tokio")]
     pub use crate::plain::TokioTimer;
     pub use crate::plain::{
-        AsyncSleepKind, AttemptOperation, Awaited, Blocking, CustomSleep, DefaultSleep, Operation, SyncSleepKind,
-        Timer,
+        AsyncSleepKind, AttemptOperation, Awaited, Blocking, CustomSleep, DefaultSleep, Operation, SyncSleepKind, Timer,
     };
     pub use crate::sync_loop::{CustomSleep as CustomSyncSleep, SyncSleeper};
 
@@ -306,10 +417,10 @@ pub mod __private {
         custom_sleep,
     };
     pub use crate::attempt::AttemptSource;
-    pub use crate::hooks::{SyncAction, Then};
-    pub use crate::poll::{PollHookSet, PollHooks};
     pub use crate::hooks::{DebugProbe, ProbeDebug, ProbeOpaque};
+    pub use crate::hooks::{SyncAction, Then};
     pub use crate::policy::{Jitter, Policy};
+    pub use crate::poll::{PollHookSet, PollHooks};
     pub use crate::result::RetryResult;
     pub use crate::sync_loop::{
         ThreadSleep, after_first_attempt, after_first_attempt_polling, custom_sync_sleep, start_sync,

@@ -6,6 +6,9 @@
 //! observers (`on_retry`, `on_give_up`, `before_retry`) see the
 //! `Result` that caused the retry or ended the call.
 
+// A type-state builder: each method's return type names the hooks it holds.
+#![allow(clippy::type_complexity)]
+
 use core::fmt::{self, Debug};
 use core::marker::PhantomData;
 use core::time::Duration;
@@ -198,7 +201,6 @@ impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> PollHookSet<T, E, Errors, I
     /// The sync `before_retry`: runs `action` after `on_retry`, before each
     /// wait.
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
     pub fn before_retry<F, O>(
         self,
         action: F,

@@ -9,8 +9,8 @@ use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
 use crate::decide::RetryState;
 use crate::hooks::{HookSet, Hooks};
-use crate::poll::{PollHookSet, PollHooks};
 use crate::policy::Policy;
+use crate::poll::{PollHookSet, PollHooks};
 use crate::result::RetryResult;
 
 /// How a sync loop waits, and which clock it measures `max_elapsed` on:
