@@ -249,3 +249,31 @@ async fn a_server_tells_the_retries_of_a_call_apart_from_new_calls() {
     let ids: HashSet<&String> = requests.iter().map(|(_, id)| id).collect();
     assert_eq!(ids.len(), 3);
 }
+
+#[async_trait::async_trait]
+trait Fetch {
+    async fn fetch(&self, log: &Mutex<Vec<u32>>) -> Result<u32, String>;
+}
+
+struct Remote;
+
+#[async_trait::async_trait]
+impl Fetch for Remote {
+    #[retry(max_retries = 3, jitter = none, context = attempt)]
+    async fn fetch(&self, log: &Mutex<Vec<u32>>) -> Result<u32, String> {
+        log.lock().unwrap().push(attempt.number());
+        if attempt.number() < 2 {
+            Err("busy".into())
+        } else {
+            Ok(attempt.number())
+        }
+    }
+}
+
+/// Under `#[async_trait]` the context is bound inside its boxed block.
+#[tokio::test(start_paused = true)]
+async fn the_context_works_under_async_trait() {
+    let log = Mutex::new(Vec::new());
+    assert_eq!(Remote.fetch(&log).await, Ok(2));
+    assert_eq!(log.into_inner().unwrap(), [1, 2]);
+}

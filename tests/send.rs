@@ -46,6 +46,38 @@ async fn impl_trait(label: impl Display + Send + Sync) -> Result<impl Display + 
     Ok(format!("<{label}>"))
 }
 
+impl Service {
+    #[retry(
+        initial_backoff = "1ms",
+        context = attempt,
+        retry_if_ok = |hits: &u32| *hits < 2,
+        before_retry = async |_: &Result<u32, String>, _: &backoff_runtime::RetryEvent| {
+            self.name.push('!');
+            tokio::task::yield_now().await;
+        },
+    )]
+    async fn with_every_new_key(&mut self) -> Result<u32, String> {
+        self.hits += 1;
+        tokio::task::yield_now().await;
+        let _ = attempt.invocation_id();
+        Ok(self.hits)
+    }
+}
+
+/// A future with the attempt's context, polling and an async action that
+/// borrows `&mut self` is `Send` too, and can be spawned.
+#[tokio::test(start_paused = true)]
+async fn futures_with_context_polling_and_actions_are_send() {
+    let mut service = Service {
+        name: "svc".to_string(),
+        hits: 0,
+    };
+    assert_eq!(assert_send(service.with_every_new_key()).await, Ok(2));
+    assert_eq!(service.name, "svc!");
+    let spawned = tokio::spawn(async move { service.with_every_new_key().await });
+    assert_eq!(spawned.await.unwrap(), Ok(3));
+}
+
 #[tokio::test(start_paused = true)]
 async fn annotated_futures_are_send() {
     let mut service = Service {

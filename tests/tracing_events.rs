@@ -104,6 +104,26 @@ fn a_warn_event_per_retry_and_one_at_give_up() {
     assert_eq!(last["error"], "Unavailable { code: 503 }");
 }
 
+#[retry(max_retries = 1, jitter = none, initial_backoff = "1ms", retry_if_ok = |n: &u32| *n < 10)]
+fn pending_value() -> Result<u32, Unavailable> {
+    Ok(1)
+}
+
+/// A pending value is reported like a failure, with the whole result in the
+/// `error` field: `Ok(..)` says it was a value.
+#[test]
+fn value_retries_are_reported_with_the_result() {
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let (result, events) = capture(pending_value);
+    assert_eq!(result.ok(), Some(1));
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(events[0].fields["error"], "Ok(1)");
+    assert_eq!(events[0].fields["wait"], "1ms");
+    assert_eq!(events[1].fields["message"], "giving up");
+    assert_eq!(events[1].fields["reason"], "retries exhausted");
+    assert_eq!(events[1].fields["error"], "Ok(1)");
+}
+
 #[test]
 fn errors_that_are_not_debug_are_left_out() {
     let _clock = backoff_runtime::testing::VirtualClock::install();
