@@ -4,6 +4,7 @@
 #   bash scripts/callgrind.sh            # plain vs #[retry], sync and async
 #   bash scripts/callgrind.sh --all      # every variant of benches/happy_path.rs (peers too)
 #   K=200000 bash scripts/callgrind.sh   # iterations of the short run (default 100000)
+#   METRICS=1 bash scripts/callgrind.sh  # with the runtime's `metrics` feature on
 #
 # Runs the happy_path bench binary (release, the `bench` profile) in its
 # callgrind mode (HAPPY_PATH_CALLGRIND="<variant> <n>": n calls of one variant
@@ -23,7 +24,12 @@ cd "$(dirname "$0")/.."
 K=${K:-100000}
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
 
-exe=$(cargo bench --bench happy_path --no-run --message-format=json 2>/dev/null |
+# The runtime's `metrics` feature is on by default in this workspace's tests;
+# the figures are measured without it unless METRICS=1.
+features=(--no-default-features)
+[ "${METRICS:-0}" = 1 ] && features=(--features metrics)
+
+exe=$(cargo bench --bench happy_path --no-run "${features[@]}" --message-format=json 2>/dev/null |
     grep '"name":"happy_path"' | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)
 [ -x "$exe" ] || { echo "could not build the happy_path bench binary" >&2; exit 2; }
 
@@ -56,7 +62,7 @@ harness=$(per_call harness/empty)
 
 report="$out_dir/instructions.md"
 {
-    echo "# Instructions per happy-path call (callgrind, (Ir(2K) - Ir(K)) / K, K = $K)"
+    echo "# Instructions per happy-path call (callgrind, (Ir(2K) - Ir(K)) / K, K = $K, metrics feature: ${METRICS:-0})"
     echo
     echo "The calling loop with a function that returns \`Ok(x)\` costs $harness instructions per call; \"net\" subtracts it."
     echo

@@ -408,3 +408,58 @@ async fn async_mut_self_hooks_may_read_self() {
     assert_eq!(limited.bump().await, Err(3));
     assert_eq!(limited.calls, 3);
 }
+
+// ---- on_success ----------------------------------------------------------------
+
+#[retry(
+    max_retries = 3,
+    jitter = none,
+    retry_if = is_busy,
+    on_success = |event| successes.borrow_mut().push((event.function(), event.attempts(), event.retried(), event.elapsed())),
+)]
+async fn succeeding(
+    script: &Script,
+    successes: &RefCell<Vec<(&'static str, u32, bool, Duration)>>,
+) -> Result<u32, ApiError> {
+    let _ = successes;
+    script.next()
+}
+
+/// `on_success` is called once per successful call, with the attempts and
+/// the time it took (here 1 s + 2 s of waits); never when the call gives up.
+#[tokio::test(start_paused = true)]
+async fn on_success_reports_the_attempts_and_the_time_of_a_success() {
+    let successes = RefCell::new(Vec::new());
+    let script = Script::new(vec![Err(ApiError::Busy(None)), Err(ApiError::Busy(None)), Ok(1)]);
+    assert_eq!(succeeding(&script, &successes).await, Ok(1));
+    let script = Script::new(vec![Ok(2)]);
+    assert_eq!(succeeding(&script, &successes).await, Ok(2));
+    let script = Script::new(vec![Err(ApiError::Denied)]);
+    assert_eq!(succeeding(&script, &successes).await, Err(ApiError::Denied));
+    let script = Script::new(vec![Err(ApiError::Busy(None))]);
+    assert!(succeeding(&script, &successes).await.is_err());
+    assert_eq!(
+        successes.into_inner(),
+        [
+            ("succeeding", 3, true, Duration::from_secs(3)),
+            ("succeeding", 1, false, Duration::ZERO)
+        ]
+    );
+}
+
+#[retry(max_retries = 2, initial_backoff = "1ms", on_success = |event| attempts.set(event.attempts()))]
+fn succeeding_sync(script: &Script, attempts: &Cell<u32>) -> Result<u32, ApiError> {
+    let _ = attempts;
+    script.next()
+}
+
+#[test]
+fn on_success_is_called_on_the_sync_happy_path_too() {
+    let attempts = Cell::new(0);
+    assert_eq!(succeeding_sync(&Script::new(vec![Ok(5)]), &attempts), Ok(5));
+    assert_eq!(attempts.get(), 1);
+    let _clock = VirtualClock::install();
+    let script = Script::new(vec![Err(ApiError::Busy(None)), Ok(6)]);
+    assert_eq!(succeeding_sync(&script, &attempts), Ok(6));
+    assert_eq!(attempts.get(), 2);
+}

@@ -124,6 +124,36 @@ fn value_retries_are_reported_with_the_result() {
     assert_eq!(events[1].fields["error"], "Ok(1)");
 }
 
+#[retry(max_retries = 2, jitter = none, initial_backoff = "1ms")]
+fn recovers(fail: &std::cell::Cell<u32>) -> Result<u32, Unavailable> {
+    if fail.get() > 0 {
+        fail.set(fail.get() - 1);
+        return Err(Unavailable { code: 503 });
+    }
+    Ok(9)
+}
+
+/// A success after retries emits one INFO event with the function, the
+/// attempts and the elapsed time; a success at once emits nothing.
+#[test]
+fn a_success_after_retries_emits_one_info_event() {
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let (result, events) = capture(|| recovers(&std::cell::Cell::new(1)));
+    assert_eq!(result.ok(), Some(9));
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(events[0].level, Level::WARN);
+    let success = &events[1];
+    assert_eq!(success.level, Level::INFO);
+    assert_eq!(success.fields["message"], "succeeded after retries");
+    assert_eq!(success.fields["function"], "recovers");
+    assert_eq!(success.fields["attempts"], "2");
+    assert_eq!(success.fields["elapsed"], "1ms");
+
+    let (result, events) = capture(|| recovers(&std::cell::Cell::new(0)));
+    assert_eq!(result.ok(), Some(9));
+    assert!(events.is_empty(), "{events:#?}");
+}
+
 #[test]
 fn errors_that_are_not_debug_are_left_out() {
     let _clock = backoff_runtime::testing::VirtualClock::install();

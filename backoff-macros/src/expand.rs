@@ -380,7 +380,14 @@ impl VisitMut for ImplTraitEraser {
 fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, is_async: bool) -> TokenStream {
     let hooks = local("hooks");
     let name = function.to_string();
-    let mut chain = quote!(#hooks.name(#name));
+    // One static site per function: its name and its metric handles.
+    let site = local("SITE");
+    let mut chain = quote! {
+        #hooks.site({
+            static #site: #private::CallSite = #private::CallSite::new(#name);
+            &#site
+        })
+    };
     // An async function awaits its `before_retry` in the loop instead.
     let sync_action = if is_async { &None } else { &args.before_retry };
     for (method, hook) in [
@@ -390,6 +397,7 @@ fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, is_async:
         ("retry_after_ok", &args.retry_after_ok),
         ("on_retry", &args.on_retry),
         ("on_give_up", &args.on_give_up),
+        ("on_success", &args.on_success),
         ("before_retry", sync_action),
     ] {
         if let Some(WithSpan { value: hook, .. }) = hook {
@@ -524,6 +532,7 @@ impl Args {
             &self.retry_after_ok,
             &self.on_retry,
             &self.on_give_up,
+            &self.on_success,
             &self.before_retry,
             &self.sleep,
             &self.policy,
@@ -537,6 +546,10 @@ impl Args {
     /// Whether a hook (or the attempt's context) needs the start instant
     /// read before the first attempt.
     fn needs_start(&self) -> bool {
-        self.on_retry.is_some() || self.on_give_up.is_some() || self.before_retry.is_some() || self.context.is_some()
+        self.on_retry.is_some()
+            || self.on_give_up.is_some()
+            || self.on_success.is_some()
+            || self.before_retry.is_some()
+            || self.context.is_some()
     }
 }

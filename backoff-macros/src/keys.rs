@@ -56,6 +56,12 @@ declare_keys! {
         path_example: "log_give_up",
         closure_example: "|e, event| ...",
     };
+    /// Called once when the call succeeds.
+    on_success: Hook {
+        signature: "fn(&Success)",
+        path_example: "log_success",
+        closure_example: "|event| ...",
+    };
     /// An action run after `on_retry`, before the wait (awaited in async functions).
     before_retry: Hook {
         signature: "async fn(&E, &RetryEvent) in async fns, fn(&E, &RetryEvent) in sync ones",

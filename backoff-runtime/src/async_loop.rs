@@ -134,7 +134,12 @@ impl AsyncLoop {
         H: Hooks<R::Err>,
     {
         match result.into_result() {
-            Ok(value) => Step::Return(R::from_result(Ok(value))),
+            Ok(value) => {
+                if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
+                    self.state.succeeded(&hooks(HookSet::new()));
+                }
+                Step::Return(R::from_result(Ok(value)))
+            }
             Err(error) => match self.decide(policy, budget, &error, &hooks(HookSet::new())) {
                 Some(wait) => Step::Wait(wait),
                 None => Step::Return(R::from_result(Err(error))),
@@ -161,7 +166,10 @@ impl AsyncLoop {
     {
         let hooks = hooks(PollHookSet::new());
         match judge_values::<R, H>(result, &hooks) {
-            Ok(done) => Step::Return(done),
+            Ok(done) => {
+                self.state.succeeded(&hooks);
+                Step::Return(done)
+            }
             Err(pending) => match self.decide(policy, budget, &pending, &hooks) {
                 Some(wait) => Step::Wait(wait),
                 None => Step::Return(R::from_result(pending)),
@@ -186,7 +194,12 @@ impl AsyncLoop {
         H: Hooks<R::Err>,
     {
         match result.into_result() {
-            Ok(value) => Acting::Return(R::from_result(Ok(value))),
+            Ok(value) => {
+                if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
+                    self.state.succeeded(&hooks(HookSet::new()));
+                }
+                Acting::Return(R::from_result(Ok(value)))
+            }
             Err(error) => self.act_on(policy, budget, error, &hooks(HookSet::new()), |error| {
                 R::from_result(Err(error))
             }),
@@ -209,7 +222,10 @@ impl AsyncLoop {
     {
         let hooks = hooks(PollHookSet::new());
         match judge_values::<R, H>(result, &hooks) {
-            Ok(done) => Acting::Return(done),
+            Ok(done) => {
+                self.state.succeeded(&hooks);
+                Acting::Return(done)
+            }
             Err(pending) => self.act_on(policy, budget, pending, &hooks, R::from_result),
         }
     }

@@ -89,6 +89,11 @@ pub struct RetryBudget {
     /// stamp is the low 32 bits of `k`.
     deposits: [AtomicU64; RING],
     withdrawals: [AtomicU64; RING],
+    /// The `budget` label of its metrics.
+    name: &'static str,
+    /// Its metric handles, registered on first use (feature `metrics`).
+    #[cfg(feature = "metrics")]
+    metrics: OnceLock<crate::metrics::recorder::BudgetHandles>,
 }
 
 /// Budgets are shared by reference: one is equal only to itself.
@@ -156,7 +161,34 @@ impl RetryBudget {
             head: AtomicU64::new(0),
             deposits: [const { AtomicU64::new(0) }; RING],
             withdrawals: [const { AtomicU64::new(0) }; RING],
+            name: "default",
+            #[cfg(feature = "metrics")]
+            metrics: OnceLock::new(),
         }
+    }
+
+    /// Names the budget: the `budget` label of its metrics (feature
+    /// `metrics`). Unnamed budgets are `"default"`.
+    ///
+    /// ```
+    /// use backoff_runtime::RetryBudget;
+    /// static DB_BUDGET: RetryBudget = RetryBudget::new().name("db");
+    /// assert_eq!(DB_BUDGET.name_value(), "db");
+    /// ```
+    #[must_use]
+    pub const fn name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
+    /// The budget's name.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::RetryBudget::new().name_value(), "default");
+    /// ```
+    #[must_use]
+    pub const fn name_value(&self) -> &'static str {
+        self.name
     }
 
     /// Sets the retries allowed per call (0.2 = one retry per five calls),
@@ -428,12 +460,32 @@ impl RetryBudget {
         }
         let withdrawn = Self::total(&self.withdrawals, slot, RING as u64);
         let deposited = Self::total(&self.deposits, slot, SLOTS);
-        if self.allows(withdrawn, deposited) {
-            true
-        } else {
+        let allowed = self.allows(withdrawn, deposited);
+        if !allowed {
             Self::take_back(&self.withdrawals, slot);
-            false
         }
+        #[cfg(feature = "metrics")]
+        {
+            let withdrawn = if allowed {
+                withdrawn
+            } else {
+                withdrawn.saturating_sub(1)
+            };
+            let handles = self
+                .metrics
+                .get_or_init(|| crate::metrics::recorder::BudgetHandles::register(self.name));
+            handles.asked(allowed, self.available(withdrawn, deposited));
+        }
+        allowed
+    }
+
+    /// How many more retries the rule allows with these counts.
+    #[cfg(feature = "metrics")]
+    fn available(&self, withdrawn: u64, deposited: u64) -> u64 {
+        let by_ratio = u128::from(self.ratio_per_mille) * u128::from(deposited) * 1_000_000;
+        let floor = u128::from(self.min_per_second) * self.window.as_nanos();
+        let allowed = (by_ratio + floor) / 1_000_000_000;
+        u64::try_from(allowed.saturating_sub(u128::from(withdrawn))).unwrap_or(u64::MAX)
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::budget::RetryBudget;
 use crate::clock::{ClockKind, Timeline};
-use crate::events::{GiveUp, RetryEvent};
+use crate::events::{GiveUp, RetryEvent, Success};
 use crate::hooks::Hooks;
 use crate::policy::Policy;
 use crate::rng::with_thread_rng;
@@ -125,6 +125,7 @@ impl RetryState {
     {
         match self.next_wait(policy, budget, error, hooks) {
             Ok((wait, hinted)) => {
+                crate::metrics::retry(hooks.site(), wait, hinted);
                 let mut kept = None;
                 if keep_event || reports(hooks) {
                     let event = RetryEvent {
@@ -152,6 +153,7 @@ impl RetryState {
                 Ok((wait, kept))
             }
             Err(reason) => {
+                crate::metrics::give_up(hooks.site(), reason, self.backoff.retries().saturating_add(1));
                 if reports(hooks) {
                     let event = GiveUp {
                         function: hooks.function_name(),
@@ -169,6 +171,26 @@ impl RetryState {
                 }
                 Err(reason)
             }
+        }
+    }
+
+    /// Reports the success of the attempt that just ended: metrics, the
+    /// tracing event of a success after retries, and `on_success`.
+    #[inline]
+    pub(crate) fn succeeded<E, H: Hooks<E>>(&mut self, hooks: &H) {
+        let attempts = self.backoff.retries().saturating_add(1);
+        crate::metrics::success(hooks.site(), attempts);
+        let retried = attempts > 1;
+        if H::OBSERVES_SUCCESS || (retried && crate::trace::success_enabled()) {
+            let event = Success {
+                function: hooks.function_name(),
+                attempts,
+                elapsed: self.timeline.elapsed(),
+            };
+            if retried {
+                crate::trace::succeeded(&event, self.timeline.started_at_first_failure());
+            }
+            hooks.on_success(&event);
         }
     }
 

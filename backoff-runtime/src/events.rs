@@ -1,4 +1,4 @@
-//! What `on_retry` and `on_give_up` are told.
+//! What `on_retry`, `on_give_up` and `on_success` are told.
 
 use core::time::Duration;
 
@@ -188,5 +188,79 @@ impl GiveUp {
     #[must_use]
     pub fn reason(&self) -> StopReason {
         self.reason
+    }
+}
+
+/// A call that succeeded: passed to `on_success` once, when the function
+/// returns its `Ok` value (never when it gives up).
+///
+/// ```
+/// use backoff_runtime::{Policy, Success};
+///
+/// let seen = std::cell::Cell::new(0);
+/// let mut calls = 0;
+/// let _ = Policy::new()
+///     .retry(|| { calls += 1; if calls < 3 { Err("busy") } else { Ok(()) } })
+///     .on_success(|event: &Success| seen.set(event.attempts()))
+///     .sleep(|_| {})
+///     .call();
+/// assert_eq!(seen.get(), 3);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Success {
+    pub(crate) function: &'static str,
+    pub(crate) attempts: u32,
+    pub(crate) elapsed: Duration,
+}
+
+impl Success {
+    /// The name of the retried function.
+    ///
+    /// ```
+    /// # fn f(e: &backoff_runtime::Success) -> &str {
+    /// e.function()
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn function(&self) -> &'static str {
+        self.function
+    }
+
+    /// How many attempts the call took (1: it succeeded at once).
+    ///
+    /// ```
+    /// # fn f(e: &backoff_runtime::Success) -> u32 {
+    /// e.attempts()
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// Whether the call needed at least one retry.
+    ///
+    /// ```
+    /// # fn f(e: &backoff_runtime::Success) -> bool {
+    /// e.retried()
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn retried(&self) -> bool {
+        self.attempts > 1
+    }
+
+    /// Time the call took, from its start to the end of the successful
+    /// attempt (monotonic).
+    ///
+    /// ```
+    /// # fn f(e: &backoff_runtime::Success) -> std::time::Duration {
+    /// e.elapsed()
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
     }
 }

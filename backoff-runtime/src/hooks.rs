@@ -13,7 +13,8 @@ use core::fmt::{self, Debug};
 use core::marker::PhantomData;
 use core::time::Duration;
 
-use crate::events::{GiveUp, RetryEvent};
+use crate::events::{GiveUp, RetryEvent, Success};
+use crate::metrics::{CallSite, Site};
 
 /// What a retry loop asks about, and reports on, each error.
 ///
@@ -39,8 +40,17 @@ pub trait Hooks<E> {
     fn on_give_up(&self, error: &E, event: &GiveUp);
     /// How to format the error, when its type is `Debug` (for tracing).
     fn debug_fmt(&self) -> Option<DebugFmt<E>>;
+    /// Called once when the call succeeds (`on_success`).
+    fn on_success(&self, event: &Success);
+    /// Whether `on_success` is set: a first-attempt success reports only then
+    /// (or when metrics record it).
+    const OBSERVES_SUCCESS: bool;
+    /// The annotated function's site: its name, and its metric handles.
+    fn site(&self) -> Site;
     /// The annotated function's name, for events.
-    fn function_name(&self) -> &'static str;
+    fn function_name(&self) -> &'static str {
+        self.site().name()
+    }
     /// Whether `on_retry` or `on_give_up` is set (they need a start instant).
     fn observes(&self) -> bool;
 }
@@ -92,6 +102,8 @@ pub type RetryAfterHook<E, F> = Set<F, fn(&F, &E) -> Option<Duration>>;
 pub type OnRetryHook<E, F> = Set<F, fn(&F, &E, &RetryEvent)>;
 /// A set `on_give_up` hook (see [`Set`] for an example of the pattern).
 pub type OnGiveUpHook<E, F> = Set<F, fn(&F, &E, &GiveUp)>;
+/// A set `on_success` hook (see [`Set`] for an example of the pattern).
+pub type OnSuccessHook<F> = Set<F, fn(&F, &Success)>;
 
 /// The hooks of one retried function, typed by its error `E`.
 ///
@@ -103,20 +115,21 @@ pub type OnGiveUpHook<E, F> = Set<F, fn(&F, &E, &GiveUp)>;
 /// assert!(hooks.should_retry(&ErrorKind::TimedOut.into()));
 /// assert!(!hooks.should_retry(&ErrorKind::NotFound.into()));
 /// ```
-pub struct HookSet<E, If = Unset, After = Unset, OnRetry = Unset, OnGiveUp = Unset> {
+pub struct HookSet<E, If = Unset, After = Unset, OnRetry = Unset, OnGiveUp = Unset, OnSuccess = Unset> {
     retry_if: If,
     retry_after: After,
     on_retry: OnRetry,
     on_give_up: OnGiveUp,
+    on_success: OnSuccess,
     debug: Option<DebugFmt<E>>,
-    name: &'static str,
+    site: Site,
     _error: PhantomData<fn(&E)>,
 }
 
-impl<E, If, After, OnRetry, OnGiveUp> Debug for HookSet<E, If, After, OnRetry, OnGiveUp> {
+impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> Debug for HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccess> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HookSet")
-            .field("name", &self.name)
+            .field("name", &self.site.name())
             .finish_non_exhaustive()
     }
 }
@@ -136,8 +149,9 @@ impl<E> HookSet<E> {
             retry_after: Unset,
             on_retry: Unset,
             on_give_up: Unset,
+            on_success: Unset,
             debug: None,
-            name: "retry",
+            site: Site::Named("retry"),
             _error: PhantomData,
         }
     }
@@ -149,7 +163,7 @@ impl<E> Default for HookSet<E> {
     }
 }
 
-impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
+impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccess> {
     /// Retries only the errors for which `predicate` returns `true`.
     ///
     /// ```
@@ -159,7 +173,10 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     /// assert!(!hooks.should_retry(&404));
     /// ```
     #[inline(always)]
-    pub fn retry_if<F: Fn(&E) -> bool>(self, predicate: F) -> HookSet<E, RetryIfHook<E, F>, After, OnRetry, OnGiveUp> {
+    pub fn retry_if<F: Fn(&E) -> bool>(
+        self,
+        predicate: F,
+    ) -> HookSet<E, RetryIfHook<E, F>, After, OnRetry, OnGiveUp, OnSuccess> {
         HookSet {
             retry_if: Set {
                 hook: predicate,
@@ -168,8 +185,9 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
             retry_after: self.retry_after,
             on_retry: self.on_retry,
             on_give_up: self.on_give_up,
+            on_success: self.on_success,
             debug: self.debug,
-            name: self.name,
+            site: self.site,
             _error: PhantomData,
         }
     }
@@ -188,7 +206,7 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     pub fn retry_after<F: Fn(&E) -> Option<Duration>>(
         self,
         hint: F,
-    ) -> HookSet<E, If, RetryAfterHook<E, F>, OnRetry, OnGiveUp> {
+    ) -> HookSet<E, If, RetryAfterHook<E, F>, OnRetry, OnGiveUp, OnSuccess> {
         HookSet {
             retry_if: self.retry_if,
             retry_after: Set {
@@ -197,8 +215,9 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
             },
             on_retry: self.on_retry,
             on_give_up: self.on_give_up,
+            on_success: self.on_success,
             debug: self.debug,
-            name: self.name,
+            site: self.site,
             _error: PhantomData,
         }
     }
@@ -211,7 +230,10 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     /// # let _ = hooks;
     /// ```
     #[inline(always)]
-    pub fn on_retry<F: Fn(&E, &RetryEvent)>(self, observer: F) -> HookSet<E, If, After, OnRetryHook<E, F>, OnGiveUp> {
+    pub fn on_retry<F: Fn(&E, &RetryEvent)>(
+        self,
+        observer: F,
+    ) -> HookSet<E, If, After, OnRetryHook<E, F>, OnGiveUp, OnSuccess> {
         HookSet {
             retry_if: self.retry_if,
             retry_after: self.retry_after,
@@ -220,8 +242,9 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
                 call: |f, e, event| f(e, event),
             },
             on_give_up: self.on_give_up,
+            on_success: self.on_success,
             debug: self.debug,
-            name: self.name,
+            site: self.site,
             _error: PhantomData,
         }
     }
@@ -235,7 +258,10 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     /// # let _ = hooks;
     /// ```
     #[inline(always)]
-    pub fn on_give_up<F: Fn(&E, &GiveUp)>(self, observer: F) -> HookSet<E, If, After, OnRetry, OnGiveUpHook<E, F>> {
+    pub fn on_give_up<F: Fn(&E, &GiveUp)>(
+        self,
+        observer: F,
+    ) -> HookSet<E, If, After, OnRetry, OnGiveUpHook<E, F>, OnSuccess> {
         HookSet {
             retry_if: self.retry_if,
             retry_after: self.retry_after,
@@ -244,8 +270,9 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
                 hook: observer,
                 call: |f, e, event| f(e, event),
             },
+            on_success: self.on_success,
             debug: self.debug,
-            name: self.name,
+            site: self.site,
             _error: PhantomData,
         }
     }
@@ -260,7 +287,11 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     /// # let _ = hooks;
     /// ```
     #[inline(always)]
-    pub fn before_retry<F, O>(self, action: F) -> HookSet<E, If, After, Then<OnRetry, OnRetryHook<E, F>>, OnGiveUp>
+    #[allow(clippy::type_complexity)]
+    pub fn before_retry<F, O>(
+        self,
+        action: F,
+    ) -> HookSet<E, If, After, Then<OnRetry, OnRetryHook<E, F>>, OnGiveUp, OnSuccess>
     where
         F: Fn(&E, &RetryEvent) -> O,
         O: SyncAction,
@@ -278,8 +309,9 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
                 },
             },
             on_give_up: self.on_give_up,
+            on_success: self.on_success,
             debug: self.debug,
-            name: self.name,
+            site: self.site,
             _error: PhantomData,
         }
     }
@@ -317,8 +349,46 @@ impl<E, If, After, OnRetry, OnGiveUp> HookSet<E, If, After, OnRetry, OnGiveUp> {
     #[inline(always)]
     #[must_use]
     pub fn name(mut self, name: &'static str) -> Self {
-        self.name = name;
+        self.site = Site::Named(name);
         self
+    }
+
+    /// Names the retried function by its static site (the `#[retry]`
+    /// expansion's), whose metric handles are registered once.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[must_use]
+    pub fn site(mut self, site: &'static CallSite) -> Self {
+        self.site = Site::Static(site);
+        self
+    }
+
+    /// Calls `observer` once when the call succeeds, with the attempts it
+    /// took and the time it took (never when it gives up).
+    ///
+    /// ```
+    /// use backoff_runtime::__private::HookSet;
+    /// let hooks = HookSet::<String>::new().on_success(|event| println!("done after {} attempts", event.attempts()));
+    /// # let _ = hooks;
+    /// ```
+    #[inline(always)]
+    pub fn on_success<F: Fn(&Success)>(
+        self,
+        observer: F,
+    ) -> HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccessHook<F>> {
+        HookSet {
+            retry_if: self.retry_if,
+            retry_after: self.retry_after,
+            on_retry: self.on_retry,
+            on_give_up: self.on_give_up,
+            on_success: Set {
+                hook: observer,
+                call: |f, event| f(event),
+            },
+            debug: self.debug,
+            site: self.site,
+            _error: PhantomData,
+        }
     }
 }
 
@@ -408,16 +478,31 @@ pub trait SyncAction {}
 
 impl SyncAction for () {}
 
-impl<E, If, After, OnRetry, OnGiveUp> Hooks<E> for HookSet<E, If, After, OnRetry, OnGiveUp>
+impl<'a, F> Slot<&'a Success, ()> for Set<F, fn(&F, &Success)> {
+    #[inline(always)]
+    fn call_or(&self, event: &'a Success, _default: ()) {
+        (self.call)(&self.hook, event);
+    }
+}
+
+impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> Hooks<E> for HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccess>
 where
     If: for<'a> Slot<&'a E, bool>,
     After: for<'a> Slot<&'a E, Option<Duration>>,
     OnRetry: for<'a, 'b> Slot<(&'a E, &'b RetryEvent), ()>,
     OnGiveUp: for<'a, 'b> Slot<(&'a E, &'b GiveUp), ()>,
+    OnSuccess: for<'a> Slot<&'a Success, ()>,
 {
+    const OBSERVES_SUCCESS: bool = OnSuccess::IS_SET;
+
     #[inline(always)]
     fn should_retry(&self, error: &E) -> bool {
         self.retry_if.call_or(error, true)
+    }
+
+    #[inline(always)]
+    fn on_success(&self, event: &Success) {
+        self.on_success.call_or(event, ());
     }
 
     #[inline(always)]
@@ -441,13 +526,13 @@ where
     }
 
     #[inline(always)]
-    fn function_name(&self) -> &'static str {
-        self.name
+    fn site(&self) -> Site {
+        self.site
     }
 
     #[inline(always)]
     fn observes(&self) -> bool {
-        OnRetry::IS_SET || OnGiveUp::IS_SET
+        OnRetry::IS_SET || OnGiveUp::IS_SET || OnSuccess::IS_SET
     }
 }
 
@@ -478,8 +563,15 @@ impl<E, T: Hooks<E>> Hooks<E> for &T {
     }
 
     #[inline(always)]
-    fn function_name(&self) -> &'static str {
-        (**self).function_name()
+    fn on_success(&self, event: &Success) {
+        (**self).on_success(event);
+    }
+
+    const OBSERVES_SUCCESS: bool = T::OBSERVES_SUCCESS;
+
+    #[inline(always)]
+    fn site(&self) -> Site {
+        (**self).site()
     }
 
     #[inline(always)]

@@ -37,7 +37,8 @@
 //! |---|---|---|
 //! | `macros` | yes | the [`retry`] attribute |
 //! | `tokio` | yes | sleeping and timing async retry loops on tokio |
-//! | `tracing` | no | a WARN event for each retry and at give-up |
+//! | `tracing` | no | a WARN event for each retry and at give-up, an INFO event for a success after retries |
+//! | `metrics` | no | [`metrics`](crate::metrics): counters, histograms and gauges through the `metrics` facade |
 //! | `http` | no | [`http_errors`]: classification of status codes and I/O errors, and `Retry-After` |
 //! | `reqwest` | no | [`reqwest_errors`]: classification of reqwest's errors and a status-carrying error type |
 //! | `test-util` | no | [`testing`]: a virtual clock for sync retry loops and a seedable generator |
@@ -55,6 +56,10 @@ mod hooks;
 #[cfg(feature = "http")]
 pub mod http_errors;
 mod jitter;
+#[cfg(feature = "metrics")]
+pub mod metrics;
+#[cfg(not(feature = "metrics"))]
+mod metrics;
 mod plain;
 mod policy;
 mod poll;
@@ -74,7 +79,7 @@ mod trace;
 
 pub use crate::attempt::{Attempt, InvocationId};
 pub use crate::budget::{BudgetError, RetryBudget};
-pub use crate::events::{GiveUp, RetryEvent};
+pub use crate::events::{GiveUp, RetryEvent, Success};
 pub use crate::plain::{Retry, RetryFuture};
 pub use crate::policy::{Jitter, Policy, PolicyError};
 pub use crate::schedule::Schedule;
@@ -117,6 +122,7 @@ pub use crate::timeout::Elapsed;
 /// | `retry_after_ok` | none | path or closure, `Fn(&T) -> Option<Duration>`; needs `retry_if_ok` | the server's hint for the wait after a pending value (a `202` with `Retry-After`), as `retry_after` is for errors |
 /// | `on_retry` | none | path or closure, `Fn(&E, &`[`RetryEvent`]`)`; with `retry_if_ok`, `Fn(&Result<T, E>, &RetryEvent)` | called before each wait |
 /// | `on_give_up` | none | path or closure, `Fn(&E, &`[`GiveUp`]`)`; with `retry_if_ok`, `Fn(&Result<T, E>, &GiveUp)` | called once when a stop rule ends the call, never on success |
+/// | `on_success` | none | path or closure, `Fn(&`[`Success`]`)` | called once when the call succeeds, with the attempts and the time it took; never when it gives up |
 /// | `before_retry` | none | `async fn`: an async closure (`async \|e, event\| { ... }`) or a path to an `async fn(&E, &RetryEvent)`, awaited; sync `fn`: path or closure, `Fn(&E, &RetryEvent)`; with `retry_if_ok` the first parameter is `&Result<T, E>` | an action after `on_retry` and before the wait: refresh a token, reconnect (see "Actions before a retry") |
 /// | `sleep` | tokio / `std::thread::sleep` | path or closure: `Fn(Duration) -> impl Future` (async; output ignored), `Fn(Duration)` (sync) | another runtime's timer, or a finer one (see "Clocks and timers") |
 /// | `context` | none | a name, such as `attempt` | binds an [`Attempt`] of that name in the body: the attempt number, the retries left, the time elapsed and left, the call's [`InvocationId`] (see "The attempt inside the body") |
@@ -402,7 +408,8 @@ pub mod __private {
     use crate::budget::RetryBudget;
 
     pub use crate::hooks::{
-        DebugFmt, ErrorType, HookSet, Hooks, OnGiveUpHook, OnRetryHook, RetryAfterHook, RetryIfHook, Set, Slot, Unset,
+        DebugFmt, ErrorType, HookSet, Hooks, OnGiveUpHook, OnRetryHook, OnSuccessHook, RetryAfterHook, RetryIfHook,
+        Set, Slot, Unset,
     };
     pub use crate::plain::CustomTimer;
     #[cfg(feature = "tokio")]
@@ -419,6 +426,7 @@ pub mod __private {
     pub use crate::attempt::AttemptSource;
     pub use crate::hooks::{DebugProbe, ProbeDebug, ProbeOpaque};
     pub use crate::hooks::{SyncAction, Then};
+    pub use crate::metrics::{CallSite, Site};
     pub use crate::policy::{Jitter, Policy};
     pub use crate::poll::{PollHookSet, PollHooks};
     pub use crate::result::RetryResult;

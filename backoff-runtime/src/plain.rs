@@ -13,8 +13,9 @@ use crate::async_loop::{AsyncLoop, ClockChoice, Step};
 use crate::attempt::{Attempt, AttemptSource};
 use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
-use crate::events::{GiveUp, RetryEvent};
-use crate::hooks::{HookSet, Hooks, OnGiveUpHook, OnRetryHook, RetryAfterHook, RetryIfHook};
+use crate::decide::RetryState;
+use crate::events::{GiveUp, RetryEvent, Success};
+use crate::hooks::{HookSet, Hooks, OnGiveUpHook, OnRetryHook, OnSuccessHook, RetryAfterHook, RetryIfHook};
 use crate::policy::Policy;
 use crate::sync_loop::{SyncSleeper, ThreadSleep, custom_sync_sleep, judge_errors, retry_sync, start_sync};
 use crate::timeout::Elapsed;
@@ -255,12 +256,14 @@ impl<Op, E, K, H, S: core::fmt::Debug> core::fmt::Debug for Retry<'_, Op, E, K, 
 
 // Type-state builder: each method's return type spells out the hook it sets.
 #[allow(clippy::type_complexity)]
-impl<'a, Op, E, K, If, After, OnRetry, OnGiveUp, S> Retry<'a, Op, E, K, HookSet<E, If, After, OnRetry, OnGiveUp>, S> {
+impl<'a, Op, E, K, If, After, OnRetry, OnGiveUp, OnSuccess, S>
+    Retry<'a, Op, E, K, HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccess>, S>
+{
     /// Rebuilds with the hooks and the sleep that `change` makes of the
     /// current ones.
     fn with<H2, S2>(
         self,
-        change: impl FnOnce(HookSet<E, If, After, OnRetry, OnGiveUp>, S) -> (H2, S2),
+        change: impl FnOnce(HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccess>, S) -> (H2, S2),
     ) -> Retry<'a, Op, E, K, H2, S2> {
         let (hooks, sleep) = change(self.hooks, self.sleep);
         Retry {
@@ -286,7 +289,7 @@ impl<'a, Op, E, K, If, After, OnRetry, OnGiveUp, S> Retry<'a, Op, E, K, HookSet<
     pub fn retry_if<F: Fn(&E) -> bool>(
         self,
         retry_if: F,
-    ) -> Retry<'a, Op, E, K, HookSet<E, RetryIfHook<E, F>, After, OnRetry, OnGiveUp>, S> {
+    ) -> Retry<'a, Op, E, K, HookSet<E, RetryIfHook<E, F>, After, OnRetry, OnGiveUp, OnSuccess>, S> {
         self.with(|hooks, sleep| (hooks.retry_if(retry_if), sleep))
     }
 
@@ -306,7 +309,7 @@ impl<'a, Op, E, K, If, After, OnRetry, OnGiveUp, S> Retry<'a, Op, E, K, HookSet<
     pub fn retry_after<F: Fn(&E) -> Option<Duration>>(
         self,
         retry_after: F,
-    ) -> Retry<'a, Op, E, K, HookSet<E, If, RetryAfterHook<E, F>, OnRetry, OnGiveUp>, S> {
+    ) -> Retry<'a, Op, E, K, HookSet<E, If, RetryAfterHook<E, F>, OnRetry, OnGiveUp, OnSuccess>, S> {
         self.with(|hooks, sleep| (hooks.retry_after(retry_after), sleep))
     }
 
@@ -327,7 +330,7 @@ impl<'a, Op, E, K, If, After, OnRetry, OnGiveUp, S> Retry<'a, Op, E, K, HookSet<
     pub fn on_retry<F: Fn(&E, &RetryEvent)>(
         self,
         on_retry: F,
-    ) -> Retry<'a, Op, E, K, HookSet<E, If, After, OnRetryHook<E, F>, OnGiveUp>, S> {
+    ) -> Retry<'a, Op, E, K, HookSet<E, If, After, OnRetryHook<E, F>, OnGiveUp, OnSuccess>, S> {
         self.with(|hooks, sleep| (hooks.on_retry(on_retry), sleep))
     }
 
@@ -347,11 +350,27 @@ impl<'a, Op, E, K, If, After, OnRetry, OnGiveUp, S> Retry<'a, Op, E, K, HookSet<
     pub fn on_give_up<F: Fn(&E, &GiveUp)>(
         self,
         on_give_up: F,
-    ) -> Retry<'a, Op, E, K, HookSet<E, If, After, OnRetry, OnGiveUpHook<E, F>>, S> {
+    ) -> Retry<'a, Op, E, K, HookSet<E, If, After, OnRetry, OnGiveUpHook<E, F>, OnSuccess>, S> {
         self.with(|hooks, sleep| (hooks.on_give_up(on_give_up), sleep))
     }
 
-    /// The name events and tracing report for this operation (the
+    /// Called once when the operation succeeds (`on_success`), with the
+    /// attempts it took and the time it took; never when it gives up.
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, Success};
+    /// let attempts = std::cell::Cell::new(0);
+    /// let _ = Policy::new().retry(|| Ok::<_, ()>(1)).on_success(|event: &Success| attempts.set(event.attempts())).call();
+    /// assert_eq!(attempts.get(), 1);
+    /// ```
+    pub fn on_success<F: Fn(&Success)>(
+        self,
+        on_success: F,
+    ) -> Retry<'a, Op, E, K, HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccessHook<F>>, S> {
+        self.with(|hooks, sleep| (hooks.on_success(on_success), sleep))
+    }
+
+    /// The name events, tracing and metrics report for this operation (the
     /// attribute uses the function's name); `"retry"` by default.
     ///
     /// ```
@@ -380,7 +399,10 @@ impl<'a, Op, E, K, If, After, OnRetry, OnGiveUp, S> Retry<'a, Op, E, K, HookSet<
     /// let _ = Policy::new().max_retries(3).retry(|| Err::<(), ()>(())).sleep(|_| slept.set(slept.get() + 1)).call();
     /// assert_eq!(slept.get(), 3);
     /// ```
-    pub fn sleep<F>(self, sleep: F) -> Retry<'a, Op, E, K, HookSet<E, If, After, OnRetry, OnGiveUp>, CustomSleep<F>> {
+    pub fn sleep<F>(
+        self,
+        sleep: F,
+    ) -> Retry<'a, Op, E, K, HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccess>, CustomSleep<F>> {
         self.with(|hooks, _| (hooks, CustomSleep(sleep)))
     }
 
@@ -403,7 +425,8 @@ impl<'a, Op, E, K, If, After, OnRetry, OnGiveUp, S> Retry<'a, Op, E, K, HookSet<
 }
 
 #[cfg(feature = "tokio")]
-impl<'a, Op, E, If, After, OnRetry, OnGiveUp, S> Retry<'a, Op, E, Awaited, HookSet<E, If, After, OnRetry, OnGiveUp>, S>
+impl<'a, Op, E, If, After, OnRetry, OnGiveUp, OnSuccess, S>
+    Retry<'a, Op, E, Awaited, HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccess>, S>
 where
     E: From<Elapsed>,
 {
@@ -460,7 +483,12 @@ where
         let sleeper = sleep.into_sleeper();
         let start = start_sync(policy, budget, hooks.observes(), &sleeper);
         match op() {
-            Ok(value) => Ok(value),
+            Ok(value) => {
+                if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
+                    RetryState::with_start(sleeper.clock().0, start).succeeded(&hooks);
+                }
+                Ok(value)
+            }
             Err(error) => retry_sync(
                 policy,
                 budget,

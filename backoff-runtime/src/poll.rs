@@ -13,11 +13,12 @@ use core::fmt::{self, Debug};
 use core::marker::PhantomData;
 use core::time::Duration;
 
-use crate::events::{GiveUp, RetryEvent};
+use crate::events::{GiveUp, RetryEvent, Success};
 use crate::hooks::{
-    DebugFmt, ErrorType, HookSet, Hooks, OnGiveUpHook, OnRetryHook, RetryAfterHook, RetryIfHook, Set, Slot, SyncAction,
-    Then, Unset,
+    DebugFmt, ErrorType, HookSet, Hooks, OnGiveUpHook, OnRetryHook, OnSuccessHook, RetryAfterHook, RetryIfHook, Set,
+    Slot, SyncAction, Then, Unset,
 };
+use crate::metrics::{CallSite, Site};
 
 /// The hooks of a polling function: the error hooks in a [`HookSet`], the
 /// value hooks, and observers of the whole `Result<T, E>`.
@@ -35,18 +36,28 @@ use crate::hooks::{
 /// assert_eq!(hooks.hint(&Ok("running")), Some(Duration::from_secs(2)));
 /// assert!(!hooks.should_retry(&Err(404)));
 /// ```
-pub struct PollHookSet<T, E, Errors = HookSet<E>, IfOk = Unset, AfterOk = Unset, OnRetry = Unset, OnGiveUp = Unset> {
+pub struct PollHookSet<
+    T,
+    E,
+    Errors = HookSet<E>,
+    IfOk = Unset,
+    AfterOk = Unset,
+    OnRetry = Unset,
+    OnGiveUp = Unset,
+    OnSuccess = Unset,
+> {
     errors: Errors,
     retry_if_ok: IfOk,
     retry_after_ok: AfterOk,
     on_retry: OnRetry,
     on_give_up: OnGiveUp,
+    on_success: OnSuccess,
     debug: Option<DebugFmt<Result<T, E>>>,
     _result: PhantomData<fn(&T, &E)>,
 }
 
-impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> Debug
-    for PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp>
+impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> Debug
+    for PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PollHookSet").finish_non_exhaustive()
@@ -69,6 +80,7 @@ impl<T, E> PollHookSet<T, E> {
             retry_after_ok: Unset,
             on_retry: Unset,
             on_give_up: Unset,
+            on_success: Unset,
             debug: None,
             _result: PhantomData,
         }
@@ -81,8 +93,8 @@ impl<T, E> Default for PollHookSet<T, E> {
     }
 }
 
-impl<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp>
-    PollHookSet<T, E, HookSet<E, If, After>, IfOk, AfterOk, OnRetry, OnGiveUp>
+impl<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
+    PollHookSet<T, E, HookSet<E, If, After>, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
 {
     /// Names the retried operation in events.
     #[inline(always)]
@@ -92,18 +104,28 @@ impl<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp>
         self
     }
 
+    /// Names the retried function by its static site.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[must_use]
+    pub fn site(mut self, site: &'static CallSite) -> Self {
+        self.errors = self.errors.site(site);
+        self
+    }
+
     /// Retries only the errors for which `predicate` returns `true`.
     #[inline(always)]
     pub fn retry_if<F: Fn(&E) -> bool>(
         self,
         predicate: F,
-    ) -> PollHookSet<T, E, HookSet<E, RetryIfHook<E, F>, After>, IfOk, AfterOk, OnRetry, OnGiveUp> {
+    ) -> PollHookSet<T, E, HookSet<E, RetryIfHook<E, F>, After>, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> {
         PollHookSet {
             errors: self.errors.retry_if(predicate),
             retry_if_ok: self.retry_if_ok,
             retry_after_ok: self.retry_after_ok,
             on_retry: self.on_retry,
             on_give_up: self.on_give_up,
+            on_success: self.on_success,
             debug: self.debug,
             _result: PhantomData,
         }
@@ -114,33 +136,37 @@ impl<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp>
     pub fn retry_after<F: Fn(&E) -> Option<Duration>>(
         self,
         hint: F,
-    ) -> PollHookSet<T, E, HookSet<E, If, RetryAfterHook<E, F>>, IfOk, AfterOk, OnRetry, OnGiveUp> {
+    ) -> PollHookSet<T, E, HookSet<E, If, RetryAfterHook<E, F>>, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> {
         PollHookSet {
             errors: self.errors.retry_after(hint),
             retry_if_ok: self.retry_if_ok,
             retry_after_ok: self.retry_after_ok,
             on_retry: self.on_retry,
             on_give_up: self.on_give_up,
+            on_success: self.on_success,
             debug: self.debug,
             _result: PhantomData,
         }
     }
 }
 
-impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> {
+impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
+    PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
+{
     /// Treats the values for which `predicate` returns `true` as pending:
     /// wait and run the operation again.
     #[inline(always)]
     pub fn retry_if_ok<F: Fn(&T) -> bool>(
         self,
         predicate: F,
-    ) -> PollHookSet<T, E, Errors, RetryIfHook<T, F>, AfterOk, OnRetry, OnGiveUp> {
+    ) -> PollHookSet<T, E, Errors, RetryIfHook<T, F>, AfterOk, OnRetry, OnGiveUp, OnSuccess> {
         PollHookSet {
             errors: self.errors,
             retry_if_ok: Set::new(predicate, |f, v| f(v)),
             retry_after_ok: self.retry_after_ok,
             on_retry: self.on_retry,
             on_give_up: self.on_give_up,
+            on_success: self.on_success,
             debug: self.debug,
             _result: PhantomData,
         }
@@ -151,13 +177,14 @@ impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> PollHookSet<T, E, Errors, I
     pub fn retry_after_ok<F: Fn(&T) -> Option<Duration>>(
         self,
         hint: F,
-    ) -> PollHookSet<T, E, Errors, IfOk, RetryAfterHook<T, F>, OnRetry, OnGiveUp> {
+    ) -> PollHookSet<T, E, Errors, IfOk, RetryAfterHook<T, F>, OnRetry, OnGiveUp, OnSuccess> {
         PollHookSet {
             errors: self.errors,
             retry_if_ok: self.retry_if_ok,
             retry_after_ok: Set::new(hint, |f, v| f(v)),
             on_retry: self.on_retry,
             on_give_up: self.on_give_up,
+            on_success: self.on_success,
             debug: self.debug,
             _result: PhantomData,
         }
@@ -168,13 +195,14 @@ impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> PollHookSet<T, E, Errors, I
     pub fn on_retry<F: Fn(&Result<T, E>, &RetryEvent)>(
         self,
         observer: F,
-    ) -> PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetryHook<Result<T, E>, F>, OnGiveUp> {
+    ) -> PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetryHook<Result<T, E>, F>, OnGiveUp, OnSuccess> {
         PollHookSet {
             errors: self.errors,
             retry_if_ok: self.retry_if_ok,
             retry_after_ok: self.retry_after_ok,
             on_retry: Set::new(observer, |f, r, event| f(r, event)),
             on_give_up: self.on_give_up,
+            on_success: self.on_success,
             debug: self.debug,
             _result: PhantomData,
         }
@@ -186,13 +214,14 @@ impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> PollHookSet<T, E, Errors, I
     pub fn on_give_up<F: Fn(&Result<T, E>, &GiveUp)>(
         self,
         observer: F,
-    ) -> PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUpHook<Result<T, E>, F>> {
+    ) -> PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUpHook<Result<T, E>, F>, OnSuccess> {
         PollHookSet {
             errors: self.errors,
             retry_if_ok: self.retry_if_ok,
             retry_after_ok: self.retry_after_ok,
             on_retry: self.on_retry,
             on_give_up: Set::new(observer, |f, r, event| f(r, event)),
+            on_success: self.on_success,
             debug: self.debug,
             _result: PhantomData,
         }
@@ -204,7 +233,7 @@ impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> PollHookSet<T, E, Errors, I
     pub fn before_retry<F, O>(
         self,
         action: F,
-    ) -> PollHookSet<T, E, Errors, IfOk, AfterOk, Then<OnRetry, OnRetryHook<Result<T, E>, F>>, OnGiveUp>
+    ) -> PollHookSet<T, E, Errors, IfOk, AfterOk, Then<OnRetry, OnRetryHook<Result<T, E>, F>>, OnGiveUp, OnSuccess>
     where
         F: Fn(&Result<T, E>, &RetryEvent) -> O,
         O: SyncAction,
@@ -221,6 +250,26 @@ impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> PollHookSet<T, E, Errors, I
                 then: action,
             },
             on_give_up: self.on_give_up,
+            on_success: self.on_success,
+            debug: self.debug,
+            _result: PhantomData,
+        }
+    }
+
+    /// Calls `observer` once when the call returns a value that is not
+    /// pending.
+    #[inline(always)]
+    pub fn on_success<F: Fn(&Success)>(
+        self,
+        observer: F,
+    ) -> PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccessHook<F>> {
+        PollHookSet {
+            errors: self.errors,
+            retry_if_ok: self.retry_if_ok,
+            retry_after_ok: self.retry_after_ok,
+            on_retry: self.on_retry,
+            on_give_up: self.on_give_up,
+            on_success: Set::new(observer, |f, event| f(event)),
             debug: self.debug,
             _result: PhantomData,
         }
@@ -254,14 +303,17 @@ pub trait PollHooks<T, E>: Hooks<Result<T, E>> {
     fn pending(&self, value: &T) -> bool;
 }
 
-impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> Hooks<Result<T, E>>
-    for PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp>
+impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> Hooks<Result<T, E>>
+    for PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
 where
     Errors: Hooks<E>,
     AfterOk: for<'a> Slot<&'a T, Option<Duration>>,
     OnRetry: for<'a, 'b> Slot<(&'a Result<T, E>, &'b RetryEvent), ()>,
     OnGiveUp: for<'a, 'b> Slot<(&'a Result<T, E>, &'b GiveUp), ()>,
+    OnSuccess: for<'a> Slot<&'a Success, ()>,
 {
+    const OBSERVES_SUCCESS: bool = OnSuccess::IS_SET;
+
     /// A pending value is always retried (it reaches the decision only when
     /// `retry_if_ok` said so); an error when `retry_if` says so.
     #[inline(always)]
@@ -296,24 +348,30 @@ where
     }
 
     #[inline(always)]
-    fn function_name(&self) -> &'static str {
-        self.errors.function_name()
+    fn on_success(&self, event: &Success) {
+        self.on_success.call_or(event, ());
+    }
+
+    #[inline(always)]
+    fn site(&self) -> Site {
+        self.errors.site()
     }
 
     #[inline(always)]
     fn observes(&self) -> bool {
-        OnRetry::IS_SET || OnGiveUp::IS_SET
+        OnRetry::IS_SET || OnGiveUp::IS_SET || OnSuccess::IS_SET
     }
 }
 
-impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp> PollHooks<T, E>
-    for PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp>
+impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> PollHooks<T, E>
+    for PollHookSet<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
 where
     Errors: Hooks<E>,
     IfOk: for<'a> Slot<&'a T, bool>,
     AfterOk: for<'a> Slot<&'a T, Option<Duration>>,
     OnRetry: for<'a, 'b> Slot<(&'a Result<T, E>, &'b RetryEvent), ()>,
     OnGiveUp: for<'a, 'b> Slot<(&'a Result<T, E>, &'b GiveUp), ()>,
+    OnSuccess: for<'a> Slot<&'a Success, ()>,
 {
     #[inline(always)]
     fn pending(&self, value: &T) -> bool {

@@ -36,3 +36,54 @@ impl fmt::Display for StopReason {
         })
     }
 }
+
+impl StopReason {
+    /// Every reason, in the order of the checks.
+    #[cfg_attr(not(any(test, feature = "metrics")), allow(dead_code))]
+    pub(crate) const ALL: [StopReason; 5] = [
+        StopReason::Permanent,
+        StopReason::Exhausted,
+        StopReason::HintAboveCap,
+        StopReason::Deadline,
+        StopReason::Budget,
+    ];
+
+    /// The reason as a metric label (snake case).
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            StopReason::Permanent => "permanent",
+            StopReason::Exhausted => "exhausted",
+            StopReason::HintAboveCap => "hint_above_cap",
+            StopReason::Deadline => "deadline",
+            StopReason::Budget => "budget",
+        }
+    }
+
+    /// The reason's place in [`ALL`](Self::ALL).
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn index(self) -> usize {
+        match self {
+            StopReason::Permanent => 0,
+            StopReason::Exhausted => 1,
+            StopReason::HintAboveCap => 2,
+            StopReason::Deadline => 3,
+            StopReason::Budget => 4,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StopReason;
+
+    #[test]
+    fn every_reason_has_its_place_and_label() {
+        for (index, reason) in StopReason::ALL.into_iter().enumerate() {
+            assert_eq!(reason.index(), index);
+            assert_eq!(reason.label(), reason.label().to_lowercase());
+        }
+        let labels: std::collections::HashSet<_> = StopReason::ALL.iter().map(|r| r.label()).collect();
+        assert_eq!(labels.len(), StopReason::ALL.len());
+    }
+}

@@ -122,7 +122,12 @@ where
     S: SyncSleeper,
 {
     match first.into_result() {
-        Ok(value) => R::from_result(Ok(value)),
+        Ok(value) => {
+            if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
+                RetryState::with_start(sleeper.clock().0, start).succeeded(&hooks(HookSet::new()));
+            }
+            R::from_result(Ok(value))
+        }
         Err(error) => retry_sync(
             policy,
             budget,
@@ -159,7 +164,10 @@ where
 {
     let hooks = hooks(PollHookSet::new());
     match judge_values::<R, H>(first, &hooks) {
-        Ok(done) => done,
+        Ok(done) => {
+            RetryState::with_start(sleeper.clock().0, start).succeeded(&hooks);
+            done
+        }
         Err(pending) => retry_sync(
             policy,
             budget,
@@ -229,7 +237,10 @@ where
             Err(_reason) => return back(decided),
         }
         match judge(body(), &hooks) {
-            Ok(done) => return done,
+            Ok(done) => {
+                state.succeeded(&hooks);
+                return done;
+            }
             Err(next) => decided = next,
         }
     }

@@ -1,11 +1,12 @@
-//! The `tracing` feature: a WARN event for each retry and one at give-up.
+//! The `tracing` feature: a WARN event for each retry and one at give-up,
+//! and an INFO event for a success after retries.
 //! Without the feature these are no-ops, so the feature stays additive and
 //! never adds an `E: Debug` bound (the error is logged when its type is
 //! `Debug`, through the expansion's probe).
 
 use core::fmt::{self, Debug};
 
-use crate::events::{GiveUp, RetryEvent};
+use crate::events::{GiveUp, RetryEvent, Success};
 use crate::hooks::DebugFmt;
 
 /// An error shown through the formatter the expansion's probe found.
@@ -36,6 +37,20 @@ pub(crate) fn enabled() -> bool {
 #[cfg(not(feature = "tracing"))]
 #[inline(always)]
 pub(crate) fn enabled() -> bool {
+    false
+}
+
+/// Whether a subscriber would record the INFO event of a success after
+/// retries.
+#[cfg(feature = "tracing")]
+pub(crate) fn success_enabled() -> bool {
+    tracing::enabled!(target: "backoff_runtime", tracing::Level::INFO)
+}
+
+/// Without the feature, never.
+#[cfg(not(feature = "tracing"))]
+#[inline(always)]
+pub(crate) fn success_enabled() -> bool {
     false
 }
 
@@ -78,6 +93,26 @@ pub(crate) fn giving_up(event: &GiveUp, error: Option<impl Debug>, from_first_fa
         "giving up"
     );
 }
+
+/// Emits the INFO event of a success after at least one retry: the WARN
+/// events before it announced failures, this one says the call recovered
+/// (INFO, not DEBUG, so a log at the usual level does not read as failures
+/// that never ended).
+#[cfg(feature = "tracing")]
+pub(crate) fn succeeded(event: &Success, from_first_failure: bool) {
+    tracing::info!(
+        target: "backoff_runtime",
+        function = event.function,
+        attempts = event.attempts,
+        elapsed = ?event.elapsed,
+        elapsed_from = origin(from_first_failure),
+        "succeeded after retries"
+    );
+}
+
+#[cfg(not(feature = "tracing"))]
+#[inline(always)]
+pub(crate) fn succeeded(_event: &Success, _from_first_failure: bool) {}
 
 #[cfg(not(feature = "tracing"))]
 #[inline(always)]

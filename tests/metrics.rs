@@ -1,0 +1,254 @@
+//! The `metrics` feature: a debugging recorder captures every metric of a
+//! scripted sequence of calls, and the test checks exact counts and labels.
+//! One global recorder for the process (handles are registered once per
+//! function), one test function for the whole script (a snapshot drains the
+//! histograms).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use backoff_runtime::{Policy, RetryBudget, retry};
+use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+use metrics_util::{CompositeKey, MetricKind};
+
+#[derive(Debug, PartialEq)]
+enum ApiError {
+    Busy,
+    Denied,
+    Throttled(Duration),
+}
+
+fn hint(error: &ApiError) -> Option<Duration> {
+    match error {
+        ApiError::Throttled(wait) => Some(*wait),
+        _ => None,
+    }
+}
+
+/// Fails while `*failures > 0` (counting down), with `error`.
+fn attempt(failures: &mut u32, error: impl Fn() -> ApiError) -> Result<u32, ApiError> {
+    if *failures > 0 {
+        *failures -= 1;
+        Err(error())
+    } else {
+        Ok(7)
+    }
+}
+
+#[retry(max_retries = 2, jitter = none, initial_backoff = "1s")]
+fn metered(failures: &mut u32) -> Result<u32, ApiError> {
+    attempt(failures, || ApiError::Busy)
+}
+
+#[retry(max_retries = 3, jitter = none, retry_after = hint, retry_if = |e| *e != ApiError::Denied)]
+fn hinted(failures: &mut u32, denied: bool) -> Result<u32, ApiError> {
+    if denied {
+        return Err(ApiError::Denied);
+    }
+    attempt(failures, || ApiError::Throttled(Duration::from_millis(250)))
+}
+
+static TIGHT: RetryBudget = RetryBudget::new().ratio(0.0).min_per_second(0).name("tight");
+
+#[retry(max_retries = 3, jitter = none, budget = TIGHT)]
+fn budgeted() -> Result<u32, ApiError> {
+    Err(ApiError::Busy)
+}
+
+static ROOMY: RetryBudget = RetryBudget::new().ratio(0.0).min_per_second(1).name("roomy");
+
+#[retry(max_retries = 3, jitter = none, budget = ROOMY)]
+fn roomy(failures: &mut u32) -> Result<u32, ApiError> {
+    attempt(failures, || ApiError::Busy)
+}
+
+#[retry(max_retries = 5, jitter = none, retry_if_ok = |v: &u32| *v < 3)]
+async fn polled(counter: &std::sync::atomic::AtomicU32) -> Result<u32, ApiError> {
+    Ok(counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1)
+}
+
+/// A metric's identity in the snapshot: kind, name and labels.
+type Series = (MetricKind, String, BTreeMap<String, String>);
+
+fn series(key: &CompositeKey) -> Series {
+    let labels = key
+        .key()
+        .labels()
+        .map(|label| (label.key().to_string(), label.value().to_string()))
+        .collect();
+    (key.kind(), key.key().name().to_string(), labels)
+}
+
+fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// The value of one series, which must exist.
+fn value<'a>(
+    snapshot: &'a BTreeMap<Series, DebugValue>,
+    kind: MetricKind,
+    name: &str,
+    pairs: &[(&str, &str)],
+) -> &'a DebugValue {
+    let key = (kind, name.to_string(), labels(pairs));
+    snapshot
+        .get(&key)
+        .unwrap_or_else(|| panic!("no series {key:?} in {:#?}", snapshot.keys()))
+}
+
+fn counter(snapshot: &BTreeMap<Series, DebugValue>, name: &str, pairs: &[(&str, &str)]) -> u64 {
+    match value(snapshot, MetricKind::Counter, name, pairs) {
+        DebugValue::Counter(n) => *n,
+        other => panic!("{name} is not a counter: {other:?}"),
+    }
+}
+
+fn histogram(snapshot: &BTreeMap<Series, DebugValue>, name: &str, pairs: &[(&str, &str)]) -> Vec<f64> {
+    match value(snapshot, MetricKind::Histogram, name, pairs) {
+        DebugValue::Histogram(values) => values.iter().map(|v| v.into_inner()).collect(),
+        other => panic!("{name} is not a histogram: {other:?}"),
+    }
+}
+
+fn gauge(snapshot: &BTreeMap<Series, DebugValue>, name: &str, pairs: &[(&str, &str)]) -> f64 {
+    match value(snapshot, MetricKind::Gauge, name, pairs) {
+        DebugValue::Gauge(v) => v.into_inner(),
+        other => panic!("{name} is not a gauge: {other:?}"),
+    }
+}
+
+#[test]
+fn a_scripted_sequence_of_calls_records_exact_counts_and_labels() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    recorder.install().expect("the only recorder of this test binary");
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+
+    // metered: a success at once, a success after 2 retries, a give-up
+    // after 2 retries (3 attempts).
+    assert_eq!(metered(&mut 0), Ok(7));
+    assert_eq!(metered(&mut 2), Ok(7));
+    assert_eq!(metered(&mut 5), Err(ApiError::Busy));
+
+    // hinted: one success after 2 hinted retries, one permanent error.
+    assert_eq!(hinted(&mut 2, false), Ok(7));
+    assert_eq!(hinted(&mut 0, true), Err(ApiError::Denied));
+
+    // budgeted: the empty budget refuses the first retry, twice.
+    assert_eq!(budgeted(), Err(ApiError::Busy));
+    assert_eq!(budgeted(), Err(ApiError::Busy));
+
+    // roomy: 1 retry per second over 10 s allows 10 retries in all.
+    assert_eq!(roomy(&mut 3), Ok(7));
+
+    // The plain builder, named.
+    let mut failures = 1;
+    let result = Policy::new()
+        .jitter(backoff_runtime::Jitter::None)
+        .retry(|| attempt(&mut failures, || ApiError::Busy))
+        .name("plain_op")
+        .call();
+    assert_eq!(result, Ok(7));
+
+    // polling: two pending values, then done.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let polls = std::sync::atomic::AtomicU32::new(0);
+    assert_eq!(runtime.block_on(polled(&polls)), Ok(3));
+
+    let snapshot: BTreeMap<Series, DebugValue> = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(key, _unit, _description, value)| (series(&key), value))
+        .collect();
+
+    let calls = "backoff_calls_total";
+    let ok_first = [("outcome", "success"), ("reason", "first_attempt")];
+    let ok_after = [("outcome", "success"), ("reason", "after_retries")];
+    let with = |function: &'static str, pairs: &[(&'static str, &'static str)]| {
+        let mut all = vec![("function", function)];
+        all.extend_from_slice(pairs);
+        all
+    };
+    let gave_up = |reason: &'static str| [("outcome", "gave_up"), ("reason", reason)];
+
+    assert_eq!(counter(&snapshot, calls, &with("metered", &ok_first)), 1);
+    assert_eq!(counter(&snapshot, calls, &with("metered", &ok_after)), 1);
+    assert_eq!(counter(&snapshot, calls, &with("metered", &gave_up("exhausted"))), 1);
+    for reason in ["permanent", "hint_above_cap", "deadline", "budget"] {
+        assert_eq!(
+            counter(&snapshot, calls, &with("metered", &gave_up(reason))),
+            0,
+            "{reason}"
+        );
+    }
+    let retries = "backoff_retries_total";
+    assert_eq!(
+        counter(&snapshot, retries, &with("metered", &[("wait", "schedule")])),
+        4
+    );
+    assert_eq!(counter(&snapshot, retries, &with("metered", &[("wait", "hint")])), 0);
+    let mut attempts = histogram(&snapshot, "backoff_attempts_per_call", &[("function", "metered")]);
+    attempts.sort_by(f64::total_cmp);
+    assert_eq!(attempts, [1.0, 3.0, 3.0]);
+    let mut waits = histogram(&snapshot, "backoff_wait_seconds", &[("function", "metered")]);
+    waits.sort_by(f64::total_cmp);
+    assert_eq!(waits, [1.0, 1.0, 2.0, 2.0]);
+
+    assert_eq!(counter(&snapshot, calls, &with("hinted", &ok_after)), 1);
+    assert_eq!(counter(&snapshot, calls, &with("hinted", &gave_up("permanent"))), 1);
+    assert_eq!(counter(&snapshot, retries, &with("hinted", &[("wait", "hint")])), 2);
+    assert_eq!(counter(&snapshot, retries, &with("hinted", &[("wait", "schedule")])), 0);
+    assert_eq!(
+        histogram(&snapshot, "backoff_wait_seconds", &[("function", "hinted")]),
+        [0.25, 0.25]
+    );
+
+    assert_eq!(counter(&snapshot, calls, &with("budgeted", &gave_up("budget"))), 2);
+    assert_eq!(
+        counter(&snapshot, "backoff_budget_refusals_total", &[("budget", "tight")]),
+        2
+    );
+    assert_eq!(
+        gauge(&snapshot, "backoff_budget_available_retries", &[("budget", "tight")]),
+        0.0
+    );
+
+    assert_eq!(counter(&snapshot, calls, &with("roomy", &ok_after)), 1);
+    assert_eq!(
+        counter(&snapshot, "backoff_budget_refusals_total", &[("budget", "roomy")]),
+        0
+    );
+    assert_eq!(
+        gauge(&snapshot, "backoff_budget_available_retries", &[("budget", "roomy")]),
+        7.0
+    );
+
+    assert_eq!(counter(&snapshot, calls, &with("plain_op", &ok_after)), 1);
+    assert_eq!(
+        counter(&snapshot, retries, &with("plain_op", &[("wait", "schedule")])),
+        1
+    );
+
+    assert_eq!(counter(&snapshot, calls, &with("polled", &ok_after)), 1);
+    assert_eq!(counter(&snapshot, retries, &with("polled", &[("wait", "schedule")])), 2);
+    assert_eq!(
+        histogram(&snapshot, "backoff_attempts_per_call", &[("function", "polled")]),
+        [3.0]
+    );
+
+    // Nothing else was recorded: every series belongs to a function or a
+    // budget of the script.
+    let functions = ["metered", "hinted", "budgeted", "roomy", "plain_op", "polled"];
+    for (kind, name, labels) in snapshot.keys() {
+        let owner = labels.get("function").or(labels.get("budget")).map(String::as_str);
+        assert!(
+            owner.is_some_and(|o| functions.contains(&o) || o == "tight" || o == "roomy"),
+            "unexpected series {kind:?} {name} {labels:?}"
+        );
+    }
+}
