@@ -16,7 +16,7 @@ use syn::{ReturnType, Type};
 
 use crate::args::{Args, WithSpan};
 use crate::item::RetryFn;
-use crate::values::JitterArg;
+use crate::values::{JitterArg, NestedArg};
 
 /// The one list of lint allowances, put on generated statements only (never
 /// on the user's body).
@@ -231,7 +231,7 @@ impl Generator<'_> {
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
         let next_sleep = match action {
             None => quote! {
-                let #result = #attempt.await;
+                let #result = #private::NestedAttempt::new(#attempt).await;
                 match #step(&mut #state, #policy, #budget, #result, #hooks) {
                     #private::Step::Return(#result) => return #result,
                     #private::Step::Wait(#wait) => #sleep_value,
@@ -249,7 +249,7 @@ impl Generator<'_> {
                 let run_action = respan(quote!(#act(#failure.decided(), #failure.event()).await), action.span());
                 quote! {
                     let #failure = {
-                        let #result = #attempt.await;
+                        let #result = #private::NestedAttempt::new(#attempt).await;
                         match #step(&mut #state, #policy, #budget, #result, #hooks) {
                             #private::Acting::Return(#result) => return #result,
                             #private::Acting::Act(#failure) => #failure,
@@ -326,6 +326,7 @@ impl Generator<'_> {
             let #start = #private::start_sync(#policy, #budget, #needs_start, &#sleeper);
             #attempts_value
             let mut #body_fn = #private::sync_body(#closure);
+            #private::enter_attempt();
             let #first = #body_fn();
             #after_first_attempt(#first, #policy, #budget, #start, #body_fn, #hooks, #sleeper)
         }
@@ -406,6 +407,9 @@ fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, is_async:
             let method = Ident::new(method, hook.span());
             chain = quote!(#chain.#method(#hook));
         }
+    }
+    if matches!(args.nested.as_ref().map(|nested| nested.value), Some(NestedArg::Retry)) {
+        chain = quote!(#chain.retry_nested());
     }
     // How to format the error for tracing when its type is `Debug`, found
     // by autoref specialisation on the concrete type: no `E: Debug` bound.

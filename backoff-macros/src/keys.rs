@@ -79,6 +79,8 @@ declare_keys! {
         holds: "the attempt's `backoff_runtime::Attempt` (number, retries left, time left, invocation id)",
         example: "attempt",
     };
+    /// What to do with a failure a retried function below already gave up on.
+    nested: NestedMode;
     /// A retry budget shared by every function naming it.
     budget: AnyExpr;
     /// A `Policy` giving the whole schedule instead of the schedule keys.

@@ -51,6 +51,19 @@ pub(crate) struct AnyExpr;
 /// A string literal holding a path, such as `"my_crate::backoff"`.
 pub(crate) struct PathString;
 
+/// `stop` or `retry`: what a loop does with a failure that a retried
+/// function it called already gave up on.
+pub(crate) struct NestedMode;
+
+/// How the user wrote `nested`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum NestedArg {
+    /// `nested = stop`, the default: one layer retries.
+    Stop,
+    /// `nested = retry`: retry it anyway.
+    Retry,
+}
+
 /// A plain identifier: the name of a binding the expansion makes visible in
 /// the body.
 pub(crate) struct Binding {
@@ -361,6 +374,29 @@ impl ValueKind for Binding {
             value.span(),
             format!(
                 "`{key}` takes a plain name for the binding that holds {holds} in the body, such as `{key} = {example}`"
+            ),
+        );
+        None
+    }
+}
+
+impl ValueKind for NestedMode {
+    type Value = NestedArg;
+
+    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<NestedArg> {
+        if let Expr::Path(path) = &value {
+            if let Some(ident) = path.path.get_ident() {
+                match ident.unraw().to_string().as_str() {
+                    "stop" => return Some(NestedArg::Stop),
+                    "retry" => return Some(NestedArg::Retry),
+                    _ => {}
+                }
+            }
+        }
+        errors.push(
+            value.span(),
+            format!(
+                "`{key}` takes `stop` (the default: a failure that a retried function below already gave up on ends the call) or `retry` (retry it anyway)"
             ),
         );
         None

@@ -10,7 +10,7 @@ use core::time::Duration;
 use crate::attempt::AttemptSource;
 use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
-use crate::decide::RetryState;
+use crate::decide::{Failed, RetryState};
 use crate::events::RetryEvent;
 use crate::hooks::{HookSet, Hooks};
 use crate::policy::Policy;
@@ -108,9 +108,11 @@ impl AsyncLoop {
         policy: &Policy,
         budget: Option<&RetryBudget>,
         error: &E,
+        gave_up_below: bool,
         hooks: &H,
     ) -> Option<Duration> {
-        self.state.decide(policy, budget, error, hooks).ok()
+        let failure = Failed { error, gave_up_below };
+        self.state.decide(policy, budget, failure, hooks).ok()
     }
 
     /// The time limit of the next attempt under `timeout = limit`: the limit,
@@ -123,11 +125,18 @@ impl AsyncLoop {
         }
     }
 
-    /// What follows an attempt that returned `result`: return it (success, or
-    /// a final error), or wait. `hooks` builds the function's hooks from an
+    /// What follows an attempt that returned `result` (with whether a retried
+    /// function it called gave up, from [`NestedAttempt`](crate::__private::NestedAttempt)):
+    /// return it (success, or a final error), or wait. `hooks` builds the function's hooks from an
     /// empty [`HookSet`] typed by the error, so closures in them infer `&E`.
     #[inline(always)]
-    pub fn step<R, B, H>(&mut self, policy: &Policy, budget: Option<&RetryBudget>, result: R, hooks: B) -> Step<R>
+    pub fn step<R, B, H>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<&RetryBudget>,
+        (result, below): (R, bool),
+        hooks: B,
+    ) -> Step<R>
     where
         R: RetryResult,
         B: FnOnce(HookSet<R::Err>) -> H,
@@ -140,7 +149,7 @@ impl AsyncLoop {
                 }
                 Step::Return(R::from_result(Ok(value)))
             }
-            Err(error) => match self.decide(policy, budget, &error, &hooks(HookSet::new())) {
+            Err(error) => match self.decide(policy, budget, &error, below, &hooks(HookSet::new())) {
                 Some(wait) => Step::Wait(wait),
                 None => Step::Return(R::from_result(Err(error))),
             },
@@ -156,7 +165,7 @@ impl AsyncLoop {
         &mut self,
         policy: &Policy,
         budget: Option<&RetryBudget>,
-        result: R,
+        (result, below): (R, bool),
         hooks: B,
     ) -> Step<R>
     where
@@ -170,7 +179,7 @@ impl AsyncLoop {
                 self.state.succeeded(&hooks);
                 Step::Return(done)
             }
-            Err(pending) => match self.decide(policy, budget, &pending, &hooks) {
+            Err(pending) => match self.decide(policy, budget, &pending, below, &hooks) {
                 Some(wait) => Step::Wait(wait),
                 None => Step::Return(R::from_result(pending)),
             },
@@ -185,7 +194,7 @@ impl AsyncLoop {
         &mut self,
         policy: &Policy,
         budget: Option<&RetryBudget>,
-        result: R,
+        (result, below): (R, bool),
         hooks: B,
     ) -> Acting<R, R::Err>
     where
@@ -200,7 +209,7 @@ impl AsyncLoop {
                 }
                 Acting::Return(R::from_result(Ok(value)))
             }
-            Err(error) => self.act_on(policy, budget, error, &hooks(HookSet::new()), |error| {
+            Err(error) => self.act_on(policy, budget, error, below, &hooks(HookSet::new()), |error| {
                 R::from_result(Err(error))
             }),
         }
@@ -212,7 +221,7 @@ impl AsyncLoop {
         &mut self,
         policy: &Policy,
         budget: Option<&RetryBudget>,
-        result: R,
+        (result, below): (R, bool),
         hooks: B,
     ) -> Acting<R, Result<R::Ok, R::Err>>
     where
@@ -226,7 +235,7 @@ impl AsyncLoop {
                 self.state.succeeded(&hooks);
                 Acting::Return(done)
             }
-            Err(pending) => self.act_on(policy, budget, pending, &hooks, R::from_result),
+            Err(pending) => self.act_on(policy, budget, pending, below, &hooks, R::from_result),
         }
     }
 
@@ -237,10 +246,15 @@ impl AsyncLoop {
         policy: &Policy,
         budget: Option<&RetryBudget>,
         decided: D,
+        gave_up_below: bool,
         hooks: &H,
         back: impl FnOnce(D) -> R,
     ) -> Acting<R, D> {
-        match self.state.decide_reporting(policy, budget, &decided, hooks, true) {
+        let failure = Failed {
+            error: &decided,
+            gave_up_below,
+        };
+        match self.state.decide_reporting(policy, budget, failure, hooks, true) {
             Ok((wait, Some(event))) => Acting::Act(Failure { wait, decided, event }),
             Ok((_, None)) | Err(_) => Acting::Return(back(decided)),
         }

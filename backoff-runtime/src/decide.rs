@@ -28,6 +28,15 @@ pub(crate) struct RetryState {
     timeline: Timeline,
 }
 
+/// A failed attempt to decide on: what failed (an error, or with
+/// `retry_if_ok` the whole result) and whether a retried function it called
+/// gave up.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Failed<'a, E> {
+    pub(crate) error: &'a E,
+    pub(crate) gave_up_below: bool,
+}
+
 /// The start instant of a call, read (and deposited in the budget) only when
 /// `max_elapsed`, a budget or a hook (`needs_start`) needs it: the happy path
 /// of everything else reads no clock.
@@ -93,19 +102,20 @@ impl RetryState {
     /// Decides what follows the failed attempt that returned `error`: the
     /// wait before the next attempt, or the reason to stop; calls the hooks
     /// and emits the tracing events that report it. Checks, in order:
-    /// `retry_if`, `max_retries`, the server's hint against `max_backoff`,
+    /// `retry_if`, a retried function that gave up below (unless `nested =
+    /// retry`), `max_retries`, the server's hint against `max_backoff`,
     /// `max_elapsed`, the retry budget.
     pub(crate) fn decide<E, H>(
         &mut self,
         policy: &Policy,
         budget: Option<&RetryBudget>,
-        error: &E,
+        failure: Failed<'_, E>,
         hooks: &H,
     ) -> Result<Duration, StopReason>
     where
         H: Hooks<E>,
     {
-        self.decide_reporting(policy, budget, error, hooks, false)
+        self.decide_reporting(policy, budget, failure, hooks, false)
             .map(|(wait, _)| wait)
     }
 
@@ -116,14 +126,15 @@ impl RetryState {
         &mut self,
         policy: &Policy,
         budget: Option<&RetryBudget>,
-        error: &E,
+        failure: Failed<'_, E>,
         hooks: &H,
         keep_event: bool,
     ) -> Result<(Duration, Option<RetryEvent>), StopReason>
     where
         H: Hooks<E>,
     {
-        match self.next_wait(policy, budget, error, hooks) {
+        let Failed { error, gave_up_below } = failure;
+        match self.next_wait(policy, budget, error, gave_up_below, hooks) {
             Ok((wait, hinted)) => {
                 crate::metrics::retry(hooks.site(), wait, hinted);
                 let mut kept = None;
@@ -154,6 +165,10 @@ impl RetryState {
             }
             Err(reason) => {
                 crate::metrics::give_up(hooks.site(), reason, self.backoff.retries().saturating_add(1));
+                if reason != StopReason::Permanent {
+                    // The loop around this one (if any) must not retry it.
+                    crate::nested::mark_given_up();
+                }
                 if reports(hooks) {
                     let event = GiveUp {
                         function: hooks.function_name(),
@@ -201,10 +216,14 @@ impl RetryState {
         policy: &Policy,
         budget: Option<&RetryBudget>,
         error: &E,
+        gave_up_below: bool,
         hooks: &H,
     ) -> Result<(Duration, bool), StopReason> {
         if !hooks.should_retry(error) {
             return Err(StopReason::Permanent);
+        }
+        if gave_up_below && !hooks.retries_nested() {
+            return Err(StopReason::RetriedBelow);
         }
         if self.backoff.retries() >= policy.max_retries {
             return Err(StopReason::Exhausted);

@@ -53,6 +53,9 @@ pub trait Hooks<E> {
     }
     /// Whether `on_retry` or `on_give_up` is set (they need a start instant).
     fn observes(&self) -> bool;
+    /// Whether a failure that a retried function below already gave up on
+    /// is retried anyway (`nested = retry`).
+    fn retries_nested(&self) -> bool;
 }
 
 /// A hook that is not set: the default behaviour (a type parameter of
@@ -123,6 +126,7 @@ pub struct HookSet<E, If = Unset, After = Unset, OnRetry = Unset, OnGiveUp = Uns
     on_success: OnSuccess,
     debug: Option<DebugFmt<E>>,
     site: Site,
+    retries_nested: bool,
     _error: PhantomData<fn(&E)>,
 }
 
@@ -152,6 +156,7 @@ impl<E> HookSet<E> {
             on_success: Unset,
             debug: None,
             site: Site::Named("retry"),
+            retries_nested: false,
             _error: PhantomData,
         }
     }
@@ -188,6 +193,7 @@ impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> HookSet<E, If, After, OnRetry, 
             on_success: self.on_success,
             debug: self.debug,
             site: self.site,
+            retries_nested: self.retries_nested,
             _error: PhantomData,
         }
     }
@@ -218,6 +224,7 @@ impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> HookSet<E, If, After, OnRetry, 
             on_success: self.on_success,
             debug: self.debug,
             site: self.site,
+            retries_nested: self.retries_nested,
             _error: PhantomData,
         }
     }
@@ -245,6 +252,7 @@ impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> HookSet<E, If, After, OnRetry, 
             on_success: self.on_success,
             debug: self.debug,
             site: self.site,
+            retries_nested: self.retries_nested,
             _error: PhantomData,
         }
     }
@@ -273,6 +281,7 @@ impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> HookSet<E, If, After, OnRetry, 
             on_success: self.on_success,
             debug: self.debug,
             site: self.site,
+            retries_nested: self.retries_nested,
             _error: PhantomData,
         }
     }
@@ -312,6 +321,7 @@ impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> HookSet<E, If, After, OnRetry, 
             on_success: self.on_success,
             debug: self.debug,
             site: self.site,
+            retries_nested: self.retries_nested,
             _error: PhantomData,
         }
     }
@@ -363,6 +373,22 @@ impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> HookSet<E, If, After, OnRetry, 
         self
     }
 
+    /// Retries a failure even when a retried function it called already gave
+    /// up on it (`nested = retry`); by default such a failure ends the call
+    /// with `StopReason::RetriedBelow`.
+    ///
+    /// ```
+    /// use backoff_runtime::__private::{HookSet, Hooks};
+    /// assert!(HookSet::<u8>::new().retry_nested().retries_nested());
+    /// assert!(!HookSet::<u8>::new().retries_nested());
+    /// ```
+    #[inline(always)]
+    #[must_use]
+    pub fn retry_nested(mut self) -> Self {
+        self.retries_nested = true;
+        self
+    }
+
     /// Calls `observer` once when the call succeeds, with the attempts it
     /// took and the time it took (never when it gives up).
     ///
@@ -387,6 +413,7 @@ impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> HookSet<E, If, After, OnRetry, 
             },
             debug: self.debug,
             site: self.site,
+            retries_nested: self.retries_nested,
             _error: PhantomData,
         }
     }
@@ -534,6 +561,11 @@ where
     fn observes(&self) -> bool {
         OnRetry::IS_SET || OnGiveUp::IS_SET || OnSuccess::IS_SET
     }
+
+    #[inline(always)]
+    fn retries_nested(&self) -> bool {
+        self.retries_nested
+    }
 }
 
 impl<E, T: Hooks<E>> Hooks<E> for &T {
@@ -577,6 +609,11 @@ impl<E, T: Hooks<E>> Hooks<E> for &T {
     #[inline(always)]
     fn observes(&self) -> bool {
         (**self).observes()
+    }
+
+    #[inline(always)]
+    fn retries_nested(&self) -> bool {
+        (**self).retries_nested()
     }
 }
 

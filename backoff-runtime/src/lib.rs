@@ -60,6 +60,7 @@ mod jitter;
 pub mod metrics;
 #[cfg(not(feature = "metrics"))]
 mod metrics;
+mod nested;
 mod plain;
 mod policy;
 mod poll;
@@ -126,6 +127,7 @@ pub use crate::timeout::Elapsed;
 /// | `before_retry` | none | `async fn`: an async closure (`async \|e, event\| { ... }`) or a path to an `async fn(&E, &RetryEvent)`, awaited; sync `fn`: path or closure, `Fn(&E, &RetryEvent)`; with `retry_if_ok` the first parameter is `&Result<T, E>` | an action after `on_retry` and before the wait: refresh a token, reconnect (see "Actions before a retry") |
 /// | `sleep` | tokio / `std::thread::sleep` | path or closure: `Fn(Duration) -> impl Future` (async; output ignored), `Fn(Duration)` (sync) | another runtime's timer, or a finer one (see "Clocks and timers") |
 /// | `context` | none | a name, such as `attempt` | binds an [`Attempt`] of that name in the body: the attempt number, the retries left, the time elapsed and left, the call's [`InvocationId`] (see "The attempt inside the body") |
+/// | `nested` | `stop` | `stop` or `retry` | a failure that a retried function this attempt called already gave up on: `stop` ends the call with [`StopReason::RetriedBelow`] (one layer retries), `retry` retries it anyway (see "Nested retries") |
 /// | `budget` | none | any expression giving a [`RetryBudget`] or a reference to one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call | a retry budget: shared by every call and function that names the same one |
 /// | `policy` | none | any expression giving a [`Policy`], evaluated once per call | the whole schedule instead of the schedule keys (both is an error) |
 /// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)`; never runs past `max_elapsed` |
@@ -143,7 +145,8 @@ pub use crate::timeout::Elapsed;
 ///
 /// After each failed attempt, the first of these ends the call with that
 /// error (and is the [`StopReason`] reported): `retry_if` says it is
-/// permanent; `max_retries` retries were made; the server's hint exceeds
+/// permanent; a retried function the attempt called gave up (see "Nested
+/// retries"); `max_retries` retries were made; the server's hint exceeds
 /// `max_backoff`; the next wait would end past `max_elapsed`; the budget
 /// refuses the retry. A panic in the body is not caught. The budget is
 /// charged for a retry just before `on_retry` announces it, so a panic in
@@ -327,9 +330,39 @@ pub use crate::timeout::Elapsed;
 /// assert!(read_pair(&mut Cursor::new(b"ab<c".to_vec())).is_err());
 /// ```
 ///
-/// Retry at one layer: an annotated function that calls another annotated
-/// function retries both, so with `max_retries = 5` each the inner operation
-/// runs up to 36 times per outer call.
+/// # Nested retries
+///
+/// Retry at one layer. When an annotated function gives up (for any reason
+/// but `Permanent`) inside an attempt of another annotated function, the
+/// outer one does not retry that failure: it stops with
+/// [`StopReason::RetriedBelow`]. The call chain is the thread for sync code
+/// and the task's polls for async code (each poll of an attempt is
+/// bracketed, so the task may move between worker threads, other tasks never
+/// see its record, and a spawned task is a chain of its own). The flag is
+/// "the last retried function the attempt called gave up": a retried
+/// function that succeeds afterwards in the same attempt clears it. With
+/// `nested = retry` the outer function retries such failures anyway, and
+/// three layers of `max_retries = 3` reach the bottom up to 64 times.
+///
+/// ```
+/// use backoff_runtime::retry;
+/// use std::cell::Cell;
+///
+/// #[retry(max_retries = 3, initial_backoff = "1ms")]
+/// fn query(calls: &Cell<u32>) -> Result<(), &'static str> {
+///     calls.set(calls.get() + 1);
+///     Err("database down")
+/// }
+///
+/// #[retry(max_retries = 3, initial_backoff = "1ms")]
+/// fn handler(calls: &Cell<u32>) -> Result<(), &'static str> {
+///     query(calls)
+/// }
+///
+/// let calls = Cell::new(0);
+/// assert!(handler(&calls).is_err());
+/// assert_eq!(calls.get(), 4, "the handler did not retry what the query already retried");
+/// ```
 ///
 /// # What the body may do
 ///
@@ -427,6 +460,7 @@ pub mod __private {
     pub use crate::hooks::{DebugProbe, ProbeDebug, ProbeOpaque};
     pub use crate::hooks::{SyncAction, Then};
     pub use crate::metrics::{CallSite, Site};
+    pub use crate::nested::{NestedAttempt, enter_attempt};
     pub use crate::policy::{Jitter, Policy};
     pub use crate::poll::{PollHookSet, PollHooks};
     pub use crate::result::RetryResult;

@@ -7,7 +7,7 @@
 //!
 //! | name | kind | labels | what |
 //! |---|---|---|---|
-//! | `backoff_calls_total` | counter | `function`, `outcome` (`success`, `gave_up`), `reason` | calls by how they ended: `reason` is `first_attempt` or `after_retries` for successes, the [`StopReason`] (`permanent`, `exhausted`, `hint_above_cap`, `deadline`, `budget`) for give-ups |
+//! | `backoff_calls_total` | counter | `function`, `outcome` (`success`, `gave_up`), `reason` | calls by how they ended: `reason` is `first_attempt` or `after_retries` for successes, the [`StopReason`] (`permanent`, `retried_below`, `exhausted`, `hint_above_cap`, `deadline`, `budget`) for give-ups |
 //! | `backoff_retries_total` | counter | `function`, `wait` (`schedule`, `hint`) | retries, by where their wait came from: the schedule or the server's hint |
 //! | `backoff_attempts_per_call` | histogram | `function` | attempts each call took, give-ups included |
 //! | `backoff_wait_seconds` | histogram | `function` | the waits chosen, in seconds |

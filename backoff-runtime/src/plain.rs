@@ -16,6 +16,7 @@ use crate::clock::ClockKind;
 use crate::decide::RetryState;
 use crate::events::{GiveUp, RetryEvent, Success};
 use crate::hooks::{HookSet, Hooks, OnGiveUpHook, OnRetryHook, OnSuccessHook, RetryAfterHook, RetryIfHook};
+use crate::nested::NestedAttempt;
 use crate::policy::Policy;
 use crate::sync_loop::{SyncSleeper, ThreadSleep, custom_sync_sleep, judge_errors, retry_sync, start_sync};
 use crate::timeout::Elapsed;
@@ -482,6 +483,7 @@ where
         } = self;
         let sleeper = sleep.into_sleeper();
         let start = start_sync(policy, budget, hooks.observes(), &sleeper);
+        crate::nested::enter_attempt();
         match op() {
             Ok(value) => {
                 if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
@@ -742,7 +744,7 @@ pin_project_lite::pin_project! {
         #[pin]
         timer: Tm,
         #[pin]
-        attempt: Option<AttemptFuture<Fut, E>>,
+        attempt: Option<NestedAttempt<AttemptFuture<Fut, E>>>,
     }
 }
 
@@ -832,7 +834,7 @@ where
                     }
                 }
             };
-            this.attempt.set(Some(attempt));
+            this.attempt.set(Some(NestedAttempt::new(attempt)));
         }
     }
 }

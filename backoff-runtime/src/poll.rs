@@ -104,6 +104,15 @@ impl<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
         self
     }
 
+    /// Retries failures a retried function below gave up on (`nested =
+    /// retry`).
+    #[inline(always)]
+    #[must_use]
+    pub fn retry_nested(mut self) -> Self {
+        self.errors = self.errors.retry_nested();
+        self
+    }
+
     /// Names the retried function by its static site.
     #[doc(hidden)]
     #[inline(always)]
@@ -360,6 +369,11 @@ where
     #[inline(always)]
     fn observes(&self) -> bool {
         OnRetry::IS_SET || OnGiveUp::IS_SET || OnSuccess::IS_SET
+    }
+
+    #[inline(always)]
+    fn retries_nested(&self) -> bool {
+        self.errors.retries_nested()
     }
 }
 

@@ -4,7 +4,8 @@ use core::fmt;
 
 /// Why the retries ended and the last error was returned. The checks run in
 /// this order after each failed attempt, and the first that holds wins:
-/// `Permanent`, `Exhausted`, `HintAboveCap`, `Deadline`, `Budget`.
+/// `Permanent`, `RetriedBelow`, `Exhausted`, `HintAboveCap`, `Deadline`,
+/// `Budget`.
 ///
 /// ```
 /// use backoff_runtime::StopReason;
@@ -15,6 +16,10 @@ use core::fmt;
 pub enum StopReason {
     /// `retry_if` said the error is permanent: retrying cannot help.
     Permanent,
+    /// A retried function this attempt called gave up: the failure was
+    /// already retried one layer below, and retrying it here would multiply
+    /// the calls (`nested = retry` retries it anyway).
+    RetriedBelow,
     /// `max_retries` retries were made.
     Exhausted,
     /// The server asked to wait longer than `max_backoff` allows.
@@ -29,6 +34,7 @@ impl fmt::Display for StopReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             StopReason::Permanent => "error is not retryable",
+            StopReason::RetriedBelow => "a retried function it called gave up",
             StopReason::Exhausted => "retries exhausted",
             StopReason::HintAboveCap => "server hint exceeds max_backoff",
             StopReason::Deadline => "next wait would pass max_elapsed",
@@ -40,8 +46,9 @@ impl fmt::Display for StopReason {
 impl StopReason {
     /// Every reason, in the order of the checks.
     #[cfg_attr(not(any(test, feature = "metrics")), allow(dead_code))]
-    pub(crate) const ALL: [StopReason; 5] = [
+    pub(crate) const ALL: [StopReason; 6] = [
         StopReason::Permanent,
+        StopReason::RetriedBelow,
         StopReason::Exhausted,
         StopReason::HintAboveCap,
         StopReason::Deadline,
@@ -53,6 +60,7 @@ impl StopReason {
     pub(crate) fn label(self) -> &'static str {
         match self {
             StopReason::Permanent => "permanent",
+            StopReason::RetriedBelow => "retried_below",
             StopReason::Exhausted => "exhausted",
             StopReason::HintAboveCap => "hint_above_cap",
             StopReason::Deadline => "deadline",
@@ -65,10 +73,11 @@ impl StopReason {
     pub(crate) fn index(self) -> usize {
         match self {
             StopReason::Permanent => 0,
-            StopReason::Exhausted => 1,
-            StopReason::HintAboveCap => 2,
-            StopReason::Deadline => 3,
-            StopReason::Budget => 4,
+            StopReason::RetriedBelow => 1,
+            StopReason::Exhausted => 2,
+            StopReason::HintAboveCap => 3,
+            StopReason::Deadline => 4,
+            StopReason::Budget => 5,
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
-use crate::decide::RetryState;
+use crate::decide::{Failed, RetryState};
 use crate::hooks::{HookSet, Hooks};
 use crate::policy::Policy;
 use crate::poll::{PollHookSet, PollHooks};
@@ -232,10 +232,15 @@ where
     let mut state = RetryState::with_start(sleeper.clock().0, start);
     let mut decided = first;
     loop {
-        match state.decide(policy, budget, &decided, &hooks) {
+        let failure = Failed {
+            error: &decided,
+            gave_up_below: crate::nested::gave_up_below(),
+        };
+        match state.decide(policy, budget, failure, &hooks) {
             Ok(wait) => sleeper.sleep(wait),
             Err(_reason) => return back(decided),
         }
+        crate::nested::enter_attempt();
         match judge(body(), &hooks) {
             Ok(done) => {
                 state.succeeded(&hooks);

@@ -1,0 +1,93 @@
+//! One layer retries: when a retried function gives up inside an attempt of
+//! another (the same call chain), the outer loop does not retry that
+//! failure; it stops with [`StopReason::RetriedBelow`](crate::StopReason).
+//!
+//! The chain is one flag per thread, "a retried function gave up below":
+//! - a loop that gives up (for any reason but `Permanent`) sets it;
+//! - a sync loop clears it before each attempt (one store on the happy
+//!   path) and reads it after a failed one;
+//! - an async loop brackets each poll of its attempt ([`NestedAttempt`]):
+//!   it clears the flag before the poll, gathers what the poll set into the
+//!   attempt's own record, and puts the enclosing value back. Whatever runs
+//!   inside the attempt's polls is its call chain, whichever worker thread
+//!   each poll runs on; other tasks polled on the thread between them never
+//!   see or change the attempt's record, and spawned tasks are separate
+//!   chains.
+
+use core::cell::Cell;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+thread_local! {
+    /// Whether a retried function gave up below the attempt running here.
+    static GAVE_UP_BELOW: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Starts a sync attempt: nothing has given up below it yet.
+///
+/// ```
+/// backoff_runtime::__private::enter_attempt();
+/// ```
+#[inline(always)]
+pub fn enter_attempt() {
+    GAVE_UP_BELOW.set(false);
+}
+
+/// Whether a retried function gave up below the sync attempt that just
+/// failed.
+#[inline]
+pub(crate) fn gave_up_below() -> bool {
+    GAVE_UP_BELOW.get()
+}
+
+/// A loop gave up: the loop around it (if any) learns it.
+#[inline]
+pub(crate) fn mark_given_up() {
+    GAVE_UP_BELOW.set(true);
+}
+
+pin_project_lite::pin_project! {
+    /// An async attempt whose polls are bracketed, so that a retried function
+    /// giving up inside it is seen by its loop alone. Its output is the
+    /// attempt's result and whether something gave up below.
+    ///
+    /// ```
+    /// use backoff_runtime::__private::NestedAttempt;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let (result, below) = NestedAttempt::new(async { Ok::<_, ()>(1) }).await;
+    /// assert_eq!((result, below), (Ok(1), false));
+    /// # }
+    /// ```
+    #[derive(Debug)]
+    pub struct NestedAttempt<F> {
+        #[pin]
+        attempt: F,
+        below: bool,
+    }
+}
+
+impl<F> NestedAttempt<F> {
+    /// Brackets `attempt`'s polls.
+    #[inline(always)]
+    pub fn new(attempt: F) -> Self {
+        NestedAttempt { attempt, below: false }
+    }
+}
+
+impl<F: Future> Future for NestedAttempt<F> {
+    type Output = (F::Output, bool);
+
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let enclosing = GAVE_UP_BELOW.replace(false);
+        let polled = this.attempt.poll(cx);
+        *this.below |= GAVE_UP_BELOW.replace(enclosing);
+        match polled {
+            Poll::Ready(result) => Poll::Ready((result, *this.below)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
