@@ -69,7 +69,7 @@ fn nested_retry_multiplies_the_calls() {
 #[retry(max_retries = 3, jitter = none)]
 fn recovering(calls: &AtomicU32) -> Result<(), Down> {
     let n = calls.fetch_add(1, Ordering::SeqCst);
-    if n % 2 == 0 { Err(Down) } else { Ok(()) }
+    if n.is_multiple_of(2) { Err(Down) } else { Ok(()) }
 }
 
 #[retry(max_retries = 2, jitter = none)]
@@ -166,7 +166,7 @@ async fn async_chains_follow_the_task_across_threads() {
         tasks.push(tokio::spawn(async move {
             let calls = AtomicU32::new(0);
             let reasons = Mutex::new(Vec::new());
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 assert_eq!(top_async(&calls, &reasons).await, Err(Down));
                 assert_eq!(calls.load(Ordering::SeqCst), 4, "task {i}");
                 assert_eq!(reasons.into_inner().unwrap(), [StopReason::RetriedBelow]);
