@@ -162,7 +162,7 @@ async fn top_async_retrying(calls: &AtomicU32) -> Result<(), Down> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn async_chains_follow_the_task_across_threads() {
     let mut tasks = Vec::new();
-    for i in 0..16 {
+    for i in 0..16u32 {
         tasks.push(tokio::spawn(async move {
             let calls = AtomicU32::new(0);
             let reasons = Mutex::new(Vec::new());
