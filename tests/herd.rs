@@ -9,10 +9,14 @@
 #[path = "../examples/herd/sim/mod.rs"]
 mod sim;
 
-// Included for its unit tests: the example's argument parsing.
+// Included for their unit tests: the example's argument parsing and its
+// tables.
 #[allow(dead_code)]
 #[path = "../examples/herd/cli.rs"]
 mod cli;
+#[allow(dead_code)]
+#[path = "../examples/herd/table.rs"]
+mod table;
 
 use std::time::Duration;
 

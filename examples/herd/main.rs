@@ -29,6 +29,7 @@ mod cli;
 mod plots;
 mod report;
 mod sim;
+mod table;
 
 use std::error::Error;
 use std::process::ExitCode;

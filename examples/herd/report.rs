@@ -8,67 +8,7 @@ use crate::sim::outage::OutageSetup;
 use crate::sim::stats::{ContentionSummary, DRAIN_TOLERANCE, OutageSummary};
 use crate::sim::strategy::Strategy;
 use crate::sim::sweep::{ContentionPoint, LayersResult, OutageResult};
-
-/// A table: a header row and rows of cells, the first column left-aligned
-/// and the others right-aligned, padded to line up.
-struct Table {
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-}
-
-impl Table {
-    fn new(header: Vec<String>) -> Self {
-        Table {
-            header,
-            rows: Vec::new(),
-        }
-    }
-
-    fn push(&mut self, row: Vec<String>) {
-        self.rows.push(row);
-    }
-
-    fn render(&self) -> String {
-        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
-        for row in &self.rows {
-            for (width, cell) in widths.iter_mut().zip(row) {
-                *width = (*width).max(cell.chars().count()).max(3);
-            }
-        }
-        let line = |cells: &[String]| {
-            let padded: Vec<String> = cells
-                .iter()
-                .zip(&widths)
-                .enumerate()
-                .map(|(i, (cell, &w))| {
-                    if i == 0 {
-                        format!("{cell:<w$}")
-                    } else {
-                        format!("{cell:>w$}")
-                    }
-                })
-                .collect();
-            format!("| {} |\n", padded.join(" | "))
-        };
-        let rule: Vec<String> = widths
-            .iter()
-            .enumerate()
-            .map(|(i, &w)| {
-                if i == 0 {
-                    "-".repeat(w)
-                } else {
-                    format!("{}:", "-".repeat(w - 1))
-                }
-            })
-            .collect();
-        let mut out = line(&self.header);
-        out.push_str(&line(&rule));
-        for row in &self.rows {
-            out.push_str(&line(row));
-        }
-        out
-    }
-}
+use crate::table::Table;
 
 /// The strategies in `points`, in their first-seen order.
 fn strategies_of(points: &[ContentionPoint]) -> Vec<Strategy> {
