@@ -75,6 +75,7 @@ mod stop;
 mod sync_loop;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
+mod throttle;
 mod timeout;
 mod trace;
 
@@ -85,6 +86,7 @@ pub use crate::plain::{Retry, RetryFuture};
 pub use crate::policy::{Jitter, Policy, PolicyError};
 pub use crate::schedule::Schedule;
 pub use crate::stop::StopReason;
+pub use crate::throttle::{RetryThrottle, ThrottleError};
 pub use crate::timeout::Elapsed;
 
 /// Retries the function with truncated exponential backoff.

@@ -2,71 +2,13 @@
 //! pasted into the docs as they are).
 
 use crate::sim::contention::ContentionSetup;
-use crate::sim::outage::{BudgetSetup, OutageSetup};
-use crate::sim::stats::{ContentionSummary, DRAIN_TOLERANCE};
+use crate::sim::layers::{LAYERS, LayersSetup, SERVICES};
+use crate::sim::limit::{BudgetSetup, ThrottleSetup};
+use crate::sim::outage::OutageSetup;
+use crate::sim::stats::{ContentionSummary, DRAIN_TOLERANCE, OutageSummary};
 use crate::sim::strategy::Strategy;
-use crate::sim::sweep::{ContentionPoint, OutageResult};
-
-/// A table: a header row and rows of cells, the first column left-aligned
-/// and the others right-aligned, padded to line up.
-struct Table {
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-}
-
-impl Table {
-    fn new(header: Vec<String>) -> Self {
-        Table {
-            header,
-            rows: Vec::new(),
-        }
-    }
-
-    fn push(&mut self, row: Vec<String>) {
-        self.rows.push(row);
-    }
-
-    fn render(&self) -> String {
-        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
-        for row in &self.rows {
-            for (width, cell) in widths.iter_mut().zip(row) {
-                *width = (*width).max(cell.chars().count()).max(3);
-            }
-        }
-        let line = |cells: &[String]| {
-            let padded: Vec<String> = cells
-                .iter()
-                .zip(&widths)
-                .enumerate()
-                .map(|(i, (cell, &w))| {
-                    if i == 0 {
-                        format!("{cell:<w$}")
-                    } else {
-                        format!("{cell:>w$}")
-                    }
-                })
-                .collect();
-            format!("| {} |\n", padded.join(" | "))
-        };
-        let rule: Vec<String> = widths
-            .iter()
-            .enumerate()
-            .map(|(i, &w)| {
-                if i == 0 {
-                    "-".repeat(w)
-                } else {
-                    format!("{}:", "-".repeat(w - 1))
-                }
-            })
-            .collect();
-        let mut out = line(&self.header);
-        out.push_str(&line(&rule));
-        for row in &self.rows {
-            out.push_str(&line(row));
-        }
-        out
-    }
-}
+use crate::sim::sweep::{ContentionPoint, LayersResult, OutageResult};
+use crate::table::Table;
 
 /// The strategies in `points`, in their first-seen order.
 fn strategies_of(points: &[ContentionPoint]) -> Vec<Strategy> {
@@ -132,13 +74,32 @@ pub(crate) fn retries_used(points: &[ContentionPoint]) -> String {
     })
 }
 
+/// The retry limits compared, as a sentence.
+fn limits_sentence(budget: &BudgetSetup, throttle: &ThrottleSetup) -> String {
+    format!(
+        "budget: {:.0}% of calls + {}/s over {:?}; throttle: {} tokens, {} per success, retries while above {}",
+        budget.ratio * 100.0,
+        budget.min_per_second,
+        budget.window,
+        throttle.max_tokens,
+        throttle.token_ratio,
+        f64::from(throttle.max_tokens) / 2.0,
+    )
+}
+
 /// The parameters of the outage model, as a sentence.
-pub(crate) fn outage_intro(setup: &OutageSetup, budget: &BudgetSetup, runs: usize, seed: u64) -> String {
+pub(crate) fn outage_intro(
+    setup: &OutageSetup,
+    budget: &BudgetSetup,
+    throttle: &ThrottleSetup,
+    runs: usize,
+    seed: u64,
+) -> String {
     let p = &setup.policy;
     format!(
         "Outage: {} clients, one request each per {:?} ({:.0}/s); healthy for {:?}, down for {:?}, then \
          {:.0} calls/s (burst {:.0}); new requests until {:?}; up to {} retries from {:?} doubling to \
-         {:?}; budget {:.0}% of requests + {}/s over {:?}; means of {runs} runs, seed {seed}.",
+         {:?}; {}; means of {runs} runs, seed {seed}.",
         setup.clients,
         setup.request_interval,
         setup.base_rate(),
@@ -150,10 +111,16 @@ pub(crate) fn outage_intro(setup: &OutageSetup, budget: &BudgetSetup, runs: usiz
         p.max_retries_value(),
         p.initial_backoff_value(),
         p.max_backoff_value(),
-        budget.ratio * 100.0,
-        budget.min_per_second,
-        budget.window,
+        limits_sentence(budget, throttle),
     )
+}
+
+/// The time to drain, or "> rest of the run" when some run never drained.
+fn drain_cell(setup: &OutageSetup, summary: &OutageSummary) -> String {
+    match summary.drain {
+        Some(d) => format!("{:.1} s", d.as_secs_f64()),
+        None => format!("> {} s", setup.horizon.saturating_sub(setup.recovery()).as_secs()),
+    }
 }
 
 /// The headline figures of each outage configuration.
@@ -168,7 +135,7 @@ pub(crate) fn outage_summary(setup: &OutageSetup, results: &[OutageResult]) -> S
             "peak offered/s",
             "served",
             "gave up: retries out",
-            "gave up: budget",
+            "gave up: limit",
             drained.as_str(),
         ]
         .map(str::to_owned)
@@ -176,10 +143,7 @@ pub(crate) fn outage_summary(setup: &OutageSetup, results: &[OutageResult]) -> S
     );
     for result in results {
         let s = &result.summary;
-        let drain = match s.drain {
-            Some(d) => format!("{:.1} s", d.as_secs_f64()),
-            None => format!("> {} s", setup.horizon.saturating_sub(setup.recovery()).as_secs()),
-        };
+        let drain = drain_cell(setup, s);
         table.push(vec![
             result.label(),
             format!("{:.0}", s.requests),
@@ -191,6 +155,78 @@ pub(crate) fn outage_summary(setup: &OutageSetup, results: &[OutageResult]) -> S
             format!("{:.0}", s.refused),
             drain,
         ]);
+    }
+    table.render()
+}
+
+/// What each retry limit does to the failing server: the load it gets
+/// while down, how soon the load is back to normal after, and the requests
+/// served.
+pub(crate) fn limits_summary(setup: &OutageSetup, results: &[OutageResult]) -> String {
+    let drained = format!("recovered after (within {:.0}%)", DRAIN_TOLERANCE * 100.0);
+    let mut table = Table::new(
+        [
+            "configuration",
+            "offered/s while down",
+            "retries/s while down",
+            drained.as_str(),
+            "requests served",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    );
+    for result in results {
+        let s = &result.summary;
+        table.push(vec![
+            result.label(),
+            format!("{:.0}", s.offered_during_outage),
+            format!("{:.1}", s.retries_during_outage),
+            drain_cell(setup, s),
+            format!("{:.1}%", s.served_share * 100.0),
+        ]);
+    }
+    table.render()
+}
+
+/// The parameters of the layered outage, as a sentence.
+pub(crate) fn layers_intro(
+    setup: &LayersSetup,
+    budget: &BudgetSetup,
+    throttle: &ThrottleSetup,
+    runs: usize,
+    seed: u64,
+) -> String {
+    let p = &setup.policy;
+    format!(
+        "Layers: {} clients, one request each per {:?} ({:.0}/s) until {:?}; each request goes client -> A -> B \
+         -> C and C is down; every layer retries its call up to {} times, {:?} jitter from {:?} doubling to \
+         {:?}; hops |Normal({:?}, {:?})|; {} (one per layer); means of {runs} runs, seed {seed}.",
+        setup.clients,
+        setup.request_interval,
+        setup.base_rate(),
+        setup.horizon,
+        p.max_retries_value(),
+        p.jitter_value(),
+        p.initial_backoff_value(),
+        p.max_backoff_value(),
+        setup.hop_mean,
+        setup.hop_sd,
+        limits_sentence(budget, throttle),
+    )
+}
+
+/// Calls reaching each layer per request, and the most that reached C.
+pub(crate) fn layers_table(results: &[LayersResult]) -> String {
+    let mut header = vec!["rule".to_owned()];
+    header.extend(SERVICES.iter().map(|s| format!("calls at {s} per request")));
+    header.extend(["most at C for one request".to_owned(), "peak calls/s at C".to_owned()]);
+    let mut table = Table::new(header);
+    for result in results {
+        let s = &result.summary;
+        let mut row = vec![result.rule.label().to_owned()];
+        row.extend((0..LAYERS).map(|layer| format!("{:.2}", s.calls_per_request[layer])));
+        row.extend([s.most_bottom_calls.to_string(), format!("{:.0}", s.bottom_peak)]);
+        table.push(row);
     }
     table.render()
 }

@@ -4,10 +4,14 @@
 //! Shared by `examples/herd/main.rs` and `tests/herd.rs`. Each module has
 //! one job: [`queue`] orders events in virtual time, [`random`] makes the
 //! seeded randomness (network latency), [`strategy`] turns a strategy into
-//! the runtime's schedule, [`contention`] and [`outage`] are the two models,
-//! [`stats`] summarizes runs and [`sweep`] runs the experiments.
+//! the runtime's schedule, [`limit`] asks the runtime's budget or throttle
+//! the way the retry loops do, [`contention`], [`outage`] and [`layers`]
+//! are the models, [`stats`] summarizes runs and [`sweep`] runs the
+//! experiments.
 
 pub(crate) mod contention;
+pub(crate) mod layers;
+pub(crate) mod limit;
 pub(crate) mod outage;
 pub(crate) mod queue;
 pub(crate) mod random;

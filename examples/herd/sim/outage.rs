@@ -7,51 +7,23 @@
 //! fails fast), then serves at most `capacity` calls per second (a token
 //! bucket holding at most `burst` tokens); a call above capacity fails like
 //! an overloaded server's 503. A failed request retries with the strategy
-//! and gives up when its retries run out, or when the shared
-//! [`RetryBudget`] (if any) refuses the retry. New requests stop at
-//! `horizon`; the run ends when every request has finished.
+//! and gives up when its retries run out, or when the shared retry limit
+//! (none, a [`RetryBudget`](backoff_runtime::RetryBudget) or a
+//! [`RetryThrottle`](backoff_runtime::RetryThrottle)) refuses the retry.
+//! New requests stop at `horizon`; the run ends when every request has
+//! finished.
 //!
-//! The budget is used exactly as the runtime's retry loop uses it: one
-//! `deposit` when a request starts, one `try_withdraw` per retry, asked after
-//! the retry count and the wait are known (so a retry that would not happen
-//! spends nothing). Its instants are a fixed `Instant` plus the virtual time.
+//! The limit is used exactly as the runtime's retry loop uses it (see
+//! [`super::limit`]): each request is one call of the retrying function.
 
 use std::time::{Duration, Instant};
 
-use backoff_runtime::{Policy, RetryBudget};
+use backoff_runtime::Policy;
 
+use super::limit::RetryLimit;
 use super::queue::EventQueue;
 use super::random::{Network, derive_seed};
 use super::strategy::{Retrier, Strategy};
-
-/// The parameters of a shared [`RetryBudget`], applied with its builders.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BudgetSetup {
-    /// Retries allowed per request started.
-    pub(crate) ratio: f64,
-    /// Retries allowed per second whatever the traffic.
-    pub(crate) min_per_second: u32,
-    /// The sliding window both are counted over.
-    pub(crate) window: Duration,
-}
-
-impl BudgetSetup {
-    /// The runtime's defaults: 20% of requests plus 10 retries per second,
-    /// over 10 seconds.
-    pub(crate) const DEFAULT: BudgetSetup = BudgetSetup {
-        ratio: 0.2,
-        min_per_second: 10,
-        window: Duration::from_secs(10),
-    };
-
-    /// A fresh budget with these parameters.
-    fn build(&self) -> RetryBudget {
-        RetryBudget::new()
-            .ratio(self.ratio)
-            .min_per_second(self.min_per_second)
-            .window(self.window)
-    }
-}
 
 /// The parameters of the outage model.
 #[derive(Clone, Copy, Debug)]
@@ -121,24 +93,32 @@ pub(crate) struct OutageRun {
     pub(crate) served: u64,
     /// Requests that failed after using every retry.
     pub(crate) exhausted: u64,
-    /// Requests that failed because the budget refused a retry.
+    /// Requests that failed because the budget or the throttle refused a
+    /// retry.
     pub(crate) refused: u64,
     /// Calls reaching the server in each second.
     pub(crate) offered_per_second: Vec<u32>,
     /// Calls served in each second.
     pub(crate) served_per_second: Vec<u32>,
+    /// Retries (calls other than first attempts) reaching the server in each
+    /// second.
+    pub(crate) retries_per_second: Vec<u32>,
 }
 
 impl OutageRun {
-    /// Counts one call arriving at `at`, served or not.
-    fn record_call(&mut self, at: Duration, served: bool) {
+    /// Counts one call arriving at `at`, a retry or not, served or not.
+    fn record_call(&mut self, at: Duration, retry: bool, served: bool) {
         let second = usize::try_from(at.as_secs()).unwrap_or(usize::MAX);
         if self.offered_per_second.len() <= second {
             self.offered_per_second.resize(second + 1, 0);
             self.served_per_second.resize(second + 1, 0);
+            self.retries_per_second.resize(second + 1, 0);
         }
         self.calls += 1;
         self.offered_per_second[second] += 1;
+        if retry {
+            self.retries_per_second[second] += 1;
+        }
         if served {
             self.served += 1;
             self.served_per_second[second] += 1;
@@ -190,18 +170,18 @@ impl Server {
 enum Event {
     /// A client starts its next request.
     Start { client: usize },
-    /// A call of request `request` reaches the server.
-    Arrive { request: usize },
+    /// A call of request `request` reaches the server (a retry or its
+    /// first attempt).
+    Arrive { request: usize, retry: bool },
     /// The server's answer reaches the client.
     Reply { request: usize, served: bool },
 }
 
 /// Runs the model once. The network draws from a stream derived from
-/// `seed`, and each request's jitter from its own; `budget` is shared by
+/// `seed`, and each request's jitter from its own; `limit` is shared by
 /// every client.
-pub(crate) fn simulate(setup: &OutageSetup, strategy: Strategy, budget: Option<&BudgetSetup>, seed: u64) -> OutageRun {
-    let budget = budget.map(BudgetSetup::build);
-    let origin = Instant::now();
+pub(crate) fn simulate(setup: &OutageSetup, strategy: Strategy, limit: RetryLimit, seed: u64) -> OutageRun {
+    let limiter = limit.build(Instant::now());
     let mut network = Network::new(setup.hop_mean, setup.hop_sd, derive_seed(seed, 0));
     let mut server = Server::new(setup);
     let mut requests: Vec<Option<Retrier>> = Vec::new();
@@ -221,34 +201,40 @@ pub(crate) fn simulate(setup: &OutageSetup, strategy: Strategy, budget: Option<&
                     strategy.retrier(&setup.policy, derive_seed(seed, request as u64 + 1)),
                 ));
                 run.requests += 1;
-                if let Some(budget) = &budget {
-                    budget.deposit(origin + now);
-                }
-                queue.schedule_in(network.hop(), Event::Arrive { request });
+                limiter.call_started(now);
+                queue.schedule_in(network.hop(), Event::Arrive { request, retry: false });
                 if now + setup.request_interval < setup.horizon {
                     queue.schedule_in(setup.request_interval, Event::Start { client });
                 }
             }
-            Event::Arrive { request } => {
+            Event::Arrive { request, retry } => {
                 let served = server.serve(now);
-                run.record_call(now, served);
+                run.record_call(now, retry, served);
                 queue.schedule_in(network.hop(), Event::Reply { request, served });
             }
-            Event::Reply { request, served: true } => requests[request] = None,
+            Event::Reply { request, served: true } => {
+                limiter.attempt_succeeded();
+                requests[request] = None;
+            }
             Event::Reply { request, served: false } => {
                 let Some(retrier) = requests[request].as_mut() else {
                     continue;
                 };
+                if !limiter.attempt_failed() {
+                    run.refused += 1;
+                    requests[request] = None;
+                    continue;
+                }
                 match retrier.next_wait() {
                     None => {
                         run.exhausted += 1;
                         requests[request] = None;
                     }
-                    Some(_) if budget.as_ref().is_some_and(|b| !b.try_withdraw(origin + now)) => {
+                    Some(_) if !limiter.retry_allowed(now) => {
                         run.refused += 1;
                         requests[request] = None;
                     }
-                    Some(wait) => queue.schedule_in(wait + network.hop(), Event::Arrive { request }),
+                    Some(wait) => queue.schedule_in(wait + network.hop(), Event::Arrive { request, retry: true }),
                 }
             }
         }
@@ -258,6 +244,7 @@ pub(crate) fn simulate(setup: &OutageSetup, strategy: Strategy, budget: Option<&
 
 #[cfg(test)]
 mod tests {
+    use super::super::limit::ThrottleSetup;
     use super::*;
     use backoff_runtime::Jitter;
 
@@ -268,7 +255,7 @@ mod tests {
             horizon: Duration::from_secs(5),
             ..OutageSetup::DEFAULT
         };
-        let run = simulate(&setup, Strategy::Backoff(Jitter::Full), None, 1);
+        let run = simulate(&setup, Strategy::Backoff(Jitter::Full), RetryLimit::Unlimited, 1);
         assert_eq!(run.requests, 1000);
         assert_eq!((run.calls, run.served, run.exhausted, run.refused), (1000, 1000, 0, 0));
     }
@@ -281,9 +268,47 @@ mod tests {
             horizon: Duration::from_secs(2),
             ..OutageSetup::DEFAULT
         };
-        let run = simulate(&setup, Strategy::Backoff(Jitter::None), None, 1);
+        let run = simulate(&setup, Strategy::Backoff(Jitter::None), RetryLimit::Unlimited, 1);
         assert_eq!(run.requests, 400);
         assert_eq!(run.calls, 400 * 7);
         assert_eq!((run.served, run.exhausted, run.refused), (0, 400, 0));
+        assert_eq!(run.retries_per_second.iter().sum::<u32>(), 400 * 6);
+    }
+
+    #[test]
+    fn during_a_long_outage_the_throttle_allows_only_its_first_retries() {
+        let setup = OutageSetup {
+            warmup: Duration::ZERO,
+            outage: Duration::from_secs(100),
+            horizon: Duration::from_secs(2),
+            ..OutageSetup::DEFAULT
+        };
+        let throttle = RetryLimit::Throttle(ThrottleSetup::GRPC_EXAMPLE);
+        let run = simulate(&setup, Strategy::Backoff(Jitter::None), throttle, 1);
+        // The first four failures leave 9, 8, 7 and 6 tokens: retried; every
+        // later failure, those retries' included, finds 5 or fewer.
+        assert_eq!(run.calls, 400 + 4);
+        assert_eq!((run.served, run.exhausted, run.refused), (0, 0, 400));
+    }
+
+    #[test]
+    fn after_the_outage_the_throttle_refills_and_retries_again() {
+        // Down for 1 s, which empties the bucket, then 190 calls/s for 200/s
+        // of requests: about one call in twenty fails, and the nineteen
+        // successes between failures return 1.9 tokens for the one taken.
+        let setup = OutageSetup {
+            warmup: Duration::ZERO,
+            outage: Duration::from_secs(1),
+            horizon: Duration::from_secs(6),
+            capacity: 190.0,
+            burst: 5.0,
+            ..OutageSetup::DEFAULT
+        };
+        let throttle = RetryLimit::Throttle(ThrottleSetup::GRPC_EXAMPLE);
+        let run = simulate(&setup, Strategy::Backoff(Jitter::None), throttle, 1);
+        let retries_while_down = run.retries_per_second[0];
+        let retries_later: u32 = run.retries_per_second[3..].iter().sum();
+        assert!(retries_while_down <= 4, "{run:?}");
+        assert!(retries_later > 20, "{retries_later} retries once successes came back");
     }
 }

@@ -1,9 +1,11 @@
-//! Summaries of runs: means over the runs of one contention cell, and the
-//! figures of one outage run (amplification, peak load, time to drain).
+//! Summaries of runs: means over the runs of one contention cell, the
+//! figures of one outage configuration (amplification, peak load, time to
+//! drain) and of one layered-outage rule (calls reaching each layer).
 
 use std::time::Duration;
 
 use super::contention::ContentionRun;
+use super::layers::{LAYERS, LayersRun};
 use super::outage::{OutageRun, OutageSetup};
 
 /// Offered load within this fraction above the base rate counts as drained.
@@ -48,8 +50,15 @@ pub(crate) struct OutageSummary {
     pub(crate) served: f64,
     /// Requests that failed after using every retry.
     pub(crate) exhausted: f64,
-    /// Requests that failed because the budget refused a retry.
+    /// Requests that failed because the budget or the throttle refused a
+    /// retry.
     pub(crate) refused: f64,
+    /// Served requests over requests started.
+    pub(crate) served_share: f64,
+    /// Mean calls per second reaching the server while it is down.
+    pub(crate) offered_during_outage: f64,
+    /// Mean retries per second reaching the server while it is down.
+    pub(crate) retries_during_outage: f64,
     /// Total calls divided by first attempts.
     pub(crate) amplification: f64,
     /// The busiest second's offered load, in calls per second.
@@ -71,19 +80,62 @@ impl OutageSummary {
         let mean = |f: &dyn Fn(&OutageRun) -> f64| runs.iter().map(f).sum::<f64>() / count;
         let requests = mean(&|r| r.requests as f64);
         let calls = mean(&|r| r.calls as f64);
+        let served = mean(&|r| r.served as f64);
+        let during_outage = |series: &[u32]| per_second_during_outage(setup, series);
         let drains: Option<Vec<Duration>> = runs.iter().map(|r| drain_time(setup, &r.offered_per_second)).collect();
         OutageSummary {
             runs: runs.len(),
             requests,
             calls,
-            served: mean(&|r| r.served as f64),
+            served,
             exhausted: mean(&|r| r.exhausted as f64),
             refused: mean(&|r| r.refused as f64),
+            served_share: served / requests.max(1.0),
+            offered_during_outage: mean(&|r| during_outage(&r.offered_per_second)),
+            retries_during_outage: mean(&|r| during_outage(&r.retries_per_second)),
             amplification: calls / requests.max(1.0),
             peak_offered: mean(&|r| f64::from(r.offered_per_second.iter().copied().max().unwrap_or(0))),
             drain: drains.map(|d| d.iter().sum::<Duration>().div_f64(count)),
             offered_per_second: mean_series(runs.iter().map(|r| r.offered_per_second.as_slice()), count),
             served_per_second: mean_series(runs.iter().map(|r| r.served_per_second.as_slice()), count),
+        }
+    }
+}
+
+/// The figures of one layered-outage rule: means over its runs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct LayersSummary {
+    /// Runs summarized.
+    pub(crate) runs: usize,
+    /// Requests started per run.
+    pub(crate) requests: f64,
+    /// Calls reaching A, B and C per request.
+    pub(crate) calls_per_request: [f64; LAYERS],
+    /// The most calls one request made reach C, over all runs.
+    pub(crate) most_bottom_calls: u32,
+    /// The busiest second's calls at C (mean over the runs).
+    pub(crate) bottom_peak: f64,
+}
+
+impl LayersSummary {
+    /// Summarizes `runs` (all zero for no runs).
+    pub(crate) fn of(runs: &[LayersRun]) -> Self {
+        let requests: u64 = runs.iter().map(|r| r.requests).sum();
+        let per_request = |layer: usize| {
+            let calls: u64 = runs.iter().map(|r| r.calls[layer]).sum();
+            calls as f64 / requests.max(1) as f64
+        };
+        let count = runs.len().max(1) as f64;
+        LayersSummary {
+            runs: runs.len(),
+            requests: requests as f64 / count,
+            calls_per_request: [per_request(0), per_request(1), per_request(2)],
+            most_bottom_calls: runs.iter().map(|r| r.most_bottom_calls).max().unwrap_or(0),
+            bottom_peak: runs
+                .iter()
+                .map(|r| f64::from(r.bottom_per_second.iter().copied().max().unwrap_or(0)))
+                .sum::<f64>()
+                / count,
         }
     }
 }
@@ -101,6 +153,16 @@ fn mean_series<'a>(series: impl Iterator<Item = &'a [u32]>, count: f64) -> Vec<f
         }
     }
     sum.into_iter().map(|total| total / count).collect()
+}
+
+/// The mean of `series` (a count per 1 s bucket) over the whole seconds
+/// the server is down.
+fn per_second_during_outage(setup: &OutageSetup, series: &[u32]) -> f64 {
+    let from = usize::try_from(setup.warmup.as_secs()).unwrap_or(usize::MAX);
+    let until = usize::try_from(setup.recovery().as_secs()).unwrap_or(usize::MAX);
+    let seconds = until.saturating_sub(from).max(1) as f64;
+    let total: u32 = series.iter().skip(from).take(until.saturating_sub(from)).sum();
+    f64::from(total) / seconds
 }
 
 /// The time to drain after recovery, at the resolution of the 1 s buckets
@@ -138,6 +200,43 @@ mod tests {
         assert_eq!(drain_time(&setup, &never), None);
         let at_once = [200, 900, 900, 200, 200, 200, 200, 200];
         assert_eq!(drain_time(&setup, &at_once), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn outage_load_is_the_mean_over_the_down_seconds() {
+        let setup = OutageSetup {
+            warmup: Duration::from_secs(1),
+            outage: Duration::from_secs(2),
+            ..OutageSetup::DEFAULT
+        };
+        assert_eq!(per_second_during_outage(&setup, &[500, 300, 100, 700]), 200.0);
+        assert_eq!(
+            per_second_during_outage(&setup, &[500, 300]),
+            150.0,
+            "missing seconds count as 0"
+        );
+    }
+
+    #[test]
+    fn layer_calls_are_per_request_over_all_runs() {
+        let runs = [
+            LayersRun {
+                requests: 2,
+                calls: [2, 4, 8],
+                most_bottom_calls: 5,
+                bottom_per_second: vec![3, 5],
+            },
+            LayersRun {
+                requests: 2,
+                calls: [2, 2, 4],
+                most_bottom_calls: 2,
+                bottom_per_second: vec![1],
+            },
+        ];
+        let summary = LayersSummary::of(&runs);
+        assert_eq!(summary.calls_per_request, [1.0, 1.5, 3.0]);
+        assert_eq!((summary.requests, summary.most_bottom_calls), (2.0, 5));
+        assert_eq!(summary.bottom_peak, 3.0);
     }
 
     #[test]

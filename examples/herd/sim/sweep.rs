@@ -9,13 +9,18 @@ use std::num::NonZero;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::contention::{self, ContentionRun, ContentionSetup};
-use super::outage::{self, BudgetSetup, OutageRun, OutageSetup};
+use super::layers::{self, LayerRule, LayersRun, LayersSetup};
+use super::limit::RetryLimit;
+use super::outage::{self, OutageRun, OutageSetup};
 use super::random::derive_seed;
-use super::stats::{ContentionSummary, OutageSummary};
+use super::stats::{ContentionSummary, LayersSummary, OutageSummary};
 use super::strategy::Strategy;
 
 /// The sub-stream of the base seed that outage runs use.
 const OUTAGE_STREAM: u64 = u64::MAX;
+
+/// The sub-stream of the base seed that layered-outage runs use.
+const LAYERS_STREAM: u64 = u64::MAX - 1;
 
 /// The result of one (clients, strategy) cell of the contention sweep.
 #[derive(Clone, Copy, Debug)]
@@ -59,49 +64,69 @@ pub(crate) fn contention_sweep(
 pub(crate) struct OutageResult {
     /// The retry strategy.
     pub(crate) strategy: Strategy,
-    /// Whether the clients shared a retry budget.
-    pub(crate) budgeted: bool,
+    /// What limited the retries besides the schedule.
+    pub(crate) limit: RetryLimit,
     /// Means over the runs.
     pub(crate) summary: OutageSummary,
 }
 
 impl OutageResult {
-    /// A short name: the strategy, plus " + budget" with a budget.
+    /// A short name: the strategy, plus " + budget" or " + throttle".
     pub(crate) fn label(&self) -> String {
-        if self.budgeted {
-            format!("{} + budget", self.strategy.label())
-        } else {
-            self.strategy.label().to_owned()
+        match self.limit {
+            RetryLimit::Unlimited => self.strategy.label().to_owned(),
+            limit => format!("{} + {}", self.strategy.label(), limit.label()),
         }
     }
 }
 
-/// The outage model for every strategy, without and with `budget`, `runs`
-/// runs each; in the order strategy-major, no budget first.
+/// The outage model for every strategy with every limit in `limits`, `runs`
+/// runs each; in the order strategy-major, then the order of `limits`.
+/// Every configuration sees the same seeds.
 pub(crate) fn outage_sweep(
     setup: &OutageSetup,
     strategies: &[Strategy],
-    budget: &BudgetSetup,
+    limits: &[RetryLimit],
     runs: usize,
     seed: u64,
 ) -> Vec<OutageResult> {
-    let configs: Vec<(Strategy, bool)> = strategies.iter().flat_map(|&s| [(s, false), (s, true)]).collect();
+    let configs: Vec<(Strategy, RetryLimit)> = strategies
+        .iter()
+        .flat_map(|&s| limits.iter().map(move |&l| (s, l)))
+        .collect();
     let seed = derive_seed(seed, OUTAGE_STREAM);
-    parallel_map(&configs, |&(strategy, budgeted)| {
+    parallel_map(&configs, |&(strategy, limit)| {
         let results: Vec<OutageRun> = (0..runs)
-            .map(|run| {
-                outage::simulate(
-                    setup,
-                    strategy,
-                    budgeted.then_some(budget),
-                    derive_seed(seed, run as u64),
-                )
-            })
+            .map(|run| outage::simulate(setup, strategy, limit, derive_seed(seed, run as u64)))
             .collect();
         OutageResult {
             strategy,
-            budgeted,
+            limit,
             summary: OutageSummary::of(setup, &results),
+        }
+    })
+}
+
+/// The result of one layered-outage rule.
+#[derive(Clone, Debug)]
+pub(crate) struct LayersResult {
+    /// Which layers retry, and what limits them.
+    pub(crate) rule: LayerRule,
+    /// Means over the runs.
+    pub(crate) summary: LayersSummary,
+}
+
+/// The layered outage for every rule in `rules`, `runs` runs each, in the
+/// order of `rules`; every rule sees the same seeds.
+pub(crate) fn layers_sweep(setup: &LayersSetup, rules: &[LayerRule], runs: usize, seed: u64) -> Vec<LayersResult> {
+    let seed = derive_seed(seed, LAYERS_STREAM);
+    parallel_map(rules, |&rule| {
+        let results: Vec<LayersRun> = (0..runs)
+            .map(|run| layers::simulate(setup, rule, derive_seed(seed, run as u64)))
+            .collect();
+        LayersResult {
+            rule,
+            summary: LayersSummary::of(&results),
         }
     })
 }

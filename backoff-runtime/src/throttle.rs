@@ -1,0 +1,658 @@
+//! [`RetryThrottle`]: gRPC's retry throttling, a token bucket that failures
+//! drain and successes refill, which stops retries while most calls fail.
+
+use core::fmt;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+/// Thousandths of a token per token: the bucket counts in milli-tokens, so a
+/// ratio with three decimals is added exactly.
+const MILLI: u32 = 1000;
+
+/// The largest `max_tokens` (gRPC's limit).
+const MAX_TOKENS_LIMIT: u32 = 1000;
+
+/// The largest `token_ratio`: more than `max_tokens` can ever need (a success
+/// never adds more than a full bucket).
+const MAX_TOKEN_RATIO: f64 = 1000.0;
+
+/// Retry throttling as gRPC clients do it: a bucket of `max_tokens` tokens,
+/// shared by every call to one service, that failures drain and successes
+/// refill; retries stop while the bucket is half empty or less.
+///
+/// The rules (gRPC's design A6, "Client-side retry support", and grpc-go's
+/// order of operations):
+///
+/// - the bucket starts full, with `max_tokens` tokens;
+/// - each failed attempt whose error would be retried takes one token
+///   ([`record_failure`](Self::record_failure)), never going below 0;
+/// - each successful attempt returns `token_ratio` tokens
+///   ([`record_success`](Self::record_success)), never going above
+///   `max_tokens`;
+/// - a failure may be retried only if, after its token is taken, more than
+///   `max_tokens / 2` tokens remain: `record_failure` takes the token first,
+///   then answers.
+///
+/// With `max_tokens = 10` and `token_ratio = 0.1`, five failures in a row
+/// (with no success between them) leave 5 tokens and stop the retries; from
+/// then on, ten successes (or one more than ten, if failures keep arriving)
+/// bring the bucket above 5 again.
+///
+/// ```
+/// use backoff_runtime::RetryThrottle;
+///
+/// static THROTTLE: RetryThrottle = RetryThrottle::new(10, 0.1);
+///
+/// for _ in 0..4 {
+///     assert!(THROTTLE.record_failure(), "9, 8, 7, 6 tokens: above 5");
+/// }
+/// assert!(!THROTTLE.record_failure(), "5 tokens: not above 5");
+/// THROTTLE.record_success();
+/// assert_eq!(THROTTLE.tokens_value(), 5.1);
+/// assert!(THROTTLE.allows_retry());
+/// ```
+///
+/// **Against [`RetryBudget`](crate::RetryBudget).** The budget allows
+/// retries up to a ratio of recent calls plus a minimum rate, so even when
+/// every call fails it keeps retrying at that floor (10 retries per second
+/// by default), and it forgets a bad spell after its window. The throttle
+/// has no floor and no clock: in a full outage it stops retrying altogether
+/// once half the bucket is gone (only first attempts reach the failing
+/// service), and it starts again only as successes come back and refill
+/// the bucket. The budget suits a dependency that is slow or partly
+/// failing; the throttle one that may be down entirely, where every retry
+/// is wasted load.
+///
+/// **Shape.** One `AtomicU32` holding the tokens in thousandths (the ratio is
+/// kept in thousandths, so the count is exact), updated with
+/// compare-and-swap loops: lock-free, `Send + Sync`, no allocation, no clock
+/// read. A success on a full bucket (the common case) is one atomic load.
+/// Built by `const fn`, so it lives in a `static` (one per service).
+pub struct RetryThrottle {
+    /// `max_tokens` in thousandths.
+    max_milli: u32,
+    /// `token_ratio` in thousandths.
+    ratio_milli: u32,
+    /// The tokens left, in thousandths: `0..=max_milli`.
+    milli_tokens: AtomicU32,
+}
+
+/// The bucket in thousandths of a token for `max_tokens`, if valid
+/// (`1..=1000`).
+const fn milli_of_max(max_tokens: u32) -> Option<u32> {
+    if max_tokens == 0 || max_tokens > MAX_TOKENS_LIMIT {
+        None
+    } else {
+        Some(max_tokens * MILLI)
+    }
+}
+
+/// `token_ratio` rounded to the nearest thousandth, in thousandths, if valid
+/// (finite, above 0, at most 1000, and at least 0.001 once rounded).
+const fn milli_of_ratio(token_ratio: f64) -> Option<u32> {
+    // NaN fails both comparisons.
+    if !(token_ratio > 0.0 && token_ratio <= MAX_TOKEN_RATIO) {
+        return None;
+    }
+    // At most 1000 * 1000 + 0.5: the cast neither saturates nor wraps.
+    let milli = (token_ratio * MILLI as f64 + 0.5) as u32;
+    if milli == 0 { None } else { Some(milli) }
+}
+
+impl RetryThrottle {
+    /// A full bucket of `max_tokens` tokens that each success refills by
+    /// `token_ratio` (rounded to the nearest thousandth, as gRPC keeps three
+    /// decimals).
+    ///
+    /// ```
+    /// use backoff_runtime::RetryThrottle;
+    /// static THROTTLE: RetryThrottle = RetryThrottle::new(100, 0.5);
+    /// assert_eq!(THROTTLE.tokens_value(), 100.0);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `max_tokens` is 0 or above 1000 ("max_tokens must be between 1 and
+    /// 1000"), or if `token_ratio` is not a number from 0.001 to 1000 once
+    /// rounded to thousandths: NaN, 0, negative, below 0.0005, or above 1000
+    /// ("token_ratio must be between 0.001 and 1000"). In a `const` or
+    /// `static`, the panic is a compile error. For values read at run time,
+    /// use [`try_new`](Self::try_new).
+    ///
+    /// ```compile_fail
+    /// use backoff_runtime::RetryThrottle;
+    /// static EMPTY: RetryThrottle = RetryThrottle::new(0, 0.1); // error: max_tokens must be ...
+    /// ```
+    #[must_use]
+    pub const fn new(max_tokens: u32, token_ratio: f64) -> Self {
+        let Some(max_milli) = milli_of_max(max_tokens) else {
+            panic!("max_tokens must be between 1 and 1000")
+        };
+        let Some(ratio_milli) = milli_of_ratio(token_ratio) else {
+            panic!("token_ratio must be between 0.001 and 1000")
+        };
+        RetryThrottle {
+            max_milli,
+            ratio_milli,
+            milli_tokens: AtomicU32::new(max_milli),
+        }
+    }
+
+    /// Like [`new`](Self::new), but returns an error instead of panicking:
+    /// for values read at run time (a service's configuration).
+    ///
+    /// ```
+    /// use backoff_runtime::{RetryThrottle, ThrottleError};
+    /// assert!(RetryThrottle::try_new(10, 0.1).is_ok());
+    /// assert_eq!(RetryThrottle::try_new(0, 0.1).err(), Some(ThrottleError::BadMaxTokens));
+    /// assert_eq!(RetryThrottle::try_new(10, f64::NAN).err(), Some(ThrottleError::BadTokenRatio));
+    /// ```
+    pub fn try_new(max_tokens: u32, token_ratio: f64) -> Result<Self, ThrottleError> {
+        if milli_of_max(max_tokens).is_none() {
+            return Err(ThrottleError::BadMaxTokens);
+        }
+        if milli_of_ratio(token_ratio).is_none() {
+            return Err(ThrottleError::BadTokenRatio);
+        }
+        Ok(RetryThrottle::new(max_tokens, token_ratio))
+    }
+
+    /// Records a successful attempt: returns `token_ratio` tokens to the
+    /// bucket, up to `max_tokens`.
+    ///
+    /// ```
+    /// use backoff_runtime::RetryThrottle;
+    /// let throttle = RetryThrottle::new(4, 1.6);
+    /// throttle.record_failure();
+    /// throttle.record_failure();
+    /// throttle.record_success();
+    /// assert_eq!(throttle.tokens_value(), 3.6);
+    /// throttle.record_success();
+    /// assert_eq!(throttle.tokens_value(), 4.0, "never above max_tokens");
+    /// ```
+    pub fn record_success(&self) {
+        // One counter and nothing else published through it: relaxed
+        // ordering keeps every update (they are totally ordered on the
+        // counter); a full bucket is left untouched (no write).
+        let _ = self
+            .milli_tokens
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |milli| {
+                (milli < self.max_milli).then(|| milli.saturating_add(self.ratio_milli).min(self.max_milli))
+            });
+    }
+
+    /// Records a failed attempt whose error would be retried: takes one
+    /// token (not below 0), then returns whether a retry is allowed, that is
+    /// whether more than `max_tokens / 2` tokens are left.
+    ///
+    /// Call it for every such failure, before checking anything else, as
+    /// gRPC does: a failure takes its token even when the retry would not
+    /// happen anyway (retries exhausted, deadline), so the bucket measures
+    /// the service's failures, not the client's retries. Errors that are
+    /// never retried (a permanent error) are not recorded.
+    ///
+    /// ```
+    /// use backoff_runtime::RetryThrottle;
+    /// let throttle = RetryThrottle::new(3, 1.0);
+    /// assert!(throttle.record_failure(), "2 tokens: above 1.5");
+    /// assert!(!throttle.record_failure(), "1 token: not above 1.5");
+    /// assert!(!throttle.record_failure(), "0 tokens");
+    /// assert!(!throttle.record_failure(), "still 0: the bucket never goes below empty");
+    /// assert_eq!(throttle.tokens_value(), 0.0);
+    /// ```
+    #[must_use = "a `false` means the failure must not be retried"]
+    pub fn record_failure(&self) -> bool {
+        let mut current = self.milli_tokens.load(Ordering::Relaxed);
+        loop {
+            let taken = current.saturating_sub(MILLI);
+            match self
+                .milli_tokens
+                .compare_exchange_weak(current, taken, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return self.above_threshold(taken),
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Whether a retry would be allowed now (more than `max_tokens / 2`
+    /// tokens left), without taking a token.
+    ///
+    /// ```
+    /// use backoff_runtime::RetryThrottle;
+    /// let throttle = RetryThrottle::new(2, 0.5);
+    /// assert!(throttle.allows_retry(), "2 tokens");
+    /// let _ = throttle.record_failure();
+    /// assert!(!throttle.allows_retry(), "1 token: not above 1");
+    /// throttle.record_success();
+    /// assert!(throttle.allows_retry(), "1.5 tokens");
+    /// ```
+    #[must_use]
+    pub fn allows_retry(&self) -> bool {
+        self.above_threshold(self.milli_tokens.load(Ordering::Relaxed))
+    }
+
+    /// Whether `milli` thousandths of a token are more than half the bucket
+    /// (`max_milli` is a multiple of 1000, so its half is exact).
+    const fn above_threshold(&self, milli: u32) -> bool {
+        milli > self.max_milli / 2
+    }
+
+    /// The size of the bucket: the tokens it starts with and never exceeds.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::RetryThrottle::new(10, 0.1).max_tokens_value(), 10);
+    /// ```
+    #[must_use]
+    pub const fn max_tokens_value(&self) -> u32 {
+        self.max_milli / MILLI
+    }
+
+    /// The tokens each success returns, as kept (rounded to thousandths).
+    ///
+    /// ```
+    /// use backoff_runtime::RetryThrottle;
+    /// assert_eq!(RetryThrottle::new(10, 0.1).token_ratio_value(), 0.1);
+    /// assert_eq!(RetryThrottle::new(10, 0.0996).token_ratio_value(), 0.1);
+    /// ```
+    #[must_use]
+    pub const fn token_ratio_value(&self) -> f64 {
+        self.ratio_milli as f64 / MILLI as f64
+    }
+
+    /// The tokens in the bucket now (a multiple of a thousandth).
+    ///
+    /// ```
+    /// use backoff_runtime::RetryThrottle;
+    /// let throttle = RetryThrottle::new(10, 0.25);
+    /// let _ = throttle.record_failure();
+    /// assert_eq!(throttle.tokens_value(), 9.0);
+    /// throttle.record_success();
+    /// assert_eq!(throttle.tokens_value(), 9.25);
+    /// ```
+    #[must_use]
+    pub fn tokens_value(&self) -> f64 {
+        f64::from(self.milli_tokens.load(Ordering::Relaxed)) / f64::from(MILLI)
+    }
+}
+
+/// Shows the settings and the tokens left now.
+///
+/// ```
+/// let throttle = backoff_runtime::RetryThrottle::new(10, 0.1);
+/// assert_eq!(
+///     format!("{throttle:?}"),
+///     "RetryThrottle { max_tokens: 10, token_ratio: 0.1, tokens: 10.0 }"
+/// );
+/// ```
+impl fmt::Debug for RetryThrottle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryThrottle")
+            .field("max_tokens", &self.max_tokens_value())
+            .field("token_ratio", &self.token_ratio_value())
+            .field("tokens", &self.tokens_value())
+            .finish()
+    }
+}
+
+/// A value rejected by [`RetryThrottle::try_new`].
+///
+/// ```
+/// use backoff_runtime::{RetryThrottle, ThrottleError};
+/// let error = RetryThrottle::try_new(1001, 0.1).err();
+/// assert_eq!(error, Some(ThrottleError::BadMaxTokens));
+/// assert_eq!(ThrottleError::BadMaxTokens.to_string(), "max_tokens must be between 1 and 1000");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ThrottleError {
+    /// `max_tokens` was 0 or above 1000.
+    BadMaxTokens,
+    /// `token_ratio` was NaN, not above 0, above 1000, or below 0.001 once
+    /// rounded to thousandths.
+    BadTokenRatio,
+}
+
+impl fmt::Display for ThrottleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ThrottleError::BadMaxTokens => f.write_str("max_tokens must be between 1 and 1000"),
+            ThrottleError::BadTokenRatio => f.write_str("token_ratio must be between 0.001 and 1000"),
+        }
+    }
+}
+
+impl std::error::Error for ThrottleError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The A6 rules written plainly, on a float count of tokens.
+    struct FloatModel {
+        max: f64,
+        ratio: f64,
+        tokens: f64,
+    }
+
+    impl FloatModel {
+        fn new(max: u32, ratio: f64) -> Self {
+            FloatModel {
+                max: f64::from(max),
+                ratio,
+                tokens: f64::from(max),
+            }
+        }
+
+        fn success(&mut self) {
+            self.tokens = (self.tokens + self.ratio).min(self.max);
+        }
+
+        fn failure(&mut self) -> bool {
+            self.tokens = (self.tokens - 1.0).max(0.0);
+            self.tokens > self.max / 2.0
+        }
+    }
+
+    /// The A6 rules written plainly on an integer count of thousandths, for
+    /// ratios that a float does not hold exactly (0.1, 0.007, ...). The
+    /// threshold is compared by doubling, not halving.
+    struct ThousandthsModel {
+        max: i64,
+        ratio: i64,
+        tokens: i64,
+    }
+
+    impl ThousandthsModel {
+        fn new(max: u32, ratio_thousandths: u32) -> Self {
+            ThousandthsModel {
+                max: i64::from(max) * 1000,
+                ratio: i64::from(ratio_thousandths),
+                tokens: i64::from(max) * 1000,
+            }
+        }
+
+        fn success(&mut self) {
+            self.tokens = (self.tokens + self.ratio).min(self.max);
+        }
+
+        fn failure(&mut self) -> bool {
+            self.tokens = (self.tokens - 1000).max(0);
+            2 * self.tokens > self.max
+        }
+    }
+
+    proptest! {
+        /// Ratios in eighths (0.125, 2.5, ...) have at most three decimals
+        /// and are exact in a float, so the float model is exact too.
+        #[test]
+        fn matches_the_float_model(
+            max in 1u32..=1000,
+            eighths in 1u32..=8000,
+            steps in proptest::collection::vec(any::<bool>(), 0..400),
+        ) {
+            let ratio = f64::from(eighths) / 8.0;
+            let throttle = RetryThrottle::new(max, ratio);
+            let mut model = FloatModel::new(max, ratio);
+            for (step, success) in steps.into_iter().enumerate() {
+                if success {
+                    throttle.record_success();
+                    model.success();
+                } else {
+                    prop_assert_eq!(throttle.record_failure(), model.failure(), "step {}", step);
+                }
+                prop_assert_eq!(throttle.tokens_value(), model.tokens, "step {}", step);
+                prop_assert_eq!(throttle.allows_retry(), model.tokens > model.max / 2.0, "step {}", step);
+            }
+        }
+
+        /// Any ratio of thousandths, against the integer model; failures
+        /// weighted so that the bucket spends time near its threshold.
+        #[test]
+        fn matches_the_thousandths_model(
+            max in 1u32..=1000,
+            ratio_thousandths in prop_oneof![1u32..=2000, 1u32..=1_000_000],
+            steps in proptest::collection::vec(prop_oneof![3 => Just(false), 1 => Just(true)], 0..3000),
+        ) {
+            let throttle = RetryThrottle::new(max, f64::from(ratio_thousandths) / 1000.0);
+            let mut model = ThousandthsModel::new(max, ratio_thousandths);
+            for (step, success) in steps.into_iter().enumerate() {
+                if success {
+                    throttle.record_success();
+                    model.success();
+                } else {
+                    prop_assert_eq!(throttle.record_failure(), model.failure(), "step {}", step);
+                }
+                prop_assert_eq!(throttle.milli_tokens.load(Ordering::Relaxed), model.tokens as u32, "step {}", step);
+                prop_assert_eq!(throttle.allows_retry(), 2 * model.tokens > model.max, "step {}", step);
+            }
+        }
+    }
+
+    #[test]
+    fn the_threshold_is_strictly_above_half() {
+        let throttle = RetryThrottle::new(10, 0.1);
+        let answers: Vec<bool> = (0..6).map(|_| throttle.record_failure()).collect();
+        assert_eq!(
+            answers,
+            [true, true, true, true, false, false],
+            "9, 8, 7, 6, 5, 4 tokens"
+        );
+        assert_eq!(throttle.tokens_value(), 4.0);
+        for _ in 0..10 {
+            throttle.record_success();
+        }
+        assert_eq!(throttle.tokens_value(), 5.0);
+        assert!(!throttle.allows_retry(), "exactly half: no retry");
+        throttle.record_success();
+        assert!(throttle.allows_retry(), "5.1 tokens");
+        assert!(!throttle.record_failure(), "back to 4.1");
+    }
+
+    #[test]
+    fn an_odd_bucket_has_a_half_token_threshold() {
+        let throttle = RetryThrottle::new(3, 0.5);
+        assert!(throttle.record_failure(), "2 > 1.5");
+        assert!(!throttle.record_failure(), "1 <= 1.5");
+        throttle.record_success();
+        assert!(!throttle.allows_retry(), "1.5 is not above 1.5");
+        throttle.record_success();
+        assert!(throttle.allows_retry(), "2 > 1.5");
+    }
+
+    #[test]
+    fn the_bucket_stays_between_empty_and_full() {
+        let throttle = RetryThrottle::new(2, 0.75);
+        let answers: Vec<bool> = (0..5).map(|_| throttle.record_failure()).collect();
+        assert_eq!(answers, [false; 5], "1 token left is not above 1");
+        assert_eq!(throttle.tokens_value(), 0.0, "never below empty");
+        throttle.record_success();
+        assert_eq!(throttle.tokens_value(), 0.75, "refills from 0, not from a debt");
+        for _ in 0..10 {
+            throttle.record_success();
+        }
+        assert_eq!(throttle.tokens_value(), 2.0);
+        let big = RetryThrottle::new(5, 1000.0);
+        let _ = big.record_failure();
+        big.record_success();
+        assert_eq!(big.tokens_value(), 5.0, "a ratio above the bucket fills it");
+    }
+
+    #[test]
+    fn the_ratio_is_rounded_to_thousandths() {
+        assert_eq!(RetryThrottle::new(1, 0.0005).token_ratio_value(), 0.001);
+        assert_eq!(RetryThrottle::new(1, 0.1234).token_ratio_value(), 0.123);
+        assert_eq!(RetryThrottle::new(1, 0.1236).token_ratio_value(), 0.124);
+        assert_eq!(RetryThrottle::new(1, 1000.0).token_ratio_value(), 1000.0);
+        let throttle = RetryThrottle::new(10, 0.007);
+        let _ = throttle.record_failure();
+        for _ in 0..1000 {
+            throttle.record_success();
+        }
+        assert_eq!(
+            throttle.tokens_value(),
+            10.0,
+            "1000 x 0.007 = 7 refills the token, exactly"
+        );
+        let _ = throttle.record_failure();
+        for _ in 0..142 {
+            throttle.record_success();
+        }
+        assert_eq!(throttle.milli_tokens.load(Ordering::Relaxed), 9_994);
+    }
+
+    #[test]
+    fn settings_read_back() {
+        let throttle = RetryThrottle::new(1000, 0.001);
+        assert_eq!(throttle.max_tokens_value(), 1000);
+        assert_eq!(throttle.token_ratio_value(), 0.001);
+        assert_eq!(throttle.tokens_value(), 1000.0);
+        assert_eq!(RetryThrottle::new(1, 3.0).max_tokens_value(), 1);
+    }
+
+    #[test]
+    fn try_new_rejects_what_new_panics_on() {
+        for max in [0, 1001, u32::MAX] {
+            assert_eq!(
+                RetryThrottle::try_new(max, 0.1).err(),
+                Some(ThrottleError::BadMaxTokens),
+                "{max}"
+            );
+        }
+        for ratio in [
+            0.0,
+            -0.0,
+            -1.0,
+            0.000_499,
+            1000.001,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            assert_eq!(
+                RetryThrottle::try_new(10, ratio).err(),
+                Some(ThrottleError::BadTokenRatio),
+                "{ratio}"
+            );
+        }
+        assert_eq!(
+            RetryThrottle::try_new(0, f64::NAN).err(),
+            Some(ThrottleError::BadMaxTokens),
+            "max_tokens is checked first"
+        );
+        for (max, ratio) in [(1, 0.0005), (1000, 1000.0), (10, 0.1)] {
+            let throttle = RetryThrottle::try_new(max, ratio);
+            assert!(throttle.is_ok(), "{max}, {ratio}");
+        }
+        let error: Box<dyn std::error::Error> = Box::new(ThrottleError::BadTokenRatio);
+        assert_eq!(error.to_string(), "token_ratio must be between 0.001 and 1000");
+    }
+
+    #[test]
+    #[should_panic(expected = "max_tokens must be between 1 and 1000")]
+    fn an_empty_bucket_panics() {
+        let _ = RetryThrottle::new(0, 0.1);
+    }
+
+    #[test]
+    #[should_panic(expected = "max_tokens must be between 1 and 1000")]
+    fn a_bucket_above_1000_panics() {
+        let _ = RetryThrottle::new(1001, 0.1);
+    }
+
+    #[test]
+    #[should_panic(expected = "token_ratio must be between 0.001 and 1000")]
+    fn a_zero_ratio_panics() {
+        let _ = RetryThrottle::new(10, 0.0);
+    }
+
+    #[test]
+    #[should_panic(expected = "token_ratio must be between 0.001 and 1000")]
+    fn a_ratio_that_rounds_to_zero_panics() {
+        let _ = RetryThrottle::new(10, 0.0004);
+    }
+
+    #[test]
+    #[should_panic(expected = "token_ratio must be between 0.001 and 1000")]
+    fn a_nan_ratio_panics() {
+        let _ = RetryThrottle::new(10, f64::NAN);
+    }
+
+    #[test]
+    #[should_panic(expected = "token_ratio must be between 0.001 and 1000")]
+    fn a_ratio_above_1000_panics() {
+        let _ = RetryThrottle::new(10, 1000.5);
+    }
+
+    #[test]
+    fn is_send_and_sync() {
+        fn shared<T: Send + Sync>() {}
+        shared::<RetryThrottle>();
+    }
+
+    /// Every thread's failures are counted: no update is lost to a race.
+    #[test]
+    fn concurrent_failures_take_exactly_one_token_each() {
+        const THREADS: u32 = 8;
+        for (max, per_thread) in [(1000, 100), (1000, 125), (1000, 200), (500, 7)] {
+            let throttle = RetryThrottle::new(max, 0.1);
+            let allowed = std::sync::atomic::AtomicU32::new(0);
+            std::thread::scope(|scope| {
+                for _ in 0..THREADS {
+                    scope.spawn(|| {
+                        for _ in 0..per_thread {
+                            if throttle.record_failure() {
+                                allowed.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    });
+                }
+            });
+            let left = max.saturating_sub(THREADS * per_thread);
+            assert_eq!(
+                throttle.tokens_value(),
+                f64::from(left),
+                "{max} - {THREADS} x {per_thread}"
+            );
+            // Each failure that left more than half the bucket was allowed:
+            // those that left max - 1, ..., max/2 + 1 tokens.
+            let expected = (THREADS * per_thread).min(max - max / 2 - 1);
+            assert_eq!(allowed.load(Ordering::Relaxed), expected);
+        }
+    }
+
+    #[test]
+    fn concurrent_successes_each_return_their_share() {
+        const THREADS: u32 = 8;
+        const EACH: u32 = 500;
+        // Drained to 0, then 8 threads x 500 successes: every refill counts.
+        let throttle = RetryThrottle::new(1000, 0.25);
+        for _ in 0..1000 {
+            let _ = throttle.record_failure();
+        }
+        std::thread::scope(|scope| {
+            for _ in 0..THREADS {
+                scope.spawn(|| {
+                    for _ in 0..EACH {
+                        throttle.record_success();
+                    }
+                });
+            }
+        });
+        assert_eq!(throttle.tokens_value(), 1000.0, "8 x 500 x 0.25 = 1000: exactly full");
+        let throttle = RetryThrottle::new(1000, 0.125);
+        for _ in 0..1000 {
+            let _ = throttle.record_failure();
+        }
+        std::thread::scope(|scope| {
+            for _ in 0..THREADS {
+                scope.spawn(|| {
+                    for _ in 0..EACH {
+                        throttle.record_success();
+                    }
+                });
+            }
+        });
+        assert_eq!(throttle.tokens_value(), 500.0, "8 x 500 x 0.125");
+    }
+}
