@@ -8,11 +8,11 @@
 use core::time::Duration;
 
 use crate::attempt::AttemptSource;
-use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
 use crate::decide::{Failed, RetryState};
 use crate::events::RetryEvent;
 use crate::hooks::{HookSet, Hooks};
+use crate::limit::Limit;
 use crate::policy::Policy;
 use crate::poll::{PollHookSet, PollHooks};
 use crate::result::RetryResult;
@@ -88,13 +88,13 @@ impl AsyncLoop {
     /// A fresh loop sleeping with `S`; reads the clock only when
     /// `max_elapsed` or a hook needs it.
     #[inline(always)]
-    pub fn start<S: AsyncSleeper>(policy: &Policy, budget: Option<&RetryBudget>, needs_start: bool) -> Self {
+    pub fn start<S: AsyncSleeper>(policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
         Self::start_on(S::CLOCK.0, policy, budget, needs_start)
     }
 
     /// A fresh loop measuring on `clock`.
     #[inline(always)]
-    pub(crate) fn start_on(clock: ClockKind, policy: &Policy, budget: Option<&RetryBudget>, needs_start: bool) -> Self {
+    pub(crate) fn start_on(clock: ClockKind, policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
         AsyncLoop {
             state: RetryState::start(policy, budget, clock, needs_start),
         }
@@ -106,7 +106,7 @@ impl AsyncLoop {
     pub fn decide<E, H: Hooks<E>>(
         &mut self,
         policy: &Policy,
-        budget: Option<&RetryBudget>,
+        budget: Option<Limit<'_>>,
         error: &E,
         gave_up_below: bool,
         hooks: &H,
@@ -133,7 +133,7 @@ impl AsyncLoop {
     pub fn step<R, B, H>(
         &mut self,
         policy: &Policy,
-        budget: Option<&RetryBudget>,
+        budget: Option<Limit<'_>>,
         (result, below): (R, bool),
         hooks: B,
     ) -> Step<R>
@@ -144,6 +144,9 @@ impl AsyncLoop {
     {
         match result.into_result() {
             Ok(value) => {
+                if let Some(budget) = budget {
+                    budget.succeeded();
+                }
                 if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
                     self.state.succeeded(&hooks(HookSet::new()));
                 }
@@ -164,7 +167,7 @@ impl AsyncLoop {
     pub fn step_polling<R, B, H>(
         &mut self,
         policy: &Policy,
-        budget: Option<&RetryBudget>,
+        budget: Option<Limit<'_>>,
         (result, below): (R, bool),
         hooks: B,
     ) -> Step<R>
@@ -176,6 +179,9 @@ impl AsyncLoop {
         let hooks = hooks(PollHookSet::new());
         match judge_values::<R, H>(result, &hooks) {
             Ok(done) => {
+                if let Some(budget) = budget {
+                    budget.succeeded();
+                }
                 self.state.succeeded(&hooks);
                 Step::Return(done)
             }
@@ -193,7 +199,7 @@ impl AsyncLoop {
     pub fn step_acting<R, B, H>(
         &mut self,
         policy: &Policy,
-        budget: Option<&RetryBudget>,
+        budget: Option<Limit<'_>>,
         (result, below): (R, bool),
         hooks: B,
     ) -> Acting<R, R::Err>
@@ -204,6 +210,9 @@ impl AsyncLoop {
     {
         match result.into_result() {
             Ok(value) => {
+                if let Some(budget) = budget {
+                    budget.succeeded();
+                }
                 if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
                     self.state.succeeded(&hooks(HookSet::new()));
                 }
@@ -220,7 +229,7 @@ impl AsyncLoop {
     pub fn step_polling_acting<R, B, H>(
         &mut self,
         policy: &Policy,
-        budget: Option<&RetryBudget>,
+        budget: Option<Limit<'_>>,
         (result, below): (R, bool),
         hooks: B,
     ) -> Acting<R, Result<R::Ok, R::Err>>
@@ -232,6 +241,9 @@ impl AsyncLoop {
         let hooks = hooks(PollHookSet::new());
         match judge_values::<R, H>(result, &hooks) {
             Ok(done) => {
+                if let Some(budget) = budget {
+                    budget.succeeded();
+                }
                 self.state.succeeded(&hooks);
                 Acting::Return(done)
             }
@@ -244,7 +256,7 @@ impl AsyncLoop {
     fn act_on<R, D, H: Hooks<D>>(
         &mut self,
         policy: &Policy,
-        budget: Option<&RetryBudget>,
+        budget: Option<Limit<'_>>,
         decided: D,
         gave_up_below: bool,
         hooks: &H,

@@ -5,10 +5,10 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::budget::RetryBudget;
 use crate::clock::{ClockKind, Timeline};
 use crate::events::{GiveUp, RetryEvent, Success};
 use crate::hooks::Hooks;
+use crate::limit::Limit;
 use crate::policy::Policy;
 use crate::rng::with_thread_rng;
 use crate::schedule::Backoff;
@@ -43,14 +43,14 @@ pub(crate) struct Failed<'a, E> {
 #[inline(always)]
 pub(crate) fn read_start(
     policy: &Policy,
-    budget: Option<&RetryBudget>,
+    budget: Option<Limit<'_>>,
     clock: ClockKind,
     needs_start: bool,
 ) -> Option<Instant> {
-    if needs_start || policy.max_elapsed.is_some() || budget.is_some() {
+    if needs_start || policy.max_elapsed.is_some() || budget.is_some_and(Limit::needs_clock) {
         let now = clock.now();
         if let Some(budget) = budget {
-            budget.deposit(now);
+            budget.call_started(now);
         }
         Some(now)
     } else {
@@ -68,7 +68,7 @@ impl RetryState {
     /// A fresh state; reads `clock` only when `max_elapsed` (or
     /// `needs_start`, for hooks that report elapsed time) asks for it.
     #[inline(always)]
-    pub(crate) fn start(policy: &Policy, budget: Option<&RetryBudget>, clock: ClockKind, needs_start: bool) -> Self {
+    pub(crate) fn start(policy: &Policy, budget: Option<Limit<'_>>, clock: ClockKind, needs_start: bool) -> Self {
         Self::with_start(clock, read_start(policy, budget, clock, needs_start))
     }
 
@@ -108,7 +108,7 @@ impl RetryState {
     pub(crate) fn decide<E, H>(
         &mut self,
         policy: &Policy,
-        budget: Option<&RetryBudget>,
+        budget: Option<Limit<'_>>,
         failure: Failed<'_, E>,
         hooks: &H,
     ) -> Result<Duration, StopReason>
@@ -125,7 +125,7 @@ impl RetryState {
     pub(crate) fn decide_reporting<E, H>(
         &mut self,
         policy: &Policy,
-        budget: Option<&RetryBudget>,
+        budget: Option<Limit<'_>>,
         failure: Failed<'_, E>,
         hooks: &H,
         keep_event: bool,
@@ -214,7 +214,7 @@ impl RetryState {
     fn next_wait<E, H: Hooks<E>>(
         &mut self,
         policy: &Policy,
-        budget: Option<&RetryBudget>,
+        budget: Option<Limit<'_>>,
         error: &E,
         gave_up_below: bool,
         hooks: &H,
@@ -222,6 +222,8 @@ impl RetryState {
         if !hooks.should_retry(error) {
             return Err(StopReason::Permanent);
         }
+        // A throttle counts every retryable failure, whatever follows.
+        let throttle_allows = budget.is_none_or(Limit::failed);
         if gave_up_below && !hooks.retries_nested() {
             return Err(StopReason::RetriedBelow);
         }
@@ -242,7 +244,8 @@ impl RetryState {
         }
         // Checked last, so no budget is spent on a retry that would not happen.
         if let Some(budget) = budget {
-            if !budget.try_withdraw(self.timeline.now()) {
+            let timeline = self.timeline;
+            if !budget.allows_retry(|| timeline.now(), throttle_allows) {
                 return Err(StopReason::Budget);
             }
         }

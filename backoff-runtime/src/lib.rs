@@ -56,6 +56,7 @@ mod hooks;
 #[cfg(feature = "http")]
 pub mod http_errors;
 mod jitter;
+mod limit;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 #[cfg(not(feature = "metrics"))]
@@ -461,6 +462,7 @@ pub mod __private {
     pub use crate::attempt::AttemptSource;
     pub use crate::hooks::{DebugProbe, ProbeDebug, ProbeOpaque};
     pub use crate::hooks::{SyncAction, Then};
+    pub use crate::limit::Limit;
     pub use crate::metrics::{CallSite, Site};
     pub use crate::nested::{NestedAttempt, enter_attempt};
     pub use crate::policy::{Jitter, Policy};
@@ -472,49 +474,57 @@ pub mod __private {
     pub use crate::timeout::{FromElapsed, TimeoutSupport, timed_out_result, with_timeout};
     pub use core::time::Duration;
 
-    /// What `budget = ...` accepts: a [`RetryBudget`] or anything that
-    /// borrows one (`&RetryBudget`, `Arc<RetryBudget>`, ...).
+    /// What `budget = ...` accepts: a [`RetryBudget`] or a
+    /// [`RetryThrottle`](crate::RetryThrottle), or anything that borrows
+    /// one (`&RetryBudget`, `Arc<RetryThrottle>`, ...).
     #[diagnostic::on_unimplemented(
-        message = "`budget = ...` needs a `RetryBudget` or a reference to one, and `{Self}` is neither",
+        message = "`budget = ...` needs a `RetryBudget` or a `RetryThrottle` (or a reference to one), and `{Self}` is neither",
         label = "not a retry budget",
-        note = "name a `static RetryBudget`, or give `&self.budget`, `Arc<RetryBudget>`, or a function returning `&RetryBudget`"
+        note = "name a `static RetryBudget` or `static RetryThrottle`, or give `&self.budget`, an `Arc` of one, or a function returning a reference to one"
     )]
     pub trait AsBudget {
-        /// The budget.
-        fn as_budget(&self) -> &RetryBudget;
+        /// The limit, borrowed.
+        fn as_budget(&self) -> Limit<'_>;
     }
 
     impl AsBudget for RetryBudget {
         #[inline(always)]
-        fn as_budget(&self) -> &RetryBudget {
-            self
+        fn as_budget(&self) -> Limit<'_> {
+            Limit::Budget(self)
+        }
+    }
+
+    impl AsBudget for crate::throttle::RetryThrottle {
+        #[inline(always)]
+        fn as_budget(&self) -> Limit<'_> {
+            Limit::Throttle(self)
         }
     }
 
     impl<T: AsBudget + ?Sized> AsBudget for &T {
         #[inline(always)]
-        fn as_budget(&self) -> &RetryBudget {
+        fn as_budget(&self) -> Limit<'_> {
             (**self).as_budget()
         }
     }
 
     impl<T: AsBudget + ?Sized> AsBudget for std::sync::Arc<T> {
         #[inline(always)]
-        fn as_budget(&self) -> &RetryBudget {
+        fn as_budget(&self) -> Limit<'_> {
             (**self).as_budget()
         }
     }
 
     impl<T: AsBudget + ?Sized> AsBudget for Box<T> {
         #[inline(always)]
-        fn as_budget(&self) -> &RetryBudget {
+        fn as_budget(&self) -> Limit<'_> {
             (**self).as_budget()
         }
     }
 
     /// The budget of `budget = EXPR`, borrowed for the call.
     #[inline(always)]
-    pub fn budget_of<B: AsBudget + ?Sized>(budget: &B) -> &RetryBudget {
+    pub fn budget_of<B: AsBudget + ?Sized>(budget: &B) -> Limit<'_> {
         budget.as_budget()
     }
 

@@ -9,13 +9,14 @@ use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 use core::time::Duration;
 
+use crate::__private::AsBudget;
 use crate::async_loop::{AsyncLoop, ClockChoice, Step};
 use crate::attempt::{Attempt, AttemptSource};
-use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
 use crate::decide::RetryState;
 use crate::events::{GiveUp, RetryEvent, Success};
 use crate::hooks::{HookSet, Hooks, OnGiveUpHook, OnRetryHook, OnSuccessHook, RetryAfterHook, RetryIfHook};
+use crate::limit::Limit;
 use crate::nested::NestedAttempt;
 use crate::policy::Policy;
 use crate::sync_loop::{SyncSleeper, ThreadSleep, custom_sync_sleep, judge_errors, retry_sync, start_sync};
@@ -238,7 +239,7 @@ pub struct Retry<'a, Op, E, K, H, S> {
     op: Op,
     hooks: H,
     sleep: S,
-    budget: Option<&'a RetryBudget>,
+    budget: Option<Limit<'a>>,
     /// Per-attempt limit (async) and the error standing for a timed-out attempt.
     timeout: Option<(Duration, fn() -> E)>,
     _kind: PhantomData<fn() -> K>,
@@ -419,8 +420,8 @@ impl<'a, Op, E, K, If, After, OnRetry, OnGiveUp, OnSuccess, S>
     /// let result = Policy::new().retry(|| { calls += 1; Err::<(), ()>(()) }).budget(&budget).call();
     /// assert_eq!((result, calls), (Err(()), 1), "an empty budget refuses every retry");
     /// ```
-    pub fn budget(mut self, budget: &'a RetryBudget) -> Self {
-        self.budget = Some(budget);
+    pub fn budget<B: AsBudget + ?Sized>(mut self, budget: &'a B) -> Self {
+        self.budget = Some(budget.as_budget());
         self
     }
 }
@@ -486,6 +487,9 @@ where
         crate::nested::enter_attempt();
         match op() {
             Ok(value) => {
+                if let Some(budget) = budget {
+                    budget.succeeded();
+                }
                 if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
                     RetryState::with_start(sleeper.clock().0, start).succeeded(&hooks);
                 }
@@ -734,7 +738,7 @@ pin_project_lite::pin_project! {
     /// with `#[retry]`.
     pub struct RetryFuture<'a, Op, Fut, E, H, Tm> {
         policy: &'a Policy,
-        budget: Option<&'a RetryBudget>,
+        budget: Option<Limit<'a>>,
         op: Op,
         hooks: H,
         timeout: Option<(Duration, fn() -> E)>,

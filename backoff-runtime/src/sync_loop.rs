@@ -5,10 +5,10 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::budget::RetryBudget;
 use crate::clock::ClockKind;
 use crate::decide::{Failed, RetryState};
 use crate::hooks::{HookSet, Hooks};
+use crate::limit::Limit;
 use crate::policy::Policy;
 use crate::poll::{PollHookSet, PollHooks};
 use crate::result::RetryResult;
@@ -93,7 +93,7 @@ impl<F> SyncSleeper for CustomSleep<F> {
 #[inline(always)]
 pub fn start_sync<S: SyncSleeper>(
     policy: &Policy,
-    budget: Option<&RetryBudget>,
+    budget: Option<Limit<'_>>,
     needs_start: bool,
     sleeper: &S,
 ) -> Option<Instant> {
@@ -108,7 +108,7 @@ pub fn start_sync<S: SyncSleeper>(
 pub fn after_first_attempt<R, F, B, H, S>(
     first: R,
     policy: &Policy,
-    budget: Option<&RetryBudget>,
+    budget: Option<Limit<'_>>,
     start: Option<Instant>,
     mut body: F,
     hooks: B,
@@ -123,6 +123,9 @@ where
 {
     match first.into_result() {
         Ok(value) => {
+            if let Some(budget) = budget {
+                budget.succeeded();
+            }
             if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
                 RetryState::with_start(sleeper.clock().0, start).succeeded(&hooks(HookSet::new()));
             }
@@ -149,7 +152,7 @@ where
 pub fn after_first_attempt_polling<R, F, B, H, S>(
     first: R,
     policy: &Policy,
-    budget: Option<&RetryBudget>,
+    budget: Option<Limit<'_>>,
     start: Option<Instant>,
     mut body: F,
     hooks: B,
@@ -165,6 +168,9 @@ where
     let hooks = hooks(PollHookSet::new());
     match judge_values::<R, H>(first, &hooks) {
         Ok(done) => {
+            if let Some(budget) = budget {
+                budget.succeeded();
+            }
             RetryState::with_start(sleeper.clock().0, start).succeeded(&hooks);
             done
         }
@@ -215,7 +221,7 @@ pub(crate) fn judge_values<R: RetryResult, H: PollHooks<R::Ok, R::Err>>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn retry_sync<R, D, F, H, S>(
     policy: &Policy,
-    budget: Option<&RetryBudget>,
+    budget: Option<Limit<'_>>,
     start: Option<Instant>,
     first: D,
     body: &mut F,
@@ -243,6 +249,9 @@ where
         crate::nested::enter_attempt();
         match judge(body(), &hooks) {
             Ok(done) => {
+                if let Some(budget) = budget {
+                    budget.succeeded();
+                }
                 state.succeeded(&hooks);
                 return done;
             }
