@@ -454,7 +454,7 @@ fn policy_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStre
 fn budget_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStream) {
     match args.budget.as_ref().map(|budget| &budget.value) {
         Some(expr) => {
-            let budget = local("budget");
+            let budget = local_at("budget", expr.span());
             let budget_of = respan(quote!(#private::budget_of), expr.span());
             // Bound first, so a temporary the expression returns (a
             // reference from a method call) lives for the whole call.

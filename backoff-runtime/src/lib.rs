@@ -38,7 +38,7 @@
 //! | `macros` | yes | the [`retry`] attribute |
 //! | `tokio` | yes | sleeping and timing async retry loops on tokio |
 //! | `tracing` | no | a WARN event for each retry and at give-up, an INFO event for a success after retries |
-//! | `metrics` | no | [`metrics`](crate::metrics): counters, histograms and gauges through the `metrics` facade |
+//! | `metrics` | no | [`metrics`]: counters, histograms and gauges through the `metrics` facade |
 //! | `http` | no | [`http_errors`]: classification of status codes and I/O errors, and `Retry-After` |
 //! | `reqwest` | no | [`reqwest_errors`]: classification of reqwest's errors and a status-carrying error type |
 //! | `test-util` | no | [`testing`]: a virtual clock for sync retry loops and a seedable generator |
@@ -340,10 +340,15 @@ pub use crate::timeout::Elapsed;
 /// outer one does not retry that failure: it stops with
 /// [`StopReason::RetriedBelow`]. The call chain is the thread for sync code
 /// and the task's polls for async code (each poll of an attempt is
-/// bracketed, so the task may move between worker threads, other tasks never
-/// see its record, and a spawned task is a chain of its own). The flag is
+/// bracketed, so the task may move between worker threads, other tasks
+/// polled in between do not disturb it, and a spawned task is a chain of its
+/// own). The flag is
 /// "the last retried function the attempt called gave up": a retried
-/// function that succeeds afterwards in the same attempt clears it. With
+/// function that succeeds afterwards in the same attempt clears it. In an
+/// `async fn` it is read in the poll that ends the attempt, so it counts when
+/// the body returns after the give-up without awaiting something that is
+/// not ready yet (`inner().await?` does; a body that awaits a slow cleanup
+/// after the failure is retried as before). With
 /// `nested = retry` the outer function retries such failures anyway, and
 /// three layers of `max_retries = 3` reach the bottom up to 64 times.
 ///

@@ -7,12 +7,15 @@
 //! - a sync loop clears it before each attempt (one store on the happy
 //!   path) and reads it after a failed one;
 //! - an async loop brackets each poll of its attempt ([`NestedAttempt`]):
-//!   it clears the flag before the poll, gathers what the poll set into the
-//!   attempt's own record, and puts the enclosing value back. Whatever runs
-//!   inside the attempt's polls is its call chain, whichever worker thread
-//!   each poll runs on; other tasks polled on the thread between them never
-//!   see or change the attempt's record, and spawned tasks are separate
-//!   chains.
+//!   it clears the flag before the poll, reads what the poll set, and puts
+//!   the enclosing value back. Whatever runs inside the attempt's polls is
+//!   its call chain, whichever worker thread each poll runs on; other tasks
+//!   polled on the thread in between never see or change it, and spawned
+//!   tasks are separate chains. The attempt keeps no record across polls
+//!   (that would cost its future 8 bytes): the flag counts when the retried
+//!   function gave up in the poll that ends the attempt, which is the case
+//!   for `inner().await?` and any body that returns without awaiting
+//!   something not yet ready after the give-up.
 
 use core::cell::Cell;
 use core::future::Future;
@@ -50,7 +53,8 @@ pub(crate) fn mark_given_up() {
 pin_project_lite::pin_project! {
     /// An async attempt whose polls are bracketed, so that a retried function
     /// giving up inside it is seen by its loop alone. Its output is the
-    /// attempt's result and whether something gave up below.
+    /// attempt's result and whether something gave up below, in the poll
+    /// that ended it.
     ///
     /// ```
     /// use backoff_runtime::__private::NestedAttempt;
@@ -64,7 +68,6 @@ pin_project_lite::pin_project! {
     pub struct NestedAttempt<F> {
         #[pin]
         attempt: F,
-        below: bool,
     }
 }
 
@@ -72,7 +75,7 @@ impl<F> NestedAttempt<F> {
     /// Brackets `attempt`'s polls.
     #[inline(always)]
     pub fn new(attempt: F) -> Self {
-        NestedAttempt { attempt, below: false }
+        NestedAttempt { attempt }
     }
 }
 
@@ -84,9 +87,9 @@ impl<F: Future> Future for NestedAttempt<F> {
         let this = self.project();
         let enclosing = GAVE_UP_BELOW.replace(false);
         let polled = this.attempt.poll(cx);
-        *this.below |= GAVE_UP_BELOW.replace(enclosing);
+        let below = GAVE_UP_BELOW.replace(enclosing);
         match polled {
-            Poll::Ready(result) => Poll::Ready((result, *this.below)),
+            Poll::Ready(result) => Poll::Ready((result, below)),
             Poll::Pending => Poll::Pending,
         }
     }

@@ -1,0 +1,10 @@
+use backoff_runtime::retry;
+
+static LIMIT: u32 = 10;
+
+#[retry(budget = LIMIT)]
+fn fetch() -> Result<u32, String> {
+    Ok(1)
+}
+
+fn main() {}
