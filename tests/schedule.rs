@@ -34,14 +34,14 @@ impl Recorder {
 }
 
 #[retry(max_backoff = "32s", max_retries = 5, jitter = none)]
-async fn card_example(recorder: &Recorder) -> Result<(), String> {
+async fn documented_example(recorder: &Recorder) -> Result<(), String> {
     Err(format!("attempt {} failed", recorder.record()))
 }
 
 #[tokio::test(start_paused = true)]
 async fn documented_example_waits_1_2_4_8_16() {
     let recorder = Recorder::new();
-    let result = card_example(&recorder).await;
+    let result = documented_example(&recorder).await;
     assert_eq!(
         result,
         Err("attempt 6 failed".to_string()),

@@ -25,7 +25,7 @@
 //! attribute's keys.
 //!
 //! Public API: the [`retry`] attribute, [`Policy`], [`Schedule`],
-//! [`RetryBudget`], the attempt's context ([`Attempt`], [`InvocationId`]),
+//! [`RetryBudget`], [`RetryThrottle`], the attempt's context ([`Attempt`], [`InvocationId`]),
 //! the events ([`RetryEvent`], [`GiveUp`], [`StopReason`]),
 //! [`Elapsed`], and the feature-gated modules below. `__private` is what the
 //! attribute's expansion calls: it is not part of the API and may change in
@@ -131,7 +131,7 @@ pub use crate::timeout::Elapsed;
 /// | `sleep` | tokio / `std::thread::sleep` | path or closure: `Fn(Duration) -> impl Future` (async; output ignored), `Fn(Duration)` (sync) | another runtime's timer, or a finer one (see "Clocks and timers") |
 /// | `context` | none | a name, such as `attempt` | binds an [`Attempt`] of that name in the body: the attempt number, the retries left, the time elapsed and left, the call's [`InvocationId`] (see "The attempt inside the body") |
 /// | `nested` | `stop` | `stop` or `retry` | a failure that a retried function this attempt called already gave up on: `stop` ends the call with [`StopReason::RetriedBelow`] (one layer retries), `retry` retries it anyway (see "Nested retries") |
-/// | `budget` | none | any expression giving a [`RetryBudget`] or a reference to one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call | a retry budget: shared by every call and function that names the same one |
+/// | `budget` | none | any expression giving a [`RetryBudget`] or a [`RetryThrottle`], or a reference to one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call | a retry limit shared by every call and function that names the same one: a budget keeps a floor of retries per second, a throttle stops retrying in a full outage |
 /// | `policy` | none | any expression giving a [`Policy`], evaluated once per call | the whole schedule instead of the schedule keys (both is an error) |
 /// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)`; never runs past `max_elapsed` |
 /// | `crate` | `"::backoff_runtime"` | string with a path | where this crate is, when re-exported under another name |
@@ -151,7 +151,9 @@ pub use crate::timeout::Elapsed;
 /// permanent; a retried function the attempt called gave up (see "Nested
 /// retries"); `max_retries` retries were made; the server's hint exceeds
 /// `max_backoff`; the next wait would end past `max_elapsed`; the budget
-/// refuses the retry. A panic in the body is not caught. The budget is
+/// (or throttle) refuses the retry. A throttle takes its token for every
+/// retryable failure, the last attempt's included, as gRPC does. A panic in
+/// the body is not caught. The budget is
 /// charged for a retry just before `on_retry` announces it, so a panic in
 /// `on_retry` propagates with that retry already counted.
 ///
