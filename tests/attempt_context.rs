@@ -277,3 +277,40 @@ async fn the_context_works_under_async_trait() {
     assert_eq!(Remote.fetch(&log).await, Ok(2));
     assert_eq!(log.into_inner().unwrap(), [1, 2]);
 }
+
+/// What one attempt saw: first or not, the deadline, the id's bits and its
+/// debug form.
+type Facts = (bool, Option<std::time::Instant>, Option<Duration>, u128, String, String);
+
+#[retry(max_retries = 1, jitter = none, max_elapsed = "10s", context = attempt)]
+fn facts(log: &RefCell<Vec<Facts>>) -> Result<(), ()> {
+    let id = attempt.invocation_id();
+    log.borrow_mut().push((
+        attempt.is_first(),
+        attempt.deadline(),
+        attempt.time_left(),
+        id.as_u128(),
+        format!("{id:?}"),
+        id.to_string(),
+    ));
+    Err(())
+}
+
+/// `is_first` only for the first attempt; one deadline for the call, 10 s
+/// after its start; the id's bits are what its text shows.
+#[test]
+fn the_attempt_knows_if_it_is_first_its_deadline_and_its_id() {
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let log = RefCell::new(Vec::new());
+    assert!(facts(&log).is_err());
+    let log = log.into_inner();
+    assert_eq!(log.iter().map(|f| f.0).collect::<Vec<_>>(), [true, false]);
+    let deadline = log[0].1.expect("a deadline under max_elapsed");
+    assert_eq!(log[1].1, Some(deadline));
+    assert_eq!(log[0].2, Some(Duration::from_secs(10)));
+    for (_, _, _, bits, debug, text) in &log {
+        assert_eq!(format!("{bits:032x}"), text.replace('-', ""));
+        assert_eq!(*debug, format!("InvocationId({text})"));
+        assert_ne!(*bits, 0);
+    }
+}
