@@ -154,6 +154,33 @@ fn a_success_after_retries_emits_one_info_event() {
     assert!(events.is_empty(), "{events:#?}");
 }
 
+#[retry(max_retries = 2, jitter = none, initial_backoff = "1ms")]
+async fn recovers_async(fail: &std::cell::Cell<u32>) -> Result<u32, Unavailable> {
+    if fail.get() > 0 {
+        fail.set(fail.get() - 1);
+        return Err(Unavailable { code: 503 });
+    }
+    Ok(9)
+}
+
+/// The same from an `async fn` without `on_success`: its loop reports the
+/// success after retries too.
+#[test]
+fn an_async_success_after_retries_emits_one_info_event() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let (result, events) = capture(|| runtime.block_on(recovers_async(&std::cell::Cell::new(1))));
+    assert_eq!(result.ok(), Some(9));
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(events[1].level, Level::INFO);
+    assert_eq!(events[1].fields["message"], "succeeded after retries");
+    assert_eq!(events[1].fields["function"], "recovers_async");
+    assert_eq!(events[1].fields["attempts"], "2");
+}
+
 #[test]
 fn errors_that_are_not_debug_are_left_out() {
     let _clock = backoff_runtime::testing::VirtualClock::install();

@@ -144,12 +144,7 @@ impl AsyncLoop {
     {
         match result.into_result() {
             Ok(value) => {
-                if let Some(budget) = budget {
-                    budget.succeeded();
-                }
-                if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
-                    self.state.succeeded(&hooks(HookSet::new()));
-                }
+                self.state.success(budget, || hooks(HookSet::new()));
                 Step::Return(R::from_result(Ok(value)))
             }
             Err(error) => match self.decide(policy, budget, &error, below, &hooks(HookSet::new())) {
@@ -179,10 +174,7 @@ impl AsyncLoop {
         let hooks = hooks(PollHookSet::new());
         match judge_values::<R, H>(result, &hooks) {
             Ok(done) => {
-                if let Some(budget) = budget {
-                    budget.succeeded();
-                }
-                self.state.succeeded(&hooks);
+                self.state.success(budget, || &hooks);
                 Step::Return(done)
             }
             Err(pending) => match self.decide(policy, budget, &pending, below, &hooks) {
@@ -210,12 +202,7 @@ impl AsyncLoop {
     {
         match result.into_result() {
             Ok(value) => {
-                if let Some(budget) = budget {
-                    budget.succeeded();
-                }
-                if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
-                    self.state.succeeded(&hooks(HookSet::new()));
-                }
+                self.state.success(budget, || hooks(HookSet::new()));
                 Acting::Return(R::from_result(Ok(value)))
             }
             Err(error) => self.act_on(policy, budget, error, below, &hooks(HookSet::new()), |error| {
@@ -241,10 +228,7 @@ impl AsyncLoop {
         let hooks = hooks(PollHookSet::new());
         match judge_values::<R, H>(result, &hooks) {
             Ok(done) => {
-                if let Some(budget) = budget {
-                    budget.succeeded();
-                }
-                self.state.succeeded(&hooks);
+                self.state.success(budget, || &hooks);
                 Acting::Return(done)
             }
             Err(pending) => self.act_on(policy, budget, pending, below, &hooks, R::from_result),

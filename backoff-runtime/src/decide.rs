@@ -58,6 +58,14 @@ pub(crate) fn read_start(
     }
 }
 
+/// Whether a success will be reported: `on_success` is set, metrics record
+/// it, or (`retried`, with the `tracing` feature) it ends a call that failed
+/// before. Known at compile time on a first attempt.
+#[inline(always)]
+fn reports_success<E, H: Hooks<E>>(retried: bool) -> bool {
+    H::OBSERVES_SUCCESS || crate::metrics::RECORDS || (crate::trace::COMPILED && retried)
+}
+
 /// Whether a stop or a retry will be reported (a hook observes, or a
 /// tracing subscriber listens).
 fn reports<E>(hooks: &impl Hooks<E>) -> bool {
@@ -189,10 +197,42 @@ impl RetryState {
         }
     }
 
+    /// The attempt that just ended succeeded: a throttle gets its tokens
+    /// back, and metrics, tracing and `on_success` hear of it when they
+    /// listen. `hooks` is built only then: a first-attempt success with none
+    /// of them costs nothing here.
+    #[inline(always)]
+    pub(crate) fn success<E, H: Hooks<E>>(&mut self, budget: Option<Limit<'_>>, hooks: impl FnOnce() -> H) {
+        if let Some(budget) = budget {
+            budget.succeeded();
+        }
+        if reports_success::<E, H>(self.backoff.retries() > 0) {
+            self.succeeded(&hooks());
+        }
+    }
+
+    /// [`success`](Self::success) of a first attempt, before any loop state
+    /// exists: the state (from `clock` and `start`) is made only when the
+    /// success is reported, so the happy path stays a branch.
+    #[inline(always)]
+    pub(crate) fn first_success<E, H: Hooks<E>>(
+        budget: Option<Limit<'_>>,
+        clock: ClockKind,
+        start: Option<Instant>,
+        hooks: impl FnOnce() -> H,
+    ) {
+        if let Some(budget) = budget {
+            budget.succeeded();
+        }
+        if reports_success::<E, H>(false) {
+            Self::with_start(clock, start).succeeded(&hooks());
+        }
+    }
+
     /// Reports the success of the attempt that just ended: metrics, the
     /// tracing event of a success after retries, and `on_success`.
     #[inline]
-    pub(crate) fn succeeded<E, H: Hooks<E>>(&mut self, hooks: &H) {
+    fn succeeded<E, H: Hooks<E>>(&mut self, hooks: &H) {
         let attempts = self.backoff.retries().saturating_add(1);
         crate::metrics::success(hooks.site(), attempts);
         let retried = attempts > 1;

@@ -487,12 +487,7 @@ where
         crate::nested::enter_attempt();
         match op() {
             Ok(value) => {
-                if let Some(budget) = budget {
-                    budget.succeeded();
-                }
-                if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
-                    RetryState::with_start(sleeper.clock().0, start).succeeded(&hooks);
-                }
+                RetryState::first_success(budget, sleeper.clock().0, start, || &hooks);
                 Ok(value)
             }
             Err(error) => retry_sync(

@@ -123,12 +123,7 @@ where
 {
     match first.into_result() {
         Ok(value) => {
-            if let Some(budget) = budget {
-                budget.succeeded();
-            }
-            if H::OBSERVES_SUCCESS || crate::metrics::RECORDS {
-                RetryState::with_start(sleeper.clock().0, start).succeeded(&hooks(HookSet::new()));
-            }
+            RetryState::first_success(budget, sleeper.clock().0, start, || hooks(HookSet::new()));
             R::from_result(Ok(value))
         }
         Err(error) => retry_sync(
@@ -168,10 +163,7 @@ where
     let hooks = hooks(PollHookSet::new());
     match judge_values::<R, H>(first, &hooks) {
         Ok(done) => {
-            if let Some(budget) = budget {
-                budget.succeeded();
-            }
-            RetryState::with_start(sleeper.clock().0, start).succeeded(&hooks);
+            RetryState::first_success(budget, sleeper.clock().0, start, || &hooks);
             done
         }
         Err(pending) => retry_sync(
@@ -249,10 +241,7 @@ where
         crate::nested::enter_attempt();
         match judge(body(), &hooks) {
             Ok(done) => {
-                if let Some(budget) = budget {
-                    budget.succeeded();
-                }
-                state.succeeded(&hooks);
+                state.success(budget, || &hooks);
                 return done;
             }
             Err(next) => decided = next,

@@ -40,6 +40,9 @@ pub(crate) fn enabled() -> bool {
     false
 }
 
+/// Whether the feature is on (successes after retries are then reported).
+pub(crate) const COMPILED: bool = cfg!(feature = "tracing");
+
 /// Whether a subscriber would record the INFO event of a success after
 /// retries.
 #[cfg(feature = "tracing")]
