@@ -408,10 +408,13 @@ impl<'a, Op, E, K, If, After, OnRetry, OnGiveUp, OnSuccess, S>
         self.with(|hooks, _| (hooks, CustomSleep(sleep)))
     }
 
-    /// A retry budget for this call (`budget`): the call deposits, each
-    /// retry withdraws, and a retry the budget refuses ends the call with
-    /// [`StopReason::Budget`](crate::StopReason::Budget). Any budget the
-    /// call can borrow: a `static`, one per backend in a map, a field.
+    /// A retry limit for this call (`budget`): a
+    /// [`RetryBudget`](crate::RetryBudget) (the call deposits, each retry
+    /// withdraws) or a [`RetryThrottle`](crate::RetryThrottle) (each
+    /// retryable failure takes a token, each success returns some), or an
+    /// `Arc`/`Box` of one. A retry it refuses ends the call with
+    /// [`StopReason::Budget`](crate::StopReason::Budget). Any limit the call
+    /// can borrow: a `static`, one per backend in a map, a field.
     ///
     /// ```
     /// use backoff_runtime::{Policy, RetryBudget};
