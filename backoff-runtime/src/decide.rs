@@ -203,6 +203,7 @@ impl RetryState {
     /// of them costs nothing here.
     #[inline(always)]
     pub(crate) fn success<E, H: Hooks<E>>(&mut self, budget: Option<Limit<'_>>, hooks: impl FnOnce() -> H) {
+        crate::nested::mark_succeeded();
         if let Some(budget) = budget {
             budget.succeeded();
         }
@@ -221,6 +222,7 @@ impl RetryState {
         start: Option<Instant>,
         hooks: impl FnOnce() -> H,
     ) {
+        crate::nested::mark_succeeded();
         if let Some(budget) = budget {
             budget.succeeded();
         }

@@ -343,16 +343,29 @@ pub use crate::timeout::Elapsed;
 /// [`StopReason::RetriedBelow`]. The call chain is the thread for sync code
 /// and the task's polls for async code (each poll of an attempt is
 /// bracketed, so the task may move between worker threads, other tasks
-/// polled in between do not disturb it, and a spawned task is a chain of its
-/// own). The flag is
-/// "the last retried function the attempt called gave up": a retried
-/// function that succeeds afterwards in the same attempt clears it. In an
-/// `async fn` it is read in the poll that ends the attempt, so it counts when
-/// the body returns after the give-up without awaiting something that is
-/// not ready yet (`inner().await?` does; a body that awaits a slow cleanup
-/// after the failure is retried as before). With
-/// `nested = retry` the outer function retries such failures anyway, and
-/// three layers of `max_retries = 3` reach the bottom up to 64 times.
+/// polled in between do not disturb it).
+///
+/// The rule, the same in sync and async code: after a failed attempt, the
+/// loop asks whether **the last retried call that ended inside that attempt
+/// gave up**. A give-up (any reason but `Permanent`) says yes, a retried
+/// call that succeeds says no, and each attempt starts with no. So:
+///
+/// | the attempt | the outer loop |
+/// |---|---|
+/// | `inner()?` where `inner` gave up (at once or after awaiting something slow) | stops: `RetriedBelow` |
+/// | a retried fallback succeeds after the give-up, then the attempt fails for its own reason | retries |
+/// | a retried middle layer recovers (`Ok(inner().unwrap_or(0))`), then the attempt fails for its own reason | retries |
+/// | plain code recovers from the give-up (`inner().unwrap_or(0)`), then the attempt fails for its own reason | stops: the loop cannot see plain recovery |
+/// | a destructor (a drop guard) calls a retried function that gives up | stops: it was the last retried call to end |
+/// | `join!` of an optional retried branch that gives up and a step that fails | stops, for the same reason |
+/// | a retried call in a spawned task or thread gives up | retries: another task or thread is a chain of its own |
+/// | the plain builder ([`Policy::retry`]) below or above `#[retry]` | the same rule: it is a retried call |
+///
+/// Where a "stops" above is not what you want, write `nested = retry` on
+/// the outer function: it
+/// retries such failures anyway, and three layers of `max_retries = 3`
+/// reach the bottom up to 64 times. `tests/nested.rs` runs each row in both
+/// forms.
 ///
 /// ```
 /// use backoff_runtime::retry;

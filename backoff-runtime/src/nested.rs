@@ -2,20 +2,21 @@
 //! another (the same call chain), the outer loop does not retry that
 //! failure; it stops with [`StopReason::RetriedBelow`](crate::StopReason).
 //!
-//! The chain is one flag per thread, "a retried function gave up below":
-//! - a loop that gives up (for any reason but `Permanent`) sets it;
-//! - a sync loop clears it before each attempt (one store on the happy
-//!   path) and reads it after a failed one;
+//! The chain is one flag per thread, "the last retried call that ended in
+//! this attempt gave up":
+//! - a retried call that gives up (for any reason but `Permanent`) sets it;
+//!   one that succeeds clears it (it recovered, or a fallback did);
+//! - a sync loop clears it before each attempt and reads it after a failed
+//!   one;
 //! - an async loop brackets each poll of its attempt ([`NestedAttempt`]):
-//!   it clears the flag before the poll, reads what the poll set, and puts
-//!   the enclosing value back. Whatever runs inside the attempt's polls is
-//!   its call chain, whichever worker thread each poll runs on; other tasks
-//!   polled on the thread in between never see or change it, and spawned
-//!   tasks are separate chains. The attempt keeps no record across polls
-//!   (that would cost its future 8 bytes): the flag counts when the retried
-//!   function gave up in the poll that ends the attempt, which is the case
-//!   for `inner().await?` and any body that returns without awaiting
-//!   something not yet ready after the give-up.
+//!   it puts the attempt's own value in place before the poll, takes back
+//!   what the poll left, and puts the enclosing value back. Whatever runs
+//!   inside the attempt's polls is its call chain, whichever worker thread
+//!   each poll runs on; other tasks polled on the thread in between never
+//!   see or change it, and spawned tasks are separate chains. The value is
+//!   kept across polls, so sync and async bodies agree: what counts is the
+//!   last retried call that ended before the attempt did, however many
+//!   polls apart.
 
 use core::cell::Cell;
 use core::future::Future;
@@ -50,11 +51,19 @@ pub(crate) fn mark_given_up() {
     GAVE_UP_BELOW.set(true);
 }
 
+/// A retried call succeeded: whatever gave up below it earlier in the
+/// enclosing attempt was recovered from, so the enclosing loop may retry
+/// its own later failures.
+#[inline(always)]
+pub(crate) fn mark_succeeded() {
+    GAVE_UP_BELOW.set(false);
+}
+
 pin_project_lite::pin_project! {
     /// An async attempt whose polls are bracketed, so that a retried function
     /// giving up inside it is seen by its loop alone. Its output is the
-    /// attempt's result and whether something gave up below, in the poll
-    /// that ended it.
+    /// attempt's result and whether the last retried call that ended inside
+    /// it (in any of its polls) gave up.
     ///
     /// ```
     /// use backoff_runtime::__private::NestedAttempt;
@@ -68,6 +77,8 @@ pin_project_lite::pin_project! {
     pub struct NestedAttempt<F> {
         #[pin]
         attempt: F,
+        // The attempt's own flag between its polls.
+        below: bool,
     }
 }
 
@@ -75,7 +86,7 @@ impl<F> NestedAttempt<F> {
     /// Brackets `attempt`'s polls.
     #[inline(always)]
     pub fn new(attempt: F) -> Self {
-        NestedAttempt { attempt }
+        NestedAttempt { attempt, below: false }
     }
 }
 
@@ -85,11 +96,11 @@ impl<F: Future> Future for NestedAttempt<F> {
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let enclosing = GAVE_UP_BELOW.replace(false);
+        let enclosing = GAVE_UP_BELOW.replace(*this.below);
         let polled = this.attempt.poll(cx);
-        let below = GAVE_UP_BELOW.replace(enclosing);
+        *this.below = GAVE_UP_BELOW.replace(enclosing);
         match polled {
-            Poll::Ready(result) => Poll::Ready((result, below)),
+            Poll::Ready(result) => Poll::Ready((result, *this.below)),
             Poll::Pending => Poll::Pending,
         }
     }
