@@ -306,9 +306,9 @@ async fn gives_up_async() -> Result<u32, Down> {
     Err(Down)
 }
 
+/// Ready at once: it succeeds in the poll where the primary gave up.
 #[retry(max_retries = 2, initial_backoff = "1ms", jitter = none)]
 async fn succeeds_async() -> Result<u32, Down> {
-    tokio::task::yield_now().await;
     Ok(7)
 }
 
@@ -349,95 +349,163 @@ macro_rules! outer {
     };
 }
 
-outer!(give_up_propagated, give_up_propagated_async, |log, attempt| {
-    let _ = attempt;
-    gives_up()
-}, async {
-    let _ = attempt;
-    gives_up_async().await
-});
+outer!(
+    give_up_propagated,
+    give_up_propagated_async,
+    |log, attempt| {
+        let _ = attempt;
+        gives_up()
+    },
+    async {
+        let _ = attempt;
+        gives_up_async().await
+    }
+);
 
-outer!(give_up_then_a_slow_step, give_up_then_a_slow_step_async, |log, attempt| {
-    let _ = attempt;
-    let result = gives_up();
-    std::thread::sleep(std::time::Duration::from_millis(1));
-    result
-}, async {
-    let _ = attempt;
-    let result = gives_up_async().await;
-    // Pending: the attempt ends in a later poll than the give-up.
-    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    result
-});
+outer!(
+    give_up_then_a_ready_step,
+    give_up_then_a_ready_step_async,
+    |log, attempt| {
+        let _ = attempt;
+        let result = gives_up();
+        let _ = succeeds_now();
+        result
+    },
+    async {
+        let _ = attempt;
+        let result = gives_up_async().await;
+        // Ready at once: the attempt ends in the poll of the give-up.
+        let _ = async { succeeds_now() }.await;
+        result
+    }
+);
 
-outer!(retried_fallback, retried_fallback_async, |log, attempt| {
-    let value = match gives_up() {
-        Ok(value) => value,
-        Err(_) => succeeds()?,
-    };
-    own_step(attempt)?;
-    Ok(value)
-}, async {
-    let value = match gives_up_async().await {
-        Ok(value) => value,
-        Err(_) => succeeds_async().await?,
-    };
-    own_step(attempt)?;
-    Ok(value)
-});
+/// Plain code, no retry: a step that succeeds at once.
+fn succeeds_now() -> Result<u32, Down> {
+    Ok(0)
+}
 
-outer!(plain_fallback, plain_fallback_async, |log, attempt| {
-    let value = gives_up().unwrap_or(0);
-    own_step(attempt)?;
-    Ok(value)
-}, async {
-    let value = gives_up_async().await.unwrap_or(0);
-    own_step(attempt)?;
-    Ok(value)
-});
+outer!(
+    give_up_then_a_slow_step,
+    give_up_then_a_slow_step_async,
+    |log, attempt| {
+        let _ = attempt;
+        let result = gives_up();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        result
+    },
+    async {
+        let _ = attempt;
+        let result = gives_up_async().await;
+        // Not ready: the attempt ends in a later poll than the give-up.
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        result
+    }
+);
 
-outer!(middle_layer_recovers, middle_layer_recovers_async, |log, attempt| {
-    let value = middle_recovering()?;
-    own_step(attempt)?;
-    Ok(value)
-}, async {
-    let value = middle_recovering_async().await?;
-    own_step(attempt)?;
-    Ok(value)
-});
+outer!(
+    retried_fallback,
+    retried_fallback_async,
+    |log, attempt| {
+        let value = match gives_up() {
+            Ok(value) => value,
+            Err(_) => succeeds()?,
+        };
+        own_step(attempt)?;
+        Ok(value)
+    },
+    async {
+        let value = match gives_up_async().await {
+            Ok(value) => value,
+            Err(_) => succeeds_async().await?,
+        };
+        own_step(attempt)?;
+        Ok(value)
+    }
+);
 
-outer!(give_up_in_a_drop_guard, give_up_in_a_drop_guard_async, |log, attempt| {
-    let _guard = GiveUpOnDrop;
-    own_step(attempt)
-}, async {
-    let _guard = GiveUpOnDrop;
-    tokio::task::yield_now().await;
-    own_step(attempt)
-});
+outer!(
+    plain_fallback,
+    plain_fallback_async,
+    |log, attempt| {
+        let value = gives_up().unwrap_or(0);
+        own_step(attempt)?;
+        Ok(value)
+    },
+    async {
+        let value = gives_up_async().await.unwrap_or(0);
+        own_step(attempt)?;
+        Ok(value)
+    }
+);
 
-outer!(optional_branch_joined, optional_branch_joined_async, |log, attempt| {
-    let (optional, required) = (gives_up().ok(), own_step(attempt));
-    Ok(optional.unwrap_or(0) + required?)
-}, async {
-    let (optional, required) = tokio::join!(gives_up_async(), async { own_step(attempt) });
-    Ok(optional.unwrap_or(0) + required?)
-});
+outer!(
+    middle_layer_recovers,
+    middle_layer_recovers_async,
+    |log, attempt| {
+        let value = middle_recovering()?;
+        own_step(attempt)?;
+        Ok(value)
+    },
+    async {
+        let value = middle_recovering_async().await?;
+        own_step(attempt)?;
+        Ok(value)
+    }
+);
 
-outer!(give_up_in_another_thread, give_up_in_a_spawned_task_async, |log, attempt| {
-    let _ = attempt;
-    std::thread::scope(|scope| scope.spawn(gives_up).join().unwrap())
-}, async {
-    let _ = attempt;
-    tokio::spawn(gives_up_async()).await.unwrap()
-});
+outer!(
+    give_up_in_a_drop_guard,
+    give_up_in_a_drop_guard_async,
+    |log, attempt| {
+        let _guard = GiveUpOnDrop;
+        own_step(attempt)
+    },
+    async {
+        let _guard = GiveUpOnDrop;
+        tokio::task::yield_now().await;
+        own_step(attempt)
+    }
+);
 
-outer!(plain_builder_below, plain_builder_below_async, |log, attempt| {
-    let _ = attempt;
-    quick_policy().retry(|| Err::<u32, _>(Down)).call()
-}, async {
-    let _ = attempt;
-    quick_policy().retry(|| async { Err::<u32, _>(Down) }).await
-});
+outer!(
+    optional_branch_joined,
+    optional_branch_joined_async,
+    |log, attempt| {
+        let (optional, required) = (gives_up().ok(), own_step(attempt));
+        Ok(optional.unwrap_or(0) + required?)
+    },
+    async {
+        let (optional, required) = tokio::join!(gives_up_async(), async { own_step(attempt) });
+        Ok(optional.unwrap_or(0) + required?)
+    }
+);
+
+outer!(
+    give_up_in_another_thread,
+    give_up_in_a_spawned_task_async,
+    |log, attempt| {
+        let _ = attempt;
+        std::thread::scope(|scope| scope.spawn(gives_up).join().unwrap())
+    },
+    async {
+        let _ = attempt;
+        tokio::spawn(gives_up_async()).await.unwrap()
+    }
+);
+
+outer!(
+    plain_builder_below,
+    plain_builder_below_async,
+    |log, attempt| {
+        let _ = attempt;
+        quick_policy().retry(|| Err::<u32, _>(Down)).call()
+    },
+    async {
+        let _ = attempt;
+        quick_policy().retry(|| async { Err::<u32, _>(Down) }).await
+    }
+);
 
 fn plain_builder_above(log: &Log) -> Result<u32, Down> {
     quick_policy()
@@ -460,7 +528,8 @@ async fn plain_builder_above_async(log: &Log) -> Result<u32, Down> {
 }
 
 type SyncCase = fn(&Log) -> Result<u32, Down>;
-type AsyncCase = for<'a> fn(&'a Log) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<u32, Down>> + Send + 'a>>;
+type AsyncCase =
+    for<'a> fn(&'a Log) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<u32, Down>> + Send + 'a>>;
 
 macro_rules! boxed {
     ($f:ident) => {
@@ -471,21 +540,91 @@ macro_rules! boxed {
 /// Each case, its two forms, and how the outer call must end.
 fn nesting_table() -> Vec<(&'static str, SyncCase, AsyncCase, Ended)> {
     vec![
-        ("a give-up propagated with `?`", give_up_propagated, boxed!(give_up_propagated_async), STOPPED_BELOW),
-        ("a give-up, then a slow step, then its error", give_up_then_a_slow_step, boxed!(give_up_then_a_slow_step_async), STOPPED_BELOW),
-        ("recovery by a retried fallback, then an own failure", retried_fallback, boxed!(retried_fallback_async), RETRIED),
+        (
+            "a give-up propagated with `?`",
+            give_up_propagated,
+            boxed!(give_up_propagated_async),
+            STOPPED_BELOW,
+        ),
+        (
+            "a give-up, then an await that is ready, then its error",
+            give_up_then_a_ready_step,
+            boxed!(give_up_then_a_ready_step_async),
+            STOPPED_BELOW,
+        ),
+        (
+            "recovery by a retried fallback, then an own failure",
+            retried_fallback,
+            boxed!(retried_fallback_async),
+            RETRIED,
+        ),
         // Documented: plain code that recovers is invisible to the loop.
-        ("recovery by a plain fallback, then an own failure", plain_fallback, boxed!(plain_fallback_async), STOPPED_BELOW),
-        ("a middle layer that recovers, then an own failure", middle_layer_recovers, boxed!(middle_layer_recovers_async), RETRIED),
+        (
+            "recovery by a plain fallback, then an own failure",
+            plain_fallback,
+            boxed!(plain_fallback_async),
+            STOPPED_BELOW,
+        ),
+        (
+            "a middle layer that recovers, then an own failure",
+            middle_layer_recovers,
+            boxed!(middle_layer_recovers_async),
+            RETRIED,
+        ),
         // Documented: the last retried call to end decides, in a destructor too.
-        ("a give-up in a drop guard, with an own failure", give_up_in_a_drop_guard, boxed!(give_up_in_a_drop_guard_async), STOPPED_BELOW),
+        (
+            "a give-up in a drop guard, with an own failure",
+            give_up_in_a_drop_guard,
+            boxed!(give_up_in_a_drop_guard_async),
+            STOPPED_BELOW,
+        ),
         // Documented: an optional branch's give-up counts as the last one.
-        ("an optional retried branch joined with an own failure", optional_branch_joined, boxed!(optional_branch_joined_async), STOPPED_BELOW),
+        (
+            "an optional retried branch joined with an own failure",
+            optional_branch_joined,
+            boxed!(optional_branch_joined_async),
+            STOPPED_BELOW,
+        ),
         // A spawned thread or task is a chain of its own.
-        ("a give-up in a spawned thread or task", give_up_in_another_thread, boxed!(give_up_in_a_spawned_task_async), EXHAUSTED),
-        ("the plain builder below", plain_builder_below, boxed!(plain_builder_below_async), STOPPED_BELOW),
-        ("the plain builder above", plain_builder_above, boxed!(plain_builder_above_async), STOPPED_BELOW),
+        (
+            "a give-up in a spawned thread or task",
+            give_up_in_another_thread,
+            boxed!(give_up_in_a_spawned_task_async),
+            EXHAUSTED,
+        ),
+        (
+            "the plain builder below",
+            plain_builder_below,
+            boxed!(plain_builder_below_async),
+            STOPPED_BELOW,
+        ),
+        (
+            "the plain builder above",
+            plain_builder_above,
+            boxed!(plain_builder_above_async),
+            STOPPED_BELOW,
+        ),
     ]
+}
+
+/// The one documented difference: an async attempt reads the flag in the
+/// poll that ends it, so a give-up followed by an await that is not ready
+/// yet is not seen there (the outer function retries), where a sync
+/// function stops. Remembering it across polls would cost every annotated
+/// future 8 bytes.
+#[test]
+fn a_give_up_followed_by_a_slow_step_stops_a_sync_function() {
+    let _clock = VirtualClock::install();
+    let log = Log::default();
+    let result = give_up_then_a_slow_step(&log);
+    assert_eq!(log.ended(result), STOPPED_BELOW);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_give_up_followed_by_a_slow_step_is_retried_by_an_async_function() {
+    let log = Log::default();
+    let result = give_up_then_a_slow_step_async(&log).await;
+    assert_eq!(log.ended(result), EXHAUSTED);
 }
 
 #[test]

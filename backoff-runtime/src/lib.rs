@@ -352,7 +352,7 @@ pub use crate::timeout::Elapsed;
 ///
 /// | the attempt | the outer loop |
 /// |---|---|
-/// | `inner()?` where `inner` gave up (at once or after awaiting something slow) | stops: `RetriedBelow` |
+/// | `inner()?` where `inner` gave up | stops: `RetriedBelow` |
 /// | a retried fallback succeeds after the give-up, then the attempt fails for its own reason | retries |
 /// | a retried middle layer recovers (`Ok(inner().unwrap_or(0))`), then the attempt fails for its own reason | retries |
 /// | plain code recovers from the give-up (`inner().unwrap_or(0)`), then the attempt fails for its own reason | stops: the loop cannot see plain recovery |
@@ -360,6 +360,13 @@ pub use crate::timeout::Elapsed;
 /// | `join!` of an optional retried branch that gives up and a step that fails | stops, for the same reason |
 /// | a retried call in a spawned task or thread gives up | retries: another task or thread is a chain of its own |
 /// | the plain builder ([`Policy::retry`]) below or above `#[retry]` | the same rule: it is a retried call |
+///
+/// One difference between the two forms: an `async fn` reads the flag in
+/// the poll that ends the attempt, so a give-up followed by an `.await` that
+/// is not ready yet (a slow cleanup, a log write) before the attempt
+/// returns is not seen, and the outer function retries that failure, where
+/// a sync function stops. Keeping the flag across polls would cost every
+/// annotated future 8 bytes.
 ///
 /// Where a "stops" above is not what you want, write `nested = retry` on
 /// the outer function: it

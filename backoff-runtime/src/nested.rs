@@ -9,14 +9,16 @@
 //! - a sync loop clears it before each attempt and reads it after a failed
 //!   one;
 //! - an async loop brackets each poll of its attempt ([`NestedAttempt`]):
-//!   it puts the attempt's own value in place before the poll, takes back
-//!   what the poll left, and puts the enclosing value back. Whatever runs
+//!   it clears the flag before the poll, reads what the poll left, and puts
+//!   the enclosing value back. Whatever runs
 //!   inside the attempt's polls is its call chain, whichever worker thread
 //!   each poll runs on; other tasks polled on the thread in between never
-//!   see or change it, and spawned tasks are separate chains. The value is
-//!   kept across polls, so sync and async bodies agree: what counts is the
-//!   last retried call that ended before the attempt did, however many
-//!   polls apart.
+//!   see or change it, and spawned tasks are separate chains. The attempt
+//!   keeps no value across polls: remembering one byte would cost the
+//!   function's future 8 bytes (measured: over the 48-byte budget for a
+//!   `&mut self` method), so the flag counts when the retried call ended in
+//!   the poll that ends the attempt: `inner().await?`, and any body that
+//!   does not await something not yet ready after it.
 
 use core::cell::Cell;
 use core::future::Future;
@@ -62,8 +64,8 @@ pub(crate) fn mark_succeeded() {
 pin_project_lite::pin_project! {
     /// An async attempt whose polls are bracketed, so that a retried function
     /// giving up inside it is seen by its loop alone. Its output is the
-    /// attempt's result and whether the last retried call that ended inside
-    /// it (in any of its polls) gave up.
+    /// attempt's result and whether the last retried call that ended in the
+    /// poll that ended it gave up.
     ///
     /// ```
     /// use backoff_runtime::__private::NestedAttempt;
@@ -77,8 +79,6 @@ pin_project_lite::pin_project! {
     pub struct NestedAttempt<F> {
         #[pin]
         attempt: F,
-        // The attempt's own flag between its polls.
-        below: bool,
     }
 }
 
@@ -86,7 +86,7 @@ impl<F> NestedAttempt<F> {
     /// Brackets `attempt`'s polls.
     #[inline(always)]
     pub fn new(attempt: F) -> Self {
-        NestedAttempt { attempt, below: false }
+        NestedAttempt { attempt }
     }
 }
 
@@ -96,11 +96,11 @@ impl<F: Future> Future for NestedAttempt<F> {
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let enclosing = GAVE_UP_BELOW.replace(*this.below);
+        let enclosing = GAVE_UP_BELOW.replace(false);
         let polled = this.attempt.poll(cx);
-        *this.below = GAVE_UP_BELOW.replace(enclosing);
+        let below = GAVE_UP_BELOW.replace(enclosing);
         match polled {
-            Poll::Ready(result) => Poll::Ready((result, *this.below)),
+            Poll::Ready(result) => Poll::Ready((result, below)),
             Poll::Pending => Poll::Pending,
         }
     }
