@@ -273,3 +273,74 @@ fn a_sync_function_polls_on_the_schedule() {
     assert_eq!(count_up(&counter), Ok(3));
     assert_eq!(clock.waits(), [Duration::from_secs(1), Duration::from_secs(2)]);
 }
+
+// ---- pending values and retry limits ------------------------------------------
+//
+// A pending value is not a failure: it takes no throttle token and no budget
+// withdrawal. Only errors ask the limit.
+
+static POLL_THROTTLE: backoff_runtime::RetryThrottle = backoff_runtime::RetryThrottle::new(10, 0.1);
+
+#[retry(
+    max_retries = 10,
+    jitter = none,
+    initial_backoff = "1s",
+    max_backoff = "1s",
+    retry_if_ok = |job: &Job| job.is_running(),
+    retry_if = PollError::is_transient,
+    budget = POLL_THROTTLE,
+    on_give_up = |_, event: &GiveUp| panic!("gave up: {:?}", event.reason()),
+)]
+async fn poll_throttled(status: &Status) -> Result<Job, PollError> {
+    status.answer()
+}
+
+/// Seven "still running" answers then done, under a throttle of 10 tokens:
+/// no token is taken by a pending value, so the poll runs to the end and
+/// the throttle is still full for a real failure afterwards.
+#[tokio::test(start_paused = true)]
+async fn pending_values_take_no_throttle_tokens() {
+    let mut script = vec![running(); 7];
+    script.push(Ok(Job::Done(3)));
+    let status = Status::new(script);
+    assert_eq!(poll_throttled(&status).await, Ok(Job::Done(3)));
+    assert_eq!(status.poll_times().len(), 8);
+    for _ in 0..2 {
+        let status = Status::new(vec![running(), running(), running(), Ok(Job::Done(1))]);
+        assert_eq!(poll_throttled(&status).await, Ok(Job::Done(1)));
+    }
+    assert_eq!(
+        POLL_THROTTLE.tokens_value(),
+        10.0,
+        "healthy polls leave the throttle full"
+    );
+    // A transient error does take a token (and the success gives it back).
+    let status = Status::new(vec![Err(PollError::Transient), Ok(Job::Done(2))]);
+    assert_eq!(poll_throttled(&status).await, Ok(Job::Done(2)));
+    assert!(POLL_THROTTLE.tokens_value() <= 10.0);
+}
+
+#[retry(
+    max_retries = 5,
+    jitter = none,
+    retry_if_ok = |job: &Job| job.is_running(),
+    budget = budget,
+)]
+async fn poll_budgeted(status: &Status, budget: &backoff_runtime::RetryBudget) -> Result<Job, PollError> {
+    status.answer()
+}
+
+/// A budget that allows no retry at all (ratio 0, no floor) still lets a
+/// poll wait for its job: pending values withdraw nothing. An error is
+/// refused at once.
+#[tokio::test(start_paused = true)]
+async fn pending_values_withdraw_nothing_from_a_budget() {
+    let budget = backoff_runtime::RetryBudget::new().ratio(0.0).min_per_second(0);
+    let status = Status::new(vec![running(), running(), Ok(Job::Done(4))]);
+    assert_eq!(poll_budgeted(&status, &budget).await, Ok(Job::Done(4)));
+    assert_eq!(status.poll_times().len(), 3);
+
+    let status = Status::new(vec![Err(PollError::Transient), Ok(Job::Done(4))]);
+    assert_eq!(poll_budgeted(&status, &budget).await, Err(PollError::Transient));
+    assert_eq!(status.poll_times().len(), 1, "the budget refused the error's retry");
+}

@@ -264,9 +264,13 @@ impl RetryState {
         if !hooks.should_retry(error) {
             return Err(StopReason::Permanent);
         }
+        // A pending value (polling) is not a failure: it takes no throttle
+        // token and no budget, and nothing below it gave up.
+        let pending = hooks.is_pending(error);
+        let limit = budget.filter(|_| !pending);
         // A throttle counts every retryable failure, whatever follows.
-        let throttle_allows = budget.is_none_or(Limit::failed);
-        if gave_up_below && !hooks.retries_nested() {
+        let throttle_allows = limit.is_none_or(Limit::failed);
+        if gave_up_below && !pending && !hooks.retries_nested() {
             return Err(StopReason::RetriedBelow);
         }
         if self.backoff.retries() >= policy.max_retries {
@@ -285,7 +289,7 @@ impl RetryState {
             }
         }
         // Checked last, so no budget is spent on a retry that would not happen.
-        if let Some(budget) = budget {
+        if let Some(budget) = limit {
             let timeline = self.timeline;
             if !budget.allows_retry(|| timeline.now(), throttle_allows) {
                 return Err(StopReason::Budget);

@@ -56,6 +56,11 @@ pub trait Hooks<E> {
     /// Whether a failure that a retried function below already gave up on
     /// is retried anyway (`nested = retry`).
     fn retries_nested(&self) -> bool;
+    /// Whether what is decided on is a pending value (`retry_if_ok`), not a
+    /// failure: a pending value asks nothing of a budget or a throttle.
+    fn is_pending(&self, _decided: &E) -> bool {
+        false
+    }
 }
 
 /// A hook that is not set: the default behaviour (a type parameter of

@@ -197,9 +197,13 @@ pub use crate::timeout::Elapsed;
 ///
 /// `retry_if_ok` makes an `Ok` value a reason to wait and run the body again:
 /// polling a long-running operation until it is done. The schedule,
-/// `max_retries`, `max_elapsed`, the budget, and `retry_after_ok` (the
-/// value's hint) apply as they do to errors; `retry_if` still decides about
-/// errors met while polling. When a stop rule holds on a pending value, the
+/// `max_retries`, `max_elapsed` and `retry_after_ok` (the value's hint)
+/// apply as they do to errors; `retry_if` still decides about errors met
+/// while polling. A pending value is not a failure: it asks nothing of
+/// `budget =` (a [`RetryThrottle`] takes no token for it, a [`RetryBudget`]
+/// withdraws nothing), since a limit protects a failing dependency and a
+/// healthy job that is still running is not one; errors met while polling
+/// ask the limit as usual. Bound polling by `max_retries` or `max_elapsed`. When a stop rule holds on a pending value, the
 /// call returns that value as it is: the caller sees it is still pending
 /// (ask `retry_if_ok`'s question again), and `on_give_up` and the tracing
 /// event say why ([`StopReason`]). With `retry_if_ok`, `on_retry`,

@@ -375,6 +375,11 @@ where
     fn retries_nested(&self) -> bool {
         self.errors.retries_nested()
     }
+
+    #[inline(always)]
+    fn is_pending(&self, result: &Result<T, E>) -> bool {
+        result.is_ok()
+    }
 }
 
 impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> PollHooks<T, E>
