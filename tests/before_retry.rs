@@ -139,9 +139,10 @@ async fn slow_action(log: &Mutex<Vec<String>>, start: tokio::time::Instant) -> R
 /// The action runs after `on_retry` and before the wait, and its time
 /// counts toward `max_elapsed`: the first attempt at 0 s, then 3 s of action
 /// and a 1 s wait; the second at 4 s (4 + 2 <= 8: retried), then 3 s of
-/// action and a 2 s wait; the third at 9 s, where the next wait would end
-/// past 8 s. Without the action's time the third would start at 3 s and a
-/// fourth at 7 s.
+/// action, after which the 2 s wait would end at 9 s, past 8 s: the call
+/// gives up there (the deadline is checked again after the action), and no
+/// attempt starts after the deadline. Without the action's time the third
+/// would start at 3 s and a fourth at 7 s.
 #[tokio::test(start_paused = true)]
 async fn the_action_runs_after_on_retry_before_the_wait_and_counts_toward_max_elapsed() {
     let log = Mutex::new(Vec::new());
@@ -156,7 +157,6 @@ async fn the_action_runs_after_on_retry_before_the_wait_and_counts_toward_max_el
             "attempt at 4s",
             "on_retry 2",
             "action 2 at 4s",
-            "attempt at 9s",
             "give up: next wait would pass max_elapsed",
         ]
     );
@@ -256,4 +256,91 @@ async fn a_polling_action_sees_the_pending_value() {
     let seen = Mutex::new(Vec::new());
     assert_eq!(count(&counter, &seen).await, Ok(3));
     assert_eq!(seen.into_inner().unwrap(), [Ok(1), Ok(2)]);
+}
+
+// ---- sync: the action may use `&mut self`, and its time counts too ----------
+
+/// A connection that breaks and is reconnected through `&mut self` by the
+/// sync function's own `before_retry`.
+struct Connection {
+    healthy: bool,
+    reconnects: u32,
+    attempts: u32,
+}
+
+impl Connection {
+    fn reconnect(&mut self) {
+        self.reconnects += 1;
+        self.healthy = true;
+    }
+
+    #[retry(
+        max_retries = 3,
+        initial_backoff = "1ms",
+        jitter = none,
+        before_retry = |_e: &String, _ev: &RetryEvent| self.reconnect(),
+    )]
+    fn query(&mut self) -> Result<u32, String> {
+        self.attempts += 1;
+        if self.healthy {
+            Ok(self.attempts)
+        } else {
+            Err("connection reset".to_string())
+        }
+    }
+}
+
+#[test]
+fn a_sync_mut_self_method_reconnects_through_self_in_its_action() {
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let mut connection = Connection {
+        healthy: false,
+        reconnects: 0,
+        attempts: 0,
+    };
+    assert_eq!(connection.query(), Ok(2));
+    assert_eq!(connection.reconnects, 1);
+    // Healthy now: the first attempt succeeds, no action runs.
+    assert_eq!(connection.query(), Ok(3));
+    assert_eq!(connection.reconnects, 1);
+}
+
+#[retry(
+    max_retries = 5,
+    jitter = none,
+    max_elapsed = "8s",
+    before_retry = |_: &&str, event: &RetryEvent| {
+        log.lock().unwrap().push(format!("action {} at {}s", event.attempt(), clock.elapsed().as_secs()));
+        clock.advance(Duration::from_secs(3));
+    },
+    on_give_up = |_: &&str, event: &GiveUp| log.lock().unwrap().push(format!("give up: {}", event.reason())),
+)]
+fn slow_sync_action(
+    log: &Mutex<Vec<String>>,
+    clock: &backoff_runtime::testing::VirtualClock,
+) -> Result<(), &'static str> {
+    log.lock()
+        .unwrap()
+        .push(format!("attempt at {}s", clock.elapsed().as_secs()));
+    Err("down")
+}
+
+/// The sync twin of the async test above, on the virtual clock: the action
+/// takes 3 s; after the second one the 2 s wait would end past 8 s, so the
+/// call gives up without starting a third attempt.
+#[test]
+fn a_sync_action_s_time_counts_toward_max_elapsed() {
+    let clock = backoff_runtime::testing::VirtualClock::install();
+    let log = Mutex::new(Vec::new());
+    assert_eq!(slow_sync_action(&log, &clock), Err("down"));
+    assert_eq!(
+        log.into_inner().unwrap(),
+        [
+            "attempt at 0s",
+            "action 1 at 0s",
+            "attempt at 4s",
+            "action 2 at 4s",
+            "give up: next wait would pass max_elapsed",
+        ]
+    );
 }

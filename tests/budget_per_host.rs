@@ -100,3 +100,31 @@ fn the_plain_builder_takes_a_budget_per_call_too() {
         .call();
     assert_eq!(up, Ok(6));
 }
+
+// ---- a budget that is also an argument the body uses --------------------------
+
+#[backoff_runtime::retry(max_retries = 2, initial_backoff = "1ms", budget = b)]
+fn call_with_budget(
+    b: std::sync::Arc<backoff_runtime::RetryBudget>,
+    calls: &std::sync::atomic::AtomicU32,
+) -> Result<usize, ()> {
+    // The body uses the argument too (a clone for a spawned helper, say).
+    let shared = b.clone();
+    let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    if n == 0 {
+        Err(())
+    } else {
+        Ok(std::sync::Arc::strong_count(&shared))
+    }
+}
+
+/// `budget = b` with `b` an argument the body also uses compiles: the
+/// budget is borrowed for the call, and the body borrows the argument too.
+#[test]
+fn a_budget_argument_the_body_also_uses() {
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let budget = std::sync::Arc::new(backoff_runtime::RetryBudget::new());
+    let calls = std::sync::atomic::AtomicU32::new(0);
+    assert_eq!(call_with_budget(budget.clone(), &calls), Ok(3));
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+}

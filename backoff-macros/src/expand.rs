@@ -79,6 +79,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     let krate = args.runtime_crate();
     let private = quote!(#krate::__private);
     // Each attempt starts from the caller's values of `mut` arguments.
+    let arguments = crate::fresh::argument_names(&sig);
     let fresh_args = crate::fresh::strip_mut_args(&mut sig, &private);
     let (policy_item, policy) = policy_binding(args, &private);
     let (budget_item, budget) = budget_binding(args, &private);
@@ -106,10 +107,11 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         private: &private,
         policy: &policy,
         budget: &budget,
-        hooks: hooks_builder(args, &private, &sig.ident, facts.is_async),
+        hooks: hooks_builder(args, &private, &sig.ident),
         needs_start: args.needs_start(),
         return_span,
         attempts: args.context.is_some().then_some(&attempts),
+        arguments: &arguments,
     };
 
     let mut stmts = stmts;
@@ -173,6 +175,8 @@ struct Generator<'a> {
     return_span: Span,
     /// The local holding the `AttemptSource`, with `context = ...`.
     attempts: Option<&'a Ident>,
+    /// The names the function's arguments bind, `self` included.
+    arguments: &'a [Ident],
 }
 
 impl Generator<'_> {
@@ -188,6 +192,7 @@ impl Generator<'_> {
             needs_start,
             return_span,
             attempts,
+            ..
         } = self;
         let state = local("loop");
         let result = local_at("result", *return_span);
@@ -246,6 +251,12 @@ impl Generator<'_> {
                 // reported there (by the bound, and by the `.await`).
                 let before_retry = respan(quote!(#private::before_retry), action.span());
                 let act = local("action");
+                let after_action = if polling {
+                    quote!(#private::AsyncLoop::after_action_polling)
+                } else {
+                    quote!(#private::AsyncLoop::after_action)
+                };
+                let after_action = respan(after_action, *return_span);
                 let run_action = respan(quote!(#act(#failure.decided(), #failure.event()).await), action.span());
                 quote! {
                     let #failure = {
@@ -257,7 +268,12 @@ impl Generator<'_> {
                     };
                     let #act = #before_retry(&#failure, #action);
                     #run_action;
-                    let #wait = #failure.wait();
+                    // The action's time counts: a wait that would now end
+                    // past `max_elapsed` is not started.
+                    let #wait = match #after_action(&mut #state, #policy, #failure, #hooks) {
+                        #private::Step::Return(#result) => return #result,
+                        #private::Step::Wait(#wait) => #wait,
+                    };
                     #sleep_value
                 }
             }
@@ -287,6 +303,7 @@ impl Generator<'_> {
             needs_start,
             return_span,
             attempts,
+            ..
         } = self;
         let start = local("start");
         let body_fn = local("body");
@@ -296,7 +313,7 @@ impl Generator<'_> {
         // Only when nothing else of the function captures them: a hook, a
         // sleep or a policy expression that is a closure or a computation
         // may read the arguments after the body's closure is made.
-        let closure = if args.captures_nothing_besides_the_body() {
+        let closure = if args.captures_nothing_besides_the_body(self.arguments) {
             quote_spanned!(body_span=> move || { #body })
         } else {
             quote_spanned!(body_span=> || { #body })
@@ -321,6 +338,9 @@ impl Generator<'_> {
                 );
             }
         });
+        if let Some(action) = args.before_retry.as_ref().map(|action| &action.value) {
+            return self.sync_acting_loop(body, body_span, action, &sleeper, &sleeper_value);
+        }
         quote! {
             let #sleeper = #sleeper_value;
             let #start = #private::start_sync(#policy, #budget, #needs_start, &#sleeper);
@@ -329,6 +349,75 @@ impl Generator<'_> {
             #private::enter_attempt();
             let #first = #body_fn();
             #after_first_attempt(#first, #policy, #budget, #start, #body_fn, #hooks, #sleeper)
+        }
+    }
+}
+
+impl Generator<'_> {
+    /// The sync loop of a function with `before_retry`: it stays in the
+    /// function, as the async loop does, so the action (written here,
+    /// evaluated per retry) may borrow what the body borrows, `&mut self`
+    /// included; the body's closure is made and called per attempt.
+    fn sync_acting_loop(
+        &self,
+        body: TokenStream,
+        body_span: Span,
+        action: &syn::Expr,
+        sleeper: &Ident,
+        sleeper_value: &TokenStream,
+    ) -> TokenStream {
+        let Generator {
+            args,
+            private,
+            policy,
+            budget,
+            hooks,
+            needs_start,
+            return_span,
+            attempts,
+            ..
+        } = self;
+        let state = local("loop");
+        let result = local_at("result", *return_span);
+        let failure = local("failure");
+        let wait = local("wait");
+        let act = local("action");
+        let polling = args.retry_if_ok.is_some();
+        let (step, after_action) = if polling {
+            (
+                quote!(#private::AsyncLoop::step_polling_acting),
+                quote!(#private::AsyncLoop::after_action_polling),
+            )
+        } else {
+            (
+                quote!(#private::AsyncLoop::step_acting),
+                quote!(#private::AsyncLoop::after_action),
+            )
+        };
+        let (step, after_action) = (respan(step, *return_span), respan(after_action, *return_span));
+        let before_retry = respan(quote!(#private::sync_before_retry), action.span());
+        let run_action = respan(quote!(#act(#failure.decided(), #failure.event())), action.span());
+        let attempt = quote_spanned!(body_span=> #private::sync_attempt(|| { #body }));
+        let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
+        quote! {
+            let #sleeper = #sleeper_value;
+            let mut #state = #private::AsyncLoop::start_blocking(#policy, #budget, #needs_start, &#sleeper);
+            #attempts_value
+            loop {
+                let #failure = {
+                    let #result = #attempt;
+                    match #step(&mut #state, #policy, #budget, #result, #hooks) {
+                        #private::Acting::Return(#result) => return #result,
+                        #private::Acting::Act(#failure) => #failure,
+                    }
+                };
+                let #act = #before_retry(&#failure, #action);
+                #run_action;
+                match #after_action(&mut #state, #policy, #failure, #hooks) {
+                    #private::Step::Return(#result) => return #result,
+                    #private::Step::Wait(#wait) => #private::SyncSleeper::sleep(&#sleeper, #wait),
+                }
+            }
         }
     }
 }
@@ -378,7 +467,7 @@ impl VisitMut for ImplTraitEraser {
 
 /// A closure that adds the function's hooks to the empty `HookSet` the
 /// runtime passes it (typed by the error, so hook closures infer `&E`).
-fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, is_async: bool) -> TokenStream {
+fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident) -> TokenStream {
     let hooks = local("hooks");
     let name = function.to_string();
     // One static site per function: its name and its metric handles.
@@ -389,8 +478,7 @@ fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, is_async:
             &#site
         })
     };
-    // An async function awaits its `before_retry` in the loop instead.
-    let sync_action = if is_async { &None } else { &args.before_retry };
+
     for (method, hook) in [
         ("retry_if", &args.retry_if),
         ("retry_after", &args.retry_after),
@@ -399,7 +487,6 @@ fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, is_async:
         ("on_retry", &args.on_retry),
         ("on_give_up", &args.on_give_up),
         ("on_success", &args.on_success),
-        ("before_retry", sync_action),
     ] {
         if let Some(WithSpan { value: hook, .. }) = hook {
             // The method is spanned on the user's hook, so a hook of the wrong
@@ -525,10 +612,10 @@ impl Args {
         }
     }
 
-    /// Whether every hook, the sleep and the policy are plain paths, which
-    /// cannot read the function's arguments (so the body's closure may own
-    /// them).
-    fn captures_nothing_besides_the_body(&self) -> bool {
+    /// Whether every hook, the sleep, the policy and the budget are plain
+    /// paths that name none of the function's arguments (`arguments`), so
+    /// cannot read them: the body's closure may then own them.
+    fn captures_nothing_besides_the_body(&self, arguments: &[Ident]) -> bool {
         [
             &self.retry_if,
             &self.retry_after,
@@ -544,7 +631,18 @@ impl Args {
         ]
         .into_iter()
         .flatten()
-        .all(|expr| matches!(expr.value, syn::Expr::Path(_)))
+        .all(|expr| match &expr.value {
+            syn::Expr::Path(path) => {
+                path.qself.is_some()
+                    || path.path.leading_colon.is_some()
+                    || path
+                        .path
+                        .segments
+                        .first()
+                        .is_none_or(|first| !arguments.iter().any(|argument| *argument == first.ident))
+            }
+            _ => false,
+        })
     }
 
     /// Whether a hook (or the attempt's context) needs the start instant

@@ -57,6 +57,27 @@ pub(crate) fn strip_mut_args(sig: &mut Signature, private: &TokenStream) -> Toke
     rebind(&strip.0, private)
 }
 
+/// The names the function's arguments bind (`self` included): a hook or a
+/// `budget =` written as one of these reads an argument.
+pub(crate) fn argument_names(sig: &Signature) -> Vec<syn::Ident> {
+    #[derive(Default)]
+    struct Names(Vec<syn::Ident>);
+    impl VisitMut for Names {
+        fn visit_pat_ident_mut(&mut self, pat: &mut syn::PatIdent) {
+            self.0.push(pat.ident.clone());
+            syn::visit_mut::visit_pat_ident_mut(self, pat);
+        }
+    }
+    let mut names = Names::default();
+    for arg in &sig.inputs {
+        match arg {
+            FnArg::Receiver(receiver) => names.0.push(syn::Ident::new("self", receiver.self_token.span)),
+            FnArg::Typed(arg) => names.visit_pat_mut(&mut arg.pat.clone()),
+        }
+    }
+    names.0
+}
+
 /// In a body `#[async_trait]` wrote, its `let mut x = x;` statements (the
 /// `mut` arguments it moved into its block): strips their `mut` and returns
 /// the per-attempt rebinding.

@@ -92,6 +92,19 @@ impl AsyncLoop {
         Self::start_on(S::CLOCK.0, policy, budget, needs_start)
     }
 
+    /// A fresh loop of a sync function whose `before_retry` runs in the
+    /// function (so it may borrow what the body borrows), measuring on the
+    /// clock of `sleeper`.
+    #[inline(always)]
+    pub fn start_blocking<S: crate::sync_loop::SyncSleeper>(
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        needs_start: bool,
+        sleeper: &S,
+    ) -> Self {
+        Self::start_on(sleeper.clock().0, policy, budget, needs_start)
+    }
+
     /// A fresh loop measuring on `clock`.
     #[inline(always)]
     pub(crate) fn start_on(clock: ClockKind, policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
@@ -235,6 +248,51 @@ impl AsyncLoop {
         }
     }
 
+    /// After the `before_retry` action on `failure`: its wait, or (when the
+    /// action ran so long that the wait would end past `max_elapsed`) the
+    /// final error, reported as a give-up with [`StopReason::Deadline`](crate::StopReason).
+    #[inline(always)]
+    pub fn after_action<R, B, H>(&mut self, policy: &Policy, failure: Failure<R::Err>, hooks: B) -> Step<R>
+    where
+        R: RetryResult,
+        B: FnOnce(HookSet<R::Err>) -> H,
+        H: Hooks<R::Err>,
+    {
+        if policy.max_elapsed.is_none()
+            || self
+                .state
+                .still_in_time(policy, failure.wait, &failure.decided, &hooks(HookSet::new()))
+        {
+            Step::Wait(failure.wait)
+        } else {
+            Step::Return(R::from_result(Err(failure.decided)))
+        }
+    }
+
+    /// [`after_action`](Self::after_action) of a function with `retry_if_ok`.
+    #[inline(always)]
+    pub fn after_action_polling<R, B, H>(
+        &mut self,
+        policy: &Policy,
+        failure: Failure<Result<R::Ok, R::Err>>,
+        hooks: B,
+    ) -> Step<R>
+    where
+        R: RetryResult,
+        B: FnOnce(PollHookSet<R::Ok, R::Err>) -> H,
+        H: PollHooks<R::Ok, R::Err>,
+    {
+        if policy.max_elapsed.is_none()
+            || self
+                .state
+                .still_in_time(policy, failure.wait, &failure.decided, &hooks(PollHookSet::new()))
+        {
+            Step::Wait(failure.wait)
+        } else {
+            Step::Return(R::from_result(failure.decided))
+        }
+    }
+
     /// The decision on `decided`, keeping it and its event for the action.
     #[inline(always)]
     fn act_on<R, D, H: Hooks<D>>(
@@ -314,6 +372,17 @@ impl<D> Failure<D> {
 pub fn before_retry<D, F>(_failure: &Failure<D>, action: F) -> F
 where
     F: AsyncFnOnce(&D, &RetryEvent),
+{
+    action
+}
+
+/// [`before_retry`] of a sync function: a closure on `(&D, &RetryEvent)`
+/// returning `()`, called in place by the loop in the function.
+#[inline(always)]
+pub fn sync_before_retry<D, F, O>(_failure: &Failure<D>, action: F) -> F
+where
+    F: FnOnce(&D, &RetryEvent) -> O,
+    O: crate::hooks::SyncAction,
 {
     action
 }

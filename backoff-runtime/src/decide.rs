@@ -172,29 +172,58 @@ impl RetryState {
                 Ok((wait, kept))
             }
             Err(reason) => {
-                crate::metrics::give_up(hooks.site(), reason, self.backoff.retries().saturating_add(1));
-                if reason != StopReason::Permanent {
-                    // The loop around this one (if any) must not retry it.
-                    crate::nested::mark_given_up();
-                }
-                if reports(hooks) {
-                    let event = GiveUp {
-                        function: hooks.function_name(),
-                        attempts: self.backoff.retries().saturating_add(1),
-                        elapsed: self.timeline.elapsed(),
-                        retries_left: policy.max_retries.saturating_sub(self.backoff.retries()),
-                        reason,
-                    };
-                    crate::trace::giving_up(
-                        &event,
-                        crate::trace::debug_view(error, hooks.debug_fmt()),
-                        self.timeline.started_at_first_failure(),
-                    );
-                    hooks.on_give_up(error, &event);
-                }
+                self.give_up(policy, reason, error, hooks);
                 Err(reason)
             }
         }
+    }
+
+    /// Reports the end of the call for `reason`, on `error`: metrics, the
+    /// loop around this one (unless `Permanent`), tracing and `on_give_up`.
+    fn give_up<E, H: Hooks<E>>(&mut self, policy: &Policy, reason: StopReason, error: &E, hooks: &H) {
+        crate::metrics::give_up(hooks.site(), reason, self.backoff.retries().saturating_add(1));
+        if reason != StopReason::Permanent {
+            // The loop around this one (if any) must not retry it.
+            crate::nested::mark_given_up();
+        }
+        if reports(hooks) {
+            let event = GiveUp {
+                function: hooks.function_name(),
+                attempts: self.backoff.retries().saturating_add(1),
+                elapsed: self.timeline.elapsed(),
+                retries_left: policy.max_retries.saturating_sub(self.backoff.retries()),
+                reason,
+            };
+            crate::trace::giving_up(
+                &event,
+                crate::trace::debug_view(error, hooks.debug_fmt()),
+                self.timeline.started_at_first_failure(),
+            );
+            hooks.on_give_up(error, &event);
+        }
+    }
+
+    /// After a `before_retry` action, before its wait of `wait`: whether the
+    /// wait still ends within `max_elapsed` (the action's time counts). When
+    /// it does not, the call ends here with [`StopReason::Deadline`],
+    /// reported as any give-up, and no further attempt starts.
+    pub(crate) fn still_in_time<E, H: Hooks<E>>(
+        &mut self,
+        policy: &Policy,
+        wait: Duration,
+        error: &E,
+        hooks: &H,
+    ) -> bool {
+        let Some(max_elapsed) = policy.max_elapsed else {
+            return true;
+        };
+        if self.timeline.elapsed().saturating_add(wait) <= max_elapsed {
+            return true;
+        }
+        // The retry announced before the action does not happen.
+        self.backoff.undo_retry();
+        self.give_up(policy, StopReason::Deadline, error, hooks);
+        false
     }
 
     /// The attempt that just ended succeeded: a throttle gets its tokens

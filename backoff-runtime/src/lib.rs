@@ -488,7 +488,7 @@ pub mod __private {
 
     pub use crate::async_loop::{
         Acting, AsyncLoop, AsyncSleeper, CustomSleeper, Failure, Step, TokioSleepSlot, TokioSleeper, before_retry,
-        custom_sleep,
+        custom_sleep, sync_before_retry,
     };
     pub use crate::attempt::AttemptSource;
     pub use crate::hooks::{DebugProbe, ProbeDebug, ProbeOpaque};
@@ -574,6 +574,16 @@ pub mod __private {
     #[inline(always)]
     pub fn fresh_copy<T: FreshCopy>(value: &T) -> T {
         *value
+    }
+
+    /// Runs one attempt of a sync function whose loop stays in the function
+    /// (with `before_retry`): its result, and whether a retried function it
+    /// called gave up.
+    #[inline(always)]
+    pub fn sync_attempt<R>(body: impl FnOnce() -> R) -> (R, bool) {
+        crate::nested::enter_attempt();
+        let result = body();
+        (result, crate::nested::gave_up_below())
     }
 
     /// Gives the body's closure its `FnMut` type (the return type is checked

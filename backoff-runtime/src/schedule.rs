@@ -204,6 +204,13 @@ impl Backoff {
         self.retries = self.retries.saturating_add(1);
         self.previous_nanos = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
     }
+
+    /// Takes back the retry recorded last: it was announced, then did not
+    /// happen (its action ran past `max_elapsed`). The call ends, so the
+    /// previous wait no longer matters.
+    pub(crate) fn undo_retry(&mut self) {
+        self.retries = self.retries.saturating_sub(1);
+    }
 }
 
 /// An iterator over the waits of a [`Policy`], one per retry; built by
