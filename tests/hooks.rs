@@ -189,8 +189,8 @@ async fn on_retry_reports_each_wait() {
     assert_eq!(
         summary,
         [
-            ("observed", 1, Duration::from_secs(1), 2, Duration::ZERO),
-            ("observed", 2, Duration::from_secs(2), 1, Duration::from_secs(1)),
+            ("hooks::observed", 1, Duration::from_secs(1), 2, Duration::ZERO),
+            ("hooks::observed", 2, Duration::from_secs(2), 1, Duration::from_secs(1)),
         ]
     );
     assert!(
@@ -211,7 +211,7 @@ async fn on_give_up_is_called_once_with_the_reason() {
         assert_eq!(error, &ApiError::Busy(None));
         assert_eq!(
             (event.function(), event.reason(), event.attempts(), event.retries_left()),
-            ("observed", StopReason::Exhausted, 4, 0)
+            ("hooks::observed", StopReason::Exhausted, 4, 0)
         );
         assert_eq!(event.elapsed(), Duration::from_secs(7));
     }
@@ -441,8 +441,8 @@ async fn on_success_reports_the_attempts_and_the_time_of_a_success() {
     assert_eq!(
         successes.into_inner(),
         [
-            ("succeeding", 3, true, Duration::from_secs(3)),
-            ("succeeding", 1, false, Duration::ZERO)
+            ("hooks::succeeding", 3, true, Duration::from_secs(3)),
+            ("hooks::succeeding", 1, false, Duration::ZERO)
         ]
     );
 }

@@ -96,10 +96,14 @@ fn value<'a>(
         .unwrap_or_else(|| panic!("no series {key:?} in {:#?}", snapshot.keys()))
 }
 
+/// A counter's value; 0 when it was never recorded (series are registered
+/// with the recorder at their first record).
 fn counter(snapshot: &BTreeMap<Series, DebugValue>, name: &str, pairs: &[(&str, &str)]) -> u64 {
-    match value(snapshot, MetricKind::Counter, name, pairs) {
-        DebugValue::Counter(n) => *n,
-        other => panic!("{name} is not a counter: {other:?}"),
+    let key = (MetricKind::Counter, name.to_string(), labels(pairs));
+    match snapshot.get(&key) {
+        None => 0,
+        Some(DebugValue::Counter(n)) => *n,
+        Some(other) => panic!("{name} is not a counter: {other:?}"),
     }
 }
 
@@ -176,39 +180,61 @@ fn a_scripted_sequence_of_calls_records_exact_counts_and_labels() {
     };
     let gave_up = |reason: &'static str| [("outcome", "gave_up"), ("reason", reason)];
 
-    assert_eq!(counter(&snapshot, calls, &with("metered", &ok_first)), 1);
-    assert_eq!(counter(&snapshot, calls, &with("metered", &ok_after)), 1);
-    assert_eq!(counter(&snapshot, calls, &with("metered", &gave_up("exhausted"))), 1);
+    assert_eq!(counter(&snapshot, calls, &with("metrics::metered", &ok_first)), 1);
+    assert_eq!(counter(&snapshot, calls, &with("metrics::metered", &ok_after)), 1);
+    assert_eq!(
+        counter(&snapshot, calls, &with("metrics::metered", &gave_up("exhausted"))),
+        1
+    );
     for reason in ["permanent", "hint_above_cap", "deadline", "budget"] {
         assert_eq!(
-            counter(&snapshot, calls, &with("metered", &gave_up(reason))),
+            counter(&snapshot, calls, &with("metrics::metered", &gave_up(reason))),
             0,
             "{reason}"
         );
     }
     let retries = "backoff_retries_total";
     assert_eq!(
-        counter(&snapshot, retries, &with("metered", &[("wait", "schedule")])),
+        counter(&snapshot, retries, &with("metrics::metered", &[("wait", "schedule")])),
         4
     );
-    assert_eq!(counter(&snapshot, retries, &with("metered", &[("wait", "hint")])), 0);
-    let mut attempts = histogram(&snapshot, "backoff_attempts_per_call", &[("function", "metered")]);
+    assert_eq!(
+        counter(&snapshot, retries, &with("metrics::metered", &[("wait", "hint")])),
+        0
+    );
+    let mut attempts = histogram(
+        &snapshot,
+        "backoff_attempts_per_call",
+        &[("function", "metrics::metered")],
+    );
     attempts.sort_by(f64::total_cmp);
     assert_eq!(attempts, [1.0, 3.0, 3.0]);
-    let mut waits = histogram(&snapshot, "backoff_wait_seconds", &[("function", "metered")]);
+    let mut waits = histogram(&snapshot, "backoff_wait_seconds", &[("function", "metrics::metered")]);
     waits.sort_by(f64::total_cmp);
     assert_eq!(waits, [1.0, 1.0, 2.0, 2.0]);
 
-    assert_eq!(counter(&snapshot, calls, &with("hinted", &ok_after)), 1);
-    assert_eq!(counter(&snapshot, calls, &with("hinted", &gave_up("permanent"))), 1);
-    assert_eq!(counter(&snapshot, retries, &with("hinted", &[("wait", "hint")])), 2);
-    assert_eq!(counter(&snapshot, retries, &with("hinted", &[("wait", "schedule")])), 0);
+    assert_eq!(counter(&snapshot, calls, &with("metrics::hinted", &ok_after)), 1);
     assert_eq!(
-        histogram(&snapshot, "backoff_wait_seconds", &[("function", "hinted")]),
+        counter(&snapshot, calls, &with("metrics::hinted", &gave_up("permanent"))),
+        1
+    );
+    assert_eq!(
+        counter(&snapshot, retries, &with("metrics::hinted", &[("wait", "hint")])),
+        2
+    );
+    assert_eq!(
+        counter(&snapshot, retries, &with("metrics::hinted", &[("wait", "schedule")])),
+        0
+    );
+    assert_eq!(
+        histogram(&snapshot, "backoff_wait_seconds", &[("function", "metrics::hinted")]),
         [0.25, 0.25]
     );
 
-    assert_eq!(counter(&snapshot, calls, &with("budgeted", &gave_up("budget"))), 2);
+    assert_eq!(
+        counter(&snapshot, calls, &with("metrics::budgeted", &gave_up("budget"))),
+        2
+    );
     assert_eq!(
         counter(&snapshot, "backoff_budget_refusals_total", &[("budget", "tight")]),
         2
@@ -218,7 +244,7 @@ fn a_scripted_sequence_of_calls_records_exact_counts_and_labels() {
         0.0
     );
 
-    assert_eq!(counter(&snapshot, calls, &with("roomy", &ok_after)), 1);
+    assert_eq!(counter(&snapshot, calls, &with("metrics::roomy", &ok_after)), 1);
     assert_eq!(
         counter(&snapshot, "backoff_budget_refusals_total", &[("budget", "roomy")]),
         0
@@ -234,16 +260,30 @@ fn a_scripted_sequence_of_calls_records_exact_counts_and_labels() {
         1
     );
 
-    assert_eq!(counter(&snapshot, calls, &with("polled", &ok_after)), 1);
-    assert_eq!(counter(&snapshot, retries, &with("polled", &[("wait", "schedule")])), 2);
+    assert_eq!(counter(&snapshot, calls, &with("metrics::polled", &ok_after)), 1);
     assert_eq!(
-        histogram(&snapshot, "backoff_attempts_per_call", &[("function", "polled")]),
+        counter(&snapshot, retries, &with("metrics::polled", &[("wait", "schedule")])),
+        2
+    );
+    assert_eq!(
+        histogram(
+            &snapshot,
+            "backoff_attempts_per_call",
+            &[("function", "metrics::polled")]
+        ),
         [3.0]
     );
 
     // Nothing else was recorded: every series belongs to a function or a
     // budget of the script.
-    let functions = ["metered", "hinted", "budgeted", "roomy", "plain_op", "polled"];
+    let functions = [
+        "metrics::metered",
+        "metrics::hinted",
+        "metrics::budgeted",
+        "metrics::roomy",
+        "plain_op",
+        "metrics::polled",
+    ];
     for (kind, name, labels) in snapshot.keys() {
         let owner = labels.get("function").or(labels.get("budget")).map(String::as_str);
         assert!(
@@ -251,4 +291,191 @@ fn a_scripted_sequence_of_calls_records_exact_counts_and_labels() {
             "unexpected series {kind:?} {name} {labels:?}"
         );
     }
+}
+
+// ---- names, the current recorder, and limits (each with a local recorder) ----
+
+/// Runs `calls` under a recorder of its own, on this thread, and returns
+/// what it recorded.
+fn recorded(calls: impl FnOnce()) -> BTreeMap<Series, DebugValue> {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    metrics::with_local_recorder(&recorder, calls);
+    snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(key, _unit, _description, value)| (series(&key), value))
+        .collect()
+}
+
+fn calls_of(snapshot: &BTreeMap<Series, DebugValue>, function: &str, reason: &str) -> u64 {
+    counter(
+        snapshot,
+        "backoff_calls_total",
+        &[("function", function), ("outcome", "success"), ("reason", reason)],
+    )
+}
+
+thread_local! {
+    static EVENT_NAMES: std::cell::RefCell<Vec<&'static str>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn note_name(event: &backoff_runtime::RetryEvent) {
+    EVENT_NAMES.with_borrow_mut(|names| names.push(event.function()));
+}
+
+mod users {
+    #[backoff_runtime::retry(max_retries = 1, initial_backoff = "1ms", jitter = none, on_retry = |_, e| super::note_name(e))]
+    pub(crate) fn fetch(failures: &mut u32) -> Result<u32, super::ApiError> {
+        super::attempt(failures, || super::ApiError::Busy)
+    }
+}
+
+mod orders {
+    #[backoff_runtime::retry(max_retries = 1, initial_backoff = "1ms", jitter = none, on_retry = |_, e| super::note_name(e))]
+    pub(crate) fn fetch(failures: &mut u32) -> Result<u32, super::ApiError> {
+        super::attempt(failures, || super::ApiError::Busy)
+    }
+}
+
+struct Client;
+struct Cache<T>(core::marker::PhantomData<T>);
+
+impl Client {
+    #[retry(max_retries = 1, initial_backoff = "1ms", jitter = none, on_retry = |_, e| note_name(e))]
+    fn get(&self, failures: &mut u32) -> Result<u32, ApiError> {
+        attempt(failures, || ApiError::Busy)
+    }
+}
+
+impl<T> Cache<T> {
+    #[retry(max_retries = 1, initial_backoff = "1ms", jitter = none, on_retry = |_, e| note_name(e))]
+    fn get(&self, failures: &mut u32) -> Result<u32, ApiError> {
+        attempt(failures, || ApiError::Busy)
+    }
+}
+
+#[retry(max_retries = 1, initial_backoff = "1ms", jitter = none, name = "billing.charge", on_retry = |_, e| note_name(e))]
+fn charge(failures: &mut u32) -> Result<u32, ApiError> {
+    attempt(failures, || ApiError::Busy)
+}
+
+/// Two functions of the same name in two modules, and two methods of the
+/// same name on two types, are four series, named as `RetryEvent::function`
+/// and the tracing events name them; `name = "..."` sets the name.
+#[test]
+fn functions_of_the_same_name_are_told_apart() {
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let snapshot = recorded(|| {
+        assert_eq!(users::fetch(&mut 1), Ok(7));
+        assert_eq!(orders::fetch(&mut 0), Ok(7));
+        assert_eq!(Client.get(&mut 1), Ok(7));
+        assert_eq!(Cache::<u8>(core::marker::PhantomData).get(&mut 0), Ok(7));
+        assert_eq!(Cache::<String>(core::marker::PhantomData).get(&mut 1), Ok(7));
+        assert_eq!(charge(&mut 1), Ok(7));
+    });
+    assert_eq!(calls_of(&snapshot, "metrics::users::fetch", "after_retries"), 1);
+    assert_eq!(calls_of(&snapshot, "metrics::orders::fetch", "first_attempt"), 1);
+    assert_eq!(calls_of(&snapshot, "metrics::users::fetch", "first_attempt"), 0);
+    assert_eq!(calls_of(&snapshot, "metrics::Client::get", "after_retries"), 1);
+    // Every instance of a generic type is one site.
+    assert_eq!(calls_of(&snapshot, "metrics::Cache::get", "first_attempt"), 1);
+    assert_eq!(calls_of(&snapshot, "metrics::Cache::get", "after_retries"), 1);
+    assert_eq!(calls_of(&snapshot, "billing.charge", "after_retries"), 1);
+    assert_eq!(
+        EVENT_NAMES.with_borrow(Clone::clone),
+        [
+            "metrics::users::fetch",
+            "metrics::Client::get",
+            "metrics::Cache::get",
+            "billing.charge"
+        ]
+    );
+}
+
+#[retry(max_retries = 1, initial_backoff = "1ms", jitter = none)]
+fn late(failures: &mut u32) -> Result<u32, ApiError> {
+    attempt(failures, || ApiError::Busy)
+}
+
+/// A function first called before any recorder is there records once one
+/// is; two threads under two local recorders each count in their own.
+#[test]
+fn each_call_records_to_the_recorder_current_where_it_runs() {
+    metrics::with_local_recorder(&metrics::NoopRecorder, || assert_eq!(late(&mut 0), Ok(7)));
+    let snapshot = recorded(|| assert_eq!(late(&mut 0), Ok(7)));
+    assert_eq!(calls_of(&snapshot, "metrics::late", "first_attempt"), 1);
+
+    let (a, b) = std::thread::scope(|scope| {
+        let a = scope.spawn(|| {
+            recorded(|| {
+                for _ in 0..3 {
+                    assert_eq!(late(&mut 0), Ok(7));
+                }
+            })
+        });
+        let b = scope.spawn(|| recorded(|| assert_eq!(late(&mut 0), Ok(7))));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert_eq!(calls_of(&a, "metrics::late", "first_attempt"), 3);
+    assert_eq!(calls_of(&b, "metrics::late", "first_attempt"), 1);
+}
+
+static BACKEND: backoff_runtime::RetryThrottle = backoff_runtime::RetryThrottle::new(2, 0.1).name("backend");
+
+#[retry(max_retries = 3, initial_backoff = "1ms", jitter = none, budget = BACKEND)]
+fn throttled() -> Result<u32, ApiError> {
+    Err(ApiError::Busy)
+}
+
+static UNNAMED_A: RetryBudget = RetryBudget::new().ratio(0.0).min_per_second(0);
+static UNNAMED_B: RetryBudget = RetryBudget::new().ratio(0.0).min_per_second(5);
+
+#[retry(max_retries = 1, initial_backoff = "1ms", jitter = none, budget = UNNAMED_A)]
+fn unnamed_a() -> Result<u32, ApiError> {
+    Err(ApiError::Busy)
+}
+
+#[retry(max_retries = 1, initial_backoff = "1ms", jitter = none, budget = UNNAMED_B)]
+fn unnamed_b() -> Result<u32, ApiError> {
+    Err(ApiError::Busy)
+}
+
+/// A named throttle reports its refusals and its tokens; the stop reason
+/// says a budget or a throttle refused; unnamed limits report no series of
+/// their own, so they cannot overwrite each other's.
+#[test]
+fn throttles_are_reported_and_unnamed_limits_stay_apart() {
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let snapshot = recorded(|| {
+        // 2 tokens: the failure takes one, 1 is not above half: refused.
+        assert_eq!(throttled(), Err(ApiError::Busy));
+        assert_eq!(unnamed_a(), Err(ApiError::Busy));
+        assert_eq!(unnamed_b(), Err(ApiError::Busy));
+    });
+    assert_eq!(
+        counter(&snapshot, "backoff_budget_refusals_total", &[("budget", "backend")]),
+        1
+    );
+    assert_eq!(
+        gauge(&snapshot, "backoff_throttle_tokens", &[("budget", "backend")]),
+        1.0
+    );
+    let gave_up = |function| {
+        counter(
+            &snapshot,
+            "backoff_calls_total",
+            &[("function", function), ("outcome", "gave_up"), ("reason", "budget")],
+        )
+    };
+    assert_eq!(gave_up("metrics::throttled"), 1);
+    assert_eq!(gave_up("metrics::unnamed_a"), 1);
+    for (_, name, labels) in snapshot.keys() {
+        assert!(
+            labels.get("budget").is_none_or(|budget| budget == "backend"),
+            "an unnamed limit reported {name} {labels:?}"
+        );
+    }
+    assert!(backoff_runtime::StopReason::Budget.to_string().contains("throttle"));
 }

@@ -10,6 +10,7 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{ReturnType, Type};
@@ -107,7 +108,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         private: &private,
         policy: &policy,
         budget: &budget,
-        hooks: hooks_builder(args, &private, &sig.ident),
+        hooks: hooks_builder(args, &private, &sig.ident, sig.receiver().is_some()),
         needs_start: args.needs_start(),
         return_span,
         attempts: args.context.is_some().then_some(&attempts),
@@ -395,7 +396,8 @@ impl Generator<'_> {
             )
         };
         let (step, after_action) = (respan(step, *return_span), respan(after_action, *return_span));
-        let before_retry = respan(quote!(#private::sync_before_retry), action.span());
+        // A method spanned on the action: a wrong one is reported there.
+        let sync_action = Ident::new("sync_action", action.span());
         let run_action = respan(quote!(#act(#failure.decided(), #failure.event())), action.span());
         let attempt = quote_spanned!(body_span=> #private::sync_attempt(|| { #body }));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
@@ -411,7 +413,7 @@ impl Generator<'_> {
                         #private::Acting::Act(#failure) => #failure,
                     }
                 };
-                let #act = #before_retry(&#failure, #action);
+                let #act = #failure.#sync_action(#action);
                 #run_action;
                 match #after_action(&mut #state, #policy, #failure, #hooks) {
                     #private::Step::Return(#result) => return #result,
@@ -467,16 +469,27 @@ impl VisitMut for ImplTraitEraser {
 
 /// A closure that adds the function's hooks to the empty `HookSet` the
 /// runtime passes it (typed by the error, so hook closures infer `&E`).
-fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident) -> TokenStream {
+fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, has_receiver: bool) -> TokenStream {
     let hooks = local("hooks");
-    let name = function.to_string();
-    // One static site per function: its name and its metric handles.
+    // One static site per function: how its name is made (the name written
+    // with `name = "..."`, else its path: the module's, or for a method the
+    // type of `self`'s), and the name once made.
     let site = local("SITE");
-    let mut chain = quote! {
-        #hooks.site({
-            static #site: #private::CallSite = #private::CallSite::new(#name);
-            &#site
-        })
+    let new_site = match &args.name {
+        Some(WithSpan { value: name, .. }) => quote!(#private::CallSite::named(#name)),
+        None => {
+            let function = function.unraw().to_string();
+            quote!(#private::CallSite::new(#function, ::core::module_path!()))
+        }
+    };
+    let site_ref = quote! {{
+        static #site: #private::CallSite = #new_site;
+        &#site
+    }};
+    let mut chain = if has_receiver && args.name.is_none() {
+        quote!(#hooks.method_site(#site_ref, ::core::any::type_name::<Self>))
+    } else {
+        quote!(#hooks.site(#site_ref))
     };
 
     for (method, hook) in [

@@ -81,6 +81,8 @@ declare_keys! {
     };
     /// What to do with a failure a retried function below already gave up on.
     nested: NestedMode;
+    /// The name metrics, tracing and events report for the function.
+    name: NameString;
     /// A retry budget shared by every function naming it.
     budget: AnyExpr;
     /// A `Policy` giving the whole schedule instead of the schedule keys.

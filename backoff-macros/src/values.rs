@@ -51,6 +51,9 @@ pub(crate) struct AnyExpr;
 /// A string literal holding a path, such as `"my_crate::backoff"`.
 pub(crate) struct PathString;
 
+/// A non-empty string literal naming the function in metrics and events.
+pub(crate) struct NameString;
+
 /// `stop` or `retry`: what a loop does with a failure that a retried
 /// function it called already gave up on.
 pub(crate) struct NestedMode;
@@ -349,6 +352,32 @@ impl ValueKind for PathString {
                 errors.push(
                     value.span(),
                     format!("`{key}` takes a string with a path, such as `{key} = \"my_crate::backoff\"`"),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl ValueKind for NameString {
+    type Value = syn::LitStr;
+
+    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<syn::LitStr> {
+        match literal(&value) {
+            Some(Lit::Str(s)) if !s.value().trim().is_empty() => Some(s.clone()),
+            Some(Lit::Str(s)) => {
+                errors.push(
+                    s.span(),
+                    format!("`{key}` cannot be empty: write the name to report, such as `{key} = \"users::fetch\"`"),
+                );
+                None
+            }
+            _ => {
+                errors.push(
+                    value.span(),
+                    format!(
+                        "`{key}` takes a string: the name metrics, tracing and events report, such as `{key} = \"users::fetch\"`"
+                    ),
                 );
                 None
             }

@@ -376,15 +376,19 @@ where
     action
 }
 
-/// [`before_retry`] of a sync function: a closure on `(&D, &RetryEvent)`
-/// returning `()`, called in place by the loop in the function.
-#[inline(always)]
-pub fn sync_before_retry<D, F, O>(_failure: &Failure<D>, action: F) -> F
-where
-    F: FnOnce(&D, &RetryEvent) -> O,
-    O: crate::hooks::SyncAction,
-{
-    action
+impl<D> Failure<D> {
+    /// [`before_retry`] of a sync function: types `action`, a closure on
+    /// `(&D, &RetryEvent)` returning `()`, by this failure; the loop then
+    /// calls it in place. A method, so that a wrong action is reported on
+    /// the user's token.
+    #[inline(always)]
+    pub fn sync_action<F, O>(&self, action: F) -> F
+    where
+        F: FnOnce(&D, &RetryEvent) -> O,
+        O: crate::hooks::SyncAction,
+    {
+        action
+    }
 }
 
 impl TokioSleepSlot {

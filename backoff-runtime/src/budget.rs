@@ -89,11 +89,8 @@ pub struct RetryBudget {
     /// stamp is the low 32 bits of `k`.
     deposits: [AtomicU64; RING],
     withdrawals: [AtomicU64; RING],
-    /// The `budget` label of its metrics.
-    name: &'static str,
-    /// Its metric handles, registered on first use (feature `metrics`).
-    #[cfg(feature = "metrics")]
-    metrics: OnceLock<crate::metrics::recorder::BudgetHandles>,
+    /// The `budget` label of its metrics; an unnamed budget reports none.
+    name: Option<&'static str>,
 }
 
 /// Budgets are shared by reference: one is equal only to itself.
@@ -161,33 +158,31 @@ impl RetryBudget {
             head: AtomicU64::new(0),
             deposits: [const { AtomicU64::new(0) }; RING],
             withdrawals: [const { AtomicU64::new(0) }; RING],
-            name: "default",
-            #[cfg(feature = "metrics")]
-            metrics: OnceLock::new(),
+            name: None,
         }
     }
 
     /// Names the budget: the `budget` label of its metrics (feature
-    /// `metrics`). Unnamed budgets are `"default"`.
+    /// `metrics`). An unnamed budget reports no series of its own.
     ///
     /// ```
     /// use backoff_runtime::RetryBudget;
     /// static DB_BUDGET: RetryBudget = RetryBudget::new().name("db");
-    /// assert_eq!(DB_BUDGET.name_value(), "db");
+    /// assert_eq!(DB_BUDGET.name_value(), Some("db"));
     /// ```
     #[must_use]
     pub const fn name(mut self, name: &'static str) -> Self {
-        self.name = name;
+        self.name = Some(name);
         self
     }
 
-    /// The budget's name.
+    /// The budget's name, if it has one.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::RetryBudget::new().name_value(), "default");
+    /// assert_eq!(backoff_runtime::RetryBudget::new().name_value(), None);
     /// ```
     #[must_use]
-    pub const fn name_value(&self) -> &'static str {
+    pub const fn name_value(&self) -> Option<&'static str> {
         self.name
     }
 
@@ -464,23 +459,19 @@ impl RetryBudget {
         if !allowed {
             Self::take_back(&self.withdrawals, slot);
         }
-        #[cfg(feature = "metrics")]
-        {
+        crate::metrics::limit_asked(self.name, allowed, || {
             let withdrawn = if allowed {
                 withdrawn
             } else {
                 withdrawn.saturating_sub(1)
             };
-            let handles = self
-                .metrics
-                .get_or_init(|| crate::metrics::recorder::BudgetHandles::register(self.name));
-            handles.asked(allowed, self.available(withdrawn, deposited));
-        }
+            crate::metrics::LimitLevel::AvailableRetries(self.available(withdrawn, deposited))
+        });
         allowed
     }
 
     /// How many more retries the rule allows with these counts.
-    #[cfg(feature = "metrics")]
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
     fn available(&self, withdrawn: u64, deposited: u64) -> u64 {
         let by_ratio = u128::from(self.ratio_per_mille) * u128::from(deposited) * 1_000_000;
         let floor = u128::from(self.min_per_second) * self.window.as_nanos();

@@ -369,12 +369,23 @@ impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> HookSet<E, If, After, OnRetry, 
     }
 
     /// Names the retried function by its static site (the `#[retry]`
-    /// expansion's), whose metric handles are registered once.
+    /// expansion's): its path, or the name written on the attribute.
     #[doc(hidden)]
     #[inline(always)]
     #[must_use]
     pub fn site(mut self, site: &'static CallSite) -> Self {
         self.site = Site::Static(site);
+        self
+    }
+
+    /// Names a retried method by its static site and the type of its
+    /// `self` (`core::any::type_name::<Self>`), read when the name is first
+    /// needed.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[must_use]
+    pub fn method_site(mut self, site: &'static CallSite, self_type: fn() -> &'static str) -> Self {
+        self.site = Site::Method(site, self_type);
         self
     }
 

@@ -131,6 +131,7 @@ pub use crate::timeout::Elapsed;
 /// | `sleep` | tokio / `std::thread::sleep` | path or closure: `Fn(Duration) -> impl Future` (async; output ignored), `Fn(Duration)` (sync) | another runtime's timer, or a finer one (see "Clocks and timers") |
 /// | `context` | none | a name, such as `attempt` | binds an [`Attempt`] of that name in the body: the attempt number, the retries left, the time elapsed and left, the call's [`InvocationId`] (see "The attempt inside the body") |
 /// | `nested` | `stop` | `stop` or `retry` | a failure that a retried function this attempt called already gave up on: `stop` ends the call with [`StopReason::RetriedBelow`] (one layer retries), `retry` retries it anyway (see "Nested retries") |
+/// | `name` | the function's path (`my_app::users::fetch`; a method: the type of `self`'s path, `my_app::Client::get`) | string literal, not empty | the name that metrics (`function` label), tracing events and [`RetryEvent::function`] report |
 /// | `budget` | none | any expression giving a [`RetryBudget`] or a [`RetryThrottle`], or a reference to one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call | a retry limit shared by every call and function that names the same one: a budget keeps a floor of retries per second, a throttle stops retrying in a full outage |
 /// | `policy` | none | any expression giving a [`Policy`], evaluated once per call | the whole schedule instead of the schedule keys (both is an error) |
 /// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)`; never runs past `max_elapsed` |
@@ -488,7 +489,7 @@ pub mod __private {
 
     pub use crate::async_loop::{
         Acting, AsyncLoop, AsyncSleeper, CustomSleeper, Failure, Step, TokioSleepSlot, TokioSleeper, before_retry,
-        custom_sleep, sync_before_retry,
+        custom_sleep,
     };
     pub use crate::attempt::AttemptSource;
     pub use crate::hooks::{DebugProbe, ProbeDebug, ProbeOpaque};

@@ -63,7 +63,12 @@ impl Limit<'_> {
     pub(crate) fn allows_retry(self, now: impl FnOnce() -> Instant, throttle_allowed: bool) -> bool {
         match self {
             Limit::Budget(budget) => budget.try_withdraw(now()),
-            Limit::Throttle(_) => throttle_allowed,
+            Limit::Throttle(throttle) => {
+                crate::metrics::limit_asked(throttle.name_value(), throttle_allowed, || {
+                    crate::metrics::LimitLevel::Tokens(throttle.tokens_value())
+                });
+                throttle_allowed
+            }
         }
     }
 

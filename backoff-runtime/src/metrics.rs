@@ -2,8 +2,13 @@
 //! `metrics`), so whatever exporter the program runs (Prometheus,
 //! OpenTelemetry, StatsD) receives them. Names and units follow Prometheus
 //! conventions; every series of a retried function is labelled
-//! `function="<name>"` (the function's name for `#[retry]`, the `.name(...)`
-//! of a plain [`Retry`](crate::Retry)).
+//! `function="<name>"`: for `#[retry]`, its path (`my_app::users::fetch`;
+//! for a method with a `self` receiver, the path of the type of `self`, so
+//! `my_app::Client::get` and `my_app::Cache::get` are two series), or the
+//! `name = "..."` written on the attribute; for a plain
+//! [`Retry`](crate::Retry), its `.name(...)` (`"retry"` when unnamed). The
+//! same name is [`RetryEvent::function`](crate::RetryEvent::function) and
+//! the `function` field of the tracing events.
 //!
 //! | name | kind | labels | what |
 //! |---|---|---|---|
@@ -11,15 +16,22 @@
 //! | `backoff_retries_total` | counter | `function`, `wait` (`schedule`, `hint`) | retries, by where their wait came from: the schedule or the server's hint |
 //! | `backoff_attempts_per_call` | histogram | `function` | attempts each call took, give-ups included |
 //! | `backoff_wait_seconds` | histogram | `function` | the waits chosen, in seconds |
-//! | `backoff_budget_refusals_total` | counter | `budget` | retries a [`RetryBudget`](crate::RetryBudget) refused |
-//! | `backoff_budget_available_retries` | gauge | `budget` | retries the budget would allow now, set at each retry it is asked for |
+//! | `backoff_budget_refusals_total` | counter | `budget` | retries a named [`RetryBudget`](crate::RetryBudget) or [`RetryThrottle`](crate::RetryThrottle) refused |
+//! | `backoff_budget_available_retries` | gauge | `budget` | retries a named budget would allow now, set each time it is asked |
+//! | `backoff_throttle_tokens` | gauge | `budget` | tokens left in a named throttle, set each time it is asked |
 //!
-//! A retried function registers its handles with the installed recorder the
-//! first time it records and keeps them (so recording is an atomic add):
-//! install the recorder (the exporter) before the first call. A plain
-//! [`Retry`](crate::Retry) finds its handles by its name in a process-wide
-//! map, registered at its name's first use. A budget is
-//! labelled by its [`name`](crate::RetryBudget::name).
+//! Each record goes to the recorder that is current where the call runs
+//! (the global one, or a local one from `metrics::with_local_recorder` or
+//! `set_default_local_recorder`, as tests use): a function first called
+//! before the exporter is installed records once it is, and two threads
+//! under two local recorders each count in their own. What that costs: the
+//! recorder's own lookup of the series for each record (no lock of ours, no
+//! allocation; the labels are built once per function or name), measured in
+//! BENCHMARKS.md. A limit is labelled by its `name` ([`RetryBudget::name`](crate::RetryBudget::name),
+//! [`RetryThrottle::name`](crate::RetryThrottle::name)); an unnamed limit reports
+//! no series of its own (its refusals still count in `backoff_calls_total`
+//! with `reason="budget"`), so two unnamed limits never overwrite each
+//! other's gauge.
 //!
 //! ```
 //! use backoff_runtime::retry;
@@ -42,6 +54,7 @@
 #![cfg_attr(not(feature = "metrics"), allow(dead_code, unreachable_pub))]
 
 use core::time::Duration;
+use std::sync::OnceLock;
 
 use crate::stop::StopReason;
 
@@ -53,55 +66,95 @@ pub const RETRIES_TOTAL: &str = "backoff_retries_total";
 pub const ATTEMPTS_PER_CALL: &str = "backoff_attempts_per_call";
 /// The waits chosen, in seconds.
 pub const WAIT_SECONDS: &str = "backoff_wait_seconds";
-/// Retries refused by a budget.
+/// Retries refused by a named budget or throttle.
 pub const BUDGET_REFUSALS_TOTAL: &str = "backoff_budget_refusals_total";
-/// Retries a budget would allow now.
+/// Retries a named budget would allow now.
 pub const BUDGET_AVAILABLE_RETRIES: &str = "backoff_budget_available_retries";
+/// Tokens left in a named throttle.
+pub const THROTTLE_TOKENS: &str = "backoff_throttle_tokens";
 
-/// One retried function's place in the metrics: its name and its handles,
-/// registered on first use. The `#[retry]` expansion makes one `static` per
-/// function.
+/// One retried function's place in metrics and events: how its name is
+/// made, and the name once made. The `#[retry]` expansion makes one
+/// `static` per function.
 ///
 /// ```
-/// use backoff_runtime::__private::CallSite;
-/// static SITE: CallSite = CallSite::new("fetch");
-/// assert_eq!(SITE.name(), "fetch");
+/// use backoff_runtime::__private::{CallSite, Site};
+/// static FREE: CallSite = CallSite::new("fetch", "my_app::users");
+/// assert_eq!(Site::Static(&FREE).name(), "my_app::users::fetch");
+/// static NAMED: CallSite = CallSite::named("users.fetch");
+/// assert_eq!(Site::Static(&NAMED).name(), "users.fetch");
 /// ```
 pub struct CallSite {
-    name: &'static str,
-    #[cfg(feature = "metrics")]
-    handles: std::sync::OnceLock<recorder::SiteHandles>,
+    function: &'static str,
+    module: &'static str,
+    explicit: Option<&'static str>,
+    resolved: OnceLock<&'static str>,
 }
 
 impl core::fmt::Debug for CallSite {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("CallSite")
-            .field("name", &self.name)
+            .field("function", &self.function)
+            .field("module", &self.module)
             .finish_non_exhaustive()
     }
 }
 
 impl CallSite {
-    /// The site of the function `name`.
+    /// The site of the function `function` in the module `module`
+    /// (`module_path!()`).
     #[must_use]
-    pub const fn new(name: &'static str) -> Self {
+    pub const fn new(function: &'static str, module: &'static str) -> Self {
         CallSite {
-            name,
-            #[cfg(feature = "metrics")]
-            handles: std::sync::OnceLock::new(),
+            function,
+            module,
+            explicit: None,
+            resolved: OnceLock::new(),
         }
     }
 
-    /// The function's name.
+    /// A site with the name written on the attribute (`name = "..."`).
     #[must_use]
-    pub fn name(&self) -> &'static str {
-        self.name
+    pub const fn named(name: &'static str) -> Self {
+        CallSite {
+            function: name,
+            module: "",
+            explicit: Some(name),
+            resolved: OnceLock::new(),
+        }
+    }
+
+    /// The name, made on first use: the explicit one, or the path of the
+    /// type of `self` (`self_type`, generics dropped) or of the module,
+    /// then the function. Made once per site (one small allocation kept
+    /// for the life of the program).
+    fn resolve(&'static self, self_type: Option<fn() -> &'static str>) -> &'static str {
+        self.resolved.get_or_init(|| {
+            if let Some(name) = self.explicit {
+                return name;
+            }
+            let owner = match self_type {
+                Some(type_name) => without_generics(type_name()),
+                None => self.module,
+            };
+            if owner.is_empty() {
+                self.function
+            } else {
+                Box::leak(format!("{owner}::{}", self.function).into_boxed_str())
+            }
+        })
     }
 }
 
+/// `path::Type<Args>` without `<Args>`: every instance of a generic type is
+/// one site.
+fn without_generics(type_name: &str) -> &str {
+    type_name.split('<').next().unwrap_or(type_name)
+}
+
 /// Where a retry loop runs: a function's static [`CallSite`] (the
-/// attribute), or only a name (the plain builder's `.name(...)`, whose
-/// handles are looked up at each record).
+/// attribute; with the type of `self` for a method), or only a name (the
+/// plain builder's `.name(...)`).
 ///
 /// ```
 /// use backoff_runtime::__private::Site;
@@ -109,18 +162,21 @@ impl CallSite {
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub enum Site {
-    /// A function's static site.
+    /// A free function's (or an associated function's) static site.
     Static(&'static CallSite),
+    /// A method's static site and the name of the type of its `self`.
+    Method(&'static CallSite, fn() -> &'static str),
     /// A name only.
     Named(&'static str),
 }
 
 impl Site {
-    /// The function's name.
+    /// The function's name, as metrics, tracing and events report it.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
-            Site::Static(site) => site.name,
+            Site::Static(site) => site.resolve(None),
+            Site::Method(site, self_type) => site.resolve(Some(self_type)),
             Site::Named(name) => name,
         }
     }
@@ -130,7 +186,7 @@ impl Site {
 #[inline]
 pub(crate) fn success(site: Site, attempts: u32) {
     #[cfg(feature = "metrics")]
-    recorder::with_handles(site, |handles| handles.success(attempts));
+    recorder::success(recorder::labels_of(site), attempts);
     #[cfg(not(feature = "metrics"))]
     let _ = (site, attempts);
 }
@@ -139,7 +195,7 @@ pub(crate) fn success(site: Site, attempts: u32) {
 #[inline]
 pub(crate) fn give_up(site: Site, reason: StopReason, attempts: u32) {
     #[cfg(feature = "metrics")]
-    recorder::with_handles(site, |handles| handles.give_up(reason, attempts));
+    recorder::give_up(recorder::labels_of(site), reason, attempts);
     #[cfg(not(feature = "metrics"))]
     let _ = (site, reason, attempts);
 }
@@ -148,146 +204,270 @@ pub(crate) fn give_up(site: Site, reason: StopReason, attempts: u32) {
 #[inline]
 pub(crate) fn retry(site: Site, wait: Duration, hinted: bool) {
     #[cfg(feature = "metrics")]
-    recorder::with_handles(site, |handles| handles.retry(wait, hinted));
+    recorder::retry(recorder::labels_of(site), wait, hinted);
     #[cfg(not(feature = "metrics"))]
     let _ = (site, wait, hinted);
+}
+
+/// What a limit reports when asked for a retry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum LimitLevel {
+    /// A budget: the retries it would allow now.
+    AvailableRetries(u64),
+    /// A throttle: the tokens left.
+    Tokens(f64),
+}
+
+/// Records that the limit named `name` was asked for a retry: refused or
+/// not, and its level now. Unnamed limits report nothing of their own.
+#[inline]
+pub(crate) fn limit_asked(name: Option<&'static str>, allowed: bool, level: impl FnOnce() -> LimitLevel) {
+    #[cfg(feature = "metrics")]
+    if let Some(name) = name {
+        recorder::limit_asked(recorder::labels_of(Site::Named(name)), allowed, level());
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = (name, allowed, level);
 }
 
 /// Whether successes are recorded: a first-attempt success then builds the
 /// hooks to learn the site.
 pub(crate) const RECORDS: bool = cfg!(feature = "metrics");
 
-/// The recording itself, with the `metrics` feature.
+/// The recording itself, with the `metrics` feature: each record registers
+/// its series with the current recorder (the recorder's lookup), using
+/// labels built once per name.
 #[cfg(feature = "metrics")]
-pub(crate) mod recorder {
+mod recorder {
+    use core::cell::{Cell, RefCell};
     use core::time::Duration;
     use std::collections::BTreeMap;
     use std::sync::{Mutex, PoisonError};
 
-    use metrics::{Counter, Gauge, Histogram, Unit};
+    use metrics::{Key, Label, Level, Metadata, Recorder, SharedString, Unit};
 
-    use super::{CallSite, Site};
+    use super::{LimitLevel, Site};
     use crate::stop::StopReason;
 
-    /// The handles of one function's series.
-    #[derive(Debug)]
-    pub(crate) struct SiteHandles {
-        first_attempt: Counter,
-        after_retries: Counter,
-        gave_up: [Counter; StopReason::ALL.len()],
-        scheduled: Counter,
-        hinted: Counter,
-        attempts: Histogram,
-        waits: Histogram,
+    /// The labels of every series of one name, built once and kept for the
+    /// life of the program (one per distinct name).
+    pub(super) struct Labels {
+        first_attempt: [Label; 3],
+        after_retries: [Label; 3],
+        gave_up: [[Label; 3]; StopReason::ALL.len()],
+        scheduled: [Label; 2],
+        hinted: [Label; 2],
+        function: [Label; 1],
+        budget: [Label; 1],
     }
 
-    impl SiteHandles {
-        fn register(name: &'static str) -> Self {
-            describe();
-            let calls = |outcome: &'static str, reason: &'static str| metrics::counter!(super::CALLS_TOTAL, "function" => name, "outcome" => outcome, "reason" => reason);
-            SiteHandles {
+    impl Labels {
+        fn new(name: &'static str) -> Self {
+            let calls = |outcome: &'static str, reason: &'static str| {
+                [
+                    Label::from_static_parts("function", name),
+                    Label::from_static_parts("outcome", outcome),
+                    Label::from_static_parts("reason", reason),
+                ]
+            };
+            let retries = |wait: &'static str| {
+                [
+                    Label::from_static_parts("function", name),
+                    Label::from_static_parts("wait", wait),
+                ]
+            };
+            Labels {
                 first_attempt: calls("success", "first_attempt"),
                 after_retries: calls("success", "after_retries"),
                 gave_up: StopReason::ALL.map(|reason| calls("gave_up", reason.label())),
-                scheduled: metrics::counter!(super::RETRIES_TOTAL, "function" => name, "wait" => "schedule"),
-                hinted: metrics::counter!(super::RETRIES_TOTAL, "function" => name, "wait" => "hint"),
-                attempts: metrics::histogram!(super::ATTEMPTS_PER_CALL, "function" => name),
-                waits: metrics::histogram!(super::WAIT_SECONDS, "function" => name),
+                scheduled: retries("schedule"),
+                hinted: retries("hint"),
+                function: [Label::from_static_parts("function", name)],
+                budget: [Label::from_static_parts("budget", name)],
             }
         }
+    }
 
-        pub(crate) fn success(&self, attempts: u32) {
-            if attempts <= 1 {
-                self.first_attempt.increment(1);
+    /// The labels of every name used so far, in the process.
+    static ALL: Mutex<BTreeMap<&'static str, &'static Labels>> = Mutex::new(BTreeMap::new());
+
+    thread_local! {
+        /// This thread's view of the labels by name: no lock after a name's
+        /// first use on the thread.
+        static SEEN: RefCell<Vec<(&'static str, &'static Labels)>> = const { RefCell::new(Vec::new()) };
+        /// The recorder this thread last described the series to.
+        static DESCRIBED_TO: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// The labels of `site`'s name: from this thread's list, else from the
+    /// process-wide map (a lock, once per name and thread), else built.
+    pub(super) fn labels_of(site: Site) -> &'static Labels {
+        let name = site.name();
+        SEEN.with_borrow_mut(|seen| {
+            if let Some((_, labels)) = seen.iter().find(|(seen_name, _)| *seen_name == name) {
+                return *labels;
+            }
+            let labels = *ALL
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(name)
+                .or_insert_with(|| Box::leak(Box::new(Labels::new(name))));
+            seen.push((name, labels));
+            labels
+        })
+    }
+
+    static METADATA: Metadata<'static> = Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
+
+    /// Runs `f` with the current recorder, after describing the series to
+    /// it if this thread has not yet (HELP and unit lines; a recorder at a
+    /// reused address may miss them, which loses no sample).
+    fn with_recorder(f: impl FnOnce(&dyn Recorder)) {
+        metrics::with_recorder(|recorder| {
+            let address = core::ptr::from_ref(recorder).cast::<()>() as usize;
+            if DESCRIBED_TO.get() != address {
+                DESCRIBED_TO.set(address);
+                describe(recorder);
+            }
+            f(recorder);
+        });
+    }
+
+    fn key(name: &'static str, labels: &'static [Label]) -> Key {
+        Key::from_static_parts(name, labels)
+    }
+
+    pub(super) fn success(labels: &'static Labels, attempts: u32) {
+        with_recorder(|recorder| {
+            let calls = if attempts <= 1 {
+                &labels.first_attempt
             } else {
-                self.after_retries.increment(1);
-            }
-            self.attempts.record(f64::from(attempts));
-        }
-
-        pub(crate) fn give_up(&self, reason: StopReason, attempts: u32) {
-            self.gave_up[reason.index()].increment(1);
-            self.attempts.record(f64::from(attempts));
-        }
-
-        pub(crate) fn retry(&self, wait: Duration, hinted: bool) {
-            if hinted {
-                self.hinted.increment(1);
-            } else {
-                self.scheduled.increment(1);
-            }
-            self.waits.record(wait.as_secs_f64());
-        }
+                &labels.after_retries
+            };
+            recorder
+                .register_counter(&key(super::CALLS_TOTAL, calls), &METADATA)
+                .increment(1);
+            recorder
+                .register_histogram(&key(super::ATTEMPTS_PER_CALL, &labels.function), &METADATA)
+                .record(f64::from(attempts));
+        });
     }
 
-    /// Runs `f` with the site's handles: registered once for a static site;
-    /// for a name, registered once per name and found in a process-wide
-    /// map (one small leaked entry per distinct name).
-    #[inline]
-    pub(crate) fn with_handles(site: Site, f: impl FnOnce(&SiteHandles)) {
-        match site {
-            Site::Static(site) => f(handles_of(site)),
-            Site::Named(name) => f(named(name)),
-        }
+    pub(super) fn give_up(labels: &'static Labels, reason: StopReason, attempts: u32) {
+        with_recorder(|recorder| {
+            recorder
+                .register_counter(&key(super::CALLS_TOTAL, &labels.gave_up[reason.index()]), &METADATA)
+                .increment(1);
+            recorder
+                .register_histogram(&key(super::ATTEMPTS_PER_CALL, &labels.function), &METADATA)
+                .record(f64::from(attempts));
+        });
     }
 
-    /// The handles of the plain builder's operations named `name`.
-    fn named(name: &'static str) -> &'static SiteHandles {
-        static NAMED: Mutex<BTreeMap<&'static str, &'static SiteHandles>> = Mutex::new(BTreeMap::new());
-        let mut named = NAMED.lock().unwrap_or_else(PoisonError::into_inner);
-        named
-            .entry(name)
-            .or_insert_with(|| Box::leak(Box::new(SiteHandles::register(name))))
+    pub(super) fn retry(labels: &'static Labels, wait: Duration, hinted: bool) {
+        with_recorder(|recorder| {
+            let retries = if hinted { &labels.hinted } else { &labels.scheduled };
+            recorder
+                .register_counter(&key(super::RETRIES_TOTAL, retries), &METADATA)
+                .increment(1);
+            recorder
+                .register_histogram(&key(super::WAIT_SECONDS, &labels.function), &METADATA)
+                .record(wait.as_secs_f64());
+        });
     }
 
-    fn handles_of(site: &'static CallSite) -> &'static SiteHandles {
-        site.handles.get_or_init(|| SiteHandles::register(site.name))
-    }
-
-    /// The handles of one budget's series.
-    #[derive(Debug)]
-    pub(crate) struct BudgetHandles {
-        refusals: Counter,
-        available: Gauge,
-    }
-
-    impl BudgetHandles {
-        pub(crate) fn register(name: &'static str) -> Self {
-            describe();
-            BudgetHandles {
-                refusals: metrics::counter!(super::BUDGET_REFUSALS_TOTAL, "budget" => name),
-                available: metrics::gauge!(super::BUDGET_AVAILABLE_RETRIES, "budget" => name),
-            }
-        }
-
-        /// A retry asked of the budget: refused or not, and what it allows now.
-        pub(crate) fn asked(&self, allowed: bool, available: u64) {
+    pub(super) fn limit_asked(labels: &'static Labels, allowed: bool, level: LimitLevel) {
+        with_recorder(|recorder| {
             if !allowed {
-                self.refusals.increment(1);
+                recorder
+                    .register_counter(&key(super::BUDGET_REFUSALS_TOTAL, &labels.budget), &METADATA)
+                    .increment(1);
             }
-            // Exact below 2^53 retries.
-            #[allow(clippy::cast_precision_loss)]
-            self.available.set(available as f64);
-        }
+            match level {
+                LimitLevel::AvailableRetries(available) => {
+                    // Exact below 2^53 retries.
+                    #[allow(clippy::cast_precision_loss)]
+                    recorder
+                        .register_gauge(&key(super::BUDGET_AVAILABLE_RETRIES, &labels.budget), &METADATA)
+                        .set(available as f64);
+                }
+                LimitLevel::Tokens(tokens) => recorder
+                    .register_gauge(&key(super::THROTTLE_TOKENS, &labels.budget), &METADATA)
+                    .set(tokens),
+            }
+        });
     }
 
-    /// Describes every series to the recorder (HELP and unit lines): at
-    /// each registration, so a recorder installed later learns them too.
-    fn describe() {
-        {
-            metrics::describe_counter!(super::CALLS_TOTAL, "Calls of retried functions, by outcome and reason");
-            metrics::describe_counter!(super::RETRIES_TOTAL, "Retries, by the source of their wait");
-            metrics::describe_histogram!(
-                super::ATTEMPTS_PER_CALL,
-                Unit::Count,
-                "Attempts per call, give-ups included"
-            );
-            metrics::describe_histogram!(super::WAIT_SECONDS, Unit::Seconds, "Waits chosen before a retry");
-            metrics::describe_counter!(super::BUDGET_REFUSALS_TOTAL, "Retries a retry budget refused");
-            metrics::describe_gauge!(
-                super::BUDGET_AVAILABLE_RETRIES,
-                "Retries a retry budget would allow now"
-            );
+    /// Describes every series to `recorder` (HELP and unit lines).
+    fn describe(recorder: &dyn Recorder) {
+        let text = SharedString::const_str;
+        let name = |name: &'static str| metrics::KeyName::from_const_str(name);
+        recorder.describe_counter(
+            name(super::CALLS_TOTAL),
+            None,
+            text("Calls of retried functions, by outcome and reason"),
+        );
+        recorder.describe_counter(
+            name(super::RETRIES_TOTAL),
+            None,
+            text("Retries, by the source of their wait"),
+        );
+        recorder.describe_histogram(
+            name(super::ATTEMPTS_PER_CALL),
+            Some(Unit::Count),
+            text("Attempts per call, give-ups included"),
+        );
+        recorder.describe_histogram(
+            name(super::WAIT_SECONDS),
+            Some(Unit::Seconds),
+            text("Waits chosen before a retry"),
+        );
+        recorder.describe_counter(
+            name(super::BUDGET_REFUSALS_TOTAL),
+            None,
+            text("Retries a retry budget or throttle refused"),
+        );
+        recorder.describe_gauge(
+            name(super::BUDGET_AVAILABLE_RETRIES),
+            None,
+            text("Retries a retry budget would allow now"),
+        );
+        recorder.describe_gauge(
+            name(super::THROTTLE_TOKENS),
+            None,
+            text("Tokens left in a retry throttle"),
+        );
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::sync::mpsc;
+        use std::time::Duration;
+
+        use super::{ALL, Site, labels_of};
+
+        /// Once a thread has used a name, recording under it takes no lock:
+        /// with the process-wide map held by another thread, the labels are
+        /// still found at once.
+        #[test]
+        fn a_name_seen_on_a_thread_takes_no_lock() {
+            let (seen_tx, seen_rx) = mpsc::channel();
+            let (go_tx, go_rx) = mpsc::channel::<()>();
+            let (done_tx, done_rx) = mpsc::channel();
+            let worker = std::thread::spawn(move || {
+                let first = labels_of(Site::Named("unit_test_op")) as *const _ as usize;
+                seen_tx.send(()).unwrap();
+                go_rx.recv().unwrap();
+                let again = labels_of(Site::Named("unit_test_op")) as *const _ as usize;
+                done_tx.send(first == again).unwrap();
+            });
+            seen_rx.recv().unwrap();
+            let held = ALL.lock().unwrap();
+            go_tx.send(()).unwrap();
+            let same = done_rx.recv_timeout(Duration::from_secs(10));
+            drop(held);
+            assert_eq!(same, Ok(true), "the second use waited for the lock");
+            worker.join().unwrap();
         }
     }
 }

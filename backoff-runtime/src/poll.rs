@@ -122,6 +122,15 @@ impl<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
         self
     }
 
+    /// Names a retried method by its static site and the type of its `self`.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[must_use]
+    pub fn method_site(mut self, site: &'static CallSite, self_type: fn() -> &'static str) -> Self {
+        self.errors = self.errors.method_site(site, self_type);
+        self
+    }
+
     /// Retries only the errors for which `predicate` returns `true`.
     #[inline(always)]
     pub fn retry_if<F: Fn(&E) -> bool>(

@@ -24,9 +24,12 @@ pub enum StopReason {
     Exhausted,
     /// The server asked to wait longer than `max_backoff` allows.
     HintAboveCap,
-    /// The next wait would end past `max_elapsed`.
+    /// The next wait would end past `max_elapsed` (checked again after a
+    /// `before_retry` action, whose time counts).
     Deadline,
-    /// The shared retry budget refused the retry.
+    /// The limit given as `budget = ...` refused the retry: a
+    /// [`RetryBudget`](crate::RetryBudget) or a
+    /// [`RetryThrottle`](crate::RetryThrottle), whichever it is.
     Budget,
 }
 
@@ -38,7 +41,7 @@ impl fmt::Display for StopReason {
             StopReason::Exhausted => "retries exhausted",
             StopReason::HintAboveCap => "server hint exceeds max_backoff",
             StopReason::Deadline => "next wait would pass max_elapsed",
-            StopReason::Budget => "retry budget exhausted",
+            StopReason::Budget => "retry budget or throttle refused the retry",
         })
     }
 }

@@ -74,6 +74,8 @@ pub struct RetryThrottle {
     ratio_milli: u32,
     /// The tokens left, in thousandths: `0..=max_milli`.
     milli_tokens: AtomicU32,
+    /// The `budget` label of its metrics; an unnamed throttle reports none.
+    name: Option<&'static str>,
 }
 
 /// The bucket in thousandths of a token for `max_tokens`, if valid
@@ -134,7 +136,33 @@ impl RetryThrottle {
             max_milli,
             ratio_milli,
             milli_tokens: AtomicU32::new(max_milli),
+            name: None,
         }
+    }
+
+    /// Names the throttle: the `budget` label of its metrics (feature
+    /// `metrics`: its refusals and its tokens). An unnamed throttle reports
+    /// no series of its own.
+    ///
+    /// ```
+    /// use backoff_runtime::RetryThrottle;
+    /// static BACKEND: RetryThrottle = RetryThrottle::new(10, 0.1).name("backend");
+    /// assert_eq!(BACKEND.name_value(), Some("backend"));
+    /// ```
+    #[must_use]
+    pub const fn name(mut self, name: &'static str) -> Self {
+        self.name = Some(name);
+        self
+    }
+
+    /// The throttle's name, if it has one.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::RetryThrottle::new(10, 0.1).name_value(), None);
+    /// ```
+    #[must_use]
+    pub const fn name_value(&self) -> Option<&'static str> {
+        self.name
     }
 
     /// Like [`new`](Self::new), but returns an error instead of panicking:

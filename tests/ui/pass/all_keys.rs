@@ -27,6 +27,7 @@ fn is_transient(error: &ApiError) -> bool {
     jitter = "1ms",
     max_elapsed = "1m 30s",
     retry_if = is_transient,
+    name = "all_keys.sync",
     crate = "::backoff_runtime",
 )]
 fn sync_all(calls: &Cell<u32>) -> Result<u32, ApiError> {
