@@ -234,9 +234,14 @@ pub use crate::timeout::Elapsed;
 /// written in the loop and evaluated once per retry, so it may borrow what
 /// the body borrows, `&mut self` included (capture by reference: an `async
 /// move` closure cannot move the same value on every retry). Its time counts
-/// toward `max_elapsed` (the next decision measures it); dropping the call's
-/// future drops it; a panic in it propagates. In a sync `fn` it is a plain
-/// closure returning `()`.
+/// toward `max_elapsed`: after it the deadline is checked again, and a wait
+/// that would now end past it is not started (the call gives up with
+/// [`StopReason::Deadline`], after `on_retry` announced the retry), so no
+/// attempt starts after the deadline. Dropping the call's future drops it; a
+/// panic in it propagates. In a sync `fn` it is a plain closure returning
+/// `()`, run by a loop that stays in the function, so it too may use what
+/// the body uses, `&mut self` included
+/// (`before_retry = |_e, _ev| self.reconnect()`).
 ///
 /// ```
 /// use backoff_runtime::{RetryEvent, retry};
