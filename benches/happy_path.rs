@@ -29,7 +29,8 @@
 //! keys), `retry_policy_const` (`#[retry(policy = CONST)]`), `retry_budget`
 //! (`#[retry(budget = STATIC)]`: a shared retry budget, which reads the clock
 //! and deposits on every call, by design), `retry_context` (`context =
-//! attempt`, the body reading the attempt number), `retry_poll`
+//! attempt`, the body reading the attempt number; `retry_context_id`, sync
+//! only, also reads the invocation id), `retry_poll`
 //! (`retry_if_ok`, never pending here), `retry_action` (`before_retry`),
 //! `policy_retry` (`Policy::retry` /
 //! `retry_async`, the same loop without the macro), then backon (builder with
@@ -135,6 +136,16 @@ fn sync_retry_budget(x: u64) -> Result<u64, MyError> {
 #[inline(never)]
 fn sync_retry_context(x: u64) -> Result<u64, MyError> {
     black_box(attempt.number());
+    work(x)
+}
+
+/// `retry_context` whose body also reads the invocation id: the difference
+/// is what computing one id costs.
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", context = attempt)]
+#[inline(never)]
+fn sync_retry_context_id(x: u64) -> Result<u64, MyError> {
+    black_box(attempt.number());
+    black_box(attempt.invocation_id());
     work(x)
 }
 
@@ -322,6 +333,7 @@ const SYNC: &[Variant] = &[
     ("retry_policy_const", sync_retry_policy_const),
     ("retry_budget", sync_retry_budget),
     ("retry_context", sync_retry_context),
+    ("retry_context_id", sync_retry_context_id),
     ("retry_poll", sync_retry_poll),
     ("retry_action", sync_retry_action),
     ("policy_retry", sync_policy_retry),

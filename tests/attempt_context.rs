@@ -314,3 +314,96 @@ fn the_attempt_knows_if_it_is_first_its_deadline_and_its_id() {
         assert_ne!(*bits, 0);
     }
 }
+
+#[retry(max_retries = 1, initial_backoff = "1ms", context = attempt)]
+fn read_id(ids: &RefCell<Vec<InvocationId>>) -> Result<(), ()> {
+    ids.borrow_mut().push(attempt.invocation_id());
+    Ok(())
+}
+
+/// Ids come from the secure generator, not the jitter's: reseeding the
+/// jitter generator with the same seed repeats the waits but not the ids.
+#[test]
+fn reseeding_the_jitter_generator_changes_no_invocation_id() {
+    use backoff_runtime::testing::seed_thread_rng;
+
+    let ids = RefCell::new(Vec::new());
+    let mut waits = Vec::new();
+    for _ in 0..2 {
+        seed_thread_rng(42);
+        read_id(&ids).unwrap();
+        let _ = InvocationId::new();
+        waits.push(Policy::new().schedule().collect::<Vec<_>>());
+    }
+    // The seed still fixes the jitter, and neither the call nor the id in
+    // between drew from the jitter's generator.
+    assert_eq!(waits[0], waits[1]);
+    let ids = ids.into_inner();
+    assert_ne!(ids[0], ids[1]);
+}
+
+/// A call that reads its id leaves the jitter's stream where it was: the
+/// waits after it are those of a thread that made no call.
+#[test]
+fn reading_an_id_draws_nothing_from_the_jitter_generator() {
+    use backoff_runtime::testing::seed_thread_rng;
+
+    seed_thread_rng(7);
+    let alone: Vec<Duration> = Policy::new().schedule().collect();
+    seed_thread_rng(7);
+    let ids = RefCell::new(Vec::new());
+    read_id(&ids).unwrap();
+    let after_a_call: Vec<Duration> = Policy::new().schedule().collect();
+    assert_eq!(alone, after_a_call);
+}
+
+/// An attempt handed to another thread reports the same id there: the id
+/// follows from the call, not from the thread that reads it.
+#[test]
+fn an_attempt_reports_the_same_id_on_every_thread() {
+    let result = Policy::new()
+        .max_retries(2)
+        .initial_backoff(Duration::from_millis(1))
+        .retry_with_attempt(|attempt: Attempt| {
+            let here = attempt.invocation_id();
+            let there = std::thread::scope(|s| s.spawn(move || attempt.invocation_id()).join().unwrap());
+            if attempt.number() < 2 {
+                Err(())
+            } else {
+                Ok((here, there))
+            }
+        })
+        .call();
+    let (here, there) = result.unwrap();
+    assert_eq!(here, there);
+}
+
+/// 4,000 ids from four threads: all distinct, all version 4 with the RFC
+/// variant, and each of the 122 random bits set in about half of them (a
+/// counter, a timestamp or a per-thread prefix would leave bits constant).
+#[test]
+fn ids_are_distinct_v4_uuids_whose_random_bits_are_balanced() {
+    let ids: Vec<InvocationId> = std::thread::scope(|s| {
+        let threads: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| (0..1000).map(|_| InvocationId::new()).collect::<Vec<_>>()))
+            .collect();
+        threads.into_iter().flat_map(|t| t.join().unwrap()).collect()
+    });
+    let distinct: HashSet<InvocationId> = ids.iter().copied().collect();
+    assert_eq!(distinct.len(), ids.len());
+    let fixed: u128 = (0xF << 76) | (0b11 << 62);
+    for id in &ids {
+        let text = id.to_string();
+        assert_eq!(&text[14..15], "4", "{text}");
+        assert!(matches!(&text[19..20], "8" | "9" | "a" | "b"), "{text}");
+    }
+    for bit in (0..128).filter(|bit| fixed & (1 << bit) == 0) {
+        let set = ids.iter().filter(|id| id.as_u128() & (1 << bit) != 0).count();
+        // Binomial(4000, 1/2): 1,750..2,250 is 7.9 standard deviations wide.
+        assert!(
+            (1750..=2250).contains(&set),
+            "bit {bit} set in {set} of {} ids",
+            ids.len()
+        );
+    }
+}

@@ -9,13 +9,15 @@ use std::time::Instant;
 
 use crate::async_loop::ClockChoice;
 use crate::clock::ClockKind;
+use crate::invocation::CallNonce;
 use crate::policy::Policy;
-use crate::rng::with_thread_rng;
 
 /// The attempt a retried body is running: its number, the retries left, the
 /// time since the call started, the time left before `max_elapsed`, and the
 /// call's [`InvocationId`]. A small `Copy` value, made fresh for each
-/// attempt.
+/// attempt. It holds only a unique number of the call, not the id: the id is
+/// computed when [`invocation_id`](Attempt::invocation_id) is called, so a
+/// body that never asks for it pays nothing for it.
 ///
 /// ```
 /// use backoff_runtime::{Attempt, retry};
@@ -31,11 +33,11 @@ use crate::rng::with_thread_rng;
 /// assert_eq!(seen.into_inner(), [(1, 2), (2, 1), (3, 0)]);
 /// # let _: fn(Attempt) -> u32 = |a| a.number();
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Attempt {
     number: u32,
     retries_left: u32,
-    invocation_id: InvocationId,
+    call: CallNonce,
     start: Instant,
     deadline: Option<Instant>,
     clock: ClockKind,
@@ -124,9 +126,19 @@ impl Attempt {
         self.deadline
     }
 
-    /// The call's id: random per call, the same for each of its attempts.
-    /// Send it with each request (an idempotency key, or a header beside the
-    /// attempt number) so the server can tell a retry from a new call.
+    /// The call's id: random per call, the same for each of its attempts
+    /// (on whichever thread they run). Send it with each request, as an
+    /// idempotency key or as a header beside the attempt number, so the
+    /// server can tell a retry from a new call.
+    ///
+    /// Its 122 random bits come from a cryptographically secure generator
+    /// (ChaCha12 under a key drawn once per process from the operating
+    /// system), not from the jitter's generator: seeing ids tells nothing
+    /// about other ids, and the ids of different processes collide only by
+    /// chance (see [`InvocationId`]). It is computed on each call of this
+    /// method (about 660 instructions: one ChaCha12 call; BENCHMARKS.md, row
+    /// 22), never before, so a body that does not read it pays nothing for
+    /// it: keep it in a local when it is used more than once.
     ///
     /// ```
     /// # fn f(attempt: backoff_runtime::Attempt) -> String {
@@ -135,7 +147,20 @@ impl Attempt {
     /// ```
     #[must_use]
     pub fn invocation_id(&self) -> InvocationId {
-        self.invocation_id
+        InvocationId::from_bits(self.call.bits())
+    }
+}
+
+impl fmt::Debug for Attempt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Attempt")
+            .field("number", &self.number)
+            .field("retries_left", &self.retries_left)
+            .field("invocation_id", &self.invocation_id())
+            .field("start", &self.start)
+            .field("deadline", &self.deadline)
+            .field("clock", &self.clock)
+            .finish()
     }
 }
 
@@ -143,6 +168,19 @@ impl Attempt {
 /// 122 random bits, shown as a version 4 UUID
 /// (`xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`), the form Google's client
 /// libraries send as their invocation id.
+///
+/// The bits come from a cryptographically secure generator, the one rand's
+/// `StdRng` and thread generator use (ChaCha12), under a 256-bit key drawn
+/// once per process from the operating system (`getrandom`), at a position
+/// no other id of the process uses. So an id may serve as an idempotency key
+/// or any other key that must not be guessed or repeated: ids are
+/// indistinguishable from independent random UUIDs, seeing any number of
+/// them does not help predict the next, and two processes share an id only
+/// by chance (odds of 2<sup>-122</sup> per pair). The jitter's fast
+/// generator plays no part: reseeding it (`testing::seed_thread_rng`)
+/// changes no id. A process that forks shares its key and counters with the
+/// child, whose ids may then repeat the parent's: fork before ids are read,
+/// or exec.
 ///
 /// ```
 /// use backoff_runtime::InvocationId;
@@ -157,8 +195,9 @@ impl Attempt {
 pub struct InvocationId(u128);
 
 impl InvocationId {
-    /// A fresh random id, drawn from this thread's generator (no system
-    /// call, no lock).
+    /// A fresh random id from the secure generator described above, the
+    /// kind an [`Attempt`] reports (no system call and no lock after the
+    /// first, which draws the process's key from the OS).
     ///
     /// ```
     /// assert_ne!(backoff_runtime::InvocationId::new(), backoff_runtime::InvocationId::new());
@@ -166,8 +205,11 @@ impl InvocationId {
     #[must_use]
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
-        let (high, low) = with_thread_rng(|rng| (rand::Rng::next_u64(rng), rand::Rng::next_u64(rng)));
-        let bits = (u128::from(high) << 64) | u128::from(low);
+        Self::from_bits(CallNonce::next().bits())
+    }
+
+    /// The id with these random bits, its version and variant set.
+    fn from_bits(bits: u128) -> Self {
         // RFC 9562: version 4 in bits 48-51, variant `10` in bits 64-65.
         let bits = (bits & !(0xF << 76) & !(0b11 << 62)) | (0x4 << 76) | (0b10 << 62);
         InvocationId(bits)
@@ -207,8 +249,8 @@ impl fmt::Debug for InvocationId {
 }
 
 /// Makes the [`Attempt`] of each attempt of one call: built once per call
-/// (the invocation id, the start and the deadline), stepped once per
-/// attempt. Built by the `#[retry(context = ...)]` expansion and
+/// (the call's unique number, from which the invocation id is computed when
+/// read, the start and the deadline), stepped once per attempt. Built by the `#[retry(context = ...)]` expansion and
 /// [`Policy::retry_with_attempt`](crate::Policy::retry_with_attempt).
 ///
 /// ```
@@ -234,6 +276,7 @@ impl AttemptSource {
     /// Attempts of one call under `policy`, measured from `start` on `clock`
     /// (read now when `None`).
     #[must_use]
+    #[inline]
     pub fn new(policy: &Policy, start: Option<Instant>, clock: ClockChoice) -> Self {
         let clock = clock.0;
         let start = start.unwrap_or_else(|| clock.now());
@@ -249,7 +292,7 @@ impl AttemptSource {
             next: Attempt {
                 number: 1,
                 retries_left: policy.max_retries,
-                invocation_id: InvocationId::new(),
+                call: CallNonce::next(),
                 start,
                 deadline,
                 clock,
@@ -265,5 +308,39 @@ impl AttemptSource {
         self.next.number = attempt.number.saturating_add(1);
         self.next.retries_left = self.max_retries.saturating_sub(attempt.number);
         attempt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::invocation::COMPUTED;
+
+    /// Building a call's attempts computes no id; each read computes one,
+    /// and every attempt of the call reads the same.
+    #[test]
+    fn the_id_is_computed_only_when_read() {
+        let computed = || COMPUTED.with(core::cell::Cell::get);
+        let before = computed();
+        let mut source = AttemptSource::new(&Policy::new(), None, AttemptSource::SYNC_CLOCK);
+        let attempts = [source.next_attempt(), source.next_attempt(), source.next_attempt()];
+        let _ = attempts.map(|attempt| attempt.number());
+        assert_eq!(computed(), before);
+        let first = attempts[0].invocation_id();
+        assert_eq!(computed(), before + 1);
+        assert!(attempts.iter().all(|attempt| attempt.invocation_id() == first));
+        assert_eq!(computed(), before + 4);
+    }
+
+    /// `Debug` shows the id, as it did when the attempt held it.
+    #[test]
+    fn the_debug_form_shows_the_id() {
+        let attempt = AttemptSource::new(&Policy::new(), None, AttemptSource::SYNC_CLOCK).next_attempt();
+        let text = format!("{attempt:?}");
+        assert!(
+            text.starts_with("Attempt { number: 1, retries_left: 5, invocation_id: InvocationId("),
+            "{text}"
+        );
+        assert!(text.contains(&attempt.invocation_id().to_string()), "{text}");
     }
 }

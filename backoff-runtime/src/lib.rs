@@ -55,6 +55,7 @@ mod events;
 mod hooks;
 #[cfg(feature = "http")]
 pub mod http_errors;
+mod invocation;
 mod jitter;
 mod limit;
 #[cfg(feature = "metrics")]
@@ -172,8 +173,9 @@ pub use crate::timeout::Elapsed;
 /// [`elapsed`](Attempt::elapsed), and with `max_elapsed`
 /// [`time_left`](Attempt::time_left) and [`deadline`](Attempt::deadline)
 /// (give the request its own timeout: deadline propagation), and the call's
-/// [`invocation_id`](Attempt::invocation_id), random per call and the same
-/// for its attempts (an idempotency key, a request header).
+/// [`invocation_id`](Attempt::invocation_id), random per call (from a
+/// cryptographically secure generator keyed by the OS, not the jitter's) and
+/// the same for its attempts: an idempotency key, a request header.
 ///
 /// ```
 /// use backoff_runtime::retry;
@@ -192,7 +194,7 @@ pub use crate::timeout::Elapsed;
 /// ```
 ///
 /// A function without `context` pays nothing; one with it reads the clock
-/// and draws the id once per call.
+/// once per call, and computes the id only when the body reads it.
 ///
 /// # Polling
 ///

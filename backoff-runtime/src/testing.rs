@@ -11,6 +11,12 @@ use std::time::Instant;
 /// Reseeds the calling thread's jitter generator, so the waits that follow on
 /// this thread are the same from run to run.
 ///
+/// Invocation ids are not affected: they come from a secure generator of
+/// their own ([`InvocationId`](crate::InvocationId)), in tests as in
+/// production, so that a build with `test-util` can never make an
+/// idempotency key predictable. Tests compare ids with each other (one id
+/// for all attempts of a call, a new one per call), not with literals.
+///
 /// ```
 /// use backoff_runtime::Policy;
 /// use backoff_runtime::testing::seed_thread_rng;
