@@ -90,10 +90,12 @@ fn a_warn_event_per_retry_and_one_at_give_up() {
     assert_eq!(first["wait"], "1ms");
     assert_eq!(first["retries_left"], "1");
     assert_eq!(first["error"], "Unavailable { code: 503 }");
-    assert_eq!(
-        first["elapsed_from"], "first_failure",
-        "no key read the start: elapsed counts from the first failure"
-    );
+    // No key read the start: no elapsed time is known at the first failure,
+    // and none is made up; later events count from the first failure.
+    assert!(!first.contains_key("elapsed"), "{first:?}");
+    assert!(!first.contains_key("since_first_failure"), "{first:?}");
+    assert_eq!(events[1].fields["since_first_failure"], "1ms");
+    assert!(!events[1].fields.contains_key("elapsed"));
     assert_eq!(events[1].fields["attempt"], "2");
     assert_eq!(events[1].fields["wait"], "2ms");
 
@@ -147,7 +149,7 @@ fn a_success_after_retries_emits_one_info_event() {
     assert_eq!(success.fields["message"], "succeeded after retries");
     assert_eq!(success.fields["function"], "tracing_events::recovers");
     assert_eq!(success.fields["attempts"], "2");
-    assert_eq!(success.fields["elapsed"], "1ms");
+    assert_eq!(success.fields["since_first_failure"], "1ms");
 
     let (result, events) = capture(|| recovers(&std::cell::Cell::new(0)));
     assert_eq!(result.ok(), Some(9));
@@ -210,4 +212,22 @@ async fn the_give_up_event_names_the_reason() {
     assert_eq!(events[0].fields["reason"], "error is not retryable");
     assert_eq!(events[0].fields["function"], "tracing_events::classified");
     assert_eq!(events[0].fields["attempts"], "1");
+}
+
+#[retry(max_retries = 2, jitter = none, initial_backoff = "1ms", max_elapsed = "1s")]
+fn deadline_bound(clock: &backoff_runtime::testing::VirtualClock) -> Result<(), Unavailable> {
+    clock.advance(std::time::Duration::from_millis(3));
+    Err(Unavailable { code: 503 })
+}
+
+/// With a key that reads the call's start (`max_elapsed`), every event
+/// carries `elapsed`, the time since the call started.
+#[test]
+fn events_carry_the_time_since_the_call_when_the_start_was_read() {
+    let clock = backoff_runtime::testing::VirtualClock::install();
+    let (result, events) = capture(|| deadline_bound(&clock));
+    assert!(result.is_err());
+    assert_eq!(events[0].fields["elapsed"], "3ms");
+    assert_eq!(events[1].fields["elapsed"], "7ms");
+    assert!(events.iter().all(|e| !e.fields.contains_key("since_first_failure")));
 }

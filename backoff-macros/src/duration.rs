@@ -25,8 +25,10 @@ pub(crate) enum DurationError {
     Empty,
     /// A number with no unit, e.g. `"5"`.
     MissingUnit(String),
-    /// A unit we do not know, e.g. `"5sec"`.
-    UnknownUnit(String),
+    /// A unit we do not know, e.g. `"5sec"`: the number and the unit.
+    UnknownUnit(String, String),
+    /// A number and a unit written apart, e.g. `"10 sec"`: both.
+    SpacedUnit(String, String),
     /// Something that is not a number where a number belongs.
     Malformed(String),
     /// A fraction finer than one nanosecond, e.g. `"1.5ns"`.
@@ -46,9 +48,23 @@ impl fmt::Display for DurationError {
                 f,
                 "duration `{number}` has no unit: write \"{number}s\", \"{number}ms\" or another unit ({UNIT_LIST})"
             ),
-            DurationError::UnknownUnit(unit) => {
-                write!(f, "unknown unit `{unit}` in duration: use one of {UNIT_LIST}")
-            }
+            DurationError::UnknownUnit(number, unit) => match spelling_of(unit) {
+                Some(known) => write!(
+                    f,
+                    "unknown unit `{unit}` in duration: write \"{number}{known}\" (units: {UNIT_LIST})"
+                ),
+                None => write!(f, "unknown unit `{unit}` in duration: use one of {UNIT_LIST}"),
+            },
+            DurationError::SpacedUnit(number, unit) => match spelling_of(unit) {
+                Some(known) => write!(
+                    f,
+                    "write the number and its unit together: \"{number}{known}\", not \"{number} {unit}\" (units: {UNIT_LIST})"
+                ),
+                None => write!(
+                    f,
+                    "write the number and its unit together, such as \"{number}s\", and use one of the units {UNIT_LIST} (not `{unit}`)"
+                ),
+            },
             DurationError::Malformed(part) => write!(
                 f,
                 "cannot read `{part}` as a duration: write a number and a unit, such as \"1.5s\" or \"1m30s\" (units: {UNIT_LIST})"
@@ -59,6 +75,22 @@ impl fmt::Display for DurationError {
             DurationError::TooLarge => write!(f, "duration is too large to represent"),
         }
     }
+}
+
+/// The unit meant by a common spelling (`sec`, `minutes`, `hrs`, `millis`,
+/// a known unit itself), in the form a duration takes.
+fn spelling_of(unit: &str) -> Option<&'static str> {
+    let lower = unit.to_lowercase();
+    let known = match lower.trim_end_matches('.') {
+        "ns" | "nsec" | "nsecs" | "nano" | "nanos" | "nanosecond" | "nanoseconds" => "ns",
+        "us" | "µs" | "usec" | "usecs" | "micro" | "micros" | "microsecond" | "microseconds" => "us",
+        "ms" | "msec" | "msecs" | "milli" | "millis" | "millisecond" | "milliseconds" => "ms",
+        "s" | "sec" | "secs" | "second" | "seconds" => "s",
+        "m" | "min" | "mins" | "minute" | "minutes" => "m",
+        "h" | "hr" | "hrs" | "hour" | "hours" => "h",
+        _ => return None,
+    };
+    Some(known)
 }
 
 /// Parses a duration such as `"1m30s"` into nanoseconds. Components are
@@ -84,13 +116,23 @@ pub(crate) fn parse_nanos(text: &str) -> Result<u128, DurationError> {
             .unwrap_or(after.len());
         let (unit, after_unit) = after.split_at(unit_len);
         if unit.is_empty() {
+            let spaced = after.trim_start();
+            let word_len = spaced
+                .find(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace())
+                .unwrap_or(spaced.len());
+            if after.starts_with(char::is_whitespace) && word_len > 0 {
+                return Err(DurationError::SpacedUnit(
+                    number.to_owned(),
+                    spaced[..word_len].to_owned(),
+                ));
+            }
             return Err(DurationError::MissingUnit(number.to_owned()));
         }
         let scale = UNITS
             .iter()
             .find(|(name, _)| *name == unit)
             .map(|(_, scale)| *scale)
-            .ok_or_else(|| DurationError::UnknownUnit(unit.to_owned()))?;
+            .ok_or_else(|| DurationError::UnknownUnit(number.to_owned(), unit.to_owned()))?;
         let part = component_nanos(number, scale).map_err(|e| match e {
             DurationError::SubNanosecond(_) => DurationError::SubNanosecond(format!("{number}{unit}")),
             other => other,
@@ -199,7 +241,29 @@ mod tests {
     #[test]
     fn rejects_what_it_cannot_read() {
         assert_eq!(parse("5"), Err(DurationError::MissingUnit("5".into())));
-        assert_eq!(parse("5sec"), Err(DurationError::UnknownUnit("sec".into())));
+        assert_eq!(parse("5sec"), Err(DurationError::UnknownUnit("5".into(), "sec".into())));
+        assert_eq!(
+            parse("10 sec"),
+            Err(DurationError::SpacedUnit("10".into(), "sec".into()))
+        );
+        assert_eq!(parse("2 min"), Err(DurationError::SpacedUnit("2".into(), "min".into())));
+        assert_eq!(
+            parse("1m 30s"),
+            Ok(Duration::from_secs(90)),
+            "spaces between components stay fine"
+        );
+        assert_eq!(
+            parse("10 sec").unwrap_err().to_string(),
+            "write the number and its unit together: \"10s\", not \"10 sec\" (units: ns, us (or µs), ms, s, m, h)"
+        );
+        assert_eq!(
+            parse("2min").unwrap_err().to_string(),
+            "unknown unit `min` in duration: write \"2m\" (units: ns, us (or µs), ms, s, m, h)"
+        );
+        assert_eq!(
+            parse("3 fortnights").unwrap_err().to_string(),
+            "write the number and its unit together, such as \"3s\", and use one of the units ns, us (or µs), ms, s, m, h (not `fortnights`)"
+        );
         assert_eq!(parse(""), Err(DurationError::Empty));
         assert_eq!(parse("s"), Err(DurationError::Malformed("s".into())));
         assert_eq!(parse("1..5s"), Err(DurationError::Malformed("1..5".into())));

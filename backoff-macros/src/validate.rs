@@ -23,6 +23,7 @@ pub(crate) fn validate(args: &Args, function: Option<&FnFacts>, errors: &mut Err
     jitter_above_max(args, errors);
     max_elapsed_below_first_wait(args, errors);
     retry_after_ok_without_retry_if_ok(args, errors);
+    move_action(args, errors);
     if let Some(function) = function {
         timeout_on_sync_fn(args, function, errors);
         async_action_on_sync_fn(args, function, errors);
@@ -132,6 +133,22 @@ fn async_action_on_sync_fn(args: &Args, function: &FnFacts, errors: &mut Errors)
         errors.push(
             action.span,
             "`before_retry` of a sync function is a plain closure: nothing would await an async action here; run the action to completion inside the closure, or make the function `async fn`",
+        );
+    }
+}
+
+/// A `move` closure (or `async move`) for `before_retry`: the action is
+/// built again for each retry, and a `move` closure would move what it
+/// captures (`self`, a `&mut` argument) once per retry. Reported on `move`.
+fn move_action(args: &Args, errors: &mut Errors) {
+    let Some(action) = &args.before_retry else { return };
+    let syn::Expr::Closure(closure) = &action.value else {
+        return;
+    };
+    if let Some(capture) = &closure.capture {
+        errors.push(
+            capture.span,
+            "`before_retry` is built again for each retry, so it cannot be a `move` closure (it would move what it captures, such as `self`, on every retry): write it without `move`, as `async |e, event| ...` or `|e, event| ...`; it borrows what the body borrows",
         );
     }
 }

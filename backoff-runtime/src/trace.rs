@@ -57,23 +57,31 @@ pub(crate) fn success_enabled() -> bool {
     false
 }
 
-/// Where `elapsed` is measured from, as the events say.
+/// The time fields of an event: `elapsed` (since the call started) when the
+/// start was read; otherwise `since_first_failure`, left out while it is
+/// zero (the first failure's own event), so no event shows a made-up zero.
 #[cfg(feature = "tracing")]
-fn origin(from_first_failure: bool) -> &'static str {
-    if from_first_failure { "first_failure" } else { "call" }
+fn times(
+    elapsed: core::time::Duration,
+    from_first_failure: bool,
+) -> (Option<impl tracing::Value>, Option<impl tracing::Value>) {
+    let since_call = (!from_first_failure).then(|| tracing::field::debug(elapsed));
+    let since_first_failure = (from_first_failure && !elapsed.is_zero()).then(|| tracing::field::debug(elapsed));
+    (since_call, since_first_failure)
 }
 
 /// Emits the WARN event of a retry. `error` is left out when `None` (its
 /// type is not `Debug`): tracing records nothing for a `None` field.
 #[cfg(feature = "tracing")]
 pub(crate) fn retrying(event: &RetryEvent, error: Option<impl Debug>, from_first_failure: bool) {
+    let (elapsed, since_first_failure) = times(event.elapsed, from_first_failure);
     tracing::warn!(
         target: "backoff_runtime",
         function = event.function,
         attempt = event.attempt,
         wait = ?event.wait,
-        elapsed = ?event.elapsed,
-        elapsed_from = origin(from_first_failure),
+        elapsed,
+        since_first_failure,
         retries_left = event.retries_left,
         hinted = event.hinted,
         error = error.map(tracing::field::debug),
@@ -84,12 +92,13 @@ pub(crate) fn retrying(event: &RetryEvent, error: Option<impl Debug>, from_first
 /// Emits the WARN event of giving up (`error` as in [`retrying`]).
 #[cfg(feature = "tracing")]
 pub(crate) fn giving_up(event: &GiveUp, error: Option<impl Debug>, from_first_failure: bool) {
+    let (elapsed, since_first_failure) = times(event.elapsed, from_first_failure);
     tracing::warn!(
         target: "backoff_runtime",
         function = event.function,
         attempts = event.attempts,
-        elapsed = ?event.elapsed,
-        elapsed_from = origin(from_first_failure),
+        elapsed,
+        since_first_failure,
         retries_left = event.retries_left,
         reason = %event.reason,
         error = error.map(tracing::field::debug),
@@ -103,12 +112,13 @@ pub(crate) fn giving_up(event: &GiveUp, error: Option<impl Debug>, from_first_fa
 /// that never ended).
 #[cfg(feature = "tracing")]
 pub(crate) fn succeeded(event: &Success, from_first_failure: bool) {
+    let (elapsed, since_first_failure) = times(event.elapsed, from_first_failure);
     tracing::info!(
         target: "backoff_runtime",
         function = event.function,
         attempts = event.attempts,
-        elapsed = ?event.elapsed,
-        elapsed_from = origin(from_first_failure),
+        elapsed,
+        since_first_failure,
         "succeeded after retries"
     );
 }
