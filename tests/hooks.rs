@@ -114,6 +114,47 @@ fn a_hint_above_the_cap_ends_the_retries_sync() {
     assert!(clock.waits().is_empty());
 }
 
+#[retry(max_backoff = "10s", jitter = none, retry_after = hint, hint_above_cap = cap)]
+async fn hinted_capped(script: &Script) -> Result<u32, ApiError> {
+    script.next()
+}
+
+#[retry(max_backoff = "10s", jitter = none, retry_after = hint, hint_above_cap = cap)]
+fn hinted_capped_sync(script: &Script) -> Result<u32, ApiError> {
+    script.next()
+}
+
+/// `hint_above_cap = cap`: a hint above `max_backoff` waits the cap and
+/// retries, in async and sync functions and through a `Policy`.
+#[tokio::test(start_paused = true)]
+async fn a_hint_above_the_cap_waits_the_cap_when_asked() {
+    let script = Script::new(vec![Err(ApiError::Busy(Some(60))), Err(ApiError::Busy(Some(3))), Ok(1)]);
+    let start = Instant::now();
+    assert_eq!(hinted_capped(&script).await, Ok(1));
+    assert_eq!(script.calls(), 3);
+    assert_eq!(
+        start.elapsed(),
+        Duration::from_secs(13),
+        "10 s (the cap), then the 3 s hint"
+    );
+
+    let script = Script::new(vec![Err(ApiError::Busy(Some(60))), Ok(2)]);
+    let policy = backoff_runtime::Policy::new()
+        .max_backoff(Duration::from_secs(10))
+        .hint_above_cap(backoff_runtime::HintAboveCap::WaitCap);
+    let start = Instant::now();
+    assert_eq!(policy.retry(|| async { script.next() }).retry_after(hint).await, Ok(2));
+    assert_eq!(start.elapsed(), Duration::from_secs(10));
+}
+
+#[test]
+fn a_hint_above_the_cap_waits_the_cap_when_asked_sync() {
+    let clock = VirtualClock::install();
+    let script = Script::new(vec![Err(ApiError::Busy(Some(11))), Ok(1)]);
+    assert_eq!(hinted_capped_sync(&script), Ok(1));
+    assert_eq!(clock.waits(), [Duration::from_secs(10)]);
+}
+
 #[retry(max_backoff = "10s", jitter = none, max_elapsed = "12s", retry_after = hint)]
 async fn hinted_with_budget(script: &Script) -> Result<u32, ApiError> {
     script.next()

@@ -344,3 +344,47 @@ async fn pending_values_withdraw_nothing_from_a_budget() {
     assert_eq!(poll_budgeted(&status, &budget).await, Err(PollError::Transient));
     assert_eq!(status.poll_times().len(), 1, "the budget refused the error's retry");
 }
+
+// ---- polling bounded by time alone --------------------------------------------
+
+#[retry(
+    max_retries = unlimited,
+    max_elapsed = "2m",
+    initial_backoff = "1s",
+    max_backoff = "10s",
+    jitter = none,
+    retry_if_ok = |job: &Job| job.is_running(),
+)]
+async fn poll_for_two_minutes(status: &Status) -> Result<Job, PollError> {
+    status.answer()
+}
+
+/// "Poll for at most 2 minutes": no count of retries, only `max_elapsed`.
+/// A job that never finishes is polled at 0, 1, 3, 7, 15, 25, ... s until
+/// the next wait would pass 120 s (far more than the default 5 retries);
+/// a job that finishes at the 9th poll is returned.
+#[tokio::test(start_paused = true)]
+async fn polling_is_bounded_by_time_alone() {
+    let status = Status::new(vec![running()]);
+    assert!(poll_for_two_minutes(&status).await.unwrap().is_running());
+    let times = status.poll_times();
+    assert_eq!(times[..6], [0.0, 1.0, 3.0, 7.0, 15.0, 25.0]);
+    assert_eq!(*times.last().unwrap(), 115.0);
+    assert_eq!(times.len(), 15);
+
+    let mut script = vec![running(); 8];
+    script.push(Ok(Job::Done(5)));
+    let status = Status::new(script);
+    assert_eq!(poll_for_two_minutes(&status).await, Ok(Job::Done(5)));
+
+    // A `Policy` bounded the same way, retrying an error that keeps coming.
+    let status = Status::new(vec![Err(PollError::Transient)]);
+    let policy = backoff_runtime::Policy::new()
+        .initial_backoff(Duration::from_secs(1))
+        .max_backoff(Duration::from_secs(10))
+        .jitter(backoff_runtime::Jitter::None)
+        .retry_for(Duration::from_secs(120));
+    let result = policy.retry(|| async { status.answer() }).await;
+    assert_eq!(result, Err(PollError::Transient));
+    assert_eq!(status.poll_times(), times);
+}

@@ -17,7 +17,7 @@ use syn::{ReturnType, Type};
 
 use crate::args::{Args, WithSpan};
 use crate::item::RetryFn;
-use crate::values::{JitterArg, NestedArg};
+use crate::values::{HintArg, JitterArg, NestedArg};
 
 /// The one list of lint allowances, put on generated statements only (never
 /// on the user's body).
@@ -605,6 +605,13 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
     if let Some(WithSpan { value: d, .. }) = args.max_elapsed {
         let d = duration_tokens(d, private);
         policy.extend(quote!(.max_elapsed(#d)));
+    }
+    if let Some(WithSpan { value: rule, .. }) = args.hint_above_cap {
+        let rule = match rule {
+            HintArg::Stop => quote!(#private::HintAboveCap::Stop),
+            HintArg::Cap => quote!(#private::HintAboveCap::WaitCap),
+        };
+        policy.extend(quote!(.hint_above_cap(#rule)));
     }
     policy
 }

@@ -32,6 +32,8 @@ declare_keys! {
         path_example: "server_hint",
         closure_example: "|e| e.retry_after()",
     };
+    /// What a server hint above `max_backoff` does: stop (the default) or wait the cap.
+    hint_above_cap: HintMode, schedule;
     /// Which `Ok` values are still pending: wait and run the body again.
     retry_if_ok: Hook {
         signature: "fn(&T) -> bool",

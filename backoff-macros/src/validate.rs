@@ -24,6 +24,8 @@ pub(crate) fn validate(args: &Args, function: Option<&FnFacts>, errors: &mut Err
     max_elapsed_below_first_wait(args, errors);
     retry_after_ok_without_retry_if_ok(args, errors);
     move_action(args, errors);
+    unlimited_without_max_elapsed(args, errors);
+    hint_rule_without_hint(args, errors);
     if let Some(function) = function {
         timeout_on_sync_fn(args, function, errors);
         async_action_on_sync_fn(args, function, errors);
@@ -149,6 +151,30 @@ fn move_action(args: &Args, errors: &mut Errors) {
         errors.push(
             capture.span,
             "`before_retry` is built again for each retry, so it cannot be a `move` closure (it would move what it captures, such as `self`, on every retry): write it without `move`, as `async |e, event| ...` or `|e, event| ...`; it borrows what the body borrows",
+        );
+    }
+}
+
+/// `max_retries = unlimited` without `max_elapsed`: nothing would ever end
+/// the retries of an error that keeps coming.
+fn unlimited_without_max_elapsed(args: &Args, errors: &mut Errors) {
+    let Some(max_retries) = &args.max_retries else { return };
+    if max_retries.value == u32::MAX && args.max_elapsed.is_none() && args.policy.is_none() {
+        errors.push(
+            max_retries.span,
+            "`max_retries = unlimited` needs `max_elapsed`: with neither bound the retries would never end; add `max_elapsed = \"2m\"` (or how long the call may take), or give a number of retries",
+        );
+    }
+}
+
+/// `hint_above_cap` without `retry_after` or `retry_after_ok`: no hint to
+/// compare with the cap.
+fn hint_rule_without_hint(args: &Args, errors: &mut Errors) {
+    let Some(rule) = &args.hint_above_cap else { return };
+    if args.retry_after.is_none() && args.retry_after_ok.is_none() {
+        errors.push(
+            rule.key_span,
+            "`hint_above_cap` has no effect without a server hint: add `retry_after = ...` (or `retry_after_ok = ...`), or remove it",
         );
     }
 }

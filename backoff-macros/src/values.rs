@@ -22,7 +22,8 @@ pub(crate) trait ValueKind {
     fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<Self::Value>;
 }
 
-/// An integer literal `>= 1`: how many retries follow the first call.
+/// An integer literal `>= 1`, or `unlimited` (read as `u32::MAX`): how many
+/// retries follow the first call.
 pub(crate) struct RetryCount;
 
 /// A string literal with a unit, such as `"32s"`, greater than zero.
@@ -57,6 +58,18 @@ pub(crate) struct NameString;
 /// `stop` or `retry`: what a loop does with a failure that a retried
 /// function it called already gave up on.
 pub(crate) struct NestedMode;
+
+/// `stop` or `cap`: what a server hint longer than `max_backoff` does.
+pub(crate) struct HintMode;
+
+/// How the user wrote `hint_above_cap`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum HintArg {
+    /// `hint_above_cap = stop`, the default: the call ends.
+    Stop,
+    /// `hint_above_cap = cap`: wait `max_backoff` and retry.
+    Cap,
+}
 
 /// How the user wrote `nested`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -115,6 +128,12 @@ impl ValueKind for RetryCount {
     type Value = u32;
 
     fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<u32> {
+        if let Expr::Path(path) = &value {
+            if path.path.is_ident("unlimited") {
+                // Bounded by `max_elapsed` alone (checked in validate.rs).
+                return Some(u32::MAX);
+            }
+        }
         match literal(&value) {
             Some(Lit::Int(int)) => match int.base10_parse::<u32>() {
                 Ok(0) => {
@@ -152,7 +171,9 @@ impl ValueKind for RetryCount {
             _ => {
                 errors.push(
                     value.span(),
-                    format!("`{key}` takes an integer literal, such as `{key} = 5`"),
+                    format!(
+                        "`{key}` takes an integer literal, such as `{key} = 5`, or `unlimited` (with `max_elapsed`: retries bounded by time alone)"
+                    ),
                 );
                 None
             }
@@ -403,6 +424,29 @@ impl ValueKind for Binding {
             value.span(),
             format!(
                 "`{key}` takes a plain name for the binding that holds {holds} in the body, such as `{key} = {example}`"
+            ),
+        );
+        None
+    }
+}
+
+impl ValueKind for HintMode {
+    type Value = HintArg;
+
+    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<HintArg> {
+        if let Expr::Path(path) = &value {
+            if let Some(ident) = path.path.get_ident() {
+                match ident.unraw().to_string().as_str() {
+                    "stop" => return Some(HintArg::Stop),
+                    "cap" => return Some(HintArg::Cap),
+                    _ => {}
+                }
+            }
+        }
+        errors.push(
+            value.span(),
+            format!(
+                "`{key}` takes `stop` (the default: a server hint longer than `max_backoff` ends the call) or `cap` (wait `max_backoff` and retry)"
             ),
         );
         None

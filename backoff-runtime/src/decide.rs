@@ -9,7 +9,7 @@ use crate::clock::{ClockKind, Timeline};
 use crate::events::{GiveUp, RetryEvent, Success};
 use crate::hooks::Hooks;
 use crate::limit::Limit;
-use crate::policy::Policy;
+use crate::policy::{HintAboveCap, Policy};
 use crate::rng::with_thread_rng;
 use crate::schedule::Backoff;
 use crate::stop::StopReason;
@@ -306,7 +306,10 @@ impl RetryState {
             return Err(StopReason::Exhausted);
         }
         let (wait, hinted) = match hooks.hint(error) {
-            Some(hint) if hint > policy.max_backoff => return Err(StopReason::HintAboveCap),
+            Some(hint) if hint > policy.max_backoff => match policy.hint_above_cap {
+                HintAboveCap::Stop => return Err(StopReason::HintAboveCap),
+                HintAboveCap::WaitCap => (policy.max_backoff, true),
+            },
             Some(hint) => (hint, true),
             None => (with_thread_rng(|rng| self.backoff.next_wait(policy, rng)), false),
         };

@@ -85,7 +85,7 @@ pub use crate::attempt::{Attempt, InvocationId};
 pub use crate::budget::{BudgetError, RetryBudget};
 pub use crate::events::{GiveUp, RetryEvent, Success};
 pub use crate::plain::{Retry, RetryFuture};
-pub use crate::policy::{Jitter, Policy, PolicyError};
+pub use crate::policy::{HintAboveCap, Jitter, Policy, PolicyError};
 pub use crate::schedule::Schedule;
 pub use crate::stop::StopReason;
 pub use crate::throttle::{RetryThrottle, ThrottleError};
@@ -115,14 +115,15 @@ pub use crate::timeout::Elapsed;
 ///
 /// | key | default | accepted forms | meaning |
 /// |---|---|---|---|
-/// | `max_retries` | `5` | integer literal `>= 1` | retries after the first call |
+/// | `max_retries` | `5` | integer literal `>= 1`, or `unlimited` with `max_elapsed` | retries after the first call; `unlimited`: bounded by `max_elapsed` alone ("poll for at most 2 minutes": `max_retries = unlimited, max_elapsed = "2m"`) |
 /// | `max_backoff` | `"32s"` | duration string | cap on every wait, jitter included |
 /// | `initial_backoff` | `"1s"` | duration string | the wait before the first retry, before jitter; tokio rounds waits up to whole milliseconds (see "Clocks and timers") |
 /// | `multiplier` | `2` | integer or float literal, finite, `>= 1` | growth per retry |
 /// | `jitter` | additive, one `initial_backoff` | `additive`, `full`, `equal`, `decorrelated`, `none`, or a duration string (additive amount) | see [`Jitter`] |
 /// | `max_elapsed` | none | duration string | total budget from the first call (on the clock described in "Clocks and timers"); a wait that would end past it is not started, nor is an attempt with no time left under `timeout` |
 /// | `retry_if` | retry every error | a path to `fn(&E) -> bool`, or a closure (parameter type optional) | which errors to retry |
-/// | `retry_after` | none | path or closure, `Fn(&E) -> Option<Duration>` | the server's hint: the wait when `<= max_backoff`; a larger hint ends the retries |
+/// | `retry_after` | none | path or closure, `Fn(&E) -> Option<Duration>` | the server's hint: the wait when `<= max_backoff`; a larger hint ends the retries unless `hint_above_cap = cap` |
+/// | `hint_above_cap` | `stop` | `stop` or `cap`; needs `retry_after` or `retry_after_ok` | a server hint longer than `max_backoff`: `stop` ends the call ([`StopReason::HintAboveCap`]: the server will not be ready sooner, and the caller will not wait that long), `cap` waits `max_backoff` and retries (see [`HintAboveCap`]) |
 /// | `retry_if_ok` | no value is retried | path or closure, `Fn(&T) -> bool` on the `Ok` type | which values are still pending: wait and run the body again (polling, see "Polling"); when a stop rule holds the last value is returned as it is |
 /// | `retry_after_ok` | none | path or closure, `Fn(&T) -> Option<Duration>`; needs `retry_if_ok` | the server's hint for the wait after a pending value (a `202` with `Retry-After`), as `retry_after` is for errors |
 /// | `on_retry` | none | path or closure, `Fn(&E, &`[`RetryEvent`]`)`; with `retry_if_ok`, `Fn(&Result<T, E>, &RetryEvent)` | called before each wait |
@@ -504,7 +505,7 @@ pub mod __private {
     pub use crate::limit::Limit;
     pub use crate::metrics::{CallSite, Site};
     pub use crate::nested::{NestedAttempt, enter_attempt};
-    pub use crate::policy::{Jitter, Policy};
+    pub use crate::policy::{HintAboveCap, Jitter, Policy};
     pub use crate::poll::{PollHookSet, PollHooks};
     pub use crate::result::RetryResult;
     pub use crate::sync_loop::{

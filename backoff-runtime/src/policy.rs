@@ -45,6 +45,34 @@ pub enum Jitter {
     None,
 }
 
+/// What a server hint (`retry_after`, `Retry-After`, gRPC's `RetryInfo`)
+/// longer than `max_backoff` does.
+///
+/// [`Stop`](HintAboveCap::Stop), the default: the call ends with
+/// [`StopReason::HintAboveCap`](crate::StopReason::HintAboveCap). The server
+/// said it will not be ready sooner, and `max_backoff` said the caller will
+/// not wait that long; retrying earlier than asked only adds load where the
+/// server asked for less. [`WaitCap`](HintAboveCap::WaitCap): wait
+/// `max_backoff` and retry anyway (for a caller whose `max_backoff` means
+/// "never sleep longer than this", not "never wait for a slower server").
+///
+/// ```
+/// use backoff_runtime::{HintAboveCap, Policy};
+/// use std::time::Duration;
+///
+/// let p = Policy::new().max_backoff(Duration::from_secs(10)).hint_above_cap(HintAboveCap::WaitCap);
+/// assert_eq!(p.hint_above_cap_value(), HintAboveCap::WaitCap);
+/// assert_eq!(Policy::new().hint_above_cap_value(), HintAboveCap::Stop);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum HintAboveCap {
+    /// End the call with `StopReason::HintAboveCap` (the default).
+    #[default]
+    Stop,
+    /// Wait `max_backoff`, then retry.
+    WaitCap,
+}
+
 /// A value rejected by one of the `try_` builders of [`Policy`].
 ///
 /// ```
@@ -116,6 +144,7 @@ pub struct Policy {
     pub(crate) multiplier: f64,
     pub(crate) jitter: Jitter,
     pub(crate) max_elapsed: Option<Duration>,
+    pub(crate) hint_above_cap: HintAboveCap,
 }
 
 impl Default for Policy {
@@ -154,6 +183,7 @@ impl Policy {
             multiplier: 2.0,
             jitter: Jitter::Additive,
             max_elapsed: None,
+            hint_above_cap: HintAboveCap::Stop,
         }
     }
 
@@ -308,7 +338,68 @@ impl Policy {
         Ok(self)
     }
 
-    /// How many retries follow the first call.
+    /// Retries bounded by time alone: at most `d` from the first call
+    /// (`max_elapsed`), as many retries as fit (`max_retries` becomes
+    /// `u32::MAX`). Polling "for at most 2 minutes" is
+    /// `Policy::new().retry_for(Duration::from_secs(120))`; there is no way
+    /// to lift both bounds. Panics if `d` is zero.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    /// let p = Policy::new().retry_for(Duration::from_secs(120));
+    /// assert_eq!(p.max_elapsed_value(), Some(Duration::from_secs(120)));
+    /// assert_eq!(p.max_retries_value(), u32::MAX);
+    /// ```
+    #[must_use]
+    pub const fn retry_for(self, d: Duration) -> Self {
+        expect_valid(self.try_retry_for(d), "max_elapsed must be greater than zero")
+    }
+
+    /// Like [`retry_for`](Self::retry_for), but returns an error for zero.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    /// assert!(Policy::new().try_retry_for(Duration::ZERO).is_err());
+    /// ```
+    pub const fn try_retry_for(self, d: Duration) -> Result<Self, PolicyError> {
+        match self.try_max_elapsed(d) {
+            Ok(mut policy) => {
+                policy.max_retries = u32::MAX;
+                Ok(policy)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Sets what a server hint longer than `max_backoff` does (see
+    /// [`HintAboveCap`]; the default stops).
+    ///
+    /// ```
+    /// use backoff_runtime::{HintAboveCap, Policy};
+    /// let p = Policy::new().hint_above_cap(HintAboveCap::WaitCap);
+    /// assert_eq!(p.hint_above_cap_value(), HintAboveCap::WaitCap);
+    /// ```
+    #[must_use]
+    pub const fn hint_above_cap(mut self, rule: HintAboveCap) -> Self {
+        self.hint_above_cap = rule;
+        self
+    }
+
+    /// What a server hint longer than `max_backoff` does.
+    ///
+    /// ```
+    /// use backoff_runtime::{HintAboveCap, Policy};
+    /// assert_eq!(Policy::new().hint_above_cap_value(), HintAboveCap::Stop);
+    /// ```
+    #[must_use]
+    pub const fn hint_above_cap_value(&self) -> HintAboveCap {
+        self.hint_above_cap
+    }
+
+    /// How many retries follow the first call (`u32::MAX` after
+    /// [`retry_for`](Self::retry_for): bounded by time alone).
     ///
     /// ```
     /// assert_eq!(backoff_runtime::Policy::new().max_retries_value(), 5);

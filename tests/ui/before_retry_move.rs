@@ -1,4 +1,4 @@
-use backoff_runtime::{RetryEvent, retry};
+use backoff_runtime::retry;
 
 struct Client {
     token: String,
@@ -9,12 +9,12 @@ impl Client {
         self.token = "fresh".to_string();
     }
 
-    #[retry(before_retry = async move |_e: &String, _ev: &RetryEvent| self.refresh().await)]
+    #[retry(before_retry = async move |_e: &String, _ev| self.refresh().await)]
     async fn get(&mut self) -> Result<usize, String> {
         Ok(self.token.len())
     }
 
-    #[retry(before_retry = move |_e: &String, _ev: &RetryEvent| self.token.clear())]
+    #[retry(before_retry = move |_e: &String, _ev| self.token.clear())]
     fn get_sync(&mut self) -> Result<usize, String> {
         Ok(self.token.len())
     }
