@@ -659,7 +659,7 @@ impl Args {
                         .path
                         .segments
                         .first()
-                        .is_none_or(|first| !arguments.iter().any(|argument| *argument == first.ident))
+                        .is_none_or(|first| !arguments.contains(&first.ident))
             }
             _ => false,
         })

@@ -88,7 +88,27 @@ pub struct CallSite {
     function: &'static str,
     module: &'static str,
     explicit: Option<&'static str>,
-    resolved: OnceLock<&'static str>,
+    resolved: OnceLock<&'static Resolved>,
+}
+
+/// A call site's name once made, and (feature `metrics`) the keys of its
+/// series, built once: recording then hashes nothing.
+pub(crate) struct Resolved {
+    name: &'static str,
+    #[cfg(feature = "metrics")]
+    keys: recorder::Keys,
+}
+
+impl Resolved {
+    /// The name and its keys, kept for the life of the program (one small
+    /// allocation per call site or plain-builder name).
+    fn leak(name: &'static str) -> &'static Resolved {
+        Box::leak(Box::new(Resolved {
+            name,
+            #[cfg(feature = "metrics")]
+            keys: recorder::Keys::new(name),
+        }))
+    }
 }
 
 impl core::fmt::Debug for CallSite {
@@ -126,22 +146,23 @@ impl CallSite {
 
     /// The name, made on first use: the explicit one, or the path of the
     /// type of `self` (`self_type`, generics dropped) or of the module,
-    /// then the function. Made once per site (one small allocation kept
-    /// for the life of the program).
-    fn resolve(&'static self, self_type: Option<fn() -> &'static str>) -> &'static str {
+    /// then the function. Made once per site.
+    fn resolve(&'static self, self_type: Option<fn() -> &'static str>) -> &'static Resolved {
         self.resolved.get_or_init(|| {
-            if let Some(name) = self.explicit {
-                return name;
-            }
-            let owner = match self_type {
-                Some(type_name) => without_generics(type_name()),
-                None => self.module,
-            };
-            if owner.is_empty() {
-                self.function
+            let name = if let Some(name) = self.explicit {
+                name
             } else {
-                Box::leak(format!("{owner}::{}", self.function).into_boxed_str())
-            }
+                let owner = match self_type {
+                    Some(type_name) => without_generics(type_name()),
+                    None => self.module,
+                };
+                if owner.is_empty() {
+                    self.function
+                } else {
+                    Box::leak(format!("{owner}::{}", self.function).into_boxed_str())
+                }
+            };
+            Resolved::leak(name)
         })
     }
 }
@@ -175,8 +196,8 @@ impl Site {
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
-            Site::Static(site) => site.resolve(None),
-            Site::Method(site, self_type) => site.resolve(Some(self_type)),
+            Site::Static(site) => site.resolve(None).name,
+            Site::Method(site, self_type) => site.resolve(Some(self_type)).name,
             Site::Named(name) => name,
         }
     }
@@ -186,7 +207,7 @@ impl Site {
 #[inline]
 pub(crate) fn success(site: Site, attempts: u32) {
     #[cfg(feature = "metrics")]
-    recorder::success(recorder::labels_of(site), attempts);
+    recorder::success(recorder::keys_of(site), attempts);
     #[cfg(not(feature = "metrics"))]
     let _ = (site, attempts);
 }
@@ -195,7 +216,7 @@ pub(crate) fn success(site: Site, attempts: u32) {
 #[inline]
 pub(crate) fn give_up(site: Site, reason: StopReason, attempts: u32) {
     #[cfg(feature = "metrics")]
-    recorder::give_up(recorder::labels_of(site), reason, attempts);
+    recorder::give_up(recorder::keys_of(site), reason, attempts);
     #[cfg(not(feature = "metrics"))]
     let _ = (site, reason, attempts);
 }
@@ -204,7 +225,7 @@ pub(crate) fn give_up(site: Site, reason: StopReason, attempts: u32) {
 #[inline]
 pub(crate) fn retry(site: Site, wait: Duration, hinted: bool) {
     #[cfg(feature = "metrics")]
-    recorder::retry(recorder::labels_of(site), wait, hinted);
+    recorder::retry(recorder::keys_of(site), wait, hinted);
     #[cfg(not(feature = "metrics"))]
     let _ = (site, wait, hinted);
 }
@@ -224,7 +245,7 @@ pub(crate) enum LimitLevel {
 pub(crate) fn limit_asked(name: Option<&'static str>, allowed: bool, level: impl FnOnce() -> LimitLevel) {
     #[cfg(feature = "metrics")]
     if let Some(name) = name {
-        recorder::limit_asked(recorder::labels_of(Site::Named(name)), allowed, level());
+        recorder::limit_asked(recorder::keys_of(Site::Named(name)), allowed, level());
     }
     #[cfg(not(feature = "metrics"))]
     let _ = (name, allowed, level);
@@ -246,74 +267,98 @@ mod recorder {
 
     use metrics::{Key, Label, Level, Metadata, Recorder, SharedString, Unit};
 
-    use super::{LimitLevel, Site};
+    use super::{LimitLevel, Resolved, Site};
     use crate::stop::StopReason;
 
-    /// The labels of every series of one name, built once and kept for the
-    /// life of the program (one per distinct name).
-    pub(super) struct Labels {
-        first_attempt: [Label; 3],
-        after_retries: [Label; 3],
-        gave_up: [[Label; 3]; StopReason::ALL.len()],
-        scheduled: [Label; 2],
-        hinted: [Label; 2],
-        function: [Label; 1],
-        budget: [Label; 1],
+    /// The keys of every series of one name, built (and hashed) once.
+    pub(crate) struct Keys {
+        first_attempt: Key,
+        after_retries: Key,
+        gave_up: [Key; StopReason::ALL.len()],
+        scheduled: Key,
+        hinted: Key,
+        attempts: Key,
+        waits: Key,
+        refusals: Key,
+        available: Key,
+        tokens: Key,
     }
 
-    impl Labels {
-        fn new(name: &'static str) -> Self {
+    impl Keys {
+        pub(super) fn new(name: &'static str) -> Self {
+            let labels = |pairs: &[(&'static str, &'static str)]| -> &'static [Label] {
+                Box::leak(
+                    pairs
+                        .iter()
+                        .map(|(key, value)| Label::from_static_parts(key, value))
+                        .collect(),
+                )
+            };
             let calls = |outcome: &'static str, reason: &'static str| {
-                [
-                    Label::from_static_parts("function", name),
-                    Label::from_static_parts("outcome", outcome),
-                    Label::from_static_parts("reason", reason),
-                ]
+                Key::from_static_parts(
+                    super::CALLS_TOTAL,
+                    labels(&[("function", name), ("outcome", outcome), ("reason", reason)]),
+                )
             };
             let retries = |wait: &'static str| {
-                [
-                    Label::from_static_parts("function", name),
-                    Label::from_static_parts("wait", wait),
-                ]
+                Key::from_static_parts(super::RETRIES_TOTAL, labels(&[("function", name), ("wait", wait)]))
             };
-            Labels {
+            let function = labels(&[("function", name)]);
+            let budget = labels(&[("budget", name)]);
+            Keys {
                 first_attempt: calls("success", "first_attempt"),
                 after_retries: calls("success", "after_retries"),
                 gave_up: StopReason::ALL.map(|reason| calls("gave_up", reason.label())),
                 scheduled: retries("schedule"),
                 hinted: retries("hint"),
-                function: [Label::from_static_parts("function", name)],
-                budget: [Label::from_static_parts("budget", name)],
+                attempts: Key::from_static_parts(super::ATTEMPTS_PER_CALL, function),
+                waits: Key::from_static_parts(super::WAIT_SECONDS, function),
+                refusals: Key::from_static_parts(super::BUDGET_REFUSALS_TOTAL, budget),
+                available: Key::from_static_parts(super::BUDGET_AVAILABLE_RETRIES, budget),
+                tokens: Key::from_static_parts(super::THROTTLE_TOKENS, budget),
             }
         }
     }
 
-    /// The labels of every name used so far, in the process.
-    static ALL: Mutex<BTreeMap<&'static str, &'static Labels>> = Mutex::new(BTreeMap::new());
+    /// The names this process has used without a call site (the plain
+    /// builder's `.name(...)`, a limit's name), with their keys.
+    static NAMED: Mutex<BTreeMap<&'static str, &'static Resolved>> = Mutex::new(BTreeMap::new());
 
     thread_local! {
-        /// This thread's view of the labels by name: no lock after a name's
-        /// first use on the thread.
-        static SEEN: RefCell<Vec<(&'static str, &'static Labels)>> = const { RefCell::new(Vec::new()) };
+        /// This thread's view of [`NAMED`]: no lock after a name's first use
+        /// on the thread.
+        static SEEN: RefCell<Vec<&'static Resolved>> = const { RefCell::new(Vec::new()) };
         /// The recorder this thread last described the series to.
         static DESCRIBED_TO: Cell<usize> = const { Cell::new(0) };
     }
 
-    /// The labels of `site`'s name: from this thread's list, else from the
-    /// process-wide map (a lock, once per name and thread), else built.
-    pub(super) fn labels_of(site: Site) -> &'static Labels {
-        let name = site.name();
+    /// The keys of `site`: its own for a call site; for a name, from this
+    /// thread's list, else from the process-wide map (a lock, once per name
+    /// and thread), else built.
+    pub(super) fn keys_of(site: Site) -> &'static Keys {
+        match site {
+            Site::Static(site) => &site.resolve(None).keys,
+            Site::Method(site, self_type) => &site.resolve(Some(self_type)).keys,
+            Site::Named(name) => &named(name).keys,
+        }
+    }
+
+    fn named(name: &'static str) -> &'static Resolved {
         SEEN.with_borrow_mut(|seen| {
-            if let Some((_, labels)) = seen.iter().find(|(seen_name, _)| *seen_name == name) {
-                return *labels;
+            let same = |resolved: &&&'static Resolved| {
+                core::ptr::eq(resolved.name.as_ptr(), name.as_ptr()) && resolved.name.len() == name.len()
+                    || resolved.name == name
+            };
+            if let Some(resolved) = seen.iter().find(same) {
+                return *resolved;
             }
-            let labels = *ALL
+            let resolved = *NAMED
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .entry(name)
-                .or_insert_with(|| Box::leak(Box::new(Labels::new(name))));
-            seen.push((name, labels));
-            labels
+                .or_insert_with(|| Resolved::leak(name));
+            seen.push(resolved);
+            resolved
         })
     }
 
@@ -333,67 +378,55 @@ mod recorder {
         });
     }
 
-    fn key(name: &'static str, labels: &'static [Label]) -> Key {
-        Key::from_static_parts(name, labels)
-    }
-
-    pub(super) fn success(labels: &'static Labels, attempts: u32) {
+    pub(super) fn success(keys: &'static Keys, attempts: u32) {
         with_recorder(|recorder| {
             let calls = if attempts <= 1 {
-                &labels.first_attempt
+                &keys.first_attempt
             } else {
-                &labels.after_retries
+                &keys.after_retries
             };
+            recorder.register_counter(calls, &METADATA).increment(1);
             recorder
-                .register_counter(&key(super::CALLS_TOTAL, calls), &METADATA)
-                .increment(1);
-            recorder
-                .register_histogram(&key(super::ATTEMPTS_PER_CALL, &labels.function), &METADATA)
+                .register_histogram(&keys.attempts, &METADATA)
                 .record(f64::from(attempts));
         });
     }
 
-    pub(super) fn give_up(labels: &'static Labels, reason: StopReason, attempts: u32) {
+    pub(super) fn give_up(keys: &'static Keys, reason: StopReason, attempts: u32) {
         with_recorder(|recorder| {
             recorder
-                .register_counter(&key(super::CALLS_TOTAL, &labels.gave_up[reason.index()]), &METADATA)
+                .register_counter(&keys.gave_up[reason.index()], &METADATA)
                 .increment(1);
             recorder
-                .register_histogram(&key(super::ATTEMPTS_PER_CALL, &labels.function), &METADATA)
+                .register_histogram(&keys.attempts, &METADATA)
                 .record(f64::from(attempts));
         });
     }
 
-    pub(super) fn retry(labels: &'static Labels, wait: Duration, hinted: bool) {
+    pub(super) fn retry(keys: &'static Keys, wait: Duration, hinted: bool) {
         with_recorder(|recorder| {
-            let retries = if hinted { &labels.hinted } else { &labels.scheduled };
+            let retries = if hinted { &keys.hinted } else { &keys.scheduled };
+            recorder.register_counter(retries, &METADATA).increment(1);
             recorder
-                .register_counter(&key(super::RETRIES_TOTAL, retries), &METADATA)
-                .increment(1);
-            recorder
-                .register_histogram(&key(super::WAIT_SECONDS, &labels.function), &METADATA)
+                .register_histogram(&keys.waits, &METADATA)
                 .record(wait.as_secs_f64());
         });
     }
 
-    pub(super) fn limit_asked(labels: &'static Labels, allowed: bool, level: LimitLevel) {
+    pub(super) fn limit_asked(keys: &'static Keys, allowed: bool, level: LimitLevel) {
         with_recorder(|recorder| {
             if !allowed {
-                recorder
-                    .register_counter(&key(super::BUDGET_REFUSALS_TOTAL, &labels.budget), &METADATA)
-                    .increment(1);
+                recorder.register_counter(&keys.refusals, &METADATA).increment(1);
             }
             match level {
                 LimitLevel::AvailableRetries(available) => {
                     // Exact below 2^53 retries.
                     #[allow(clippy::cast_precision_loss)]
                     recorder
-                        .register_gauge(&key(super::BUDGET_AVAILABLE_RETRIES, &labels.budget), &METADATA)
+                        .register_gauge(&keys.available, &METADATA)
                         .set(available as f64);
                 }
-                LimitLevel::Tokens(tokens) => recorder
-                    .register_gauge(&key(super::THROTTLE_TOKENS, &labels.budget), &METADATA)
-                    .set(tokens),
+                LimitLevel::Tokens(tokens) => recorder.register_gauge(&keys.tokens, &METADATA).set(tokens),
             }
         });
     }
@@ -444,7 +477,7 @@ mod recorder {
         use std::sync::mpsc;
         use std::time::Duration;
 
-        use super::{ALL, Site, labels_of};
+        use super::{NAMED, Site, keys_of};
 
         /// Once a thread has used a name, recording under it takes no lock:
         /// with the process-wide map held by another thread, the labels are
@@ -455,14 +488,14 @@ mod recorder {
             let (go_tx, go_rx) = mpsc::channel::<()>();
             let (done_tx, done_rx) = mpsc::channel();
             let worker = std::thread::spawn(move || {
-                let first = labels_of(Site::Named("unit_test_op")) as *const _ as usize;
+                let first = keys_of(Site::Named("unit_test_op")) as *const _ as usize;
                 seen_tx.send(()).unwrap();
                 go_rx.recv().unwrap();
-                let again = labels_of(Site::Named("unit_test_op")) as *const _ as usize;
+                let again = keys_of(Site::Named("unit_test_op")) as *const _ as usize;
                 done_tx.send(first == again).unwrap();
             });
             seen_rx.recv().unwrap();
-            let held = ALL.lock().unwrap();
+            let held = NAMED.lock().unwrap();
             go_tx.send(()).unwrap();
             let same = done_rx.recv_timeout(Duration::from_secs(10));
             drop(held);
