@@ -77,7 +77,7 @@ if [[ -n "$moved" ]]; then
 fi
 added=$(comm -13 <(locked "$scratch/Cargo.lock.published") <(locked "$proj/Cargo.lock") | wc -l)
 echo "ok: $crate $version's Cargo.lock takes backoff-runtime (every feature): $added packages added, none of its $(locked "$scratch/Cargo.lock.published" | wc -l) locked ones moved"
-grep -E '^[│├└ ]*[├└]── (backoff-runtime|backoff-macros|syn|quote|proc-macro2|rand|pin-project-lite) ' "$scratch/tree.txt" | sed 's/^[│├└─ ]*/  /' | sort -u
+grep -E '^[│├└ ]*[├└]── (backoff-runtime|backoff-macros|syn|quote|proc-macro2|rand|pin-project-lite) ' "$scratch/tree.txt" | sed -e "s/^[│├└─ ]*/  /" -e "s/ (\*)$//" | sort -u
 
 if ((build)); then
     cargo build --locked --manifest-path "$proj/Cargo.toml" --target-dir "$scratch/target"
