@@ -37,6 +37,6 @@ for name in ours ours_sync backon; do
         /usr/bin/time -f "%U %S %e" -o times cargo build -q
         read -r user sys wall <times
         printf '%-10s %3d crates  %6.2f s CPU (user+sys)  %6.2f s wall\n' "$name" "$crates" \
-            "$(echo "$user + $sys" | bc)" "$wall"
+            "$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" "$wall"
     )
 done
