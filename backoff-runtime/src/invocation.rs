@@ -114,6 +114,15 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
+    /// The key is drawn from the OS, not made up: two draws differ (a
+    /// constant key would make every process send the same ids).
+    #[test]
+    fn the_key_is_drawn_fresh_from_the_os() {
+        let (first, second) = (os_key(), os_key());
+        assert_ne!(first, second);
+        assert_ne!(first, [0; 32]);
+    }
+
     #[test]
     fn nonces_are_unique_across_calls_and_threads() {
         let mine: Vec<CallNonce> = (0..1000).map(|_| CallNonce::next()).collect();
