@@ -388,3 +388,70 @@ async fn polling_is_bounded_by_time_alone() {
     assert_eq!(result, Err(PollError::Transient));
     assert_eq!(status.poll_times(), times);
 }
+
+// ---- a polling function's own hooks: on_success and nested ---------------------
+
+#[retry(max_retries = 2, initial_backoff = "1ms", jitter = none)]
+async fn inner_gives_up() -> Result<Job, PollError> {
+    Err(PollError::Transient)
+}
+
+#[retry(
+    max_retries = 3,
+    initial_backoff = "1ms",
+    jitter = none,
+    retry_if_ok = |job: &Job| job.is_running(),
+    on_give_up = |_, event: &GiveUp| reasons.lock().unwrap().push(event.reason()),
+    on_success = |event: &backoff_runtime::Success| successes.lock().unwrap().push(event.attempts()),
+)]
+async fn poll_over_a_retried_call(
+    status: &Status,
+    below: bool,
+    reasons: &Mutex<Vec<StopReason>>,
+    successes: &Mutex<Vec<u32>>,
+) -> Result<Job, PollError> {
+    if below {
+        return inner_gives_up().await;
+    }
+    status.answer()
+}
+
+#[retry(
+    max_retries = 3,
+    initial_backoff = "1ms",
+    jitter = none,
+    retry_if_ok = |job: &Job| job.is_running(),
+    nested = retry,
+)]
+async fn poll_retrying_nested(calls: &Mutex<u32>) -> Result<Job, PollError> {
+    *calls.lock().unwrap() += 1;
+    inner_gives_up().await
+}
+
+/// A polling function reports its success to `on_success`, stops on a
+/// failure a retried call below already gave up on, and with
+/// `nested = retry` retries it anyway.
+#[tokio::test(start_paused = true)]
+async fn a_polling_function_s_own_hooks_and_nested_mode() {
+    let (reasons, successes) = (Mutex::new(Vec::new()), Mutex::new(Vec::new()));
+    let status = Status::new(vec![running(), Ok(Job::Done(1))]);
+    assert_eq!(
+        poll_over_a_retried_call(&status, false, &reasons, &successes).await,
+        Ok(Job::Done(1))
+    );
+    assert_eq!(*successes.lock().unwrap(), [2]);
+
+    assert_eq!(
+        poll_over_a_retried_call(&status, true, &reasons, &successes).await,
+        Err(PollError::Transient)
+    );
+    assert_eq!(*reasons.lock().unwrap(), [StopReason::RetriedBelow]);
+
+    let calls = Mutex::new(0);
+    assert_eq!(poll_retrying_nested(&calls).await, Err(PollError::Transient));
+    assert_eq!(
+        *calls.lock().unwrap(),
+        4,
+        "nested = retry: every attempt of the poll ran"
+    );
+}

@@ -406,3 +406,16 @@ where
         self.retry_if_ok.call_or(value, false)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::PollHookSet;
+
+    /// The hooks say what they are when debugged (the closures they hold
+    /// are not `Debug`).
+    #[test]
+    fn the_debug_form_says_what_it_is() {
+        let hooks = PollHookSet::<u8, ()>::new().name("poll_job");
+        assert_eq!(format!("{hooks:?}"), "PollHookSet { .. }");
+    }
+}
