@@ -399,6 +399,30 @@ fn late(failures: &mut u32) -> Result<u32, ApiError> {
     attempt(failures, || ApiError::Busy)
 }
 
+/// A recorder a call records to learns what the series are (HELP text and
+/// units). Told once per recorder and thread, by the recorder's address: a
+/// recorder made later at the very address of one already told (a test's
+/// local recorder in a loop) gets every sample but may miss these lines.
+#[test]
+fn a_new_recorder_is_told_what_the_series_are() {
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    metrics::with_local_recorder(&recorder, || assert_eq!(late(&mut 1), Ok(7)));
+    let described: BTreeMap<String, (Option<metrics::Unit>, Option<String>)> = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(key, unit, description, _)| (key.key().name().to_string(), (unit, description.map(|d| d.to_string()))))
+        .collect();
+    assert_eq!(
+        described["backoff_calls_total"].1.as_deref(),
+        Some("Calls of retried functions, by outcome and reason")
+    );
+    assert_eq!(described["backoff_wait_seconds"].0, Some(metrics::Unit::Seconds));
+    assert_eq!(described["backoff_attempts_per_call"].0, Some(metrics::Unit::Count));
+}
+
 /// A function first called before any recorder is there records once one
 /// is; two threads under two local recorders each count in their own.
 #[test]

@@ -475,6 +475,16 @@ mod recorder {
     #[cfg(test)]
     mod tests {
         use std::sync::mpsc;
+
+        /// A call site shows how its name is made when debugged.
+        #[test]
+        fn a_call_site_debugs_as_its_parts() {
+            static SITE: crate::metrics::CallSite = crate::metrics::CallSite::new("fetch", "my_app::users");
+            assert_eq!(
+                format!("{SITE:?}"),
+                "CallSite { function: \"fetch\", module: \"my_app::users\", .. }"
+            );
+        }
         use std::time::Duration;
 
         use super::{NAMED, Site, keys_of};
