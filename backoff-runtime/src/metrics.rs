@@ -26,8 +26,11 @@
 //! before the exporter is installed records once it is, and two threads
 //! under two local recorders each count in their own. What that costs: the
 //! recorder's own lookup of the series for each record (no lock of ours, no
-//! allocation; the labels are built once per function or name), measured in
-//! BENCHMARKS.md. A limit is labelled by its `name` ([`RetryBudget::name`](crate::RetryBudget::name),
+//! allocation; the keys are built once per function or name), measured in
+//! BENCHMARKS.md. Each recorder is told what the series are (HELP text and
+//! units) the first time a thread records to it, recognised by its address:
+//! a recorder made later at the very address of one already told (a test's
+//! local recorder in a loop) gets every sample but may miss those lines. A limit is labelled by its `name` ([`RetryBudget::name`](crate::RetryBudget::name),
 //! [`RetryThrottle::name`](crate::RetryThrottle::name)); an unnamed limit reports
 //! no series of its own (its refusals still count in `backoff_calls_total`
 //! with `reason="budget"`), so two unnamed limits never overwrite each
