@@ -291,46 +291,6 @@ impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> HookSet<E, If, After, OnRetry, 
         }
     }
 
-    /// Runs `action` after `on_retry`, before each wait: the sync form of
-    /// `before_retry` (an `async fn`'s is awaited by its loop instead). It
-    /// must return `()`: a future returned here would never be awaited.
-    ///
-    /// ```
-    /// use backoff_runtime::__private::HookSet;
-    /// let hooks = HookSet::<String>::new().before_retry(|e, _event| eprintln!("reconnecting after {e}"));
-    /// # let _ = hooks;
-    /// ```
-    #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    pub fn before_retry<F, O>(
-        self,
-        action: F,
-    ) -> HookSet<E, If, After, Then<OnRetry, OnRetryHook<E, F>>, OnGiveUp, OnSuccess>
-    where
-        F: Fn(&E, &RetryEvent) -> O,
-        O: SyncAction,
-    {
-        HookSet {
-            retry_if: self.retry_if,
-            retry_after: self.retry_after,
-            on_retry: Then {
-                first: self.on_retry,
-                then: Set {
-                    hook: action,
-                    call: |f, e, event| {
-                        let _: O = f(e, event);
-                    },
-                },
-            },
-            on_give_up: self.on_give_up,
-            on_success: self.on_success,
-            debug: self.debug,
-            site: self.site,
-            retries_nested: self.retries_nested,
-            _error: PhantomData,
-        }
-    }
-
     /// How to format the error for tracing: `Some(<E as Debug>::fmt)` when
     /// `E` is `Debug`. The `#[retry]` expansion passes what its probe found,
     /// so no `E: Debug` bound is ever required.
@@ -482,31 +442,6 @@ impl<'a, 'b, E, F> Slot<(&'a E, &'b GiveUp), ()> for Set<F, fn(&F, &E, &GiveUp)>
     #[inline(always)]
     fn call_or(&self, (error, event): (&'a E, &'b GiveUp), _default: ()) {
         (self.call)(&self.hook, error, event);
-    }
-}
-
-/// Two observers of the same moment, called in order (`on_retry`, then the
-/// sync `before_retry`).
-///
-/// ```
-/// use backoff_runtime::__private::{Slot, Then, Unset};
-/// let both = Then { first: Unset, then: Unset };
-/// assert!(<Then<Unset, Unset> as Slot<u8, ()>>::IS_SET);
-/// both.call_or(1u8, ());
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub struct Then<A, B> {
-    /// Called first.
-    pub first: A,
-    /// Called second.
-    pub then: B,
-}
-
-impl<Args: Copy, A: Slot<Args, ()>, B: Slot<Args, ()>> Slot<Args, ()> for Then<A, B> {
-    #[inline(always)]
-    fn call_or(&self, args: Args, _default: ()) {
-        self.first.call_or(args, ());
-        self.then.call_or(args, ());
     }
 }
 

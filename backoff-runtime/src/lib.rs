@@ -500,8 +500,8 @@ pub mod __private {
         custom_sleep,
     };
     pub use crate::attempt::AttemptSource;
+    pub use crate::hooks::SyncAction;
     pub use crate::hooks::{DebugProbe, ProbeDebug, ProbeOpaque};
-    pub use crate::hooks::{SyncAction, Then};
     pub use crate::limit::Limit;
     pub use crate::metrics::{CallSite, Site};
     pub use crate::nested::{NestedAttempt, enter_attempt};

@@ -16,7 +16,7 @@ use core::time::Duration;
 use crate::events::{GiveUp, RetryEvent, Success};
 use crate::hooks::{
     DebugFmt, ErrorType, HookSet, Hooks, OnGiveUpHook, OnRetryHook, OnSuccessHook, RetryAfterHook, RetryIfHook, Set,
-    Slot, SyncAction, Then, Unset,
+    Slot, Unset,
 };
 use crate::metrics::{CallSite, Site};
 
@@ -239,35 +239,6 @@ impl<T, E, Errors, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
             retry_after_ok: self.retry_after_ok,
             on_retry: self.on_retry,
             on_give_up: Set::new(observer, |f, r, event| f(r, event)),
-            on_success: self.on_success,
-            debug: self.debug,
-            _result: PhantomData,
-        }
-    }
-
-    /// The sync `before_retry`: runs `action` after `on_retry`, before each
-    /// wait.
-    #[inline(always)]
-    pub fn before_retry<F, O>(
-        self,
-        action: F,
-    ) -> PollHookSet<T, E, Errors, IfOk, AfterOk, Then<OnRetry, OnRetryHook<Result<T, E>, F>>, OnGiveUp, OnSuccess>
-    where
-        F: Fn(&Result<T, E>, &RetryEvent) -> O,
-        O: SyncAction,
-    {
-        let action: OnRetryHook<Result<T, E>, F> = Set::new(action, |f, r, event| {
-            let _: O = f(r, event);
-        });
-        PollHookSet {
-            errors: self.errors,
-            retry_if_ok: self.retry_if_ok,
-            retry_after_ok: self.retry_after_ok,
-            on_retry: Then {
-                first: self.on_retry,
-                then: action,
-            },
-            on_give_up: self.on_give_up,
             on_success: self.on_success,
             debug: self.debug,
             _result: PhantomData,
