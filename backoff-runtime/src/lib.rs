@@ -46,50 +46,32 @@
 #![warn(missing_docs, missing_debug_implementations)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-mod async_loop;
-mod attempt;
-mod budget;
-mod clock;
-mod decide;
-mod events;
-mod hooks;
-#[cfg(feature = "http")]
-pub mod http_errors;
-mod invocation;
-mod jitter;
-mod limit;
-#[cfg(feature = "metrics")]
-pub mod metrics;
-#[cfg(not(feature = "metrics"))]
-mod metrics;
-mod nested;
-mod plain;
-mod policy;
-mod poll;
-#[cfg(all(test, feature = "macros", feature = "tokio"))]
-mod props;
-#[cfg(feature = "reqwest")]
-pub mod reqwest_errors;
-mod result;
-mod rng;
+mod builder;
+mod classify;
+mod limits;
+mod observe;
+mod run;
 mod schedule;
-mod stop;
-mod sync_loop;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
-mod throttle;
-mod timeout;
-mod trace;
+mod time;
 
-pub use crate::attempt::{Attempt, InvocationId};
-pub use crate::budget::{BudgetError, RetryBudget};
-pub use crate::events::{GiveUp, RetryEvent, Success};
-pub use crate::plain::{Retry, RetryFuture};
-pub use crate::policy::{HintAboveCap, Jitter, Policy, PolicyError};
-pub use crate::schedule::Schedule;
-pub use crate::stop::StopReason;
-pub use crate::throttle::{RetryThrottle, ThrottleError};
-pub use crate::timeout::Elapsed;
+#[cfg(feature = "http")]
+pub use crate::classify::http_errors;
+#[cfg(feature = "reqwest")]
+pub use crate::classify::reqwest_errors;
+#[cfg(feature = "metrics")]
+pub use crate::observe::metrics;
+
+pub use crate::builder::retry::{Retry, RetryFuture};
+pub use crate::limits::budget::{BudgetError, RetryBudget};
+pub use crate::limits::throttle::{RetryThrottle, ThrottleError};
+pub use crate::observe::events::{GiveUp, RetryEvent, Success};
+pub use crate::observe::stop::StopReason;
+pub use crate::run::attempt::{Attempt, InvocationId};
+pub use crate::schedule::backoff::Schedule;
+pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy, PolicyError};
+pub use crate::time::timeout::Elapsed;
 
 /// Retries the function with truncated exponential backoff.
 ///
@@ -481,37 +463,37 @@ pub use backoff_macros::retry;
 /// bounds use. May change in any release.
 #[doc(hidden)]
 pub mod __private {
-    use crate::budget::RetryBudget;
+    use crate::limits::budget::RetryBudget;
 
-    pub use crate::hooks::{
+    pub use crate::builder::retry::CustomTimer;
+    #[cfg(feature = "tokio")]
+    pub use crate::builder::retry::TokioTimer;
+    pub use crate::builder::retry::{
+        AsyncSleepKind, AttemptOperation, Awaited, Blocking, CustomSleep, DefaultSleep, Operation, SyncSleepKind, Timer,
+    };
+    pub use crate::run::hooks::{
         DebugFmt, ErrorType, HookSet, Hooks, OnGiveUpHook, OnRetryHook, OnSuccessHook, RetryAfterHook, RetryIfHook,
         Set, Slot, Unset,
     };
-    pub use crate::plain::CustomTimer;
-    #[cfg(feature = "tokio")]
-    pub use crate::plain::TokioTimer;
-    pub use crate::plain::{
-        AsyncSleepKind, AttemptOperation, Awaited, Blocking, CustomSleep, DefaultSleep, Operation, SyncSleepKind, Timer,
-    };
-    pub use crate::sync_loop::{CustomSleep as CustomSyncSleep, SyncSleeper};
+    pub use crate::run::sync_loop::{CustomSleep as CustomSyncSleep, SyncSleeper};
 
-    pub use crate::async_loop::{
+    pub use crate::limits::limit::Limit;
+    pub use crate::observe::metrics::{CallSite, Site};
+    pub use crate::run::async_loop::{
         Acting, AsyncLoop, AsyncSleeper, CustomSleeper, Failure, Step, TokioSleepSlot, TokioSleeper, before_retry,
         custom_sleep,
     };
-    pub use crate::attempt::AttemptSource;
-    pub use crate::hooks::SyncAction;
-    pub use crate::hooks::{DebugProbe, ProbeDebug, ProbeOpaque};
-    pub use crate::limit::Limit;
-    pub use crate::metrics::{CallSite, Site};
-    pub use crate::nested::{NestedAttempt, enter_attempt};
-    pub use crate::policy::{HintAboveCap, Jitter, Policy};
-    pub use crate::poll::{PollHookSet, PollHooks};
-    pub use crate::result::RetryResult;
-    pub use crate::sync_loop::{
+    pub use crate::run::attempt::AttemptSource;
+    pub use crate::run::hooks::SyncAction;
+    pub use crate::run::hooks::{DebugProbe, ProbeDebug, ProbeOpaque};
+    pub use crate::run::nested::{NestedAttempt, enter_attempt};
+    pub use crate::run::poll::{PollHookSet, PollHooks};
+    pub use crate::run::result::RetryResult;
+    pub use crate::run::sync_loop::{
         ThreadSleep, after_first_attempt, after_first_attempt_polling, custom_sync_sleep, start_sync,
     };
-    pub use crate::timeout::{FromElapsed, TimeoutSupport, timed_out_result, with_timeout};
+    pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
+    pub use crate::time::timeout::{FromElapsed, TimeoutSupport, timed_out_result, with_timeout};
     pub use core::time::Duration;
 
     /// What `budget = ...` accepts: a [`RetryBudget`] or a
@@ -534,7 +516,7 @@ pub mod __private {
         }
     }
 
-    impl AsBudget for crate::throttle::RetryThrottle {
+    impl AsBudget for crate::limits::throttle::RetryThrottle {
         #[inline(always)]
         fn as_budget(&self) -> Limit<'_> {
             Limit::Throttle(self)
@@ -590,9 +572,9 @@ pub mod __private {
     /// called gave up.
     #[inline(always)]
     pub fn sync_attempt<R>(body: impl FnOnce() -> R) -> (R, bool) {
-        crate::nested::enter_attempt();
+        crate::run::nested::enter_attempt();
         let result = body();
-        (result, crate::nested::gave_up_below())
+        (result, crate::run::nested::gave_up_below())
     }
 
     /// Gives the body's closure its `FnMut` type (the return type is checked

@@ -28,7 +28,7 @@ use std::time::Instant;
 /// assert_eq!(first, second);
 /// ```
 pub fn seed_thread_rng(seed: u64) {
-    crate::rng::seed_thread(seed);
+    crate::schedule::rng::seed_thread(seed);
 }
 
 /// One installed virtual clock.
@@ -51,11 +51,7 @@ thread_local! {
 /// (saturating: a virtual time too far ahead to represent reads as far ahead
 /// as can be represented).
 pub(crate) fn virtual_now() -> Option<Instant> {
-    VIRTUAL.with(|v| {
-        v.borrow()
-            .last()
-            .map(|s| crate::clock::saturating_add(s.origin, s.elapsed))
-    })
+    VIRTUAL.with(|v| v.borrow().last().map(|s| saturating_add(s.origin, s.elapsed)))
 }
 
 /// Records `wait` on the live virtual clock instead of sleeping; `false` when
@@ -179,4 +175,15 @@ impl Drop for VirtualClock {
         // destroyed has nothing left to remove.
         let _ = VIRTUAL.try_with(|v| v.borrow_mut().retain(|s| s.id != self.id));
     }
+}
+
+/// `instant + by`, or the latest instant this side of overflow that is
+/// cheap to find (`instant` plus 1,000 years, then `instant` itself): never
+/// a panic. Far beyond what a [`Timeline`] tells apart (73 years).
+pub(crate) fn saturating_add(instant: Instant, by: Duration) -> Instant {
+    const FAR: Duration = Duration::from_secs(1_000 * 365 * 24 * 3600);
+    instant
+        .checked_add(by)
+        .or_else(|| instant.checked_add(by.min(FAR)))
+        .unwrap_or(instant)
 }

@@ -13,8 +13,8 @@ use core::fmt::{self, Debug};
 use core::marker::PhantomData;
 use core::time::Duration;
 
-use crate::events::{GiveUp, RetryEvent, Success};
-use crate::metrics::{CallSite, Site};
+use crate::observe::events::{GiveUp, RetryEvent, Success};
+use crate::observe::metrics::{CallSite, Site};
 
 /// What a retry loop asks about, and reports on, each error.
 ///

@@ -5,13 +5,13 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::clock::ClockKind;
-use crate::decide::{Failed, RetryState};
-use crate::hooks::{HookSet, Hooks};
-use crate::limit::Limit;
-use crate::policy::Policy;
-use crate::poll::{PollHookSet, PollHooks};
-use crate::result::RetryResult;
+use crate::limits::limit::Limit;
+use crate::run::decide::{Failed, RetryState};
+use crate::run::hooks::{HookSet, Hooks};
+use crate::run::poll::{PollHookSet, PollHooks};
+use crate::run::result::RetryResult;
+use crate::schedule::policy::Policy;
+use crate::time::clock::ClockKind;
 
 /// How a sync loop waits, and which clock it measures `max_elapsed` on:
 /// [`ThreadSleep`] by default, [`CustomSleep`] for `sleep = ...`.
@@ -21,7 +21,7 @@ pub trait SyncSleeper {
     fn sleep(&self, wait: Duration);
     /// The clock of loops that sleep this way.
     #[doc(hidden)]
-    fn clock(&self) -> crate::async_loop::ClockChoice;
+    fn clock(&self) -> crate::run::async_loop::ClockChoice;
 }
 
 /// `std::thread::sleep`, or the thread's virtual clock when a test installed
@@ -39,8 +39,8 @@ impl SyncSleeper for ThreadSleep {
         std::thread::sleep(wait);
     }
 
-    fn clock(&self) -> crate::async_loop::ClockChoice {
-        crate::async_loop::ClockChoice(ClockKind::Sync)
+    fn clock(&self) -> crate::run::async_loop::ClockChoice {
+        crate::run::async_loop::ClockChoice(ClockKind::Sync)
     }
 }
 
@@ -83,8 +83,8 @@ impl<F> SyncSleeper for CustomSleep<F> {
         (self.call)(&self.sleep, wait);
     }
 
-    fn clock(&self) -> crate::async_loop::ClockChoice {
-        crate::async_loop::ClockChoice(ClockKind::Std)
+    fn clock(&self) -> crate::run::async_loop::ClockChoice {
+        crate::run::async_loop::ClockChoice(ClockKind::Std)
     }
 }
 
@@ -97,7 +97,7 @@ pub fn start_sync<S: SyncSleeper>(
     needs_start: bool,
     sleeper: &S,
 ) -> Option<Instant> {
-    crate::decide::read_start(policy, budget, sleeper.clock().0, needs_start)
+    crate::run::decide::read_start(policy, budget, sleeper.clock().0, needs_start)
 }
 
 /// What follows the first attempt of a sync `#[retry]` function: its result
@@ -232,13 +232,13 @@ where
     loop {
         let failure = Failed {
             error: &decided,
-            gave_up_below: crate::nested::gave_up_below(),
+            gave_up_below: crate::run::nested::gave_up_below(),
         };
         match state.decide(policy, budget, failure, &hooks) {
             Ok(wait) => sleeper.sleep(wait),
             Err(_reason) => return back(decided),
         }
-        crate::nested::enter_attempt();
+        crate::run::nested::enter_attempt();
         match judge(body(), &hooks) {
             Ok(done) => {
                 state.success(budget, || &hooks);

@@ -10,17 +10,17 @@ use core::task::{Context, Poll, ready};
 use core::time::Duration;
 
 use crate::__private::AsBudget;
-use crate::async_loop::{AsyncLoop, ClockChoice, Step};
-use crate::attempt::{Attempt, AttemptSource};
-use crate::clock::ClockKind;
-use crate::decide::RetryState;
-use crate::events::{GiveUp, RetryEvent, Success};
-use crate::hooks::{HookSet, Hooks, OnGiveUpHook, OnRetryHook, OnSuccessHook, RetryAfterHook, RetryIfHook};
-use crate::limit::Limit;
-use crate::nested::NestedAttempt;
-use crate::policy::Policy;
-use crate::sync_loop::{SyncSleeper, ThreadSleep, custom_sync_sleep, judge_errors, retry_sync, start_sync};
-use crate::timeout::Elapsed;
+use crate::limits::limit::Limit;
+use crate::observe::events::{GiveUp, RetryEvent, Success};
+use crate::run::async_loop::{AsyncLoop, ClockChoice, Step};
+use crate::run::attempt::{Attempt, AttemptSource};
+use crate::run::decide::RetryState;
+use crate::run::hooks::{HookSet, Hooks, OnGiveUpHook, OnRetryHook, OnSuccessHook, RetryAfterHook, RetryIfHook};
+use crate::run::nested::NestedAttempt;
+use crate::run::sync_loop::{SyncSleeper, ThreadSleep, custom_sync_sleep, judge_errors, retry_sync, start_sync};
+use crate::schedule::policy::Policy;
+use crate::time::clock::ClockKind;
+use crate::time::timeout::Elapsed;
 
 /// Marks an operation that returns a `Result` (run with [`Retry::call`]).
 #[derive(Debug)]
@@ -487,7 +487,7 @@ where
         } = self;
         let sleeper = sleep.into_sleeper();
         let start = start_sync(policy, budget, hooks.observes(), &sleeper);
-        crate::nested::enter_attempt();
+        crate::run::nested::enter_attempt();
         match op() {
             Ok(value) => {
                 RetryState::first_success(budget, sleeper.clock().0, start, || &hooks);
@@ -532,7 +532,7 @@ impl SyncSleepKind for DefaultSleep {
 }
 
 impl<F: Fn(Duration)> SyncSleepKind for CustomSleep<F> {
-    type Sleeper = crate::sync_loop::CustomSleep<F>;
+    type Sleeper = crate::run::sync_loop::CustomSleep<F>;
     #[inline]
     fn into_sleeper(self) -> Self::Sleeper {
         custom_sync_sleep(self.0)
@@ -570,7 +570,7 @@ pub trait Timer {
 /// for the next ones.
 #[cfg(feature = "tokio")]
 #[derive(Debug, Default)]
-pub struct TokioTimer(crate::async_loop::TokioSleepSlot);
+pub struct TokioTimer(crate::run::async_loop::TokioSleepSlot);
 
 #[cfg(feature = "tokio")]
 impl AsyncSleepKind for DefaultSleep {

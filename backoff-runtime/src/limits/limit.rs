@@ -6,8 +6,8 @@
 
 use std::time::Instant;
 
-use crate::budget::RetryBudget;
-use crate::throttle::RetryThrottle;
+use crate::limits::budget::RetryBudget;
+use crate::limits::throttle::RetryThrottle;
 
 /// A retry limit a loop consults: a budget or a throttle, borrowed for the
 /// call. Made by `budget = ...` through
@@ -64,8 +64,8 @@ impl Limit<'_> {
         match self {
             Limit::Budget(budget) => budget.try_withdraw(now()),
             Limit::Throttle(throttle) => {
-                crate::metrics::limit_asked(throttle.name_value(), throttle_allowed, || {
-                    crate::metrics::LimitLevel::Tokens(throttle.tokens_value())
+                crate::observe::metrics::limit_asked(throttle.name_value(), throttle_allowed, || {
+                    crate::observe::metrics::LimitLevel::Tokens(throttle.tokens_value())
                 });
                 throttle_allowed
             }

@@ -7,10 +7,10 @@ use core::fmt;
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::async_loop::ClockChoice;
-use crate::clock::ClockKind;
-use crate::invocation::CallNonce;
-use crate::policy::Policy;
+use crate::run::async_loop::ClockChoice;
+use crate::run::invocation::CallNonce;
+use crate::schedule::policy::Policy;
+use crate::time::clock::ClockKind;
 
 /// The attempt a retried body is running: its number, the retries left, the
 /// time since the call started, the time left before `max_elapsed`, and the
@@ -314,7 +314,7 @@ impl AttemptSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::invocation::COMPUTED;
+    use crate::run::invocation::COMPUTED;
 
     /// Building a call's attempts computes no id; each read computes one,
     /// and every attempt of the call reads the same.

@@ -4,7 +4,7 @@ use core::fmt;
 use core::future::Future;
 use core::time::Duration;
 
-use crate::result::RetryResult;
+use crate::run::result::RetryResult;
 
 /// The error of an attempt cut short by `timeout = "..."`. A function with a
 /// timeout needs `E: From<Elapsed>` so the timed-out attempt becomes an
@@ -85,7 +85,7 @@ where
 pub trait TimeoutSupport {}
 
 #[cfg(feature = "tokio")]
-impl TimeoutSupport for crate::async_loop::TokioSleeper {}
+impl TimeoutSupport for crate::run::async_loop::TokioSleeper {}
 
 /// Runs one attempt with a time limit; a timed-out attempt returns
 /// `on_elapsed()`. An attempt with no time at all (`max_elapsed` already

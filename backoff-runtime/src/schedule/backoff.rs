@@ -7,29 +7,9 @@ use core::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::jitter;
-use crate::policy::{Jitter, Policy};
-use crate::rng::with_thread_rng;
-
-const NANOS_PER_SEC: u128 = 1_000_000_000;
-
-/// A duration as nanoseconds (exact: a `Duration` holds at most ~2^94 ns).
-pub(crate) const fn as_nanos(d: Duration) -> u128 {
-    d.as_nanos()
-}
-
-/// The duration of `nanos` nanoseconds; callers guarantee `nanos` came from a
-/// `Duration` or is below one.
-pub(crate) fn from_nanos(nanos: u128) -> Duration {
-    // Below 584 years, u64 arithmetic (a hardware division, not u128's).
-    if let Ok(nanos) = u64::try_from(nanos) {
-        return Duration::from_nanos(nanos);
-    }
-    let secs = u64::try_from(nanos / NANOS_PER_SEC).unwrap_or(u64::MAX);
-    // The remainder is below 1e9, so it fits in a u32.
-    let subsec = (nanos % NANOS_PER_SEC) as u32;
-    Duration::new(secs, subsec)
-}
+use crate::schedule::jitter::{self, as_nanos, from_nanos};
+use crate::schedule::policy::{Jitter, Policy};
+use crate::schedule::rng::with_thread_rng;
 
 impl Policy {
     /// The un-jittered wait before retry `n` (0 for the first retry):
@@ -152,7 +132,7 @@ impl Policy {
 
 /// The retry state machine: the retry counter and the wait used before the
 /// latest retry. The one place that decides the next scheduled wait and
-/// records a retry: the retry loops ([`RetryState`](crate::decide::RetryState))
+/// records a retry: the retry loops ([`RetryState`](crate::run::decide::RetryState))
 /// and [`Schedule`] both step it, so for the same random draws they take the
 /// same waits.
 #[derive(Clone, Copy, Debug, Default)]
@@ -321,7 +301,7 @@ mod tests {
 
     #[test]
     fn decorrelated_jitter_reaches_three_times_the_wait_actually_taken() {
-        use crate::rng::FixedDraw;
+        use crate::schedule::rng::FixedDraw;
         let p = Policy::new().jitter(Jitter::Decorrelated).max_backoff(secs(100));
         let mut backoff = Backoff::new();
         // The largest draw: the top of U[initial, 3 x previous], previous

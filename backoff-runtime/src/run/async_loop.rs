@@ -7,16 +7,16 @@
 
 use core::time::Duration;
 
-use crate::attempt::AttemptSource;
-use crate::clock::ClockKind;
-use crate::decide::{Failed, RetryState};
-use crate::events::RetryEvent;
-use crate::hooks::{HookSet, Hooks};
-use crate::limit::Limit;
-use crate::policy::Policy;
-use crate::poll::{PollHookSet, PollHooks};
-use crate::result::RetryResult;
-use crate::sync_loop::judge_values;
+use crate::limits::limit::Limit;
+use crate::observe::events::RetryEvent;
+use crate::run::attempt::AttemptSource;
+use crate::run::decide::{Failed, RetryState};
+use crate::run::hooks::{HookSet, Hooks};
+use crate::run::poll::{PollHookSet, PollHooks};
+use crate::run::result::RetryResult;
+use crate::run::sync_loop::judge_values;
+use crate::schedule::policy::Policy;
+use crate::time::clock::ClockKind;
 
 /// What an async loop does after an attempt.
 #[derive(Debug)]
@@ -96,7 +96,7 @@ impl AsyncLoop {
     /// function (so it may borrow what the body borrows), measuring on the
     /// clock of `sleeper`.
     #[inline(always)]
-    pub fn start_blocking<S: crate::sync_loop::SyncSleeper>(
+    pub fn start_blocking<S: crate::run::sync_loop::SyncSleeper>(
         policy: &Policy,
         budget: Option<Limit<'_>>,
         needs_start: bool,
@@ -385,7 +385,7 @@ impl<D> Failure<D> {
     pub fn sync_action<F, O>(&self, action: F) -> F
     where
         F: FnOnce(&D, &RetryEvent) -> O,
-        O: crate::hooks::SyncAction,
+        O: crate::run::hooks::SyncAction,
     {
         action
     }

@@ -52,18 +52,6 @@ const FIRST_FAILURE_BIT: u64 = 1 << 61;
 const START_MASK: u64 = FIRST_FAILURE_BIT - 1;
 const NO_START: u64 = START_MASK;
 
-/// `instant + by`, or the latest instant this side of overflow that is
-/// cheap to find (`instant` plus 1,000 years, then `instant` itself): never
-/// a panic. Far beyond what a [`Timeline`] tells apart (73 years).
-#[cfg(any(test, feature = "test-util"))]
-pub(crate) fn saturating_add(instant: Instant, by: Duration) -> Instant {
-    const FAR: Duration = Duration::from_secs(1_000 * 365 * 24 * 3600);
-    instant
-        .checked_add(by)
-        .or_else(|| instant.checked_add(by.min(FAR)))
-        .unwrap_or(instant)
-}
-
 /// The anchor of every [`Timeline`] instant.
 fn anchor() -> Instant {
     static ANCHOR: OnceLock<Instant> = OnceLock::new();

@@ -13,12 +13,12 @@ use core::fmt::{self, Debug};
 use core::marker::PhantomData;
 use core::time::Duration;
 
-use crate::events::{GiveUp, RetryEvent, Success};
-use crate::hooks::{
+use crate::observe::events::{GiveUp, RetryEvent, Success};
+use crate::observe::metrics::{CallSite, Site};
+use crate::run::hooks::{
     DebugFmt, ErrorType, HookSet, Hooks, OnGiveUpHook, OnRetryHook, OnSuccessHook, RetryAfterHook, RetryIfHook, Set,
     Slot, Unset,
 };
-use crate::metrics::{CallSite, Site};
 
 /// The hooks of a polling function: the error hooks in a [`HookSet`], the
 /// value hooks, and observers of the whole `Result<T, E>`.

@@ -6,8 +6,8 @@
 
 use core::fmt::{self, Debug};
 
-use crate::events::{GiveUp, RetryEvent, Success};
-use crate::hooks::DebugFmt;
+use crate::observe::events::{GiveUp, RetryEvent, Success};
+use crate::run::hooks::DebugFmt;
 
 /// An error shown through the formatter the expansion's probe found.
 pub(crate) struct DebugView<'e, E> {

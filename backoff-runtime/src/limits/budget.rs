@@ -459,13 +459,13 @@ impl RetryBudget {
         if !allowed {
             Self::take_back(&self.withdrawals, slot);
         }
-        crate::metrics::limit_asked(self.name, allowed, || {
+        crate::observe::metrics::limit_asked(self.name, allowed, || {
             let withdrawn = if allowed {
                 withdrawn
             } else {
                 withdrawn.saturating_sub(1)
             };
-            crate::metrics::LimitLevel::AvailableRetries(self.available(withdrawn, deposited))
+            crate::observe::metrics::LimitLevel::AvailableRetries(self.available(withdrawn, deposited))
         });
         allowed
     }

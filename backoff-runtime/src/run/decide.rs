@@ -5,14 +5,14 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::clock::{ClockKind, Timeline};
-use crate::events::{GiveUp, RetryEvent, Success};
-use crate::hooks::Hooks;
-use crate::limit::Limit;
-use crate::policy::{HintAboveCap, Policy};
-use crate::rng::with_thread_rng;
-use crate::schedule::Backoff;
-use crate::stop::StopReason;
+use crate::limits::limit::Limit;
+use crate::observe::events::{GiveUp, RetryEvent, Success};
+use crate::observe::stop::StopReason;
+use crate::run::hooks::Hooks;
+use crate::schedule::backoff::Backoff;
+use crate::schedule::policy::{HintAboveCap, Policy};
+use crate::schedule::rng::with_thread_rng;
+use crate::time::clock::{ClockKind, Timeline};
 
 /// What a retry loop remembers between attempts: the schedule's state
 /// machine (the retry counter and the previous wait, shared with
@@ -63,13 +63,13 @@ pub(crate) fn read_start(
 /// before. Known at compile time on a first attempt.
 #[inline(always)]
 fn reports_success<E, H: Hooks<E>>(retried: bool) -> bool {
-    H::OBSERVES_SUCCESS || crate::metrics::RECORDS || (crate::trace::COMPILED && retried)
+    H::OBSERVES_SUCCESS || crate::observe::metrics::RECORDS || (crate::observe::trace::COMPILED && retried)
 }
 
 /// Whether a stop or a retry will be reported (a hook observes, or a
 /// tracing subscriber listens).
 fn reports<E>(hooks: &impl Hooks<E>) -> bool {
-    hooks.observes() || crate::trace::enabled()
+    hooks.observes() || crate::observe::trace::enabled()
 }
 
 impl RetryState {
@@ -144,7 +144,7 @@ impl RetryState {
         let Failed { error, gave_up_below } = failure;
         match self.next_wait(policy, budget, error, gave_up_below, hooks) {
             Ok((wait, hinted)) => {
-                crate::metrics::retry(hooks.site(), wait, hinted);
+                crate::observe::metrics::retry(hooks.site(), wait, hinted);
                 let mut kept = None;
                 if keep_event || reports(hooks) {
                     let event = RetryEvent {
@@ -158,9 +158,9 @@ impl RetryState {
                             .saturating_sub(1),
                         hinted,
                     };
-                    crate::trace::retrying(
+                    crate::observe::trace::retrying(
                         &event,
-                        crate::trace::debug_view(error, hooks.debug_fmt()),
+                        crate::observe::trace::debug_view(error, hooks.debug_fmt()),
                         self.timeline.started_at_first_failure(),
                     );
                     hooks.on_retry(error, &event);
@@ -181,10 +181,10 @@ impl RetryState {
     /// Reports the end of the call for `reason`, on `error`: metrics, the
     /// loop around this one (unless `Permanent`), tracing and `on_give_up`.
     fn give_up<E, H: Hooks<E>>(&mut self, policy: &Policy, reason: StopReason, error: &E, hooks: &H) {
-        crate::metrics::give_up(hooks.site(), reason, self.backoff.retries().saturating_add(1));
+        crate::observe::metrics::give_up(hooks.site(), reason, self.backoff.retries().saturating_add(1));
         if reason != StopReason::Permanent {
             // The loop around this one (if any) must not retry it.
-            crate::nested::mark_given_up();
+            crate::run::nested::mark_given_up();
         }
         if reports(hooks) {
             let event = GiveUp {
@@ -194,9 +194,9 @@ impl RetryState {
                 retries_left: policy.max_retries.saturating_sub(self.backoff.retries()),
                 reason,
             };
-            crate::trace::giving_up(
+            crate::observe::trace::giving_up(
                 &event,
-                crate::trace::debug_view(error, hooks.debug_fmt()),
+                crate::observe::trace::debug_view(error, hooks.debug_fmt()),
                 self.timeline.started_at_first_failure(),
             );
             hooks.on_give_up(error, &event);
@@ -232,7 +232,7 @@ impl RetryState {
     /// of them costs nothing here.
     #[inline(always)]
     pub(crate) fn success<E, H: Hooks<E>>(&mut self, budget: Option<Limit<'_>>, hooks: impl FnOnce() -> H) {
-        crate::nested::mark_succeeded();
+        crate::run::nested::mark_succeeded();
         if let Some(budget) = budget {
             budget.succeeded();
         }
@@ -251,7 +251,7 @@ impl RetryState {
         start: Option<Instant>,
         hooks: impl FnOnce() -> H,
     ) {
-        crate::nested::mark_succeeded();
+        crate::run::nested::mark_succeeded();
         if let Some(budget) = budget {
             budget.succeeded();
         }
@@ -265,16 +265,16 @@ impl RetryState {
     #[inline]
     fn succeeded<E, H: Hooks<E>>(&mut self, hooks: &H) {
         let attempts = self.backoff.retries().saturating_add(1);
-        crate::metrics::success(hooks.site(), attempts);
+        crate::observe::metrics::success(hooks.site(), attempts);
         let retried = attempts > 1;
-        if H::OBSERVES_SUCCESS || (retried && crate::trace::success_enabled()) {
+        if H::OBSERVES_SUCCESS || (retried && crate::observe::trace::success_enabled()) {
             let event = Success {
                 function: hooks.function_name(),
                 attempts,
                 elapsed: self.timeline.elapsed(),
             };
             if retried {
-                crate::trace::succeeded(&event, self.timeline.started_at_first_failure());
+                crate::observe::trace::succeeded(&event, self.timeline.started_at_first_failure());
             }
             hooks.on_success(&event);
         }

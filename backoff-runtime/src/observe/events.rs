@@ -2,7 +2,7 @@
 
 use core::time::Duration;
 
-use crate::stop::StopReason;
+use crate::observe::stop::StopReason;
 
 /// A retry about to happen: passed to `on_retry` before each wait.
 ///

@@ -21,8 +21,8 @@ use std::io;
 
 use ::reqwest::{Response, StatusCode};
 
-use crate::http_errors::{is_retryable_io_kind, is_retryable_status, retry_after_header};
-use crate::timeout::Elapsed;
+use crate::classify::http_errors::{is_retryable_io_kind, is_retryable_status, retry_after_header};
+use crate::time::timeout::Elapsed;
 
 /// Why a request through reqwest failed: a response with an error status
 /// (with the server's `Retry-After` hint, if any), an error of the client

@@ -59,7 +59,7 @@
 use core::time::Duration;
 use std::sync::OnceLock;
 
-use crate::stop::StopReason;
+use crate::observe::stop::StopReason;
 
 /// Counts all calls, by outcome.
 pub const CALLS_TOTAL: &str = "backoff_calls_total";
@@ -271,7 +271,7 @@ mod recorder {
     use metrics::{Key, Label, Level, Metadata, Recorder, SharedString, Unit};
 
     use super::{LimitLevel, Resolved, Site};
-    use crate::stop::StopReason;
+    use crate::observe::stop::StopReason;
 
     /// The keys of every series of one name, built (and hashed) once.
     pub(crate) struct Keys {
@@ -482,7 +482,8 @@ mod recorder {
         /// A call site shows how its name is made when debugged.
         #[test]
         fn a_call_site_debugs_as_its_parts() {
-            static SITE: crate::metrics::CallSite = crate::metrics::CallSite::new("fetch", "my_app::users");
+            static SITE: crate::observe::metrics::CallSite =
+                crate::observe::metrics::CallSite::new("fetch", "my_app::users");
             assert_eq!(
                 format!("{SITE:?}"),
                 "CallSite { function: \"fetch\", module: \"my_app::users\", .. }"

@@ -4,7 +4,25 @@ use core::time::Duration;
 
 use rand::Rng;
 
-use crate::schedule::{as_nanos, from_nanos};
+const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+/// A duration as nanoseconds (exact: a `Duration` holds at most ~2^94 ns).
+pub(crate) const fn as_nanos(d: Duration) -> u128 {
+    d.as_nanos()
+}
+
+/// The duration of `nanos` nanoseconds; callers guarantee `nanos` came from a
+/// `Duration` or is below one.
+pub(crate) fn from_nanos(nanos: u128) -> Duration {
+    // Below 584 years, u64 arithmetic (a hardware division, not u128's).
+    if let Ok(nanos) = u64::try_from(nanos) {
+        return Duration::from_nanos(nanos);
+    }
+    let secs = u64::try_from(nanos / NANOS_PER_SEC).unwrap_or(u64::MAX);
+    // The remainder is below 1e9, so it fits in a u32.
+    let subsec = (nanos % NANOS_PER_SEC) as u32;
+    Duration::new(secs, subsec)
+}
 
 /// A uniformly random duration in `[low, high]` (both inclusive), from one
 /// `u64` draw. Returns `low` when `high <= low` (and draws nothing).
@@ -55,7 +73,7 @@ mod tests {
         }
     }
 
-    use crate::rng::FixedDraw as Fixed;
+    use crate::schedule::rng::FixedDraw as Fixed;
 
     const LOW: Duration = Duration::from_secs(1);
 

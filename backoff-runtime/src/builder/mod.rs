@@ -1,0 +1,3 @@
+//! The plain-Rust builder, the attribute's twin: `policy.retry(op)`.
+
+pub(crate) mod retry;

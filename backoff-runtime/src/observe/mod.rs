@@ -1,0 +1,9 @@
+//! Observation: the events hooks receive, the stop reasons, the tracing events and the metrics.
+
+pub(crate) mod events;
+#[cfg(feature = "metrics")]
+pub mod metrics;
+#[cfg(not(feature = "metrics"))]
+pub(crate) mod metrics;
+pub(crate) mod stop;
+pub(crate) mod trace;
