@@ -478,7 +478,7 @@ pub mod __private {
     pub use crate::run::sync_loop::{CustomSleep as CustomSyncSleep, SyncSleeper};
 
     pub use crate::limits::limit::Limit;
-    pub use crate::observe::metrics::{CallSite, Site};
+    pub use crate::observe::site::{CallSite, Site};
     pub use crate::run::async_loop::{
         Acting, AsyncLoop, AsyncSleeper, CustomSleeper, Failure, Step, TokioSleepSlot, TokioSleeper, before_retry,
         custom_sleep,

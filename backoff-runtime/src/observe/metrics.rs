@@ -56,10 +56,9 @@
 // Without the feature only the call sites and the no-op recording remain.
 #![cfg_attr(not(feature = "metrics"), allow(dead_code, unreachable_pub))]
 
-use core::time::Duration;
-use std::sync::OnceLock;
-
+use crate::observe::site::Site;
 use crate::observe::stop::StopReason;
+use core::time::Duration;
 
 /// Counts all calls, by outcome.
 pub const CALLS_TOTAL: &str = "backoff_calls_total";
@@ -75,136 +74,6 @@ pub const BUDGET_REFUSALS_TOTAL: &str = "backoff_budget_refusals_total";
 pub const BUDGET_AVAILABLE_RETRIES: &str = "backoff_budget_available_retries";
 /// Tokens left in a named throttle.
 pub const THROTTLE_TOKENS: &str = "backoff_throttle_tokens";
-
-/// One retried function's place in metrics and events: how its name is
-/// made, and the name once made. The `#[retry]` expansion makes one
-/// `static` per function.
-///
-/// ```
-/// use backoff_runtime::__private::{CallSite, Site};
-/// static FREE: CallSite = CallSite::new("fetch", "my_app::users");
-/// assert_eq!(Site::Static(&FREE).name(), "my_app::users::fetch");
-/// static NAMED: CallSite = CallSite::named("users.fetch");
-/// assert_eq!(Site::Static(&NAMED).name(), "users.fetch");
-/// ```
-pub struct CallSite {
-    function: &'static str,
-    module: &'static str,
-    explicit: Option<&'static str>,
-    resolved: OnceLock<&'static Resolved>,
-}
-
-/// A call site's name once made, and (feature `metrics`) the keys of its
-/// series, built once: recording then hashes nothing.
-pub(crate) struct Resolved {
-    name: &'static str,
-    #[cfg(feature = "metrics")]
-    keys: recorder::Keys,
-}
-
-impl Resolved {
-    /// The name and its keys, kept for the life of the program (one small
-    /// allocation per call site or plain-builder name).
-    fn leak(name: &'static str) -> &'static Resolved {
-        Box::leak(Box::new(Resolved {
-            name,
-            #[cfg(feature = "metrics")]
-            keys: recorder::Keys::new(name),
-        }))
-    }
-}
-
-impl core::fmt::Debug for CallSite {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("CallSite")
-            .field("function", &self.function)
-            .field("module", &self.module)
-            .finish_non_exhaustive()
-    }
-}
-
-impl CallSite {
-    /// The site of the function `function` in the module `module`
-    /// (`module_path!()`).
-    #[must_use]
-    pub const fn new(function: &'static str, module: &'static str) -> Self {
-        CallSite {
-            function,
-            module,
-            explicit: None,
-            resolved: OnceLock::new(),
-        }
-    }
-
-    /// A site with the name written on the attribute (`name = "..."`).
-    #[must_use]
-    pub const fn named(name: &'static str) -> Self {
-        CallSite {
-            function: name,
-            module: "",
-            explicit: Some(name),
-            resolved: OnceLock::new(),
-        }
-    }
-
-    /// The name, made on first use: the explicit one, or the path of the
-    /// type of `self` (`self_type`, generics dropped) or of the module,
-    /// then the function. Made once per site.
-    fn resolve(&'static self, self_type: Option<fn() -> &'static str>) -> &'static Resolved {
-        self.resolved.get_or_init(|| {
-            let name = if let Some(name) = self.explicit {
-                name
-            } else {
-                let owner = match self_type {
-                    Some(type_name) => without_generics(type_name()),
-                    None => self.module,
-                };
-                if owner.is_empty() {
-                    self.function
-                } else {
-                    Box::leak(format!("{owner}::{}", self.function).into_boxed_str())
-                }
-            };
-            Resolved::leak(name)
-        })
-    }
-}
-
-/// `path::Type<Args>` without `<Args>`: every instance of a generic type is
-/// one site.
-fn without_generics(type_name: &str) -> &str {
-    type_name.split('<').next().unwrap_or(type_name)
-}
-
-/// Where a retry loop runs: a function's static [`CallSite`] (the
-/// attribute; with the type of `self` for a method), or only a name (the
-/// plain builder's `.name(...)`).
-///
-/// ```
-/// use backoff_runtime::__private::Site;
-/// assert_eq!(Site::Named("fetch").name(), "fetch");
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub enum Site {
-    /// A free function's (or an associated function's) static site.
-    Static(&'static CallSite),
-    /// A method's static site and the name of the type of its `self`.
-    Method(&'static CallSite, fn() -> &'static str),
-    /// A name only.
-    Named(&'static str),
-}
-
-impl Site {
-    /// The function's name, as metrics, tracing and events report it.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Site::Static(site) => site.resolve(None).name,
-            Site::Method(site, self_type) => site.resolve(Some(self_type)).name,
-            Site::Named(name) => name,
-        }
-    }
-}
 
 /// Records a call that succeeded after `attempts` attempts.
 #[inline]
@@ -262,7 +131,7 @@ pub(crate) const RECORDS: bool = cfg!(feature = "metrics");
 /// its series with the current recorder (the recorder's lookup), using
 /// labels built once per name.
 #[cfg(feature = "metrics")]
-mod recorder {
+pub(crate) mod recorder {
     use core::cell::{Cell, RefCell};
     use core::time::Duration;
     use std::collections::BTreeMap;
@@ -270,7 +139,8 @@ mod recorder {
 
     use metrics::{Key, Label, Level, Metadata, Recorder, SharedString, Unit};
 
-    use super::{LimitLevel, Resolved, Site};
+    use super::LimitLevel;
+    use crate::observe::site::{Resolved, Site};
     use crate::observe::stop::StopReason;
 
     /// The keys of every series of one name, built (and hashed) once.
@@ -288,7 +158,7 @@ mod recorder {
     }
 
     impl Keys {
-        pub(super) fn new(name: &'static str) -> Self {
+        pub(crate) fn new(name: &'static str) -> Self {
             let labels = |pairs: &[(&'static str, &'static str)]| -> &'static [Label] {
                 Box::leak(
                     pairs
@@ -482,8 +352,7 @@ mod recorder {
         /// A call site shows how its name is made when debugged.
         #[test]
         fn a_call_site_debugs_as_its_parts() {
-            static SITE: crate::observe::metrics::CallSite =
-                crate::observe::metrics::CallSite::new("fetch", "my_app::users");
+            static SITE: crate::observe::site::CallSite = crate::observe::site::CallSite::new("fetch", "my_app::users");
             assert_eq!(
                 format!("{SITE:?}"),
                 "CallSite { function: \"fetch\", module: \"my_app::users\", .. }"

@@ -5,5 +5,6 @@ pub(crate) mod events;
 pub mod metrics;
 #[cfg(not(feature = "metrics"))]
 pub(crate) mod metrics;
+pub(crate) mod site;
 pub(crate) mod stop;
 pub(crate) mod trace;

@@ -14,7 +14,7 @@ use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::observe::events::{GiveUp, RetryEvent, Success};
-use crate::observe::metrics::{CallSite, Site};
+use crate::observe::site::{CallSite, Site};
 
 /// What a retry loop asks about, and reports on, each error.
 ///

@@ -14,7 +14,7 @@ use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::observe::events::{GiveUp, RetryEvent, Success};
-use crate::observe::metrics::{CallSite, Site};
+use crate::observe::site::{CallSite, Site};
 use crate::run::hooks::{
     DebugFmt, ErrorType, HookSet, Hooks, OnGiveUpHook, OnRetryHook, OnSuccessHook, RetryAfterHook, RetryIfHook, Set,
     Slot, Unset,
