@@ -203,44 +203,32 @@ impl Generator<'_> {
             // attempt (no `E: From<Elapsed>`) points there.
             let timed_out = respan(quote!(#private::timed_out_result()), limit.key_span);
             let with_timeout = respan(
-                quote!(#private::with_timeout::<#private::TokioSleeper, _, _>),
+                quote!(#private::with_timeout::<#private::DefaultSleep, _, _>),
                 limit.key_span,
             );
             let limit = duration_tokens(limit.value, private);
             attempt = quote!(#with_timeout(#state.attempt_limit(#policy, #limit), #attempt, #timed_out));
         }
-        let polling = args.retry_if_ok.is_some();
         let action = args.before_retry.as_ref().map(|action| &action.value);
-        let step = match (polling, action.is_some()) {
-            (false, false) => quote!(#private::AsyncLoop::step),
-            (true, false) => quote!(#private::AsyncLoop::step_polling),
-            (false, true) => quote!(#private::AsyncLoop::step_acting),
-            (true, true) => quote!(#private::AsyncLoop::step_polling_acting),
-        };
-        let step = respan(step, *return_span);
+        let mode = if action.is_some() { quote!(Acts) } else { quote!(Waits) };
+        let step = respan(quote!(#private::Loop::step::<#private::#mode, _, _, _>), *return_span);
         // Neither the attempt's result nor the wait is a local that lives
         // across the sleep's `.await`: they would take room in the future.
         let wait = local("wait");
         let sleep = local("sleep");
-        let slot = local("sleep_slot");
-        let (sleeper, sleep_value) = match args.sleep.as_ref().map(|sleep| &sleep.value) {
-            Some(custom) => (
-                quote!(#private::CustomSleeper),
-                respan(quote!(#private::custom_sleep(#custom, #wait)), custom.span()),
-            ),
-            None => (quote!(#private::TokioSleeper), quote!(#slot.sleep(#wait))),
+        let timer = local("timer");
+        let timer_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
+            Some(custom) => respan(quote!(#private::async_sleep(#custom)), custom.span()),
+            None => quote!(#private::DefaultSleep::new()),
         };
-        let slot_value = args
-            .sleep
-            .is_none()
-            .then(|| quote!(let mut #slot = #private::TokioSleepSlot::new();));
+        let sleep_value = quote!(#private::Timer::sleep(&mut #timer, #wait));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
         let next_sleep = match action {
             None => quote! {
                 let #result = #private::NestedAttempt::new(#attempt).await;
                 match #step(&mut #state, #policy, #budget, #result, #hooks) {
                     #private::Step::Return(#result) => return #result,
-                    #private::Step::Wait(#wait) => #sleep_value,
+                    #private::Step::Retry(#wait) => #sleep_value,
                 }
             },
             Some(action) => {
@@ -252,19 +240,14 @@ impl Generator<'_> {
                 // reported there (by the bound, and by the `.await`).
                 let before_retry = respan(quote!(#private::before_retry), action.span());
                 let act = local("action");
-                let after_action = if polling {
-                    quote!(#private::AsyncLoop::after_action_polling)
-                } else {
-                    quote!(#private::AsyncLoop::after_action)
-                };
-                let after_action = respan(after_action, *return_span);
+                let after_action = respan(quote!(#private::Loop::after_action), *return_span);
                 let run_action = respan(quote!(#act(#failure.decided(), #failure.event()).await), action.span());
                 quote! {
                     let #failure = {
                         let #result = #private::NestedAttempt::new(#attempt).await;
                         match #step(&mut #state, #policy, #budget, #result, #hooks) {
-                            #private::Acting::Return(#result) => return #result,
-                            #private::Acting::Act(#failure) => #failure,
+                            #private::Step::Return(#result) => return #result,
+                            #private::Step::Retry(#failure) => #failure,
                         }
                     };
                     let #act = #before_retry(&#failure, #action);
@@ -273,16 +256,16 @@ impl Generator<'_> {
                     // past `max_elapsed` is not started.
                     let #wait = match #after_action(&mut #state, #policy, #failure, #hooks) {
                         #private::Step::Return(#result) => return #result,
-                        #private::Step::Wait(#wait) => #wait,
+                        #private::Step::Retry(#wait) => #wait,
                     };
                     #sleep_value
                 }
             }
         };
         quote! {
-            let mut #state = #private::AsyncLoop::start::<#sleeper>(#policy, #budget, #needs_start);
+            let mut #timer = #timer_value;
+            let mut #state = #private::Loop::start(#private::timer_clock(&#timer), #policy, #budget, #needs_start);
             #attempts_value
-            #slot_value
             loop {
                 let #sleep = {
                     #next_sleep
@@ -319,23 +302,18 @@ impl Generator<'_> {
         } else {
             quote_spanned!(body_span=> || { #body })
         };
-        let after_first_attempt = if args.retry_if_ok.is_some() {
-            quote!(#private::after_first_attempt_polling)
-        } else {
-            quote!(#private::after_first_attempt)
-        };
-        let after_first_attempt = respan(after_first_attempt, *return_span);
+        let after_first_attempt = respan(quote!(#private::after_first_attempt), *return_span);
         let sleeper = local("sleeper");
         let sleeper_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
-            Some(custom) => quote!(#private::custom_sync_sleep(#custom)),
-            None => quote!(#private::ThreadSleep),
+            Some(custom) => quote!(#private::blocking_sleep(#custom)),
+            None => quote!(#private::DefaultSleep::new()),
         };
         let attempts_value = attempts.map(|attempts| {
             quote! {
                 let mut #attempts = #private::AttemptSource::new(
                     #policy,
                     #start,
-                    #private::SyncSleeper::clock(&#sleeper),
+                    #private::BlockingSleep::clock(&#sleeper),
                 );
             }
         });
@@ -344,12 +322,12 @@ impl Generator<'_> {
         }
         quote! {
             let #sleeper = #sleeper_value;
-            let #start = #private::start_sync(#policy, #budget, #needs_start, &#sleeper);
+            let #start = #private::start_blocking(#policy, #budget, #needs_start, &#sleeper);
             #attempts_value
             let mut #body_fn = #private::sync_body(#closure);
             #private::enter_attempt();
             let #first = #body_fn();
-            #after_first_attempt(#first, #policy, #budget, #start, #body_fn, #hooks, #sleeper)
+            #after_first_attempt(#first, #policy, #budget, #start, #body_fn, #hooks, #sleeper, #private::NoAction)
         }
     }
 }
@@ -368,7 +346,6 @@ impl Generator<'_> {
         sleeper_value: &TokenStream,
     ) -> TokenStream {
         let Generator {
-            args,
             private,
             policy,
             budget,
@@ -383,41 +360,30 @@ impl Generator<'_> {
         let failure = local("failure");
         let wait = local("wait");
         let act = local("action");
-        let polling = args.retry_if_ok.is_some();
-        let (step, after_action) = if polling {
-            (
-                quote!(#private::AsyncLoop::step_polling_acting),
-                quote!(#private::AsyncLoop::after_action_polling),
-            )
-        } else {
-            (
-                quote!(#private::AsyncLoop::step_acting),
-                quote!(#private::AsyncLoop::after_action),
-            )
-        };
-        let (step, after_action) = (respan(step, *return_span), respan(after_action, *return_span));
+        let step = respan(quote!(#private::Loop::step::<#private::Acts, _, _, _>), *return_span);
+        let after_action = respan(quote!(#private::Loop::after_action), *return_span);
         // A method spanned on the action: a wrong one is reported there.
         let sync_action = Ident::new("sync_action", action.span());
         let run_action = respan(quote!(#act(#failure.decided(), #failure.event())), action.span());
-        let attempt = quote_spanned!(body_span=> #private::sync_attempt(|| { #body }));
+        let attempt = quote_spanned!(body_span=> #private::blocking_attempt(|| { #body }));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
         quote! {
             let #sleeper = #sleeper_value;
-            let mut #state = #private::AsyncLoop::start_blocking(#policy, #budget, #needs_start, &#sleeper);
+            let mut #state = #private::Loop::start(#private::BlockingSleep::clock(&#sleeper), #policy, #budget, #needs_start);
             #attempts_value
             loop {
                 let #failure = {
                     let #result = #attempt;
                     match #step(&mut #state, #policy, #budget, #result, #hooks) {
-                        #private::Acting::Return(#result) => return #result,
-                        #private::Acting::Act(#failure) => #failure,
+                        #private::Step::Return(#result) => return #result,
+                        #private::Step::Retry(#failure) => #failure,
                     }
                 };
                 let #act = #failure.#sync_action(#action);
                 #run_action;
                 match #after_action(&mut #state, #policy, #failure, #hooks) {
                     #private::Step::Return(#result) => return #result,
-                    #private::Step::Wait(#wait) => #private::SyncSleeper::sleep(&#sleeper, #wait),
+                    #private::Step::Retry(#wait) => #private::BlockingSleep::sleep(&#sleeper, #wait),
                 }
             }
         }
@@ -511,17 +477,19 @@ fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, has_recei
     if matches!(args.nested.as_ref().map(|nested| nested.value), Some(NestedArg::Retry)) {
         chain = quote!(#chain.retry_nested());
     }
-    // How to format the error for tracing when its type is `Debug`, found
-    // by autoref specialisation on the concrete type: no `E: Debug` bound.
+    // How to format what failed for tracing when its type is `Debug`, found
+    // by autoref specialisation on the concrete type: no `Debug` bound.
     let debug_fmt = local("debug_fmt");
+    let chained = local("chained");
     quote! {
         |#hooks| {
+            let #chained = #chain;
             let #debug_fmt = {
                 #[allow(unused_imports)]
                 use #private::{ProbeDebug as _, ProbeOpaque as _};
-                (&&#private::DebugProbe(#hooks.error_type())).debug_fmt()
+                (&&#private::DebugProbe(#chained.error_type())).debug_fmt()
             };
-            #chain.debug_with(#debug_fmt)
+            #chained.debug_with(#debug_fmt)
         }
     }
 }

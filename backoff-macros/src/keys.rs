@@ -121,4 +121,46 @@ mod tests {
         let keys: Vec<&str> = KEYS.iter().map(|key| key.name).collect();
         assert_eq!(documented, keys, "the rows of the `retry` key table in {path}");
     }
+
+    /// The plain builder is the attribute's twin: every key has a builder
+    /// method (`Retry`'s, or `Policy`'s for the schedule, which the builder
+    /// starts from), named as the key unless this table says otherwise. A
+    /// key added without its builder method fails here.
+    #[test]
+    fn the_builder_takes_every_key() {
+        // Keys whose builder form has another name, or none.
+        const OTHER_NAMES: &[(&str, Option<&str>)] = &[
+            // `policy.retry_with_attempt(|attempt| ...)`
+            ("context", Some("retry_with_attempt")),
+            ("nested", Some("nested_retry")),
+            // `policy.retry(op)`: the builder starts from the policy.
+            ("policy", Some("retry")),
+            // Where the runtime crate is: the builder is the runtime.
+            ("crate", None),
+        ];
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../backoff-runtime/src");
+        let sources: String = ["builder/retry.rs", "schedule/policy.rs"]
+            .iter()
+            .map(|file| std::fs::read_to_string(format!("{root}/{file}")).unwrap())
+            .collect();
+        let missing: Vec<String> = KEYS
+            .iter()
+            .filter_map(|key| {
+                let method = match OTHER_NAMES.iter().find(|(name, _)| *name == key.name) {
+                    Some((_, Some(method))) => *method,
+                    Some((_, None)) => return None,
+                    None => key.name,
+                };
+                let defined = [
+                    format!("pub fn {method}<"),
+                    format!("pub fn {method}("),
+                    format!("pub const fn {method}("),
+                ]
+                .iter()
+                .any(|signature| sources.contains(signature.as_str()));
+                (!defined).then(|| format!("{} (builder method `{method}`)", key.name))
+            })
+            .collect();
+        assert!(missing.is_empty(), "keys the builder lacks: {missing:?}");
+    }
 }

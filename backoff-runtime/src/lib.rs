@@ -63,8 +63,10 @@ pub use crate::classify::reqwest_errors;
 #[cfg(feature = "metrics")]
 pub use crate::observe::metrics;
 
-pub use crate::builder::retry::{Retry, RetryFuture};
+pub use crate::builder::future::RetryFuture;
+pub use crate::builder::retry::Retry;
 pub use crate::limits::budget::{BudgetError, RetryBudget};
+pub use crate::limits::limit::RetryLimit;
 pub use crate::limits::throttle::{RetryThrottle, ThrottleError};
 pub use crate::observe::events::{GiveUp, RetryEvent, Success};
 pub use crate::observe::stop::StopReason;
@@ -459,96 +461,24 @@ pub use crate::time::timeout::Elapsed;
 #[cfg(feature = "macros")]
 pub use backoff_macros::retry;
 
-/// Not public API: what `#[retry]` expansions and the plain builder's
-/// bounds use. May change in any release.
+/// Not public API: what `#[retry]` expansions name. May change in any
+/// release.
 #[doc(hidden)]
 pub mod __private {
-    use crate::limits::budget::RetryBudget;
-
-    pub use crate::builder::retry::CustomTimer;
-    #[cfg(feature = "tokio")]
-    pub use crate::builder::retry::TokioTimer;
-    pub use crate::builder::retry::{
-        AsyncSleepKind, AttemptOperation, Awaited, Blocking, CustomSleep, DefaultSleep, Operation, SyncSleepKind, Timer,
-    };
-    pub use crate::run::hooks::{
-        DebugFmt, ErrorType, HookSet, Hooks, OnGiveUpHook, OnRetryHook, OnSuccessHook, RetryAfterHook, RetryIfHook,
-        Set, Slot, Unset,
-    };
-    pub use crate::run::sync_loop::{CustomSleep as CustomSyncSleep, SyncSleeper};
-
-    pub use crate::limits::limit::Limit;
-    pub use crate::observe::site::{CallSite, Site};
-    pub use crate::run::async_loop::{
-        Acting, AsyncLoop, AsyncSleeper, CustomSleeper, Failure, Step, TokioSleepSlot, TokioSleeper, before_retry,
-        custom_sleep,
-    };
+    pub use crate::limits::limit::budget_of;
+    pub use crate::observe::site::CallSite;
     pub use crate::run::attempt::AttemptSource;
-    pub use crate::run::hooks::SyncAction;
-    pub use crate::run::hooks::{DebugProbe, ProbeDebug, ProbeOpaque};
-    pub use crate::run::nested::{NestedAttempt, enter_attempt};
-    pub use crate::run::poll::{PollHookSet, PollHooks};
-    pub use crate::run::result::RetryResult;
-    pub use crate::run::sync_loop::{
-        ThreadSleep, after_first_attempt, after_first_attempt_polling, custom_sync_sleep, start_sync,
+    pub use crate::run::driver::{
+        Acts, Failure, Loop, NoAction, Step, Waits, after_first_attempt, before_retry, blocking_attempt,
+        start_blocking, timer_clock,
     };
+    pub use crate::run::hooks::{DebugProbe, HookSet, Hooks, ProbeDebug, ProbeOpaque};
+    pub use crate::run::nested::{NestedAttempt, enter_attempt};
+    pub use crate::run::result::RetryResult;
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
+    pub use crate::time::sleep::{BlockingSleep, DefaultSleep, Timer, async_sleep, blocking_sleep};
     pub use crate::time::timeout::{FromElapsed, TimeoutSupport, timed_out_result, with_timeout};
     pub use core::time::Duration;
-
-    /// What `budget = ...` accepts: a [`RetryBudget`] or a
-    /// [`RetryThrottle`](crate::RetryThrottle), or anything that borrows
-    /// one (`&RetryBudget`, `Arc<RetryThrottle>`, ...).
-    #[diagnostic::on_unimplemented(
-        message = "`budget = ...` needs a `RetryBudget` or a `RetryThrottle` (or a reference to one), and `{Self}` is neither",
-        label = "not a retry budget",
-        note = "name a `static RetryBudget` or `static RetryThrottle`, or give `&self.budget`, an `Arc` of one, or a function returning a reference to one"
-    )]
-    pub trait AsBudget {
-        /// The limit, borrowed.
-        fn as_budget(&self) -> Limit<'_>;
-    }
-
-    impl AsBudget for RetryBudget {
-        #[inline(always)]
-        fn as_budget(&self) -> Limit<'_> {
-            Limit::Budget(self)
-        }
-    }
-
-    impl AsBudget for crate::limits::throttle::RetryThrottle {
-        #[inline(always)]
-        fn as_budget(&self) -> Limit<'_> {
-            Limit::Throttle(self)
-        }
-    }
-
-    impl<T: AsBudget + ?Sized> AsBudget for &T {
-        #[inline(always)]
-        fn as_budget(&self) -> Limit<'_> {
-            (**self).as_budget()
-        }
-    }
-
-    impl<T: AsBudget + ?Sized> AsBudget for std::sync::Arc<T> {
-        #[inline(always)]
-        fn as_budget(&self) -> Limit<'_> {
-            (**self).as_budget()
-        }
-    }
-
-    impl<T: AsBudget + ?Sized> AsBudget for Box<T> {
-        #[inline(always)]
-        fn as_budget(&self) -> Limit<'_> {
-            (**self).as_budget()
-        }
-    }
-
-    /// The budget of `budget = EXPR`, borrowed for the call.
-    #[inline(always)]
-    pub fn budget_of<B: AsBudget + ?Sized>(budget: &B) -> Limit<'_> {
-        budget.as_budget()
-    }
 
     /// What a `mut` argument must be: each attempt starts from a fresh copy
     /// of the caller's value.
@@ -565,16 +495,6 @@ pub mod __private {
     #[inline(always)]
     pub fn fresh_copy<T: FreshCopy>(value: &T) -> T {
         *value
-    }
-
-    /// Runs one attempt of a sync function whose loop stays in the function
-    /// (with `before_retry`): its result, and whether a retried function it
-    /// called gave up.
-    #[inline(always)]
-    pub fn sync_attempt<R>(body: impl FnOnce() -> R) -> (R, bool) {
-        crate::run::nested::enter_attempt();
-        let result = body();
-        (result, crate::run::nested::gave_up_below())
     }
 
     /// Gives the body's closure its `FnMut` type (the return type is checked

@@ -1,3 +1,4 @@
 //! The plain-Rust builder, the attribute's twin: `policy.retry(op)`.
 
+pub(crate) mod future;
 pub(crate) mod retry;

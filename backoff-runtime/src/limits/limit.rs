@@ -1,82 +1,211 @@
-//! What `budget = ...` names: a [`RetryBudget`] (Finagle's: a share of the
-//! calls plus a floor per second, over a sliding window) or a
-//! [`RetryThrottle`] (gRPC's token bucket: failures take tokens, successes
-//! return some, retries stop below half). The retry loops ask either through
+//! What `budget = ...` names: any [`RetryLimit`]. Two come with the crate, a
+//! [`RetryBudget`] (Finagle's: a share of the calls plus a floor per second,
+//! over a sliding window) and a [`RetryThrottle`] (gRPC's token bucket:
+//! failures take tokens, successes return some, retries stop below half);
+//! the trait is open, so an AWS-style retry quota or an SRE-style adaptive
+//! throttle is a type of your own. The loop asks whichever it is through
 //! [`Limit`], in the same places.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::limits::budget::RetryBudget;
 use crate::limits::throttle::RetryThrottle;
 
-/// A retry limit a loop consults: a budget or a throttle, borrowed for the
-/// call. Made by `budget = ...` through
-/// [`AsBudget`](crate::__private::AsBudget).
+/// A retry limit shared by the calls that name it (`budget = ...` on the
+/// attribute, [`Retry::budget`](crate::Retry::budget) on the builder).
+///
+/// The loop calls, in this order: [`call_started`](RetryLimit::call_started)
+/// before the first attempt (with the start instant, when
+/// [`reads_clock`](RetryLimit::reads_clock)); after each attempt that
+/// failed with an error `retry_if` retries, [`failed`](RetryLimit::failed),
+/// whatever follows; then, when every other stop rule allows the retry,
+/// [`try_retry`](RetryLimit::try_retry), whose `false` ends the call with
+/// [`StopReason::Budget`](crate::StopReason::Budget); after a successful
+/// attempt, [`succeeded`](RetryLimit::succeeded). A pending value (polling
+/// with `retry_if_ok`) asks nothing.
+///
+/// Open, so that you can bring your own: implement `try_retry` and the
+/// methods your limit needs; it must be `Sync` and work through `&self`,
+/// as every call that names it uses it at once, from any thread.
 ///
 /// ```
-/// use backoff_runtime::{RetryBudget, RetryThrottle};
-/// use backoff_runtime::__private::{Limit, budget_of};
+/// use backoff_runtime::{Policy, RetryLimit};
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use std::time::{Duration, Instant};
 ///
-/// static BUDGET: RetryBudget = RetryBudget::new();
-/// static THROTTLE: RetryThrottle = RetryThrottle::new(10, 0.1);
-/// assert!(matches!(budget_of(&BUDGET), Limit::Budget(_)));
-/// assert!(matches!(budget_of(&THROTTLE), Limit::Throttle(_)));
+/// /// An AWS-style retry quota: a retry costs 5, a success returns 1.
+/// struct Quota(AtomicU32);
+///
+/// impl RetryLimit for Quota {
+///     fn try_retry(&self, _now: Instant) -> bool {
+///         self.0.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(5)).is_ok()
+///     }
+///     fn succeeded(&self) {
+///         let _ = self.0.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| Some((left + 1).min(500)));
+///     }
+/// }
+///
+/// let quota = Quota(AtomicU32::new(10));
+/// let mut calls = 0;
+/// let policy = Policy::new().initial_backoff(Duration::from_millis(1));
+/// let result = policy.retry(|| { calls += 1; Err::<(), ()>(()) }).budget(&quota).call();
+/// assert_eq!((result, calls), (Err(()), 3), "two retries, then the quota is spent");
 /// ```
-#[derive(Clone, Copy, Debug)]
-pub enum Limit<'a> {
-    /// A [`RetryBudget`].
-    Budget(&'a RetryBudget),
-    /// A [`RetryThrottle`].
-    Throttle(&'a RetryThrottle),
+#[diagnostic::on_unimplemented(
+    message = "`budget = ...` needs a `RetryBudget`, a `RetryThrottle` or another `RetryLimit` (or a reference to one), and `{Self}` is none of them",
+    label = "not a retry limit",
+    note = "name a `static RetryBudget` or `static RetryThrottle`, or give `&self.budget`, an `Arc` of one, or a function returning a reference to one"
+)]
+pub trait RetryLimit: Sync {
+    /// Whether [`call_started`](RetryLimit::call_started) needs the
+    /// call's start instant (read on the loop's clock only then).
+    fn reads_clock(&self) -> bool {
+        false
+    }
+
+    /// A call started at `now` (only called when
+    /// [`reads_clock`](RetryLimit::reads_clock)).
+    fn call_started(&self, now: Instant) {
+        let _ = now;
+    }
+
+    /// An attempt failed with an error that `retry_if` retries, whatever
+    /// follows (the last attempt's failure included, as gRPC counts them).
+    fn failed(&self) {}
+
+    /// Whether the retry that every other stop rule allows may happen, at
+    /// `now` on the loop's clock; `false` ends the call.
+    fn try_retry(&self, now: Instant) -> bool;
+
+    /// An attempt succeeded.
+    fn succeeded(&self) {}
 }
 
-impl Limit<'_> {
-    /// Whether the limit needs the call's start instant (a budget counts
-    /// calls in time slots; a throttle reads no clock).
+impl RetryLimit for RetryBudget {
+    #[inline(always)]
+    fn reads_clock(&self) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    fn call_started(&self, now: Instant) {
+        self.deposit(now);
+    }
+
+    #[inline]
+    fn try_retry(&self, now: Instant) -> bool {
+        self.try_withdraw(now)
+    }
+}
+
+impl RetryLimit for RetryThrottle {
+    #[inline]
+    fn failed(&self) {
+        let _ = self.record_failure();
+    }
+
+    #[inline]
+    fn try_retry(&self, _now: Instant) -> bool {
+        let allowed = self.allows_retry();
+        crate::observe::metrics::limit_asked(self.name_value(), allowed, || {
+            crate::observe::metrics::LimitLevel::Tokens(self.tokens_value())
+        });
+        allowed
+    }
+
+    #[inline(always)]
+    fn succeeded(&self) {
+        self.record_success();
+    }
+}
+
+/// Forwards every method to the limit behind the pointer.
+macro_rules! forward_limit {
+    ($($pointer:ty $(: $send:ident)?),*) => {$(
+        impl<L: RetryLimit $(+ $send)? + ?Sized> RetryLimit for $pointer {
+            #[inline(always)]
+            fn reads_clock(&self) -> bool {
+                (**self).reads_clock()
+            }
+
+            #[inline(always)]
+            fn call_started(&self, now: Instant) {
+                (**self).call_started(now);
+            }
+
+            #[inline(always)]
+            fn failed(&self) {
+                (**self).failed();
+            }
+
+            #[inline(always)]
+            fn try_retry(&self, now: Instant) -> bool {
+                (**self).try_retry(now)
+            }
+
+            #[inline(always)]
+            fn succeeded(&self) {
+                (**self).succeeded();
+            }
+        }
+    )*};
+}
+
+// An `Arc` is `Sync` only around a `Send` value.
+forward_limit!(&L, Arc<L>: Send, Box<L>);
+
+/// The limit of one call, borrowed for the call.
+#[derive(Clone, Copy)]
+pub struct Limit<'a>(&'a dyn RetryLimit);
+
+impl core::fmt::Debug for Limit<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Limit")
+    }
+}
+
+impl<'a> Limit<'a> {
+    /// `limit`, borrowed for the call.
+    #[inline(always)]
+    pub fn of<L: RetryLimit>(limit: &'a L) -> Self {
+        Limit(limit)
+    }
+
+    /// Whether the limit needs the call's start instant.
     #[inline(always)]
     pub(crate) fn needs_clock(self) -> bool {
-        matches!(self, Limit::Budget(_))
+        self.0.reads_clock()
     }
 
     /// A call started at `now`.
     #[inline(always)]
     pub(crate) fn call_started(self, now: Instant) {
-        if let Limit::Budget(budget) = self {
-            budget.deposit(now);
-        }
+        self.0.call_started(now);
     }
 
-    /// An attempt failed with a retryable error: a throttle takes its token
-    /// now (as gRPC counts every such failure, the last one included) and
-    /// says whether a retry is still allowed; a budget decides later.
+    /// An attempt failed with a retryable error.
     #[inline]
-    pub(crate) fn failed(self) -> bool {
-        match self {
-            Limit::Budget(_) => true,
-            Limit::Throttle(throttle) => throttle.record_failure(),
-        }
+    pub(crate) fn failed(self) {
+        self.0.failed();
     }
 
-    /// Whether the retry may happen, checked last: a budget withdraws one
-    /// (at `now`); a throttle answers what [`failed`](Self::failed) said.
+    /// Whether the retry may happen, checked last.
     #[inline]
-    pub(crate) fn allows_retry(self, now: impl FnOnce() -> Instant, throttle_allowed: bool) -> bool {
-        match self {
-            Limit::Budget(budget) => budget.try_withdraw(now()),
-            Limit::Throttle(throttle) => {
-                crate::observe::metrics::limit_asked(throttle.name_value(), throttle_allowed, || {
-                    crate::observe::metrics::LimitLevel::Tokens(throttle.tokens_value())
-                });
-                throttle_allowed
-            }
-        }
+    pub(crate) fn allows_retry(self, now: impl FnOnce() -> Instant) -> bool {
+        self.0.try_retry(now())
     }
 
-    /// An attempt succeeded: a throttle gets its tokens back.
+    /// An attempt succeeded.
     #[inline(always)]
     pub(crate) fn succeeded(self) {
-        if let Limit::Throttle(throttle) = self {
-            throttle.record_success();
-        }
+        self.0.succeeded();
     }
+}
+
+/// The limit of `budget = EXPR`, borrowed for the call: carries the
+/// [`RetryLimit`] bound, whose message is in the user's words.
+#[inline(always)]
+pub fn budget_of<L: RetryLimit>(limit: &L) -> Limit<'_> {
+    Limit::of(limit)
 }

@@ -8,13 +8,6 @@ use std::sync::OnceLock;
 /// made, and the name once made. The `#[retry]` expansion makes one
 /// `static` per function.
 ///
-/// ```
-/// use backoff_runtime::__private::{CallSite, Site};
-/// static FREE: CallSite = CallSite::new("fetch", "my_app::users");
-/// assert_eq!(Site::Static(&FREE).name(), "my_app::users::fetch");
-/// static NAMED: CallSite = CallSite::named("users.fetch");
-/// assert_eq!(Site::Static(&NAMED).name(), "users.fetch");
-/// ```
 pub struct CallSite {
     function: &'static str,
     module: &'static str,
@@ -108,10 +101,6 @@ fn without_generics(type_name: &str) -> &str {
 /// attribute; with the type of `self` for a method), or only a name (the
 /// plain builder's `.name(...)`).
 ///
-/// ```
-/// use backoff_runtime::__private::Site;
-/// assert_eq!(Site::Named("fetch").name(), "fetch");
-/// ```
 #[derive(Clone, Copy, Debug)]
 pub enum Site {
     /// A free function's (or an associated function's) static site.
@@ -131,5 +120,20 @@ impl Site {
             Site::Method(site, self_type) => site.resolve(Some(self_type)).name,
             Site::Named(name) => name,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CallSite, Site};
+
+    /// A site is named by its path, or by the name written on the attribute.
+    #[test]
+    fn a_site_is_named_by_its_path_or_its_name() {
+        static FREE: CallSite = CallSite::new("fetch", "my_app::users");
+        assert_eq!(Site::Static(&FREE).name(), "my_app::users::fetch");
+        static NAMED: CallSite = CallSite::named("users.fetch");
+        assert_eq!(Site::Static(&NAMED).name(), "users.fetch");
+        assert_eq!(Site::Named("fetch").name(), "fetch");
     }
 }

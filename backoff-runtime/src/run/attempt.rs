@@ -7,7 +7,6 @@ use core::fmt;
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::run::async_loop::ClockChoice;
 use crate::run::invocation::CallNonce;
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
@@ -271,22 +270,18 @@ pub struct AttemptSource {
 
 impl AttemptSource {
     /// The clock of sync loops (the test's virtual clock when installed).
-    pub const SYNC_CLOCK: ClockChoice = ClockChoice(ClockKind::Sync);
+    pub const SYNC_CLOCK: ClockKind = ClockKind::Sync;
 
     /// Attempts of one call under `policy`, measured from `start` on `clock`
     /// (read now when `None`).
     #[must_use]
     #[inline]
-    pub fn new(policy: &Policy, start: Option<Instant>, clock: ClockChoice) -> Self {
-        let clock = clock.0;
+    pub fn new(policy: &Policy, start: Option<Instant>, clock: ClockKind) -> Self {
         let start = start.unwrap_or_else(|| clock.now());
         let deadline = policy.max_elapsed.map(|max_elapsed| {
             // Never an overflow panic: a deadline beyond what `Instant` holds
             // is decades away, as tokio does.
-            start
-                .checked_add(max_elapsed)
-                .or_else(|| start.checked_add(Duration::from_secs(86_400 * 365 * 30)))
-                .unwrap_or(start)
+            crate::time::clock::far_deadline(start, max_elapsed)
         });
         AttemptSource {
             next: Attempt {

@@ -62,13 +62,13 @@ pub(crate) fn read_start(
 /// it, or (`retried`, with the `tracing` feature) it ends a call that failed
 /// before. Known at compile time on a first attempt.
 #[inline(always)]
-fn reports_success<E, H: Hooks<E>>(retried: bool) -> bool {
+fn reports_success<H: Hooks>(retried: bool) -> bool {
     H::OBSERVES_SUCCESS || crate::observe::metrics::RECORDS || (crate::observe::trace::COMPILED && retried)
 }
 
 /// Whether a stop or a retry will be reported (a hook observes, or a
 /// tracing subscriber listens).
-fn reports<E>(hooks: &impl Hooks<E>) -> bool {
+fn reports(hooks: &impl Hooks) -> bool {
     hooks.observes() || crate::observe::trace::enabled()
 }
 
@@ -109,38 +109,18 @@ impl RetryState {
 
     /// Decides what follows the failed attempt that returned `error`: the
     /// wait before the next attempt, or the reason to stop; calls the hooks
-    /// and emits the tracing events that report it. Checks, in order:
-    /// `retry_if`, a retried function that gave up below (unless `nested =
-    /// retry`), `max_retries`, the server's hint against `max_backoff`,
-    /// `max_elapsed`, the retry budget.
-    pub(crate) fn decide<E, H>(
-        &mut self,
-        policy: &Policy,
-        budget: Option<Limit<'_>>,
-        failure: Failed<'_, E>,
-        hooks: &H,
-    ) -> Result<Duration, StopReason>
-    where
-        H: Hooks<E>,
-    {
-        self.decide_reporting(policy, budget, failure, hooks, false)
-            .map(|(wait, _)| wait)
-    }
-
-    /// [`decide`](Self::decide), also returning the retry's event when
-    /// `keep_event` (for an action awaited before the wait).
+    /// and emits the tracing events that report it, and returns the retry's
+    /// event when `keep_event` (for an action before the wait). The stop
+    /// rules are checked in the order of [`next_wait`](Self::next_wait).
     #[inline(always)]
-    pub(crate) fn decide_reporting<E, H>(
+    pub(crate) fn decide_reporting<H: Hooks>(
         &mut self,
         policy: &Policy,
         budget: Option<Limit<'_>>,
-        failure: Failed<'_, E>,
+        failure: Failed<'_, H::Decided>,
         hooks: &H,
         keep_event: bool,
-    ) -> Result<(Duration, Option<RetryEvent>), StopReason>
-    where
-        H: Hooks<E>,
-    {
+    ) -> Result<(Duration, Option<RetryEvent>), StopReason> {
         let Failed { error, gave_up_below } = failure;
         match self.next_wait(policy, budget, error, gave_up_below, hooks) {
             Ok((wait, hinted)) => {
@@ -180,7 +160,7 @@ impl RetryState {
 
     /// Reports the end of the call for `reason`, on `error`: metrics, the
     /// loop around this one (unless `Permanent`), tracing and `on_give_up`.
-    fn give_up<E, H: Hooks<E>>(&mut self, policy: &Policy, reason: StopReason, error: &E, hooks: &H) {
+    fn give_up<H: Hooks>(&mut self, policy: &Policy, reason: StopReason, error: &H::Decided, hooks: &H) {
         crate::observe::metrics::give_up(hooks.site(), reason, self.backoff.retries().saturating_add(1));
         if reason != StopReason::Permanent {
             // The loop around this one (if any) must not retry it.
@@ -207,11 +187,11 @@ impl RetryState {
     /// wait still ends within `max_elapsed` (the action's time counts). When
     /// it does not, the call ends here with [`StopReason::Deadline`],
     /// reported as any give-up, and no further attempt starts.
-    pub(crate) fn still_in_time<E, H: Hooks<E>>(
+    pub(crate) fn still_in_time<H: Hooks>(
         &mut self,
         policy: &Policy,
         wait: Duration,
-        error: &E,
+        error: &H::Decided,
         hooks: &H,
     ) -> bool {
         let Some(max_elapsed) = policy.max_elapsed else {
@@ -231,12 +211,12 @@ impl RetryState {
     /// listen. `hooks` is built only then: a first-attempt success with none
     /// of them costs nothing here.
     #[inline(always)]
-    pub(crate) fn success<E, H: Hooks<E>>(&mut self, budget: Option<Limit<'_>>, hooks: impl FnOnce() -> H) {
+    pub(crate) fn success<H: Hooks>(&mut self, budget: Option<Limit<'_>>, hooks: impl FnOnce() -> H) {
         crate::run::nested::mark_succeeded();
         if let Some(budget) = budget {
             budget.succeeded();
         }
-        if reports_success::<E, H>(self.backoff.retries() > 0) {
+        if reports_success::<H>(self.backoff.retries() > 0) {
             self.succeeded(&hooks());
         }
     }
@@ -245,7 +225,7 @@ impl RetryState {
     /// exists: the state (from `clock` and `start`) is made only when the
     /// success is reported, so the happy path stays a branch.
     #[inline(always)]
-    pub(crate) fn first_success<E, H: Hooks<E>>(
+    pub(crate) fn first_success<H: Hooks>(
         budget: Option<Limit<'_>>,
         clock: ClockKind,
         start: Option<Instant>,
@@ -255,7 +235,7 @@ impl RetryState {
         if let Some(budget) = budget {
             budget.succeeded();
         }
-        if reports_success::<E, H>(false) {
+        if reports_success::<H>(false) {
             Self::with_start(clock, start).succeeded(&hooks());
         }
     }
@@ -263,7 +243,7 @@ impl RetryState {
     /// Reports the success of the attempt that just ended: metrics, the
     /// tracing event of a success after retries, and `on_success`.
     #[inline]
-    fn succeeded<E, H: Hooks<E>>(&mut self, hooks: &H) {
+    fn succeeded<H: Hooks>(&mut self, hooks: &H) {
         let attempts = self.backoff.retries().saturating_add(1);
         crate::observe::metrics::success(hooks.site(), attempts);
         let retried = attempts > 1;
@@ -282,11 +262,11 @@ impl RetryState {
 
     /// The stop rules, in their documented order, and the wait when none
     /// holds (with whether it came from the server's hint).
-    fn next_wait<E, H: Hooks<E>>(
+    fn next_wait<H: Hooks>(
         &mut self,
         policy: &Policy,
         budget: Option<Limit<'_>>,
-        error: &E,
+        error: &H::Decided,
         gave_up_below: bool,
         hooks: &H,
     ) -> Result<(Duration, bool), StopReason> {
@@ -298,7 +278,9 @@ impl RetryState {
         let pending = hooks.is_pending(error);
         let limit = budget.filter(|_| !pending);
         // A throttle counts every retryable failure, whatever follows.
-        let throttle_allows = limit.is_none_or(Limit::failed);
+        if let Some(limit) = limit {
+            limit.failed();
+        }
         if gave_up_below && !pending && !hooks.retries_nested() {
             return Err(StopReason::RetriedBelow);
         }
@@ -323,7 +305,7 @@ impl RetryState {
         // Checked last, so no budget is spent on a retry that would not happen.
         if let Some(budget) = limit {
             let timeline = self.timeline;
-            if !budget.allows_retry(|| timeline.now(), throttle_allows) {
+            if !budget.allows_retry(|| timeline.now()) {
                 return Err(StopReason::Budget);
             }
         }

@@ -1,13 +1,20 @@
-//! The user's decisions and observers around each error: is it worth
-//! retrying (`retry_if`), did the server suggest a wait (`retry_after`), and
-//! who wants to know (`on_retry`, `on_give_up`). Built by the `#[retry]`
-//! expansion (and the plain API) from an empty [`HookSet`] typed by the
-//! error, so closures written without parameter types infer `&E`.
+//! The user's decisions and observers around each attempt, in one hook set:
+//! which errors to retry (`retry_if`), the server's hint (`retry_after`),
+//! which values are still pending (`retry_if_ok`) and their hint
+//! (`retry_after_ok`), and who wants to know (`on_retry`, `on_give_up`,
+//! `on_success`). Apart from them, the call's identity: its name and
+//! metrics site, its nested mode and how its failures are formatted.
 //!
-//! Each builder method checks its closure's signature once, where it is
-//! given; the stored hook is called through a function pointer made there,
-//! so the `Hooks` impl carries no bound and a hook of the wrong type is one
-//! compile error on the user's token.
+//! Built by the `#[retry]` expansion and the builder from an empty
+//! [`HookSet`] typed by the result, so closures written without parameter
+//! types infer theirs. Each builder method checks its closure's signature
+//! once, where it is given; the stored hook is called through a function
+//! pointer made there, so a hook of the wrong type is one compile error on
+//! the user's token.
+//!
+//! What the loop decides on (and the observers see) is the error, or with
+//! `retry_if_ok` the whole `Result`: the [`Judge`] of the `retry_if_ok`
+//! slot says which.
 
 use core::fmt::{self, Debug};
 use core::marker::PhantomData;
@@ -16,84 +23,15 @@ use core::time::Duration;
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::{CallSite, Site};
 
-/// What a retry loop asks about, and reports on, each error.
-///
-/// Implemented by [`HookSet`]; the defaults retry every error, have no hint
-/// and observe nothing.
-///
-/// ```
-/// use backoff_runtime::__private::{HookSet, Hooks};
-///
-/// let hooks = HookSet::<u16>::new();
-/// assert!(hooks.should_retry(&503));
-/// assert_eq!(hooks.hint(&503), None);
-/// assert!(!hooks.observes());
-/// ```
-pub trait Hooks<E> {
-    /// Whether `error` is worth retrying (`retry_if`).
-    fn should_retry(&self, error: &E) -> bool;
-    /// The wait the server asked for, if any (`retry_after`).
-    fn hint(&self, error: &E) -> Option<Duration>;
-    /// Called before each wait (`on_retry`).
-    fn on_retry(&self, error: &E, event: &RetryEvent);
-    /// Called once when the final error is returned (`on_give_up`).
-    fn on_give_up(&self, error: &E, event: &GiveUp);
-    /// How to format the error, when its type is `Debug` (for tracing).
-    fn debug_fmt(&self) -> Option<DebugFmt<E>>;
-    /// Called once when the call succeeds (`on_success`).
-    fn on_success(&self, event: &Success);
-    /// Whether `on_success` is set: a first-attempt success reports only then
-    /// (or when metrics record it).
-    const OBSERVES_SUCCESS: bool;
-    /// The annotated function's site: its name, and its metric handles.
-    fn site(&self) -> Site;
-    /// The annotated function's name, for events.
-    fn function_name(&self) -> &'static str {
-        self.site().name()
-    }
-    /// Whether `on_retry` or `on_give_up` is set (they need a start instant).
-    fn observes(&self) -> bool;
-    /// Whether a failure that a retried function below already gave up on
-    /// is retried anyway (`nested = retry`).
-    fn retries_nested(&self) -> bool;
-    /// Whether what is decided on is a pending value (`retry_if_ok`), not a
-    /// failure: a pending value asks nothing of a budget or a throttle.
-    fn is_pending(&self, _decided: &E) -> bool {
-        false
-    }
-}
-
-/// A hook that is not set: the default behaviour (a type parameter of
-/// [`HookSet`]).
-///
-/// ```
-/// use backoff_runtime::__private::{HookSet, Unset};
-/// let _default: HookSet<std::io::Error, Unset, Unset, Unset, Unset> = HookSet::new();
-/// ```
+/// A hook that is not set: the default behaviour.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Unset;
 
 /// A hook that is set: the user's closure and a function pointer that calls
-/// it (made where the closure's signature was checked). Built by the
-/// [`HookSet`] methods, never by hand.
-///
-/// ```
-/// use backoff_runtime::__private::{HookSet, RetryIfHook, Unset};
-/// fn permanent(e: &u16) -> bool { *e < 500 }
-/// let _set: HookSet<u16, RetryIfHook<u16, fn(&u16) -> bool>, Unset, Unset, Unset> =
-///     HookSet::new().retry_if(permanent as fn(&u16) -> bool);
-/// ```
+/// it (made where the closure's signature was checked).
 pub struct Set<F, C> {
     hook: F,
     call: C,
-}
-
-impl<F, C> Set<F, C> {
-    /// The hook `hook`, called through `call`.
-    #[inline(always)]
-    pub(crate) fn new(hook: F, call: C) -> Self {
-        Set { hook, call }
-    }
 }
 
 impl<F, C> Debug for Set<F, C> {
@@ -102,305 +40,7 @@ impl<F, C> Debug for Set<F, C> {
     }
 }
 
-/// A set `retry_if` hook (see [`Set`] for an example).
-pub type RetryIfHook<E, F> = Set<F, fn(&F, &E) -> bool>;
-/// A set `retry_after` hook (see [`Set`] for an example of the pattern).
-pub type RetryAfterHook<E, F> = Set<F, fn(&F, &E) -> Option<Duration>>;
-/// A set `on_retry` hook (see [`Set`] for an example of the pattern).
-pub type OnRetryHook<E, F> = Set<F, fn(&F, &E, &RetryEvent)>;
-/// A set `on_give_up` hook (see [`Set`] for an example of the pattern).
-pub type OnGiveUpHook<E, F> = Set<F, fn(&F, &E, &GiveUp)>;
-/// A set `on_success` hook (see [`Set`] for an example of the pattern).
-pub type OnSuccessHook<F> = Set<F, fn(&F, &Success)>;
-
-/// The hooks of one retried function, typed by its error `E`.
-///
-/// ```
-/// use backoff_runtime::__private::{HookSet, Hooks};
-/// use std::io::ErrorKind;
-///
-/// let hooks = HookSet::<std::io::Error>::new().retry_if(|e| e.kind() == ErrorKind::TimedOut);
-/// assert!(hooks.should_retry(&ErrorKind::TimedOut.into()));
-/// assert!(!hooks.should_retry(&ErrorKind::NotFound.into()));
-/// ```
-pub struct HookSet<E, If = Unset, After = Unset, OnRetry = Unset, OnGiveUp = Unset, OnSuccess = Unset> {
-    retry_if: If,
-    retry_after: After,
-    on_retry: OnRetry,
-    on_give_up: OnGiveUp,
-    on_success: OnSuccess,
-    debug: Option<DebugFmt<E>>,
-    site: Site,
-    retries_nested: bool,
-    _error: PhantomData<fn(&E)>,
-}
-
-impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> Debug for HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccess> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HookSet")
-            .field("name", &self.site.name())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<E> HookSet<E> {
-    /// Hooks that retry every error and observe nothing.
-    ///
-    /// ```
-    /// use backoff_runtime::__private::{HookSet, Hooks};
-    /// assert!(HookSet::<u8>::new().should_retry(&1));
-    /// ```
-    #[inline(always)]
-    #[must_use]
-    pub const fn new() -> Self {
-        HookSet {
-            retry_if: Unset,
-            retry_after: Unset,
-            on_retry: Unset,
-            on_give_up: Unset,
-            on_success: Unset,
-            debug: None,
-            site: Site::Named("retry"),
-            retries_nested: false,
-            _error: PhantomData,
-        }
-    }
-}
-
-impl<E> Default for HookSet<E> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccess> {
-    /// Retries only the errors for which `predicate` returns `true`.
-    ///
-    /// ```
-    /// use backoff_runtime::__private::{HookSet, Hooks};
-    /// let hooks = HookSet::<u16>::new().retry_if(|status| *status >= 500);
-    /// assert!(hooks.should_retry(&503));
-    /// assert!(!hooks.should_retry(&404));
-    /// ```
-    #[inline(always)]
-    pub fn retry_if<F: Fn(&E) -> bool>(
-        self,
-        predicate: F,
-    ) -> HookSet<E, RetryIfHook<E, F>, After, OnRetry, OnGiveUp, OnSuccess> {
-        HookSet {
-            retry_if: Set {
-                hook: predicate,
-                call: |f, e| f(e),
-            },
-            retry_after: self.retry_after,
-            on_retry: self.on_retry,
-            on_give_up: self.on_give_up,
-            on_success: self.on_success,
-            debug: self.debug,
-            site: self.site,
-            retries_nested: self.retries_nested,
-            _error: PhantomData,
-        }
-    }
-
-    /// Takes the wait from the error when the server suggested one
-    /// (`Retry-After`): a hint `<= max_backoff` is the wait, a larger one ends
-    /// the retries.
-    ///
-    /// ```
-    /// use backoff_runtime::__private::{HookSet, Hooks};
-    /// use std::time::Duration;
-    /// let hooks = HookSet::<Option<u64>>::new().retry_after(|e| e.map(Duration::from_secs));
-    /// assert_eq!(hooks.hint(&Some(3)), Some(Duration::from_secs(3)));
-    /// ```
-    #[inline(always)]
-    pub fn retry_after<F: Fn(&E) -> Option<Duration>>(
-        self,
-        hint: F,
-    ) -> HookSet<E, If, RetryAfterHook<E, F>, OnRetry, OnGiveUp, OnSuccess> {
-        HookSet {
-            retry_if: self.retry_if,
-            retry_after: Set {
-                hook: hint,
-                call: |f, e| f(e),
-            },
-            on_retry: self.on_retry,
-            on_give_up: self.on_give_up,
-            on_success: self.on_success,
-            debug: self.debug,
-            site: self.site,
-            retries_nested: self.retries_nested,
-            _error: PhantomData,
-        }
-    }
-
-    /// Calls `observer` before each wait.
-    ///
-    /// ```
-    /// use backoff_runtime::__private::HookSet;
-    /// let hooks = HookSet::<String>::new().on_retry(|e, event| println!("{e}: retry in {:?}", event.wait()));
-    /// # let _ = hooks;
-    /// ```
-    #[inline(always)]
-    pub fn on_retry<F: Fn(&E, &RetryEvent)>(
-        self,
-        observer: F,
-    ) -> HookSet<E, If, After, OnRetryHook<E, F>, OnGiveUp, OnSuccess> {
-        HookSet {
-            retry_if: self.retry_if,
-            retry_after: self.retry_after,
-            on_retry: Set {
-                hook: observer,
-                call: |f, e, event| f(e, event),
-            },
-            on_give_up: self.on_give_up,
-            on_success: self.on_success,
-            debug: self.debug,
-            site: self.site,
-            retries_nested: self.retries_nested,
-            _error: PhantomData,
-        }
-    }
-
-    /// Calls `observer` once, when the final error is returned (never on
-    /// success).
-    ///
-    /// ```
-    /// use backoff_runtime::__private::HookSet;
-    /// let hooks = HookSet::<String>::new().on_give_up(|e, event| eprintln!("{e}: {}", event.reason()));
-    /// # let _ = hooks;
-    /// ```
-    #[inline(always)]
-    pub fn on_give_up<F: Fn(&E, &GiveUp)>(
-        self,
-        observer: F,
-    ) -> HookSet<E, If, After, OnRetry, OnGiveUpHook<E, F>, OnSuccess> {
-        HookSet {
-            retry_if: self.retry_if,
-            retry_after: self.retry_after,
-            on_retry: self.on_retry,
-            on_give_up: Set {
-                hook: observer,
-                call: |f, e, event| f(e, event),
-            },
-            on_success: self.on_success,
-            debug: self.debug,
-            site: self.site,
-            retries_nested: self.retries_nested,
-            _error: PhantomData,
-        }
-    }
-
-    /// How to format the error for tracing: `Some(<E as Debug>::fmt)` when
-    /// `E` is `Debug`. The `#[retry]` expansion passes what its probe found,
-    /// so no `E: Debug` bound is ever required.
-    ///
-    /// ```
-    /// use backoff_runtime::__private::{HookSet, Hooks};
-    /// let hooks = HookSet::<u8>::new().debug_with(Some(<u8 as std::fmt::Debug>::fmt));
-    /// assert!(hooks.debug_fmt().is_some());
-    /// ```
-    #[inline(always)]
-    #[must_use]
-    pub fn debug_with(mut self, fmt: Option<DebugFmt<E>>) -> Self {
-        self.debug = fmt;
-        self
-    }
-
-    /// A zero-sized token of the error type, for the `Debug` probe of
-    /// `#[retry]` expansions.
-    #[doc(hidden)]
-    #[inline(always)]
-    pub fn error_type(&self) -> ErrorType<E> {
-        ErrorType(PhantomData)
-    }
-
-    /// Names the retried operation in events.
-    ///
-    /// ```
-    /// use backoff_runtime::__private::{HookSet, Hooks};
-    /// assert_eq!(HookSet::<u8>::new().name("fetch").function_name(), "fetch");
-    /// ```
-    #[inline(always)]
-    #[must_use]
-    pub fn name(mut self, name: &'static str) -> Self {
-        self.site = Site::Named(name);
-        self
-    }
-
-    /// Names the retried function by its static site (the `#[retry]`
-    /// expansion's): its path, or the name written on the attribute.
-    #[doc(hidden)]
-    #[inline(always)]
-    #[must_use]
-    pub fn site(mut self, site: &'static CallSite) -> Self {
-        self.site = Site::Static(site);
-        self
-    }
-
-    /// Names a retried method by its static site and the type of its
-    /// `self` (`core::any::type_name::<Self>`), read when the name is first
-    /// needed.
-    #[doc(hidden)]
-    #[inline(always)]
-    #[must_use]
-    pub fn method_site(mut self, site: &'static CallSite, self_type: fn() -> &'static str) -> Self {
-        self.site = Site::Method(site, self_type);
-        self
-    }
-
-    /// Retries a failure even when a retried function it called already gave
-    /// up on it (`nested = retry`); by default such a failure ends the call
-    /// with `StopReason::RetriedBelow`.
-    ///
-    /// ```
-    /// use backoff_runtime::__private::{HookSet, Hooks};
-    /// assert!(HookSet::<u8>::new().retry_nested().retries_nested());
-    /// assert!(!HookSet::<u8>::new().retries_nested());
-    /// ```
-    #[inline(always)]
-    #[must_use]
-    pub fn retry_nested(mut self) -> Self {
-        self.retries_nested = true;
-        self
-    }
-
-    /// Calls `observer` once when the call succeeds, with the attempts it
-    /// took and the time it took (never when it gives up).
-    ///
-    /// ```
-    /// use backoff_runtime::__private::HookSet;
-    /// let hooks = HookSet::<String>::new().on_success(|event| println!("done after {} attempts", event.attempts()));
-    /// # let _ = hooks;
-    /// ```
-    #[inline(always)]
-    pub fn on_success<F: Fn(&Success)>(
-        self,
-        observer: F,
-    ) -> HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccessHook<F>> {
-        HookSet {
-            retry_if: self.retry_if,
-            retry_after: self.retry_after,
-            on_retry: self.on_retry,
-            on_give_up: self.on_give_up,
-            on_success: Set {
-                hook: observer,
-                call: |f, event| f(event),
-            },
-            debug: self.debug,
-            site: self.site,
-            retries_nested: self.retries_nested,
-            _error: PhantomData,
-        }
-    }
-}
-
 /// One hook slot: the default when [`Unset`], the user's hook when [`Set`].
-///
-/// ```
-/// use backoff_runtime::__private::{Slot, Unset};
-/// assert!(<Unset as Slot<&u8, bool>>::call_or(&Unset, &1, true));
-/// ```
 pub trait Slot<Args, Out> {
     /// Whether the user set this hook.
     const IS_SET: bool = true;
@@ -417,44 +57,19 @@ impl<Args, Out> Slot<Args, Out> for Unset {
     }
 }
 
-impl<'a, E, F> Slot<&'a E, bool> for Set<F, fn(&F, &E) -> bool> {
+impl<'a, X, F> Slot<&'a X, bool> for Set<F, fn(&F, &X) -> bool> {
     #[inline(always)]
-    fn call_or(&self, error: &'a E, _default: bool) -> bool {
-        (self.call)(&self.hook, error)
+    fn call_or(&self, x: &'a X, _default: bool) -> bool {
+        (self.call)(&self.hook, x)
     }
 }
 
-impl<'a, E, F> Slot<&'a E, Option<Duration>> for Set<F, fn(&F, &E) -> Option<Duration>> {
+impl<'a, X, F> Slot<&'a X, Option<Duration>> for Set<F, fn(&F, &X) -> Option<Duration>> {
     #[inline(always)]
-    fn call_or(&self, error: &'a E, _default: Option<Duration>) -> Option<Duration> {
-        (self.call)(&self.hook, error)
+    fn call_or(&self, x: &'a X, _default: Option<Duration>) -> Option<Duration> {
+        (self.call)(&self.hook, x)
     }
 }
-
-impl<'a, 'b, E, F> Slot<(&'a E, &'b RetryEvent), ()> for Set<F, fn(&F, &E, &RetryEvent)> {
-    #[inline(always)]
-    fn call_or(&self, (error, event): (&'a E, &'b RetryEvent), _default: ()) {
-        (self.call)(&self.hook, error, event);
-    }
-}
-
-impl<'a, 'b, E, F> Slot<(&'a E, &'b GiveUp), ()> for Set<F, fn(&F, &E, &GiveUp)> {
-    #[inline(always)]
-    fn call_or(&self, (error, event): (&'a E, &'b GiveUp), _default: ()) {
-        (self.call)(&self.hook, error, event);
-    }
-}
-
-/// What a sync function's `before_retry` returns: nothing (a future would
-/// never be awaited).
-#[diagnostic::on_unimplemented(
-    message = "`before_retry` of a sync function must return `()`, but it returns `{Self}`",
-    label = "nothing would await or use this value",
-    note = "an async action needs an `async fn`; in a sync function, run the action to completion inside the closure"
-)]
-pub trait SyncAction {}
-
-impl SyncAction for () {}
 
 impl<'a, F> Slot<&'a Success, ()> for Set<F, fn(&F, &Success)> {
     #[inline(always)]
@@ -463,49 +78,508 @@ impl<'a, F> Slot<&'a Success, ()> for Set<F, fn(&F, &Success)> {
     }
 }
 
-impl<E, If, After, OnRetry, OnGiveUp, OnSuccess> Hooks<E> for HookSet<E, If, After, OnRetry, OnGiveUp, OnSuccess>
+impl<'a, 'b, X, F> Slot<(&'a X, &'b RetryEvent), ()> for Set<F, fn(&F, &X, &RetryEvent)> {
+    #[inline(always)]
+    fn call_or(&self, (x, event): (&'a X, &'b RetryEvent), _default: ()) {
+        (self.call)(&self.hook, x, event);
+    }
+}
+
+impl<'a, 'b, X, F> Slot<(&'a X, &'b GiveUp), ()> for Set<F, fn(&F, &X, &GiveUp)> {
+    #[inline(always)]
+    fn call_or(&self, (x, event): (&'a X, &'b GiveUp), _default: ()) {
+        (self.call)(&self.hook, x, event);
+    }
+}
+
+/// How an attempt's result is judged: by its error alone ([`Unset`]
+/// `retry_if_ok`), or as a whole, where a value may be pending (a set
+/// `retry_if_ok`). The loop decides on, and the observers see,
+/// [`Decided`](Judge::Decided): the error, or the whole result.
+pub trait Judge<T, E> {
+    /// What a failed (or pending) attempt hands the decision.
+    type Decided;
+    /// `Ok` with the result to return, or `Err` with what to decide on.
+    fn judge(&self, result: Result<T, E>) -> Result<Result<T, E>, Self::Decided>;
+    /// What was decided on, seen as a value (pending) or an error.
+    fn view(decided: &Self::Decided) -> Result<&T, &E>;
+    /// What was decided on, returned as the call's result.
+    fn back(decided: Self::Decided) -> Result<T, E>;
+}
+
+impl<T, E> Judge<T, E> for Unset {
+    type Decided = E;
+
+    #[inline(always)]
+    fn judge(&self, result: Result<T, E>) -> Result<Result<T, E>, E> {
+        match result {
+            Ok(value) => Ok(Ok(value)),
+            Err(error) => Err(error),
+        }
+    }
+
+    #[inline(always)]
+    fn view(error: &E) -> Result<&T, &E> {
+        Err(error)
+    }
+
+    #[inline(always)]
+    fn back(error: E) -> Result<T, E> {
+        Err(error)
+    }
+}
+
+impl<T, E, F> Judge<T, E> for Set<F, fn(&F, &T) -> bool> {
+    type Decided = Result<T, E>;
+
+    #[inline(always)]
+    fn judge(&self, result: Result<T, E>) -> Result<Result<T, E>, Result<T, E>> {
+        match result {
+            Ok(value) if !(self.call)(&self.hook, &value) => Ok(Ok(value)),
+            other => Err(other),
+        }
+    }
+
+    #[inline(always)]
+    fn view(result: &Result<T, E>) -> Result<&T, &E> {
+        result.as_ref()
+    }
+
+    #[inline(always)]
+    fn back(result: Result<T, E>) -> Result<T, E> {
+        result
+    }
+}
+
+/// How a decided failure is formatted with `{:?}` (for tracing).
+pub(crate) type DebugFmt<D> = fn(&D, &mut fmt::Formatter<'_>) -> fmt::Result;
+
+/// The call's identity, apart from its hooks: its site (name and metric
+/// keys), whether failures a retried function below gave up on are retried
+/// anyway (`nested = retry`), and how a failure is formatted.
+pub(crate) struct Identity<D> {
+    site: Site,
+    retries_nested: bool,
+    debug: Option<DebugFmt<D>>,
+}
+
+impl<D> Clone for Identity<D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<D> Copy for Identity<D> {}
+
+impl<D> Identity<D> {
+    /// The identity of an unnamed operation (`"retry"`).
+    const fn new() -> Self {
+        Identity {
+            site: Site::Named("retry"),
+            retries_nested: false,
+            debug: None,
+        }
+    }
+
+    /// The same identity for another decided type (the formatter, typed by
+    /// the old one, is dropped).
+    fn retyped<D2>(self) -> Identity<D2> {
+        Identity {
+            site: self.site,
+            retries_nested: self.retries_nested,
+            debug: None,
+        }
+    }
+}
+
+/// The hooks of one retried operation returning `Result<T, E>`. Every slot
+/// starts [`Unset`]; each builder method fills one.
+///
+/// ```
+/// use backoff_runtime::__private::{HookSet, Hooks};
+///
+/// let hooks = HookSet::<u8, u16>::new().retry_if(|status| *status >= 500);
+/// assert!(hooks.should_retry(&503));
+/// assert!(!hooks.should_retry(&404));
+/// ```
+pub struct HookSet<
+    T,
+    E,
+    If = Unset,
+    After = Unset,
+    IfOk: Judge<T, E> = Unset,
+    AfterOk = Unset,
+    OnRetry = Unset,
+    OnGiveUp = Unset,
+    OnSuccess = Unset,
+> {
+    slots: (If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess),
+    identity: Identity<IfOk::Decided>,
+    _result: PhantomData<fn(&T, &E)>,
+}
+
+/// A hook set with one slot replaced. The slots are a tuple, in the order
+/// of [`HookSet`]'s type parameters (`retry_if`, `retry_after`,
+/// `retry_if_ok`, `retry_after_ok`, `on_retry`, `on_give_up`,
+/// `on_success`): a new slot is one more element.
+macro_rules! with_slot {
+    ($set:expr, |$($slot:ident),*| $slots:expr) => {
+        with_slot!($set, |$($slot),*| $slots, identity = $set.identity)
+    };
+    ($set:expr, |$($slot:ident),*| $slots:expr, identity = $identity:expr) => {{
+        let ($($slot,)*) = $set.slots;
+        HookSet {
+            slots: $slots,
+            identity: $identity,
+            _result: PhantomData,
+        }
+    }};
+}
+
+impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess> Debug
+    for HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HookSet")
+            .field("name", &self.identity.site.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T, E> HookSet<T, E> {
+    /// Hooks that retry every error, no value, and observe nothing.
+    #[inline(always)]
+    #[must_use]
+    pub const fn new() -> Self {
+        HookSet {
+            slots: (Unset, Unset, Unset, Unset, Unset, Unset, Unset),
+            identity: Identity::new(),
+            _result: PhantomData,
+        }
+    }
+}
+
+impl<T, E> Default for HookSet<T, E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The decided type of a hook set whose `retry_if_ok` slot is `IfOk`.
+type DecidedBy<IfOk, T, E> = <IfOk as Judge<T, E>>::Decided;
+
+#[allow(clippy::type_complexity)]
+impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
+    HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
+{
+    /// Retries only the errors for which `predicate` returns `true`.
+    #[inline(always)]
+    pub fn retry_if<F: Fn(&E) -> bool>(
+        self,
+        predicate: F,
+    ) -> HookSet<T, E, Set<F, fn(&F, &E) -> bool>, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> {
+        let hook: Set<F, fn(&F, &E) -> bool> = Set {
+            hook: predicate,
+            call: |f, e| f(e),
+        };
+        with_slot!(self, |_if, after, if_ok, after_ok, on_retry, on_give_up, on_success| (
+            hook, after, if_ok, after_ok, on_retry, on_give_up, on_success
+        ))
+    }
+
+    /// The server's hint for the wait after an error (`Retry-After`).
+    #[inline(always)]
+    pub fn retry_after<F: Fn(&E) -> Option<Duration>>(
+        self,
+        hint: F,
+    ) -> HookSet<T, E, If, Set<F, fn(&F, &E) -> Option<Duration>>, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> {
+        let hook: Set<F, fn(&F, &E) -> Option<Duration>> = Set {
+            hook: hint,
+            call: |f, e| f(e),
+        };
+        with_slot!(self, |retry_if,
+                          _after,
+                          if_ok,
+                          after_ok,
+                          on_retry,
+                          on_give_up,
+                          on_success| (
+            retry_if, hook, if_ok, after_ok, on_retry, on_give_up, on_success
+        ))
+    }
+
+    /// The server's hint for the wait after a pending value.
+    #[inline(always)]
+    pub fn retry_after_ok<F: Fn(&T) -> Option<Duration>>(
+        self,
+        hint: F,
+    ) -> HookSet<T, E, If, After, IfOk, Set<F, fn(&F, &T) -> Option<Duration>>, OnRetry, OnGiveUp, OnSuccess> {
+        let hook: Set<F, fn(&F, &T) -> Option<Duration>> = Set {
+            hook: hint,
+            call: |f, v| f(v),
+        };
+        with_slot!(self, |retry_if,
+                          after,
+                          if_ok,
+                          _after_ok,
+                          on_retry,
+                          on_give_up,
+                          on_success| (
+            retry_if, after, if_ok, hook, on_retry, on_give_up, on_success
+        ))
+    }
+
+    /// Calls `observer` before each wait, with what failed: the error, or
+    /// with `retry_if_ok` the whole result.
+    #[inline(always)]
+    pub fn on_retry<F: Fn(&DecidedBy<IfOk, T, E>, &RetryEvent)>(
+        self,
+        observer: F,
+    ) -> HookSet<T, E, If, After, IfOk, AfterOk, Set<F, fn(&F, &IfOk::Decided, &RetryEvent)>, OnGiveUp, OnSuccess> {
+        let hook: Set<F, fn(&F, &IfOk::Decided, &RetryEvent)> = Set {
+            hook: observer,
+            call: |f, d, event| f(d, event),
+        };
+        with_slot!(self, |retry_if,
+                          after,
+                          if_ok,
+                          after_ok,
+                          _on_retry,
+                          on_give_up,
+                          on_success| (
+            retry_if, after, if_ok, after_ok, hook, on_give_up, on_success
+        ))
+    }
+
+    /// Calls `observer` once when a stop rule ends the call, with the final
+    /// error (or with `retry_if_ok` the final result).
+    #[inline(always)]
+    pub fn on_give_up<F: Fn(&DecidedBy<IfOk, T, E>, &GiveUp)>(
+        self,
+        observer: F,
+    ) -> HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, Set<F, fn(&F, &IfOk::Decided, &GiveUp)>, OnSuccess> {
+        let hook: Set<F, fn(&F, &IfOk::Decided, &GiveUp)> = Set {
+            hook: observer,
+            call: |f, d, event| f(d, event),
+        };
+        with_slot!(self, |retry_if,
+                          after,
+                          if_ok,
+                          after_ok,
+                          on_retry,
+                          _on_give_up,
+                          on_success| (
+            retry_if, after, if_ok, after_ok, on_retry, hook, on_success
+        ))
+    }
+
+    /// Calls `observer` once when the call succeeds.
+    #[inline(always)]
+    pub fn on_success<F: Fn(&Success)>(
+        self,
+        observer: F,
+    ) -> HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, Set<F, fn(&F, &Success)>> {
+        let hook: Set<F, fn(&F, &Success)> = Set {
+            hook: observer,
+            call: |f, event| f(event),
+        };
+        with_slot!(self, |retry_if,
+                          after,
+                          if_ok,
+                          after_ok,
+                          on_retry,
+                          on_give_up,
+                          _on_success| (
+            retry_if, after, if_ok, after_ok, on_retry, on_give_up, hook
+        ))
+    }
+
+    /// Names the retried operation in events and metrics.
+    #[inline(always)]
+    #[must_use]
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.identity.site = Site::Named(name);
+        self
+    }
+
+    /// Names the retried function by its static site (the expansion's).
+    #[inline(always)]
+    #[must_use]
+    pub fn site(mut self, site: &'static CallSite) -> Self {
+        self.identity.site = Site::Static(site);
+        self
+    }
+
+    /// Names a retried method by its static site and the type of its
+    /// `self`, read when the name is first needed.
+    #[inline(always)]
+    #[must_use]
+    pub fn method_site(mut self, site: &'static CallSite, self_type: fn() -> &'static str) -> Self {
+        self.identity.site = Site::Method(site, self_type);
+        self
+    }
+
+    /// Retries failures a retried function below gave up on (`nested =
+    /// retry`).
+    #[inline(always)]
+    #[must_use]
+    pub fn retry_nested(mut self) -> Self {
+        self.identity.retries_nested = true;
+        self
+    }
+
+    /// How to format what failed for tracing, when its type is `Debug`.
+    #[inline(always)]
+    #[must_use]
+    pub fn debug_with(mut self, fmt: Option<DebugFmt<IfOk::Decided>>) -> Self {
+        self.identity.debug = fmt;
+        self
+    }
+
+    /// A zero-sized token of the decided type, for the expansion's `Debug`
+    /// probe.
+    #[inline(always)]
+    pub fn error_type(&self) -> ErrorType<IfOk::Decided> {
+        ErrorType(PhantomData)
+    }
+}
+
+#[allow(clippy::type_complexity)]
+impl<T, E, If, After, AfterOk, OnSuccess> HookSet<T, E, If, After, Unset, AfterOk, Unset, Unset, OnSuccess> {
+    /// Treats the values for which `predicate` returns `true` as pending:
+    /// wait and run the operation again (polling). The observers then see
+    /// the whole `Result`, so this comes before `on_retry` and `on_give_up`.
+    #[inline(always)]
+    pub fn retry_if_ok<F: Fn(&T) -> bool>(
+        self,
+        predicate: F,
+    ) -> HookSet<T, E, If, After, Set<F, fn(&F, &T) -> bool>, AfterOk, Unset, Unset, OnSuccess> {
+        let hook: Set<F, fn(&F, &T) -> bool> = Set {
+            hook: predicate,
+            call: |f, v| f(v),
+        };
+        let identity = self.identity.retyped();
+        with_slot!(
+            self,
+            |retry_if, after, _if_ok, after_ok, on_retry, on_give_up, on_success| (
+                retry_if, after, hook, after_ok, on_retry, on_give_up, on_success
+            ),
+            identity = identity
+        )
+    }
+}
+
+/// The decided type of a hook set, without the bounds its hooks need.
+pub trait DecidedOf {
+    /// The error, or with `retry_if_ok` the whole result.
+    type Decided;
+}
+
+impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess> DecidedOf
+    for HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
+{
+    type Decided = IfOk::Decided;
+}
+
+/// What the driver asks of, and reports to, a hook set.
+pub trait Hooks: DecidedOf {
+    /// The success type.
+    type Ok;
+    /// The error type.
+    type Err;
+    /// Whether `on_success` is set: a first-attempt success reports only
+    /// then (or when metrics record it).
+    const OBSERVES_SUCCESS: bool;
+    /// `Ok` with the result to return, or `Err` with what to decide on.
+    fn judge(&self, result: Result<Self::Ok, Self::Err>) -> Result<Result<Self::Ok, Self::Err>, Self::Decided>;
+    /// What was decided on, returned as the call's result.
+    fn back(decided: Self::Decided) -> Result<Self::Ok, Self::Err>;
+    /// Whether `decided` is worth retrying: a pending value always, an
+    /// error when `retry_if` says so.
+    fn should_retry(&self, decided: &Self::Decided) -> bool;
+    /// The wait the server asked for, if any.
+    fn hint(&self, decided: &Self::Decided) -> Option<Duration>;
+    /// Whether `decided` is a pending value (it asks nothing of a limit).
+    fn is_pending(&self, decided: &Self::Decided) -> bool;
+    /// Called before each wait.
+    fn on_retry(&self, decided: &Self::Decided, event: &RetryEvent);
+    /// Called once when a stop rule ends the call.
+    fn on_give_up(&self, decided: &Self::Decided, event: &GiveUp);
+    /// Called once when the call succeeds.
+    fn on_success(&self, event: &Success);
+    /// Whether `on_retry`, `on_give_up` or `on_success` is set.
+    fn observes(&self) -> bool;
+    /// How to format what failed, when its type is `Debug`.
+    fn debug_fmt(&self) -> Option<DebugFmt<Self::Decided>>;
+    /// The operation's site.
+    fn site(&self) -> Site;
+    /// The operation's name, for events.
+    fn function_name(&self) -> &'static str {
+        self.site().name()
+    }
+    /// Whether failures a retried function below gave up on are retried.
+    fn retries_nested(&self) -> bool;
+}
+
+impl<T, E, D, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> Hooks
+    for HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
 where
+    IfOk: Judge<T, E, Decided = D>,
     If: for<'a> Slot<&'a E, bool>,
     After: for<'a> Slot<&'a E, Option<Duration>>,
-    OnRetry: for<'a, 'b> Slot<(&'a E, &'b RetryEvent), ()>,
-    OnGiveUp: for<'a, 'b> Slot<(&'a E, &'b GiveUp), ()>,
+    AfterOk: for<'a> Slot<&'a T, Option<Duration>>,
+    OnRetry: for<'a, 'b> Slot<(&'a D, &'b RetryEvent), ()>,
+    OnGiveUp: for<'a, 'b> Slot<(&'a D, &'b GiveUp), ()>,
     OnSuccess: for<'a> Slot<&'a Success, ()>,
 {
+    type Ok = T;
+    type Err = E;
     const OBSERVES_SUCCESS: bool = OnSuccess::IS_SET;
 
     #[inline(always)]
-    fn should_retry(&self, error: &E) -> bool {
-        self.retry_if.call_or(error, true)
+    fn judge(&self, result: Result<T, E>) -> Result<Result<T, E>, D> {
+        self.slots.2.judge(result)
+    }
+
+    #[inline(always)]
+    fn back(decided: D) -> Result<T, E> {
+        IfOk::back(decided)
+    }
+
+    #[inline(always)]
+    fn should_retry(&self, decided: &D) -> bool {
+        match IfOk::view(decided) {
+            Ok(_) => true,
+            Err(error) => self.slots.0.call_or(error, true),
+        }
+    }
+
+    #[inline(always)]
+    fn hint(&self, decided: &D) -> Option<Duration> {
+        match IfOk::view(decided) {
+            Ok(value) => self.slots.3.call_or(value, None),
+            Err(error) => self.slots.1.call_or(error, None),
+        }
+    }
+
+    #[inline(always)]
+    fn is_pending(&self, decided: &D) -> bool {
+        IfOk::view(decided).is_ok()
+    }
+
+    #[inline(always)]
+    fn on_retry(&self, decided: &D, event: &RetryEvent) {
+        self.slots.4.call_or((decided, event), ());
+    }
+
+    #[inline(always)]
+    fn on_give_up(&self, decided: &D, event: &GiveUp) {
+        self.slots.5.call_or((decided, event), ());
     }
 
     #[inline(always)]
     fn on_success(&self, event: &Success) {
-        self.on_success.call_or(event, ());
-    }
-
-    #[inline(always)]
-    fn hint(&self, error: &E) -> Option<Duration> {
-        self.retry_after.call_or(error, None)
-    }
-
-    #[inline(always)]
-    fn on_retry(&self, error: &E, event: &RetryEvent) {
-        self.on_retry.call_or((error, event), ());
-    }
-
-    #[inline(always)]
-    fn on_give_up(&self, error: &E, event: &GiveUp) {
-        self.on_give_up.call_or((error, event), ());
-    }
-
-    #[inline(always)]
-    fn debug_fmt(&self) -> Option<DebugFmt<E>> {
-        self.debug
-    }
-
-    #[inline(always)]
-    fn site(&self) -> Site {
-        self.site
+        self.slots.6.call_or(event, ());
     }
 
     #[inline(always)]
@@ -514,47 +588,68 @@ where
     }
 
     #[inline(always)]
+    fn debug_fmt(&self) -> Option<DebugFmt<D>> {
+        self.identity.debug
+    }
+
+    #[inline(always)]
+    fn site(&self) -> Site {
+        self.identity.site
+    }
+
+    #[inline(always)]
     fn retries_nested(&self) -> bool {
-        self.retries_nested
+        self.identity.retries_nested
     }
 }
 
-impl<E, T: Hooks<E>> Hooks<E> for &T {
+impl<H: DecidedOf> DecidedOf for &H {
+    type Decided = H::Decided;
+}
+
+impl<H: Hooks> Hooks for &H {
+    type Ok = H::Ok;
+    type Err = H::Err;
+    const OBSERVES_SUCCESS: bool = H::OBSERVES_SUCCESS;
+
     #[inline(always)]
-    fn should_retry(&self, error: &E) -> bool {
-        (**self).should_retry(error)
+    fn judge(&self, result: Result<H::Ok, H::Err>) -> Result<Result<H::Ok, H::Err>, H::Decided> {
+        (**self).judge(result)
     }
 
     #[inline(always)]
-    fn hint(&self, error: &E) -> Option<Duration> {
-        (**self).hint(error)
+    fn back(decided: H::Decided) -> Result<H::Ok, H::Err> {
+        H::back(decided)
     }
 
     #[inline(always)]
-    fn on_retry(&self, error: &E, event: &RetryEvent) {
-        (**self).on_retry(error, event);
+    fn should_retry(&self, decided: &H::Decided) -> bool {
+        (**self).should_retry(decided)
     }
 
     #[inline(always)]
-    fn on_give_up(&self, error: &E, event: &GiveUp) {
-        (**self).on_give_up(error, event);
+    fn hint(&self, decided: &H::Decided) -> Option<Duration> {
+        (**self).hint(decided)
     }
 
     #[inline(always)]
-    fn debug_fmt(&self) -> Option<DebugFmt<E>> {
-        (**self).debug_fmt()
+    fn is_pending(&self, decided: &H::Decided) -> bool {
+        (**self).is_pending(decided)
+    }
+
+    #[inline(always)]
+    fn on_retry(&self, decided: &H::Decided, event: &RetryEvent) {
+        (**self).on_retry(decided, event);
+    }
+
+    #[inline(always)]
+    fn on_give_up(&self, decided: &H::Decided, event: &GiveUp) {
+        (**self).on_give_up(decided, event);
     }
 
     #[inline(always)]
     fn on_success(&self, event: &Success) {
         (**self).on_success(event);
-    }
-
-    const OBSERVES_SUCCESS: bool = T::OBSERVES_SUCCESS;
-
-    #[inline(always)]
-    fn site(&self) -> Site {
-        (**self).site()
     }
 
     #[inline(always)]
@@ -563,60 +658,93 @@ impl<E, T: Hooks<E>> Hooks<E> for &T {
     }
 
     #[inline(always)]
+    fn debug_fmt(&self) -> Option<DebugFmt<H::Decided>> {
+        (**self).debug_fmt()
+    }
+
+    #[inline(always)]
+    fn site(&self) -> Site {
+        (**self).site()
+    }
+
+    #[inline(always)]
     fn retries_nested(&self) -> bool {
         (**self).retries_nested()
     }
 }
 
-/// How an error of type `E` is formatted with `{:?}`.
-pub type DebugFmt<E> = fn(&E, &mut fmt::Formatter<'_>) -> fmt::Result;
+/// A zero-sized token of a type (see [`HookSet::error_type`]).
+pub struct ErrorType<D>(PhantomData<fn(&D)>);
 
-/// A zero-sized token of an error type (see [`HookSet::error_type`]).
-#[doc(hidden)]
-pub struct ErrorType<E>(PhantomData<fn(&E)>);
-
-impl<E> ErrorType<E> {
-    /// The token.
-    #[inline(always)]
-    pub(crate) fn new() -> Self {
-        ErrorType(PhantomData)
-    }
-}
-
-impl<E> Debug for ErrorType<E> {
+impl<D> Debug for ErrorType<D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ErrorType")
     }
 }
 
 /// Autoref-specialised `Debug` probe used by `#[retry]` expansions:
-/// `(&&DebugProbe(hooks.error_type())).debug_fmt()` is `Some(<E as
-/// Debug>::fmt)` when `E: Debug` and `None` otherwise, without an `E: Debug`
-/// bound and without touching a value of `E`.
-#[doc(hidden)]
+/// `(&&DebugProbe(hooks.error_type())).debug_fmt()` is `Some(<D as
+/// Debug>::fmt)` when `D: Debug` and `None` otherwise, without a `D: Debug`
+/// bound.
 #[derive(Debug)]
-pub struct DebugProbe<E>(pub ErrorType<E>);
+pub struct DebugProbe<D>(pub ErrorType<D>);
 
-#[doc(hidden)]
-pub trait ProbeDebug<E> {
-    fn debug_fmt(&self) -> Option<DebugFmt<E>>;
+/// The probe's answer when the type is `Debug`.
+pub trait ProbeDebug<D> {
+    /// `Some(<D as Debug>::fmt)`.
+    fn debug_fmt(&self) -> Option<DebugFmt<D>>;
 }
 
-impl<E: Debug> ProbeDebug<E> for &DebugProbe<E> {
+impl<D: Debug> ProbeDebug<D> for &DebugProbe<D> {
     #[inline(always)]
-    fn debug_fmt(&self) -> Option<DebugFmt<E>> {
-        Some(<E as Debug>::fmt)
+    fn debug_fmt(&self) -> Option<DebugFmt<D>> {
+        Some(<D as Debug>::fmt)
     }
 }
 
-#[doc(hidden)]
-pub trait ProbeOpaque<E> {
-    fn debug_fmt(&self) -> Option<DebugFmt<E>>;
+/// The probe's answer otherwise.
+pub trait ProbeOpaque<D> {
+    /// `None`.
+    fn debug_fmt(&self) -> Option<DebugFmt<D>>;
 }
 
-impl<E> ProbeOpaque<E> for &&DebugProbe<E> {
+impl<D> ProbeOpaque<D> for &&DebugProbe<D> {
     #[inline(always)]
-    fn debug_fmt(&self) -> Option<DebugFmt<E>> {
+    fn debug_fmt(&self) -> Option<DebugFmt<D>> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{HookSet, Hooks};
+    use std::time::Duration;
+
+    /// One set judges values and errors: a pending value is retried with
+    /// its own hint, an error by `retry_if` with its own.
+    #[test]
+    fn one_set_judges_values_and_errors() {
+        let hooks = HookSet::<&str, u16>::new()
+            .retry_if(|status| *status >= 500)
+            .retry_after(|_| Some(Duration::from_secs(1)))
+            .retry_if_ok(|state| *state == "running")
+            .retry_after_ok(|_| Some(Duration::from_secs(2)));
+        assert!(hooks.judge(Ok("done")).is_ok());
+        assert!(hooks.judge(Ok("running")).is_err());
+        assert_eq!(hooks.hint(&Ok("running")), Some(Duration::from_secs(2)));
+        assert_eq!(hooks.hint(&Err(503)), Some(Duration::from_secs(1)));
+        assert!(hooks.should_retry(&Ok("running")));
+        assert!(!hooks.should_retry(&Err(404)));
+        assert!(hooks.is_pending(&Ok("running")) && !hooks.is_pending(&Err(503)));
+    }
+
+    /// Without `retry_if_ok` the decision sees the error alone.
+    #[test]
+    fn without_retry_if_ok_errors_are_decided() {
+        let hooks = HookSet::<u8, u16>::new().name("fetch");
+        assert_eq!(hooks.judge(Err(503)).err(), Some(503));
+        assert!(!hooks.is_pending(&503));
+        assert_eq!(hooks.function_name(), "fetch");
+        assert_eq!(format!("{hooks:?}"), "HookSet { name: \"fetch\", .. }");
     }
 }

@@ -1,11 +1,9 @@
 //! The run loop: the hooks, the decision after each attempt, the driver that every front end (the attribute sync and async, the builder) runs, and what an attempt sees (its context, the call chain of nested retries).
 
-pub(crate) mod async_loop;
 pub(crate) mod attempt;
 pub(crate) mod decide;
+pub(crate) mod driver;
 pub(crate) mod hooks;
 pub(crate) mod invocation;
 pub(crate) mod nested;
-pub(crate) mod poll;
 pub(crate) mod result;
-pub(crate) mod sync_loop;

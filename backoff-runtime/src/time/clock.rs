@@ -9,9 +9,10 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Which clock a retry loop reads. Chosen once when the loop starts; a byte,
-/// so it fits in the padding of the loop's state.
+/// so it fits in the padding of the loop's state. Named by the expansion
+/// through `__private`; not public API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ClockKind {
+pub enum ClockKind {
     /// The virtual clock of `testing::VirtualClock` if installed, else std.
     Sync,
     /// `std::time::Instant`.
@@ -51,6 +52,38 @@ const CLOCK_SHIFT: u32 = 62;
 const FIRST_FAILURE_BIT: u64 = 1 << 61;
 const START_MASK: u64 = FIRST_FAILURE_BIT - 1;
 const NO_START: u64 = START_MASK;
+
+/// How far a deadline that cannot be represented is put: 30 years, as
+/// tokio does for its own far future.
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// An instant of any clock, for [`far_deadline`].
+pub(crate) trait Moment: Copy {
+    /// `self + by`, when representable.
+    fn checked_add(self, by: Duration) -> Option<Self>;
+}
+
+impl Moment for Instant {
+    fn checked_add(self, by: Duration) -> Option<Self> {
+        Instant::checked_add(&self, by)
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Moment for tokio::time::Instant {
+    fn checked_add(self, by: Duration) -> Option<Self> {
+        tokio::time::Instant::checked_add(&self, by)
+    }
+}
+
+/// The one far-deadline rule: `now + wait`, or 30 years from now when that
+/// is not representable (a `max_backoff` of `Duration::MAX` and a huge
+/// `Retry-After`, or a `max_elapsed` of centuries): never an overflow panic.
+pub(crate) fn far_deadline<M: Moment>(now: M, wait: Duration) -> M {
+    now.checked_add(wait)
+        .or_else(|| now.checked_add(FAR_FUTURE))
+        .unwrap_or(now)
+}
 
 /// The anchor of every [`Timeline`] instant.
 fn anchor() -> Instant {

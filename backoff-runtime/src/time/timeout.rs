@@ -2,6 +2,8 @@
 
 use core::fmt;
 use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
 use core::time::Duration;
 
 use crate::run::result::RetryResult;
@@ -85,33 +87,97 @@ where
 pub trait TimeoutSupport {}
 
 #[cfg(feature = "tokio")]
-impl TimeoutSupport for crate::run::async_loop::TokioSleeper {}
+impl TimeoutSupport for crate::time::sleep::DefaultSleep {}
 
-/// Runs one attempt with a time limit; a timed-out attempt returns
-/// `on_elapsed()`. An attempt with no time at all (`max_elapsed` already
-/// reached when it would start) is not started: it is timed out unpolled.
+/// An attempt under a time limit: tokio's `Timeout`.
 #[cfg(feature = "tokio")]
-pub async fn with_timeout<S, R, F>(limit: Duration, attempt: F, on_elapsed: fn() -> R) -> R
-where
-    S: TimeoutSupport,
-    F: Future<Output = R>,
-{
-    if limit.is_zero() {
-        return on_elapsed();
-    }
-    match tokio::time::timeout(limit, attempt).await {
-        Ok(result) => result,
-        Err(_) => on_elapsed(),
+type LimitedAttempt<Fut> = tokio::time::Timeout<Fut>;
+
+/// Without tokio no attempt is limited (`timeout` needs tokio, so none is
+/// ever built).
+#[cfg(not(feature = "tokio"))]
+type LimitedAttempt<Fut> = Unlimited<Fut>;
+
+#[cfg(not(feature = "tokio"))]
+pin_project_lite::pin_project! {
+    /// Without a timer, an attempt runs unlimited.
+    #[derive(Debug)]
+    pub struct Unlimited<Fut> {
+        #[pin]
+        future: Fut,
     }
 }
 
-/// Without the `tokio` feature, `S: TimeoutSupport` cannot hold, so this does
-/// not compile in a user's crate: the error names the missing feature.
 #[cfg(not(feature = "tokio"))]
-pub async fn with_timeout<S, R, F>(_limit: Duration, attempt: F, _on_elapsed: fn() -> R) -> R
-where
-    S: TimeoutSupport,
-    F: Future<Output = R>,
-{
-    attempt.await
+impl<Fut: Future> Future for Unlimited<Fut> {
+    type Output = Result<Fut::Output, Elapsed>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().future.poll(cx).map(Ok)
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// One attempt, under its time limit when it has one: the one per-attempt
+    /// timeout of the attribute and the builder.
+    #[project = TimedProj]
+    #[derive(Debug)]
+    pub enum Timed<Fut, R> {
+        /// No limit.
+        Unlimited { #[pin] attempt: Fut },
+        /// Limited; a timed-out attempt returns `on_elapsed()`.
+        Limited { #[pin] attempt: LimitedAttempt<Fut>, on_elapsed: fn() -> R },
+        /// No time left before `max_elapsed`: not started, timed out unpolled.
+        NotStarted { on_elapsed: fn() -> R },
+    }
+}
+
+impl<Fut: Future, R> Timed<Fut, R> {
+    /// `attempt` without a limit.
+    #[inline(always)]
+    pub fn unlimited(attempt: Fut) -> Self {
+        Timed::Unlimited { attempt }
+    }
+
+    /// `attempt` limited to `limit` (not started when `limit` is zero).
+    #[inline]
+    pub(crate) fn limited(limit: Duration, attempt: Fut, on_elapsed: fn() -> R) -> Self {
+        if limit.is_zero() {
+            return Timed::NotStarted { on_elapsed };
+        }
+        #[cfg(feature = "tokio")]
+        let attempt = tokio::time::timeout(limit, attempt);
+        #[cfg(not(feature = "tokio"))]
+        let attempt = Unlimited { future: attempt };
+        Timed::Limited { attempt, on_elapsed }
+    }
+}
+
+/// One attempt of the attribute's async loop under `timeout = ...`, limited
+/// to `limit`. `S` carries the bound that names a missing `tokio` feature.
+#[inline(always)]
+pub fn with_timeout<S: TimeoutSupport, R, Fut: Future>(
+    limit: Duration,
+    attempt: Fut,
+    on_elapsed: fn() -> R,
+) -> Timed<Fut, R> {
+    Timed::limited(limit, attempt, on_elapsed)
+}
+
+impl<Fut: Future<Output = R>, R> Future for Timed<Fut, R> {
+    type Output = R;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
+        match self.project() {
+            TimedProj::Unlimited { attempt } => attempt.poll(cx),
+            TimedProj::Limited { attempt, on_elapsed } => match attempt.poll(cx) {
+                Poll::Ready(Ok(result)) => Poll::Ready(result),
+                Poll::Ready(Err(_)) => Poll::Ready(on_elapsed()),
+                Poll::Pending => Poll::Pending,
+            },
+            TimedProj::NotStarted { on_elapsed } => Poll::Ready(on_elapsed()),
+        }
+    }
 }

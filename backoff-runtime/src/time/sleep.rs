@@ -1,0 +1,231 @@
+//! How a loop waits between attempts: one blocking abstraction
+//! ([`BlockingSleep`]) and one async one ([`Timer`]), each implemented by
+//! the default sleep ([`DefaultSleep`]: `std::thread::sleep` or the test's
+//! virtual clock when blocking, tokio's timer when awaited) and by the
+//! user's `sleep = ...` ([`CustomSleep`]). The sleep also says which clock
+//! `max_elapsed` is measured on.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use core::time::Duration;
+
+use crate::time::clock::ClockKind;
+
+/// The default sleep: `std::thread::sleep` (or the thread's
+/// [`VirtualClock`](crate::testing::VirtualClock)) for blocking loops,
+/// tokio's timer for async ones: one boxed `Sleep`, allocated on the first
+/// wait and reset for the next ones.
+#[derive(Debug, Default)]
+pub struct DefaultSleep {
+    #[cfg(feature = "tokio")]
+    tokio: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl DefaultSleep {
+    /// The default sleep; allocates nothing until the first async wait.
+    #[inline(always)]
+    #[must_use]
+    pub fn new() -> Self {
+        DefaultSleep::default()
+    }
+}
+
+/// The user's `sleep = ...`: `Fn(Duration)` for blocking loops,
+/// `Fn(Duration) -> impl Future` for async ones (the future's output is
+/// ignored, so `async_io::Timer::after` fits).
+#[derive(Clone, Copy, Debug)]
+pub struct CustomSleep<F>(F);
+
+impl<F> CustomSleep<F> {
+    /// Wraps the user's sleep.
+    #[inline(always)]
+    pub fn new(sleep: F) -> Self {
+        CustomSleep(sleep)
+    }
+}
+
+/// The `sleep = ...` of a sync function, checked here, once, to be a
+/// `Fn(Duration)`.
+#[inline(always)]
+pub fn blocking_sleep<F: Fn(Duration)>(sleep: F) -> CustomSleep<F> {
+    CustomSleep(sleep)
+}
+
+/// The `sleep = ...` of an async function, checked here, once, to return a
+/// future.
+#[inline(always)]
+pub fn async_sleep<F, Fut>(sleep: F) -> CustomSleep<F>
+where
+    F: Fn(Duration) -> Fut,
+    Fut: SleepFuture,
+{
+    CustomSleep(sleep)
+}
+
+/// What an async function's `sleep = ...` returns: any future (its output is
+/// ignored).
+#[diagnostic::on_unimplemented(
+    message = "`sleep = ...` on an `async fn` must return a future to await, but it returns `{Self}`",
+    label = "this sleep does not return a future",
+    note = "pass your runtime's async sleep, such as `async_io::Timer::after`; a blocking sleep belongs on a sync fn"
+)]
+pub trait SleepFuture: Future {}
+
+impl<F: Future> SleepFuture for F {}
+
+/// How a blocking loop waits, and which clock it measures `max_elapsed` on.
+#[diagnostic::on_unimplemented(
+    message = "the `sleep` of a sync function must be a `Fn(Duration)`",
+    label = "not a blocking sleep",
+    note = "an async sleep (returning a future) belongs on an `async fn`"
+)]
+pub trait BlockingSleep {
+    /// Waits for `wait`.
+    fn sleep(&self, wait: Duration);
+    /// The clock of loops that sleep this way.
+    fn clock(&self) -> ClockKind;
+}
+
+impl BlockingSleep for DefaultSleep {
+    fn sleep(&self, wait: Duration) {
+        #[cfg(any(test, feature = "test-util"))]
+        if crate::testing::virtual_sleep(wait) {
+            return;
+        }
+        std::thread::sleep(wait);
+    }
+
+    #[inline(always)]
+    fn clock(&self) -> ClockKind {
+        ClockKind::Sync
+    }
+}
+
+impl<F: Fn(Duration)> BlockingSleep for CustomSleep<F> {
+    #[inline]
+    fn sleep(&self, wait: Duration) {
+        (self.0)(wait);
+    }
+
+    #[inline(always)]
+    fn clock(&self) -> ClockKind {
+        ClockKind::Std
+    }
+}
+
+/// How an async loop waits, and which clock it measures `max_elapsed` on:
+/// tokio's timer (the default, feature `tokio`) or the user's async sleep.
+#[diagnostic::on_unimplemented(
+    message = "an async retry needs the `tokio` feature of `backoff-runtime`, or an async `sleep`",
+    label = "no timer to wait with",
+    note = "enable the feature: `backoff-runtime = {{ version = \"0.1\", features = [\"tokio\"] }}`, or pass your runtime's sleep: `sleep = async_io::Timer::after`"
+)]
+pub trait Timer {
+    /// What a wait keeps while it is pending (tokio's timer keeps it in
+    /// the timer itself: nothing).
+    type Pending;
+    /// The clock `max_elapsed` is measured on: tokio's (paused or not) when
+    /// the feature is on, so `sleep = tokio::time::sleep` keeps the
+    /// deadline on the clock it advances.
+    const CLOCK: ClockKind;
+    /// Starts a wait of `wait`.
+    fn start(&mut self, wait: Duration) -> Self::Pending;
+    /// Polls the wait started last.
+    fn poll_wait(&mut self, pending: Pin<&mut Self::Pending>, cx: &mut Context<'_>) -> Poll<()>;
+
+    /// A wait of `wait`, to await in place.
+    #[inline(always)]
+    fn sleep(&mut self, wait: Duration) -> Sleeping<'_, Self>
+    where
+        Self: Sized,
+    {
+        let pending = self.start(wait);
+        Sleeping { timer: self, pending }
+    }
+}
+
+/// The clock of async loops.
+#[cfg(feature = "tokio")]
+pub(crate) const ASYNC_CLOCK: ClockKind = ClockKind::Tokio;
+/// The clock of async loops.
+#[cfg(not(feature = "tokio"))]
+pub(crate) const ASYNC_CLOCK: ClockKind = ClockKind::Std;
+
+#[cfg(feature = "tokio")]
+impl Timer for DefaultSleep {
+    type Pending = ();
+    const CLOCK: ClockKind = ClockKind::Tokio;
+
+    /// Resets the boxed `Sleep` (allocated on the first wait). Panics,
+    /// naming the fix, outside a tokio runtime.
+    fn start(&mut self, wait: Duration) {
+        let deadline = crate::time::clock::far_deadline(tokio::time::Instant::now(), wait);
+        match &mut self.tokio {
+            Some(sleep) => sleep.as_mut().reset(deadline),
+            slot @ None => *slot = Some(Box::pin(new_tokio_sleep(deadline))),
+        }
+    }
+
+    #[inline]
+    fn poll_wait(&mut self, _pending: Pin<&mut ()>, cx: &mut Context<'_>) -> Poll<()> {
+        match &mut self.tokio {
+            Some(sleep) => sleep.as_mut().poll(cx),
+            None => Poll::Ready(()),
+        }
+    }
+}
+
+impl<F, Fut> Timer for CustomSleep<F>
+where
+    F: Fn(Duration) -> Fut,
+    Fut: Future,
+{
+    type Pending = Fut;
+    const CLOCK: ClockKind = ASYNC_CLOCK;
+
+    #[inline]
+    fn start(&mut self, wait: Duration) -> Fut {
+        (self.0)(wait)
+    }
+
+    #[inline]
+    fn poll_wait(&mut self, pending: Pin<&mut Fut>, cx: &mut Context<'_>) -> Poll<()> {
+        pending.poll(cx).map(drop)
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// One wait of a [`Timer`], awaited in place.
+    #[derive(Debug)]
+    #[must_use = "a wait does nothing unless awaited"]
+    pub struct Sleeping<'a, Tm: Timer> {
+        timer: &'a mut Tm,
+        #[pin]
+        pending: Tm::Pending,
+    }
+}
+
+impl<Tm: Timer> Future for Sleeping<'_, Tm> {
+    type Output = ();
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.project();
+        this.timer.poll_wait(this.pending, cx)
+    }
+}
+
+/// `tokio::time::sleep_until`, with a panic message that names the fix when
+/// there is no runtime to sleep on.
+#[cfg(feature = "tokio")]
+fn new_tokio_sleep(deadline: tokio::time::Instant) -> tokio::time::Sleep {
+    if tokio::runtime::Handle::try_current().is_err() {
+        panic!(
+            "#[retry] async function failed outside a tokio runtime and cannot sleep before retrying: \
+             call it inside a tokio runtime built with `enable_time()` (e.g. #[tokio::main]), \
+             or give the attribute your runtime's sleep with `sleep = ...`"
+        );
+    }
+    tokio::time::sleep_until(deadline)
+}
