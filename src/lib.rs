@@ -6,6 +6,22 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+#[doc = include_str!("../docs/http.md")]
+#[cfg(doctest)]
+pub struct HttpDoctests;
+
+#[doc = include_str!("../docs/observability.md")]
+#[cfg(doctest)]
+pub struct ObservabilityDoctests;
+
+#[doc = include_str!("../docs/integration.md")]
+#[cfg(doctest)]
+pub struct IntegrationDoctests;
+
+#[doc = include_str!("../docs/testing.md")]
+#[cfg(doctest)]
+pub struct TestingDoctests;
+
 #[doc = include_str!("../docs/jitter-and-budgets.md")]
 #[cfg(doctest)]
 pub struct JitterAndBudgetsDoctests;
