@@ -14,7 +14,7 @@ use crate::run::driver::{Acts, Failure, Loop, NoAction, Step, Waits};
 use crate::run::hooks::{DecidedOf, Hooks};
 use crate::run::nested::NestedAttempt;
 use crate::schedule::policy::Policy;
-use crate::time::sleep::Timer;
+use crate::time::sleep::{AsyncSleepSupport, Timer};
 use crate::time::timeout::Timed;
 
 /// What an awaited retry does before each wait: nothing, or the builder's
@@ -146,7 +146,7 @@ where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
     H: Hooks<Ok = T, Err = E>,
-    S: Timer,
+    S: Timer + AsyncSleepSupport,
     A: AsyncAction<H::Decided>,
     A::Future: Future<Output = ()>,
 {

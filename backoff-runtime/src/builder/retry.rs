@@ -18,6 +18,7 @@ use crate::run::hooks::{HookSet, Hooks, Judge, Set, Unset};
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
 use crate::time::sleep::{BlockingSleep, CustomSleep, DefaultSleep};
+#[cfg(feature = "tokio")]
 use crate::time::timeout::Elapsed;
 
 /// Marks an operation that returns a `Result` (run with [`Retry::call`]).

@@ -18,7 +18,7 @@ use crate::run::hooks::{HookSet, Hooks};
 use crate::run::result::RetryResult;
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
-use crate::time::sleep::{BlockingSleep, Timer};
+use crate::time::sleep::{AsyncSleepSupport, BlockingSleep, Timer};
 
 /// What a loop does after an attempt.
 #[derive(Debug)]
@@ -257,9 +257,9 @@ impl Loop {
 }
 
 /// The clock an async loop sleeping with `timer` measures on. Carries the
-/// [`Timer`] bound, whose message names a missing `tokio` feature.
+/// bound whose message names a missing `tokio` feature.
 #[inline(always)]
-pub fn timer_clock<Tm: Timer>(_timer: &Tm) -> ClockKind {
+pub fn timer_clock<Tm: Timer + AsyncSleepSupport>(_timer: &Tm) -> ClockKind {
     Tm::CLOCK
 }
 

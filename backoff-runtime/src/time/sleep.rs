@@ -47,9 +47,38 @@ impl<F> CustomSleep<F> {
 
 /// The `sleep = ...` of a sync function, checked here, once, to be a
 /// `Fn(Duration)`.
+/// The sleep keeps a function pointer made here, so the loop asks nothing
+/// more of it and a wrong one is reported here alone.
 #[inline(always)]
-pub fn blocking_sleep<F: Fn(Duration)>(sleep: F) -> CustomSleep<F> {
-    CustomSleep(sleep)
+pub fn blocking_sleep<F: Fn(Duration)>(sleep: F) -> CheckedSleep<F> {
+    CheckedSleep {
+        sleep,
+        call: |sleep, wait| sleep(wait),
+    }
+}
+
+/// A sync function's `sleep = ...`, checked by [`blocking_sleep`].
+pub struct CheckedSleep<F> {
+    sleep: F,
+    call: fn(&F, Duration),
+}
+
+impl<F> core::fmt::Debug for CheckedSleep<F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("CheckedSleep")
+    }
+}
+
+impl<F> BlockingSleep for CheckedSleep<F> {
+    #[inline]
+    fn sleep(&self, wait: Duration) {
+        (self.call)(&self.sleep, wait);
+    }
+
+    #[inline(always)]
+    fn clock(&self) -> ClockKind {
+        ClockKind::Std
+    }
 }
 
 /// The `sleep = ...` of an async function, checked here, once, to return a
@@ -114,13 +143,22 @@ impl<F: Fn(Duration)> BlockingSleep for CustomSleep<F> {
     }
 }
 
+/// The bound that reports an async loop without a timer: the default sleep
+/// without the `tokio` feature.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` on an `async fn` (and an awaited `Policy::retry`) needs the `tokio` feature of `backoff-runtime`, or a `sleep = ...` argument",
+    label = "async retry loops sleep with `tokio::time::sleep` unless given `sleep = ...` (`.sleep(...)`)",
+    note = "enable the feature: `backoff-runtime = {{ version = \"0.1\", features = [\"tokio\"] }}`, or pass your runtime's sleep: `#[retry(sleep = async_io::Timer::after)]`"
+)]
+pub trait AsyncSleepSupport {}
+
+#[cfg(feature = "tokio")]
+impl AsyncSleepSupport for DefaultSleep {}
+
+impl<F> AsyncSleepSupport for CustomSleep<F> {}
+
 /// How an async loop waits, and which clock it measures `max_elapsed` on:
 /// tokio's timer (the default, feature `tokio`) or the user's async sleep.
-#[diagnostic::on_unimplemented(
-    message = "an async retry needs the `tokio` feature of `backoff-runtime`, or an async `sleep`",
-    label = "no timer to wait with",
-    note = "enable the feature: `backoff-runtime = {{ version = \"0.1\", features = [\"tokio\"] }}`, or pass your runtime's sleep: `sleep = async_io::Timer::after`"
-)]
 pub trait Timer {
     /// What a wait keeps while it is pending (tokio's timer keeps it in
     /// the timer itself: nothing).
@@ -173,6 +211,24 @@ impl Timer for DefaultSleep {
             Some(sleep) => sleep.as_mut().poll(cx),
             None => Poll::Ready(()),
         }
+    }
+}
+
+/// Without the `tokio` feature the default sleep cannot wait: no loop can
+/// get here, since [`AsyncSleepSupport`] does not hold and the attribute's
+/// expansion does not compile; the impl exists so that the one error a
+/// user sees is the missing feature.
+#[cfg(not(feature = "tokio"))]
+impl Timer for DefaultSleep {
+    type Pending = ();
+    const CLOCK: ClockKind = ClockKind::Std;
+
+    fn start(&mut self, _wait: Duration) {
+        panic!("backoff-runtime was built without the `tokio` feature")
+    }
+
+    fn poll_wait(&mut self, _pending: Pin<&mut ()>, _cx: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
     }
 }
 
