@@ -203,7 +203,7 @@ impl Generator<'_> {
             // attempt (no `E: From<Elapsed>`) points there.
             let timed_out = respan(quote!(#private::timed_out_result()), limit.key_span);
             let with_timeout = respan(
-                quote!(#private::with_timeout::<#private::DefaultSleep, _, _>),
+                quote!(#private::with_timeout::<#private::TokioTimer, _, _>),
                 limit.key_span,
             );
             let limit = duration_tokens(limit.value, private);
@@ -219,7 +219,7 @@ impl Generator<'_> {
         let timer = local("timer");
         let timer_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
             Some(custom) => respan(quote!(#private::async_sleep(#custom)), custom.span()),
-            None => quote!(#private::DefaultSleep::new()),
+            None => quote!(#private::TokioTimer::new()),
         };
         let sleep_value = quote!(#private::Timer::sleep(&mut #timer, #wait));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
@@ -306,7 +306,7 @@ impl Generator<'_> {
         let sleeper = local("sleeper");
         let sleeper_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
             Some(custom) => quote!(#private::blocking_sleep(#custom)),
-            None => quote!(#private::DefaultSleep::new()),
+            None => quote!(#private::DefaultSleep),
         };
         let attempts_value = attempts.map(|attempts| {
             quote! {

@@ -476,7 +476,7 @@ pub mod __private {
     pub use crate::run::nested::{NestedAttempt, enter_attempt};
     pub use crate::run::result::RetryResult;
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
-    pub use crate::time::sleep::{BlockingSleep, DefaultSleep, Timer, async_sleep, blocking_sleep};
+    pub use crate::time::sleep::{BlockingSleep, DefaultSleep, Timer, TokioTimer, async_sleep, blocking_sleep};
     pub use crate::time::timeout::{FromElapsed, TimeoutSupport, timed_out_result, with_timeout};
     pub use core::time::Duration;
 

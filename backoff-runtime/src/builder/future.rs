@@ -14,7 +14,7 @@ use crate::run::driver::{Acts, Failure, Loop, NoAction, Step, Waits};
 use crate::run::hooks::{DecidedOf, Hooks};
 use crate::run::nested::NestedAttempt;
 use crate::schedule::policy::Policy;
-use crate::time::sleep::{AsyncSleepSupport, Timer};
+use crate::time::sleep::{AsyncSleepSupport, IntoTimer, Timer};
 use crate::time::timeout::Timed;
 
 /// What an awaited retry does before each wait: nothing, or the builder's
@@ -59,6 +59,8 @@ pub trait Parts {
     type Action;
     /// What a failed attempt hands the decision.
     type Decided;
+    /// Where the failure an action runs on is kept.
+    type Kept;
     /// What a pending wait keeps.
     type Pending;
     /// The action's future.
@@ -67,39 +69,56 @@ pub trait Parts {
     type Output;
 }
 
-impl<K, T, E, H: DecidedOf, S: Timer, A: ActionFuture> Parts for Keys<K, T, E, H, S, A> {
+impl<K, T, E, H: DecidedOf, S: IntoTimer, A: ActionFuture> Parts for Keys<K, T, E, H, S, A> {
     type Hooks = H;
-    type Timer = S;
+    type Timer = S::Timer;
     type Action = A;
     type Decided = H::Decided;
-    type Pending = S::Pending;
+    type Kept = A::Kept<H::Decided>;
+    type Pending = <S::Timer as Timer>::Pending;
     type ActionFuture = A::Future;
     type Output = Result<T, E>;
 }
 
-/// The future type of an action, without its bounds.
+/// The future type of an action, and where the failure it acts on is kept
+/// while it runs, without their bounds.
 pub trait ActionFuture {
     /// The future.
     type Future;
+    /// Where the failure is kept: nowhere without an action.
+    type Kept<D>: Default;
+    /// Keeps `failure` while the action runs.
+    fn keep<D>(kept: &mut Self::Kept<D>, failure: Failure<D>);
+    /// The failure kept.
+    fn take<D>(kept: &mut Self::Kept<D>) -> Option<Failure<D>>;
 }
 
 impl ActionFuture for NoAction {
     type Future = Ready<()>;
+    type Kept<D> = ();
+
+    #[inline(always)]
+    fn keep<D>(_kept: &mut (), _failure: Failure<D>) {}
+
+    #[inline(always)]
+    fn take<D>(_kept: &mut ()) -> Option<Failure<D>> {
+        None
+    }
 }
 
 impl<F, Fut> ActionFuture for Action<F, Fut> {
     type Future = Fut;
-}
+    type Kept<D> = Option<Failure<D>>;
 
-/// What the future is doing between polls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    /// Running an attempt (or about to start the first).
-    Attempting,
-    /// Running `before_retry`.
-    Acting,
-    /// Waiting before the next attempt.
-    Sleeping,
+    #[inline(always)]
+    fn keep<D>(kept: &mut Option<Failure<D>>, failure: Failure<D>) {
+        *kept = Some(failure);
+    }
+
+    #[inline(always)]
+    fn take<D>(kept: &mut Option<Failure<D>>) -> Option<Failure<D>> {
+        kept.take()
+    }
 }
 
 pin_project_lite::pin_project! {
@@ -118,10 +137,7 @@ pin_project_lite::pin_project! {
         timer: C::Timer,
         timeout: Option<(Duration, fn() -> C::Output)>,
         driver: Loop,
-        phase: Phase,
-        started: bool,
-        failure: Option<Failure<C::Decided>>,
-        wait: Duration,
+        failure: C::Kept,
         #[pin]
         attempt: Option<NestedAttempt<Timed<Fut, C::Output>>>,
         #[pin]
@@ -136,7 +152,7 @@ impl<Op, Fut, C: Parts> core::fmt::Debug for RetryFuture<'_, Op, Fut, C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("RetryFuture")
             .field("policy", self.policy)
-            .field("phase", &self.phase)
+            .field("waiting", &self.sleeping.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -146,7 +162,7 @@ where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
     H: Hooks<Ok = T, Err = E>,
-    S: Timer + AsyncSleepSupport,
+    S: IntoTimer<Timer: AsyncSleepSupport>,
     A: AsyncAction<H::Decided>,
     A::Future: Future<Output = ()>,
 {
@@ -162,13 +178,10 @@ where
             op: self.op,
             hooks: self.keys.hooks,
             action: self.keys.action,
-            timer: self.keys.sleep,
+            timer: self.keys.sleep.into_timer(),
             timeout: self.keys.timeout,
-            driver: Loop::start(S::CLOCK, self.policy, self.budget, needs_start),
-            phase: Phase::Attempting,
-            started: false,
-            failure: None,
-            wait: Duration::ZERO,
+            driver: Loop::start(<S::Timer as Timer>::CLOCK, self.policy, self.budget, needs_start),
+            failure: Default::default(),
             attempt: None,
             acting: None,
             sleeping: None,
@@ -182,92 +195,71 @@ where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
     H: Hooks<Ok = T, Err = E>,
-    S: Timer,
+    S: IntoTimer,
     A: AsyncAction<H::Decided>,
     A::Future: Future<Output = ()>,
 {
     type Output = Result<T, E>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let policy: &Policy = this.policy;
         let budget = *this.budget;
         loop {
-            match *this.phase {
-                Phase::Attempting => {
-                    if !*this.started {
-                        let attempt = match *this.timeout {
-                            None => Timed::unlimited((this.op)()),
-                            Some((limit, on_elapsed)) => {
-                                let limit = this.driver.attempt_limit(policy, limit);
-                                Timed::limited(limit, (this.op)(), on_elapsed)
-                            }
-                        };
-                        this.attempt.set(Some(NestedAttempt::new(attempt)));
-                        *this.started = true;
-                    }
-                    let Some(attempt) = this.attempt.as_mut().as_pin_mut() else {
-                        return Poll::Pending;
-                    };
-                    let result = ready!(attempt.poll(cx));
-                    // A finished attempt is dropped when the next one starts,
-                    // or with this future: nothing more on the happy path.
-                    let hooks = &*this.hooks;
-                    if <A as AsyncAction<H::Decided>>::SET {
-                        match this.driver.step::<Acts, _, _, _>(policy, budget, result, |_| hooks) {
-                            Step::Return(result) => return Poll::Ready(result),
-                            Step::Retry(failure) => {
-                                this.attempt.set(None);
-                                let acting = this.action.start(failure.decided(), failure.event());
-                                this.acting.set(Some(acting));
-                                *this.failure = Some(failure);
-                                *this.phase = Phase::Acting;
-                            }
+            if let Some(attempt) = this.attempt.as_mut().as_pin_mut() {
+                let result = ready!(attempt.poll(cx));
+                // A finished attempt is dropped when the next one starts, or
+                // with this future: nothing more on the happy path.
+                let hooks = &*this.hooks;
+                if A::SET {
+                    match this.driver.step::<Acts, _, _, _>(policy, budget, result, |_| hooks) {
+                        Step::Return(result) => return Poll::Ready(result),
+                        Step::Retry(failure) => {
+                            this.attempt.set(None);
+                            this.acting
+                                .set(Some(this.action.start(failure.decided(), failure.event())));
+                            A::keep(this.failure, failure);
                         }
-                    } else {
-                        match this.driver.step::<Waits, _, _, _>(policy, budget, result, |_| hooks) {
-                            Step::Return(result) => return Poll::Ready(result),
-                            Step::Retry(wait) => {
-                                this.attempt.set(None);
-                                *this.wait = wait;
-                                *this.phase = Phase::Sleeping;
-                            }
+                    }
+                } else {
+                    match this.driver.step::<Waits, _, _, _>(policy, budget, result, |_| hooks) {
+                        Step::Return(result) => return Poll::Ready(result),
+                        Step::Retry(wait) => {
+                            this.attempt.set(None);
+                            this.sleeping.set(Some(this.timer.start(wait)));
                         }
                     }
                 }
-                Phase::Acting => {
-                    if let Some(acting) = this.acting.as_mut().as_pin_mut() {
-                        ready!(acting.poll(cx));
-                    }
-                    this.acting.set(None);
-                    let Some(failure) = this.failure.take() else {
-                        return Poll::Pending;
-                    };
+            }
+            if A::SET
+                && let Some(acting) = this.acting.as_mut().as_pin_mut()
+            {
+                ready!(acting.poll(cx));
+                this.acting.set(None);
+                if let Some(failure) = A::take(this.failure) {
                     let hooks = &*this.hooks;
                     match this
                         .driver
                         .after_action::<Result<T, E>, _, _>(policy, failure, |_| hooks)
                     {
                         Step::Return(result) => return Poll::Ready(result),
-                        Step::Retry(wait) => {
-                            *this.wait = wait;
-                            *this.phase = Phase::Sleeping;
-                        }
+                        Step::Retry(wait) => this.sleeping.set(Some(this.timer.start(wait))),
                     }
-                }
-                Phase::Sleeping => {
-                    if this.sleeping.is_none() {
-                        let pending = this.timer.start(*this.wait);
-                        this.sleeping.set(Some(pending));
-                    }
-                    if let Some(pending) = this.sleeping.as_mut().as_pin_mut() {
-                        ready!(this.timer.poll_wait(pending, cx));
-                    }
-                    this.sleeping.set(None);
-                    *this.started = false;
-                    *this.phase = Phase::Attempting;
                 }
             }
+            if let Some(pending) = this.sleeping.as_mut().as_pin_mut() {
+                ready!(this.timer.poll_wait(pending, cx));
+                this.sleeping.set(None);
+            }
+            let attempt = match *this.timeout {
+                None => Timed::unlimited((this.op)()),
+                Some((limit, on_elapsed)) => {
+                    let limit = this.driver.attempt_limit(policy, limit);
+                    Timed::limited(limit, (this.op)(), on_elapsed)
+                }
+            };
+            this.attempt.set(Some(NestedAttempt::new(attempt)));
         }
     }
 }

@@ -148,7 +148,7 @@ impl<K, T, E> Fresh<K, T, E> {
     fn new() -> Self {
         Keys {
             hooks: HookSet::new(),
-            sleep: DefaultSleep::new(),
+            sleep: DefaultSleep,
             action: NoAction,
             timeout: None,
             _kind: PhantomData,

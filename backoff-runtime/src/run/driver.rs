@@ -192,8 +192,17 @@ impl Loop {
         B: FnOnce(HookSet<R::Ok, R::Err>) -> H,
         H: Hooks<Ok = R::Ok, Err = R::Err>,
     {
+        let result = match result.into_result() {
+            // Without `retry_if_ok` an `Ok` is a success: the hooks are
+            // built only if the success is reported.
+            Ok(value) if !H::JUDGES_VALUES => {
+                self.state.success(budget, || hooks(HookSet::new()));
+                return Step::Return(R::from_result(Ok(value)));
+            }
+            result => result,
+        };
         let hooks = hooks(HookSet::new());
-        match hooks.judge(result.into_result()) {
+        match hooks.judge(result) {
             Ok(done) => {
                 self.state.success(budget, || &hooks);
                 Step::Return(R::from_result(done))
@@ -318,8 +327,17 @@ where
     S: BlockingSleep,
     A: BlockingAction<H::Decided>,
 {
+    let first = match first.into_result() {
+        // Without `retry_if_ok` an `Ok` is a success: the hooks are built
+        // only if the success is reported.
+        Ok(value) if !H::JUDGES_VALUES => {
+            RetryState::first_success(budget, sleeper.clock(), start, || hooks(HookSet::new()));
+            return R::from_result(Ok(value));
+        }
+        first => first,
+    };
     let hooks = hooks(HookSet::new());
-    match hooks.judge(first.into_result()) {
+    match hooks.judge(first) {
         Ok(done) => {
             RetryState::first_success(budget, sleeper.clock(), start, || &hooks);
             R::from_result(done)

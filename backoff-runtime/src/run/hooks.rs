@@ -99,6 +99,9 @@ impl<'a, 'b, X, F> Slot<(&'a X, &'b GiveUp), ()> for Set<F, fn(&F, &X, &GiveUp)>
 pub trait Judge<T, E> {
     /// What a failed (or pending) attempt hands the decision.
     type Decided;
+    /// Whether values are judged too (a set `retry_if_ok`): without it an
+    /// `Ok` is a success before any hook is built.
+    const JUDGES_VALUES: bool;
     /// `Ok` with the result to return, or `Err` with what to decide on.
     fn judge(&self, result: Result<T, E>) -> Result<Result<T, E>, Self::Decided>;
     /// What was decided on, seen as a value (pending) or an error.
@@ -109,6 +112,7 @@ pub trait Judge<T, E> {
 
 impl<T, E> Judge<T, E> for Unset {
     type Decided = E;
+    const JUDGES_VALUES: bool = false;
 
     #[inline(always)]
     fn judge(&self, result: Result<T, E>) -> Result<Result<T, E>, E> {
@@ -131,6 +135,7 @@ impl<T, E> Judge<T, E> for Unset {
 
 impl<T, E, F> Judge<T, E> for Set<F, fn(&F, &T) -> bool> {
     type Decided = Result<T, E>;
+    const JUDGES_VALUES: bool = true;
 
     #[inline(always)]
     fn judge(&self, result: Result<T, E>) -> Result<Result<T, E>, Result<T, E>> {
@@ -490,6 +495,9 @@ pub trait Hooks: DecidedOf {
     /// Whether `on_success` is set: a first-attempt success reports only
     /// then (or when metrics record it).
     const OBSERVES_SUCCESS: bool;
+    /// Whether an `Ok` may still be pending (`retry_if_ok`): otherwise it is
+    /// a success before the hooks are built.
+    const JUDGES_VALUES: bool;
     /// `Ok` with the result to return, or `Err` with what to decide on.
     fn judge(&self, result: Result<Self::Ok, Self::Err>) -> Result<Result<Self::Ok, Self::Err>, Self::Decided>;
     /// What was decided on, returned as the call's result.
@@ -535,6 +543,7 @@ where
     type Ok = T;
     type Err = E;
     const OBSERVES_SUCCESS: bool = OnSuccess::IS_SET;
+    const JUDGES_VALUES: bool = IfOk::JUDGES_VALUES;
 
     #[inline(always)]
     fn judge(&self, result: Result<T, E>) -> Result<Result<T, E>, D> {
@@ -611,6 +620,7 @@ impl<H: Hooks> Hooks for &H {
     type Ok = H::Ok;
     type Err = H::Err;
     const OBSERVES_SUCCESS: bool = H::OBSERVES_SUCCESS;
+    const JUDGES_VALUES: bool = H::JUDGES_VALUES;
 
     #[inline(always)]
     fn judge(&self, result: Result<H::Ok, H::Err>) -> Result<Result<H::Ok, H::Err>, H::Decided> {

@@ -13,21 +13,76 @@ use core::time::Duration;
 use crate::time::clock::ClockKind;
 
 /// The default sleep: `std::thread::sleep` (or the thread's
-/// [`VirtualClock`](crate::testing::VirtualClock)) for blocking loops,
-/// tokio's timer for async ones: one boxed `Sleep`, allocated on the first
-/// wait and reset for the next ones.
+/// [`VirtualClock`](crate::testing::VirtualClock)) for blocking loops;
+/// awaited, it becomes a [`TokioTimer`] ([`IntoTimer`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DefaultSleep;
+
+/// tokio's timer: one boxed `Sleep`, allocated on the first wait and reset
+/// for the next ones.
 #[derive(Debug, Default)]
-pub struct DefaultSleep {
+pub struct TokioTimer {
     #[cfg(feature = "tokio")]
-    tokio: Option<Pin<Box<tokio::time::Sleep>>>,
+    slot: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
-impl DefaultSleep {
-    /// The default sleep; allocates nothing until the first async wait.
+/// Dropping a timer that never waited is one branch, inline: the happy
+/// path of every async function drops one.
+#[cfg(feature = "tokio")]
+impl Drop for TokioTimer {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(sleep) = self.slot.take() {
+            drop_sleep(sleep);
+        }
+    }
+}
+
+/// Frees a timer's `Sleep`: out of line, off the happy path.
+#[cfg(feature = "tokio")]
+#[cold]
+#[inline(never)]
+fn drop_sleep(sleep: Pin<Box<tokio::time::Sleep>>) {
+    drop(sleep);
+}
+
+impl TokioTimer {
+    /// A timer that allocates nothing until the first wait.
     #[inline(always)]
     #[must_use]
     pub fn new() -> Self {
-        DefaultSleep::default()
+        TokioTimer::default()
+    }
+}
+
+/// What a sleep given to the builder becomes when the retry is awaited:
+/// the default sleep becomes tokio's timer, a custom one stays itself.
+pub trait IntoTimer {
+    /// The timer.
+    type Timer: Timer;
+    /// Makes it.
+    fn into_timer(self) -> Self::Timer;
+}
+
+impl IntoTimer for DefaultSleep {
+    type Timer = TokioTimer;
+
+    #[inline(always)]
+    fn into_timer(self) -> TokioTimer {
+        TokioTimer::new()
+    }
+}
+
+impl<F, Fut> IntoTimer for CustomSleep<F>
+where
+    F: Fn(Duration) -> Fut,
+    Fut: Future,
+{
+    type Timer = Self;
+
+    #[inline(always)]
+    fn into_timer(self) -> Self {
+        self
     }
 }
 
@@ -153,7 +208,7 @@ impl<F: Fn(Duration)> BlockingSleep for CustomSleep<F> {
 pub trait AsyncSleepSupport {}
 
 #[cfg(feature = "tokio")]
-impl AsyncSleepSupport for DefaultSleep {}
+impl AsyncSleepSupport for TokioTimer {}
 
 impl<F> AsyncSleepSupport for CustomSleep<F> {}
 
@@ -191,7 +246,7 @@ pub(crate) const ASYNC_CLOCK: ClockKind = ClockKind::Tokio;
 pub(crate) const ASYNC_CLOCK: ClockKind = ClockKind::Std;
 
 #[cfg(feature = "tokio")]
-impl Timer for DefaultSleep {
+impl Timer for TokioTimer {
     type Pending = ();
     const CLOCK: ClockKind = ClockKind::Tokio;
 
@@ -199,7 +254,7 @@ impl Timer for DefaultSleep {
     /// naming the fix, outside a tokio runtime.
     fn start(&mut self, wait: Duration) {
         let deadline = crate::time::clock::far_deadline(tokio::time::Instant::now(), wait);
-        match &mut self.tokio {
+        match &mut self.slot {
             Some(sleep) => sleep.as_mut().reset(deadline),
             slot @ None => *slot = Some(Box::pin(new_tokio_sleep(deadline))),
         }
@@ -207,7 +262,7 @@ impl Timer for DefaultSleep {
 
     #[inline]
     fn poll_wait(&mut self, _pending: Pin<&mut ()>, cx: &mut Context<'_>) -> Poll<()> {
-        match &mut self.tokio {
+        match &mut self.slot {
             Some(sleep) => sleep.as_mut().poll(cx),
             None => Poll::Ready(()),
         }
@@ -219,7 +274,7 @@ impl Timer for DefaultSleep {
 /// expansion does not compile; the impl exists so that the one error a
 /// user sees is the missing feature.
 #[cfg(not(feature = "tokio"))]
-impl Timer for DefaultSleep {
+impl Timer for TokioTimer {
     type Pending = ();
     const CLOCK: ClockKind = ClockKind::Std;
 

@@ -87,7 +87,7 @@ where
 pub trait TimeoutSupport {}
 
 #[cfg(feature = "tokio")]
-impl TimeoutSupport for crate::time::sleep::DefaultSleep {}
+impl TimeoutSupport for crate::time::sleep::TokioTimer {}
 
 /// An attempt under a time limit: tokio's `Timeout`.
 #[cfg(feature = "tokio")]
@@ -126,8 +126,10 @@ pin_project_lite::pin_project! {
     pub enum Timed<Fut, R> {
         /// No limit.
         Unlimited { #[pin] attempt: Fut },
-        /// Limited; a timed-out attempt returns `on_elapsed()`.
-        Limited { #[pin] attempt: LimitedAttempt<Fut>, on_elapsed: fn() -> R },
+        /// Limited; a timed-out attempt returns `on_elapsed()`. Boxed:
+        /// tokio's `Timeout` holds a whole `Sleep`, which an attempt without
+        /// a limit should not carry.
+        Limited { attempt: Pin<Box<LimitedAttempt<Fut>>>, on_elapsed: fn() -> R },
         /// No time left before `max_elapsed`: not started, timed out unpolled.
         NotStarted { on_elapsed: fn() -> R },
     }
@@ -150,7 +152,10 @@ impl<Fut: Future, R> Timed<Fut, R> {
         let attempt = tokio::time::timeout(limit, attempt);
         #[cfg(not(feature = "tokio"))]
         let attempt = Unlimited { future: attempt };
-        Timed::Limited { attempt, on_elapsed }
+        Timed::Limited {
+            attempt: Box::pin(attempt),
+            on_elapsed,
+        }
     }
 }
 
@@ -172,7 +177,7 @@ impl<Fut: Future<Output = R>, R> Future for Timed<Fut, R> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
         match self.project() {
             TimedProj::Unlimited { attempt } => attempt.poll(cx),
-            TimedProj::Limited { attempt, on_elapsed } => match attempt.poll(cx) {
+            TimedProj::Limited { attempt, on_elapsed } => match attempt.as_mut().poll(cx) {
                 Poll::Ready(Ok(result)) => Poll::Ready(result),
                 Poll::Ready(Err(_)) => Poll::Ready(on_elapsed()),
                 Poll::Pending => Poll::Pending,
