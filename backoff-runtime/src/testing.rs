@@ -43,6 +43,9 @@ struct VirtualState {
 thread_local! {
     /// The clocks installed on this thread, oldest first; the last is live.
     static VIRTUAL: RefCell<Vec<VirtualState>> = const { RefCell::new(Vec::new()) };
+    /// How many virtual clocks this thread has installed: read first, so a
+    /// thread without one (every thread outside tests) pays one load.
+    static INSTALLED: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
     /// The id of the next clock installed on this thread.
     static NEXT_ID: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
 }
@@ -51,12 +54,18 @@ thread_local! {
 /// (saturating: a virtual time too far ahead to represent reads as far ahead
 /// as can be represented).
 pub(crate) fn virtual_now() -> Option<Instant> {
+    if INSTALLED.with(core::cell::Cell::get) == 0 {
+        return None;
+    }
     VIRTUAL.with(|v| v.borrow().last().map(|s| saturating_add(s.origin, s.elapsed)))
 }
 
 /// Records `wait` on the live virtual clock instead of sleeping; `false` when
 /// no virtual clock is installed on this thread.
 pub(crate) fn virtual_sleep(wait: Duration) -> bool {
+    if INSTALLED.with(core::cell::Cell::get) == 0 {
+        return false;
+    }
     VIRTUAL.with(|v| match v.borrow_mut().last_mut() {
         Some(state) => {
             state.elapsed = state.elapsed.saturating_add(wait);
@@ -120,6 +129,7 @@ impl VirtualClock {
                 waits: Vec::new(),
             });
         });
+        INSTALLED.with(|installed| installed.set(installed.get() + 1));
         VirtualClock {
             id,
             _thread_bound: core::marker::PhantomData,
@@ -174,6 +184,7 @@ impl Drop for VirtualClock {
         // `try_with`: a guard dropped while the thread's locals are being
         // destroyed has nothing left to remove.
         let _ = VIRTUAL.try_with(|v| v.borrow_mut().retain(|s| s.id != self.id));
+        let _ = INSTALLED.try_with(|installed| installed.set(installed.get().saturating_sub(1)));
     }
 }
 
