@@ -140,29 +140,24 @@ impl RetryThrottle {
         }
     }
 
-    /// Names the throttle: the `budget` label of its metrics (feature
-    /// `metrics`: its refusals and its tokens). An unnamed throttle reports
-    /// no series of its own.
-    ///
-    /// ```
-    /// use backoff_runtime::RetryThrottle;
-    /// static BACKEND: RetryThrottle = RetryThrottle::new(10, 0.1).name("backend");
-    /// assert_eq!(BACKEND.name_value(), Some("backend"));
-    /// ```
-    #[must_use]
-    pub const fn name(mut self, name: &'static str) -> Self {
-        self.name = Some(name);
-        self
-    }
+    crate::limits::limit::name_methods! {
+        /// Names the throttle: the `budget` label of its metrics (feature
+        /// `metrics`: its refusals and its tokens). An unnamed throttle reports
+        /// no series of its own.
+        ///
+        /// ```
+        /// use backoff_runtime::RetryThrottle;
+        /// static BACKEND: RetryThrottle = RetryThrottle::new(10, 0.1).name("backend");
+        /// assert_eq!(BACKEND.name_value(), Some("backend"));
+        /// ```
+        fn name;
 
-    /// The throttle's name, if it has one.
-    ///
-    /// ```
-    /// assert_eq!(backoff_runtime::RetryThrottle::new(10, 0.1).name_value(), None);
-    /// ```
-    #[must_use]
-    pub const fn name_value(&self) -> Option<&'static str> {
-        self.name
+        /// The throttle's name, if it has one.
+        ///
+        /// ```
+        /// assert_eq!(backoff_runtime::RetryThrottle::new(10, 0.1).name_value(), None);
+        /// ```
+        fn name_value;
     }
 
     /// Like [`new`](Self::new), but returns an error instead of panicking:
