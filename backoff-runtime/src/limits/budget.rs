@@ -162,28 +162,23 @@ impl RetryBudget {
         }
     }
 
-    /// Names the budget: the `budget` label of its metrics (feature
-    /// `metrics`). An unnamed budget reports no series of its own.
-    ///
-    /// ```
-    /// use backoff_runtime::RetryBudget;
-    /// static DB_BUDGET: RetryBudget = RetryBudget::new().name("db");
-    /// assert_eq!(DB_BUDGET.name_value(), Some("db"));
-    /// ```
-    #[must_use]
-    pub const fn name(mut self, name: &'static str) -> Self {
-        self.name = Some(name);
-        self
-    }
+    crate::limits::limit::name_methods! {
+        /// Names the budget: the `budget` label of its metrics (feature
+        /// `metrics`). An unnamed budget reports no series of its own.
+        ///
+        /// ```
+        /// use backoff_runtime::RetryBudget;
+        /// static DB_BUDGET: RetryBudget = RetryBudget::new().name("db");
+        /// assert_eq!(DB_BUDGET.name_value(), Some("db"));
+        /// ```
+        fn name;
 
-    /// The budget's name, if it has one.
-    ///
-    /// ```
-    /// assert_eq!(backoff_runtime::RetryBudget::new().name_value(), None);
-    /// ```
-    #[must_use]
-    pub const fn name_value(&self) -> Option<&'static str> {
-        self.name
+        /// The budget's name, if it has one.
+        ///
+        /// ```
+        /// assert_eq!(backoff_runtime::RetryBudget::new().name_value(), None);
+        /// ```
+        fn name_value;
     }
 
     /// Sets the retries allowed per call (0.2 = one retry per five calls),

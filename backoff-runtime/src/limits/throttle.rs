@@ -140,29 +140,24 @@ impl RetryThrottle {
         }
     }
 
-    /// Names the throttle: the `budget` label of its metrics (feature
-    /// `metrics`: its refusals and its tokens). An unnamed throttle reports
-    /// no series of its own.
-    ///
-    /// ```
-    /// use backoff_runtime::RetryThrottle;
-    /// static BACKEND: RetryThrottle = RetryThrottle::new(10, 0.1).name("backend");
-    /// assert_eq!(BACKEND.name_value(), Some("backend"));
-    /// ```
-    #[must_use]
-    pub const fn name(mut self, name: &'static str) -> Self {
-        self.name = Some(name);
-        self
-    }
+    crate::limits::limit::name_methods! {
+        /// Names the throttle: the `budget` label of its metrics (feature
+        /// `metrics`: its refusals and its tokens). An unnamed throttle reports
+        /// no series of its own.
+        ///
+        /// ```
+        /// use backoff_runtime::RetryThrottle;
+        /// static BACKEND: RetryThrottle = RetryThrottle::new(10, 0.1).name("backend");
+        /// assert_eq!(BACKEND.name_value(), Some("backend"));
+        /// ```
+        fn name;
 
-    /// The throttle's name, if it has one.
-    ///
-    /// ```
-    /// assert_eq!(backoff_runtime::RetryThrottle::new(10, 0.1).name_value(), None);
-    /// ```
-    #[must_use]
-    pub const fn name_value(&self) -> Option<&'static str> {
-        self.name
+        /// The throttle's name, if it has one.
+        ///
+        /// ```
+        /// assert_eq!(backoff_runtime::RetryThrottle::new(10, 0.1).name_value(), None);
+        /// ```
+        fn name_value;
     }
 
     /// Like [`new`](Self::new), but returns an error instead of panicking:
@@ -355,6 +350,33 @@ impl std::error::Error for ThrottleError {}
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
+
+    /// A plain model of the bucket, stepped alongside a throttle.
+    trait BucketModel {
+        fn success(&mut self);
+
+        /// Takes a token; whether a retry is then allowed.
+        fn failure(&mut self) -> bool;
+
+        /// Fails unless `throttle` holds the model's tokens and gives its answer.
+        fn check(&self, throttle: &RetryThrottle, step: usize) -> Result<(), TestCaseError>;
+    }
+
+    /// Plays `steps` (`true`: a success, `false`: a failure) on `throttle`
+    /// and on `model`, checking after each that they agree.
+    fn replay(throttle: &RetryThrottle, model: &mut impl BucketModel, steps: Vec<bool>) -> Result<(), TestCaseError> {
+        for (step, success) in steps.into_iter().enumerate() {
+            if success {
+                throttle.record_success();
+                model.success();
+            } else {
+                prop_assert_eq!(throttle.record_failure(), model.failure(), "step {}", step);
+            }
+            model.check(throttle, step)?;
+        }
+        Ok(())
+    }
 
     /// The A6 rules written plainly, on a float count of tokens.
     struct FloatModel {
@@ -371,7 +393,9 @@ mod tests {
                 tokens: f64::from(max),
             }
         }
+    }
 
+    impl BucketModel for FloatModel {
         fn success(&mut self) {
             self.tokens = (self.tokens + self.ratio).min(self.max);
         }
@@ -379,6 +403,12 @@ mod tests {
         fn failure(&mut self) -> bool {
             self.tokens = (self.tokens - 1.0).max(0.0);
             self.tokens > self.max / 2.0
+        }
+
+        fn check(&self, throttle: &RetryThrottle, step: usize) -> Result<(), TestCaseError> {
+            prop_assert_eq!(throttle.tokens_value(), self.tokens, "step {}", step);
+            prop_assert_eq!(throttle.allows_retry(), self.tokens > self.max / 2.0, "step {}", step);
+            Ok(())
         }
     }
 
@@ -399,7 +429,9 @@ mod tests {
                 tokens: i64::from(max) * 1000,
             }
         }
+    }
 
+    impl BucketModel for ThousandthsModel {
         fn success(&mut self) {
             self.tokens = (self.tokens + self.ratio).min(self.max);
         }
@@ -407,6 +439,17 @@ mod tests {
         fn failure(&mut self) -> bool {
             self.tokens = (self.tokens - 1000).max(0);
             2 * self.tokens > self.max
+        }
+
+        fn check(&self, throttle: &RetryThrottle, step: usize) -> Result<(), TestCaseError> {
+            prop_assert_eq!(
+                i64::from(throttle.milli_tokens.load(Ordering::Relaxed)),
+                self.tokens,
+                "step {}",
+                step
+            );
+            prop_assert_eq!(throttle.allows_retry(), 2 * self.tokens > self.max, "step {}", step);
+            Ok(())
         }
     }
 
@@ -421,17 +464,7 @@ mod tests {
         ) {
             let ratio = f64::from(eighths) / 8.0;
             let throttle = RetryThrottle::new(max, ratio);
-            let mut model = FloatModel::new(max, ratio);
-            for (step, success) in steps.into_iter().enumerate() {
-                if success {
-                    throttle.record_success();
-                    model.success();
-                } else {
-                    prop_assert_eq!(throttle.record_failure(), model.failure(), "step {}", step);
-                }
-                prop_assert_eq!(throttle.tokens_value(), model.tokens, "step {}", step);
-                prop_assert_eq!(throttle.allows_retry(), model.tokens > model.max / 2.0, "step {}", step);
-            }
+            replay(&throttle, &mut FloatModel::new(max, ratio), steps)?;
         }
 
         /// Any ratio of thousandths, against the integer model; failures
@@ -443,17 +476,7 @@ mod tests {
             steps in proptest::collection::vec(prop_oneof![3 => Just(false), 1 => Just(true)], 0..3000),
         ) {
             let throttle = RetryThrottle::new(max, f64::from(ratio_thousandths) / 1000.0);
-            let mut model = ThousandthsModel::new(max, ratio_thousandths);
-            for (step, success) in steps.into_iter().enumerate() {
-                if success {
-                    throttle.record_success();
-                    model.success();
-                } else {
-                    prop_assert_eq!(throttle.record_failure(), model.failure(), "step {}", step);
-                }
-                prop_assert_eq!(throttle.milli_tokens.load(Ordering::Relaxed), model.tokens as u32, "step {}", step);
-                prop_assert_eq!(throttle.allows_retry(), 2 * model.tokens > model.max, "step {}", step);
-            }
+            replay(&throttle, &mut ThousandthsModel::new(max, ratio_thousandths), steps)?;
         }
     }
 
@@ -576,40 +599,32 @@ mod tests {
         assert_eq!(error.to_string(), "token_ratio must be between 0.001 and 1000");
     }
 
-    #[test]
-    #[should_panic(expected = "max_tokens must be between 1 and 1000")]
-    fn an_empty_bucket_panics() {
-        let _ = RetryThrottle::new(0, 0.1);
+    /// What `new` panics with for these settings.
+    fn panic_of_new(max_tokens: u32, token_ratio: f64) -> String {
+        let Err(payload) = std::panic::catch_unwind(|| RetryThrottle::new(max_tokens, token_ratio)) else {
+            return format!("no panic for {max_tokens}, {token_ratio}");
+        };
+        let literal = payload.downcast_ref::<&str>().map(|message| (*message).to_owned());
+        literal
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default()
     }
 
     #[test]
-    #[should_panic(expected = "max_tokens must be between 1 and 1000")]
-    fn a_bucket_above_1000_panics() {
-        let _ = RetryThrottle::new(1001, 0.1);
-    }
-
-    #[test]
-    #[should_panic(expected = "token_ratio must be between 0.001 and 1000")]
-    fn a_zero_ratio_panics() {
-        let _ = RetryThrottle::new(10, 0.0);
-    }
-
-    #[test]
-    #[should_panic(expected = "token_ratio must be between 0.001 and 1000")]
-    fn a_ratio_that_rounds_to_zero_panics() {
-        let _ = RetryThrottle::new(10, 0.0004);
-    }
-
-    #[test]
-    #[should_panic(expected = "token_ratio must be between 0.001 and 1000")]
-    fn a_nan_ratio_panics() {
-        let _ = RetryThrottle::new(10, f64::NAN);
-    }
-
-    #[test]
-    #[should_panic(expected = "token_ratio must be between 0.001 and 1000")]
-    fn a_ratio_above_1000_panics() {
-        let _ = RetryThrottle::new(10, 1000.5);
+    fn new_panics_on_a_bad_bucket_or_ratio() {
+        const BAD_MAX: &str = "max_tokens must be between 1 and 1000";
+        const BAD_RATIO: &str = "token_ratio must be between 0.001 and 1000";
+        let cases = [
+            ("an empty bucket", 0, 0.1, BAD_MAX),
+            ("a bucket above 1000", 1001, 0.1, BAD_MAX),
+            ("a zero ratio", 10, 0.0, BAD_RATIO),
+            ("a ratio that rounds to zero", 10, 0.0004, BAD_RATIO),
+            ("a NaN ratio", 10, f64::NAN, BAD_RATIO),
+            ("a ratio above 1000", 10, 1000.5, BAD_RATIO),
+        ];
+        for (case, max_tokens, token_ratio, expected) in cases {
+            assert_eq!(panic_of_new(max_tokens, token_ratio), expected, "{case}");
+        }
     }
 
     #[test]
@@ -649,12 +664,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn concurrent_successes_each_return_their_share() {
+    /// The tokens of a bucket of 1000 refilled by `token_ratio`, drained to
+    /// 0 and then sent 500 successes by each of 8 threads.
+    fn tokens_after_concurrent_refills(token_ratio: f64) -> f64 {
         const THREADS: u32 = 8;
         const EACH: u32 = 500;
-        // Drained to 0, then 8 threads x 500 successes: every refill counts.
-        let throttle = RetryThrottle::new(1000, 0.25);
+        let throttle = RetryThrottle::new(1000, token_ratio);
         for _ in 0..1000 {
             let _ = throttle.record_failure();
         }
@@ -667,20 +682,17 @@ mod tests {
                 });
             }
         });
-        assert_eq!(throttle.tokens_value(), 1000.0, "8 x 500 x 0.25 = 1000: exactly full");
-        let throttle = RetryThrottle::new(1000, 0.125);
-        for _ in 0..1000 {
-            let _ = throttle.record_failure();
-        }
-        std::thread::scope(|scope| {
-            for _ in 0..THREADS {
-                scope.spawn(|| {
-                    for _ in 0..EACH {
-                        throttle.record_success();
-                    }
-                });
-            }
-        });
-        assert_eq!(throttle.tokens_value(), 500.0, "8 x 500 x 0.125");
+        throttle.tokens_value()
+    }
+
+    /// Every refill counts: no update is lost to a race.
+    #[test]
+    fn concurrent_successes_each_return_their_share() {
+        assert_eq!(
+            tokens_after_concurrent_refills(0.25),
+            1000.0,
+            "8 x 500 x 0.25 = 1000: exactly full"
+        );
+        assert_eq!(tokens_after_concurrent_refills(0.125), 500.0, "8 x 500 x 0.125");
     }
 }

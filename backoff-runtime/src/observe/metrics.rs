@@ -53,8 +53,9 @@
 //! assert!(snapshot.iter().any(|(key, ..)| key.key().name() == "backoff_retries_total"));
 //! ```
 
-// Without the feature only the call sites and the no-op recording remain.
-#![cfg_attr(not(feature = "metrics"), allow(dead_code, unreachable_pub))]
+// Without the feature only the call sites and the no-op recording remain:
+// the recording functions take their arguments and drop them.
+#![cfg_attr(not(feature = "metrics"), allow(dead_code, unreachable_pub, unused_variables))]
 
 use crate::observe::site::Site;
 use crate::observe::stop::StopReason;
@@ -80,8 +81,6 @@ pub const THROTTLE_TOKENS: &str = "backoff_throttle_tokens";
 pub(crate) fn success(site: Site, attempts: u32) {
     #[cfg(feature = "metrics")]
     recorder::success(recorder::keys_of(site), attempts);
-    #[cfg(not(feature = "metrics"))]
-    let _ = (site, attempts);
 }
 
 /// Records a call that gave up after `attempts` attempts.
@@ -89,8 +88,6 @@ pub(crate) fn success(site: Site, attempts: u32) {
 pub(crate) fn give_up(site: Site, reason: StopReason, attempts: u32) {
     #[cfg(feature = "metrics")]
     recorder::give_up(recorder::keys_of(site), reason, attempts);
-    #[cfg(not(feature = "metrics"))]
-    let _ = (site, reason, attempts);
 }
 
 /// Records a retry about to wait `wait` (`hinted`: the server's hint).
@@ -98,8 +95,6 @@ pub(crate) fn give_up(site: Site, reason: StopReason, attempts: u32) {
 pub(crate) fn retry(site: Site, wait: Duration, hinted: bool) {
     #[cfg(feature = "metrics")]
     recorder::retry(recorder::keys_of(site), wait, hinted);
-    #[cfg(not(feature = "metrics"))]
-    let _ = (site, wait, hinted);
 }
 
 /// What a limit reports when asked for a retry.
@@ -119,8 +114,6 @@ pub(crate) fn limit_asked(name: Option<&'static str>, allowed: bool, level: impl
     if let Some(name) = name {
         recorder::limit_asked(recorder::keys_of(Site::Named(name)), allowed, level());
     }
-    #[cfg(not(feature = "metrics"))]
-    let _ = (name, allowed, level);
 }
 
 /// Whether successes are recorded: a first-attempt success then builds the
@@ -304,45 +297,71 @@ pub(crate) mod recorder {
         });
     }
 
+    /// The kind of a series, which says how it is described.
+    #[derive(Clone, Copy)]
+    enum Kind {
+        Counter,
+        Gauge,
+        Histogram,
+    }
+
+    /// Every series: its kind, name, unit and HELP text.
+    const SERIES: [(Kind, &str, Option<Unit>, &str); 7] = [
+        (
+            Kind::Counter,
+            super::CALLS_TOTAL,
+            None,
+            "Calls of retried functions, by outcome and reason",
+        ),
+        (
+            Kind::Counter,
+            super::RETRIES_TOTAL,
+            None,
+            "Retries, by the source of their wait",
+        ),
+        (
+            Kind::Histogram,
+            super::ATTEMPTS_PER_CALL,
+            Some(Unit::Count),
+            "Attempts per call, give-ups included",
+        ),
+        (
+            Kind::Histogram,
+            super::WAIT_SECONDS,
+            Some(Unit::Seconds),
+            "Waits chosen before a retry",
+        ),
+        (
+            Kind::Counter,
+            super::BUDGET_REFUSALS_TOTAL,
+            None,
+            "Retries a retry budget or throttle refused",
+        ),
+        (
+            Kind::Gauge,
+            super::BUDGET_AVAILABLE_RETRIES,
+            None,
+            "Retries a retry budget would allow now",
+        ),
+        (
+            Kind::Gauge,
+            super::THROTTLE_TOKENS,
+            None,
+            "Tokens left in a retry throttle",
+        ),
+    ];
+
     /// Describes every series to `recorder` (HELP and unit lines).
     fn describe(recorder: &dyn Recorder) {
-        let text = SharedString::const_str;
-        let name = |name: &'static str| metrics::KeyName::from_const_str(name);
-        recorder.describe_counter(
-            name(super::CALLS_TOTAL),
-            None,
-            text("Calls of retried functions, by outcome and reason"),
-        );
-        recorder.describe_counter(
-            name(super::RETRIES_TOTAL),
-            None,
-            text("Retries, by the source of their wait"),
-        );
-        recorder.describe_histogram(
-            name(super::ATTEMPTS_PER_CALL),
-            Some(Unit::Count),
-            text("Attempts per call, give-ups included"),
-        );
-        recorder.describe_histogram(
-            name(super::WAIT_SECONDS),
-            Some(Unit::Seconds),
-            text("Waits chosen before a retry"),
-        );
-        recorder.describe_counter(
-            name(super::BUDGET_REFUSALS_TOTAL),
-            None,
-            text("Retries a retry budget or throttle refused"),
-        );
-        recorder.describe_gauge(
-            name(super::BUDGET_AVAILABLE_RETRIES),
-            None,
-            text("Retries a retry budget would allow now"),
-        );
-        recorder.describe_gauge(
-            name(super::THROTTLE_TOKENS),
-            None,
-            text("Tokens left in a retry throttle"),
-        );
+        for (kind, name, unit, help) in SERIES {
+            let name = metrics::KeyName::from_const_str(name);
+            let help = SharedString::const_str(help);
+            match kind {
+                Kind::Counter => recorder.describe_counter(name, unit, help),
+                Kind::Gauge => recorder.describe_gauge(name, unit, help),
+                Kind::Histogram => recorder.describe_histogram(name, unit, help),
+            }
+        }
     }
 
     #[cfg(test)]

@@ -26,18 +26,23 @@ pub(crate) fn debug_view<E>(error: &E, fmt: Option<DebugFmt<E>>) -> Option<Debug
     fmt.map(|fmt| DebugView { error, fmt })
 }
 
-/// Whether a subscriber would record the events (so they are only built,
-/// and the clock only read for them, when someone listens).
-#[cfg(feature = "tracing")]
-pub(crate) fn enabled() -> bool {
-    tracing::enabled!(target: "backoff_runtime", tracing::Level::WARN)
+/// Whether a subscriber would record this crate's events at `$level`
+/// (`WARN`, `INFO`); without the feature, never.
+macro_rules! listening {
+    ($level:ident) => {{
+        #[cfg(feature = "tracing")]
+        let listening = tracing::enabled!(target: "backoff_runtime", tracing::Level::$level);
+        #[cfg(not(feature = "tracing"))]
+        let listening = false;
+        listening
+    }};
 }
 
-/// Without the feature, never.
-#[cfg(not(feature = "tracing"))]
-#[inline(always)]
+/// Whether a subscriber would record the events (so they are only built,
+/// and the clock only read for them, when someone listens).
+#[cfg_attr(not(feature = "tracing"), inline(always))]
 pub(crate) fn enabled() -> bool {
-    false
+    listening!(WARN)
 }
 
 /// Whether the feature is on (successes after retries are then reported).
@@ -45,16 +50,9 @@ pub(crate) const COMPILED: bool = cfg!(feature = "tracing");
 
 /// Whether a subscriber would record the INFO event of a success after
 /// retries.
-#[cfg(feature = "tracing")]
+#[cfg_attr(not(feature = "tracing"), inline(always))]
 pub(crate) fn success_enabled() -> bool {
-    tracing::enabled!(target: "backoff_runtime", tracing::Level::INFO)
-}
-
-/// Without the feature, never.
-#[cfg(not(feature = "tracing"))]
-#[inline(always)]
-pub(crate) fn success_enabled() -> bool {
-    false
+    listening!(INFO)
 }
 
 /// The time fields of an event: `elapsed` (since the call started) when the
@@ -70,21 +68,39 @@ fn times(
     (since_call, since_first_failure)
 }
 
+/// Emits an event at `$level` about `$event`, with its fields in this
+/// order: `function`; `$before` (each followed by a comma); the time
+/// fields ([`times`]); `$after` (likewise); then `$message`.
+#[cfg(feature = "tracing")]
+macro_rules! emit {
+    ($level:ident, $event:ident, $from_first_failure:ident, {$($before:tt)*}, {$($after:tt)*}, $message:literal) => {{
+        let (elapsed, since_first_failure) = times($event.elapsed, $from_first_failure);
+        tracing::$level!(
+            target: "backoff_runtime",
+            function = $event.function,
+            $($before)*
+            elapsed,
+            since_first_failure,
+            $($after)*
+            $message
+        );
+    }};
+}
+
 /// Emits the WARN event of a retry. `error` is left out when `None` (its
 /// type is not `Debug`): tracing records nothing for a `None` field.
 #[cfg(feature = "tracing")]
 pub(crate) fn retrying(event: &RetryEvent, error: Option<impl Debug>, from_first_failure: bool) {
-    let (elapsed, since_first_failure) = times(event.elapsed, from_first_failure);
-    tracing::warn!(
-        target: "backoff_runtime",
-        function = event.function,
-        attempt = event.attempt,
-        wait = ?event.wait,
-        elapsed,
-        since_first_failure,
-        retries_left = event.retries_left,
-        hinted = event.hinted,
-        error = error.map(tracing::field::debug),
+    emit!(
+        warn,
+        event,
+        from_first_failure,
+        { attempt = event.attempt, wait = ?event.wait, },
+        {
+            retries_left = event.retries_left,
+            hinted = event.hinted,
+            error = error.map(tracing::field::debug),
+        },
         "attempt failed, retrying"
     );
 }
@@ -92,16 +108,16 @@ pub(crate) fn retrying(event: &RetryEvent, error: Option<impl Debug>, from_first
 /// Emits the WARN event of giving up (`error` as in [`retrying`]).
 #[cfg(feature = "tracing")]
 pub(crate) fn giving_up(event: &GiveUp, error: Option<impl Debug>, from_first_failure: bool) {
-    let (elapsed, since_first_failure) = times(event.elapsed, from_first_failure);
-    tracing::warn!(
-        target: "backoff_runtime",
-        function = event.function,
-        attempts = event.attempts,
-        elapsed,
-        since_first_failure,
-        retries_left = event.retries_left,
-        reason = %event.reason,
-        error = error.map(tracing::field::debug),
+    emit!(
+        warn,
+        event,
+        from_first_failure,
+        { attempts = event.attempts, },
+        {
+            retries_left = event.retries_left,
+            reason = %event.reason,
+            error = error.map(tracing::field::debug),
+        },
         "giving up"
     );
 }
@@ -112,15 +128,7 @@ pub(crate) fn giving_up(event: &GiveUp, error: Option<impl Debug>, from_first_fa
 /// that never ended).
 #[cfg(feature = "tracing")]
 pub(crate) fn succeeded(event: &Success, from_first_failure: bool) {
-    let (elapsed, since_first_failure) = times(event.elapsed, from_first_failure);
-    tracing::info!(
-        target: "backoff_runtime",
-        function = event.function,
-        attempts = event.attempts,
-        elapsed,
-        since_first_failure,
-        "succeeded after retries"
-    );
+    emit!(info, event, from_first_failure, { attempts = event.attempts, }, {}, "succeeded after retries");
 }
 
 #[cfg(not(feature = "tracing"))]

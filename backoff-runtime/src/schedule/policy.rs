@@ -95,15 +95,23 @@ pub enum PolicyError {
     BadMultiplier,
 }
 
+impl PolicyError {
+    /// What is wrong: the `Display` text, and the panic message of the
+    /// builder that rejects the value.
+    const fn message(self) -> &'static str {
+        match self {
+            PolicyError::ZeroRetries => "max_retries must be at least 1",
+            PolicyError::ZeroInitialBackoff => "initial_backoff must be greater than zero",
+            PolicyError::ZeroMaxBackoff => "max_backoff must be greater than zero",
+            PolicyError::ZeroMaxElapsed => "max_elapsed must be greater than zero",
+            PolicyError::BadMultiplier => "multiplier must be a finite number >= 1",
+        }
+    }
+}
+
 impl fmt::Display for PolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PolicyError::ZeroRetries => f.write_str("max_retries must be at least 1"),
-            PolicyError::ZeroInitialBackoff => f.write_str("initial_backoff must be greater than zero"),
-            PolicyError::ZeroMaxBackoff => f.write_str("max_backoff must be greater than zero"),
-            PolicyError::ZeroMaxElapsed => f.write_str("max_elapsed must be greater than zero"),
-            PolicyError::BadMultiplier => f.write_str("multiplier must be a finite number >= 1"),
-        }
+        f.write_str(self.message())
     }
 }
 
@@ -153,13 +161,50 @@ impl Default for Policy {
     }
 }
 
-/// Panics with `msg` when `result` is an error: the const-context face of a
-/// `try_` builder.
-const fn expect_valid(result: Result<Policy, PolicyError>, msg: &'static str) -> Policy {
+/// The policy, or a panic with the error's message: the plain builders'
+/// face of their `try_` twins (a compile error in a `const`).
+const fn expect_valid(result: Result<Policy, PolicyError>) -> Policy {
     match result {
         Ok(policy) => policy,
-        Err(_) => panic!("{}", msg),
+        Err(error) => panic!("{}", error.message()),
     }
+}
+
+/// Writes builders in pairs: `try_name` returns the policy with the fields
+/// set, or the [`PolicyError`] of a bad value ([`Policy::validated`]);
+/// `name` panics with that error's message instead. Each pair is written
+/// as its two docs, `fn name(value: Type) sets field = new_value, ...;`
+/// and `fn try_name;`.
+macro_rules! checked_builders {
+    ($(
+        $(#[doc = $doc:literal])*
+        fn $name:ident($value:ident: $type:ty) sets $($field:ident = $new:expr),+;
+        $(#[doc = $try_doc:literal])*
+        fn $try_name:ident;
+    )+) => {$(
+        $(#[doc = $doc])*
+        #[must_use]
+        pub const fn $name(self, $value: $type) -> Self {
+            expect_valid(self.$try_name($value))
+        }
+
+        $(#[doc = $try_doc])*
+        pub const fn $try_name(self, $value: $type) -> Result<Self, PolicyError> {
+            Policy { $($field: $new,)+ ..self }.validated()
+        }
+    )+};
+}
+
+/// Writes `#[must_use]` const getters, each as its doc and
+/// `fn name -> field: Type;`.
+macro_rules! getters {
+    ($( $(#[doc = $doc:literal])* fn $name:ident -> $field:ident: $type:ty; )+) => {$(
+        $(#[doc = $doc])*
+        #[must_use]
+        pub const fn $name(&self) -> $type {
+            self.$field
+        }
+    )+};
 }
 
 impl Policy {
@@ -187,112 +232,94 @@ impl Policy {
         }
     }
 
-    /// Sets how many retries follow the first call (so at most `n + 1`
-    /// calls). Panics if `n == 0`.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// assert_eq!(Policy::new().max_retries(8).max_retries_value(), 8);
-    /// ```
-    #[must_use]
-    pub const fn max_retries(self, n: u32) -> Self {
-        expect_valid(self.try_max_retries(n), "max_retries must be at least 1")
+    /// `self`, or the error of its first bad value: every rule a policy
+    /// keeps, checked by each `try_` builder.
+    const fn validated(self) -> Result<Self, PolicyError> {
+        let multiplier = self.multiplier;
+        let error = if self.max_retries == 0 {
+            PolicyError::ZeroRetries
+        } else if self.initial_backoff.is_zero() {
+            PolicyError::ZeroInitialBackoff
+        } else if self.max_backoff.is_zero() {
+            PolicyError::ZeroMaxBackoff
+        } else if multiplier.is_nan() || multiplier < 1.0 || !multiplier.is_finite() {
+            PolicyError::BadMultiplier
+        } else if matches!(self.max_elapsed, Some(elapsed) if elapsed.is_zero()) {
+            PolicyError::ZeroMaxElapsed
+        } else {
+            return Ok(self);
+        };
+        Err(error)
     }
 
-    /// Like [`max_retries`](Self::max_retries), but returns an error for 0.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// assert!(Policy::new().try_max_retries(2).is_ok());
-    /// ```
-    pub const fn try_max_retries(mut self, n: u32) -> Result<Self, PolicyError> {
-        if n == 0 {
-            return Err(PolicyError::ZeroRetries);
-        }
-        self.max_retries = n;
-        Ok(self)
-    }
+    checked_builders! {
+        /// Sets how many retries follow the first call (so at most `n + 1`
+        /// calls). Panics if `n == 0`.
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// assert_eq!(Policy::new().max_retries(8).max_retries_value(), 8);
+        /// ```
+        fn max_retries(n: u32) sets max_retries = n;
+        /// Like [`max_retries`](Self::max_retries), but returns an error for 0.
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// assert!(Policy::new().try_max_retries(2).is_ok());
+        /// ```
+        fn try_max_retries;
 
-    /// Sets the wait before the first retry (`base(0)`). Panics if zero.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use std::time::Duration;
-    /// let p = Policy::new().initial_backoff(Duration::from_millis(100));
-    /// assert_eq!(p.initial_backoff_value(), Duration::from_millis(100));
-    /// ```
-    #[must_use]
-    pub const fn initial_backoff(self, d: Duration) -> Self {
-        expect_valid(self.try_initial_backoff(d), "initial_backoff must be greater than zero")
-    }
+        /// Sets the wait before the first retry (`base(0)`). Panics if zero.
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// use std::time::Duration;
+        /// let p = Policy::new().initial_backoff(Duration::from_millis(100));
+        /// assert_eq!(p.initial_backoff_value(), Duration::from_millis(100));
+        /// ```
+        fn initial_backoff(d: Duration) sets initial_backoff = d;
+        /// Like [`initial_backoff`](Self::initial_backoff), but returns an error for zero.
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// use std::time::Duration;
+        /// assert!(Policy::new().try_initial_backoff(Duration::ZERO).is_err());
+        /// ```
+        fn try_initial_backoff;
 
-    /// Like [`initial_backoff`](Self::initial_backoff), but returns an error for zero.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use std::time::Duration;
-    /// assert!(Policy::new().try_initial_backoff(Duration::ZERO).is_err());
-    /// ```
-    pub const fn try_initial_backoff(mut self, d: Duration) -> Result<Self, PolicyError> {
-        if d.is_zero() {
-            return Err(PolicyError::ZeroInitialBackoff);
-        }
-        self.initial_backoff = d;
-        Ok(self)
-    }
+        /// Sets the cap on every wait, jitter and server hints included. Panics if zero.
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// use std::time::Duration;
+        /// let p = Policy::new().max_backoff(Duration::from_secs(64));
+        /// assert_eq!(p.max_backoff_value(), Duration::from_secs(64));
+        /// ```
+        fn max_backoff(d: Duration) sets max_backoff = d;
+        /// Like [`max_backoff`](Self::max_backoff), but returns an error for zero.
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// use std::time::Duration;
+        /// assert!(Policy::new().try_max_backoff(Duration::from_secs(10)).is_ok());
+        /// ```
+        fn try_max_backoff;
 
-    /// Sets the cap on every wait, jitter and server hints included. Panics if zero.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use std::time::Duration;
-    /// let p = Policy::new().max_backoff(Duration::from_secs(64));
-    /// assert_eq!(p.max_backoff_value(), Duration::from_secs(64));
-    /// ```
-    #[must_use]
-    pub const fn max_backoff(self, d: Duration) -> Self {
-        expect_valid(self.try_max_backoff(d), "max_backoff must be greater than zero")
-    }
-
-    /// Like [`max_backoff`](Self::max_backoff), but returns an error for zero.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use std::time::Duration;
-    /// assert!(Policy::new().try_max_backoff(Duration::from_secs(10)).is_ok());
-    /// ```
-    pub const fn try_max_backoff(mut self, d: Duration) -> Result<Self, PolicyError> {
-        if d.is_zero() {
-            return Err(PolicyError::ZeroMaxBackoff);
-        }
-        self.max_backoff = d;
-        Ok(self)
-    }
-
-    /// Sets the growth factor per retry. Panics unless `m` is finite and `>= 1`.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// assert_eq!(Policy::new().multiplier(1.5).multiplier_value(), 1.5);
-    /// ```
-    #[must_use]
-    pub const fn multiplier(self, m: f64) -> Self {
-        expect_valid(self.try_multiplier(m), "multiplier must be a finite number >= 1")
-    }
-
-    /// Like [`multiplier`](Self::multiplier), but returns an error for bad values.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// assert!(Policy::new().try_multiplier(f64::NAN).is_err());
-    /// assert!(Policy::new().try_multiplier(0.5).is_err());
-    /// ```
-    pub const fn try_multiplier(mut self, m: f64) -> Result<Self, PolicyError> {
-        if m.is_nan() || m < 1.0 || !m.is_finite() {
-            return Err(PolicyError::BadMultiplier);
-        }
-        self.multiplier = m;
-        Ok(self)
+        /// Sets the growth factor per retry. Panics unless `m` is finite and `>= 1`.
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// assert_eq!(Policy::new().multiplier(1.5).multiplier_value(), 1.5);
+        /// ```
+        fn multiplier(m: f64) sets multiplier = m;
+        /// Like [`multiplier`](Self::multiplier), but returns an error for bad values.
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// assert!(Policy::new().try_multiplier(f64::NAN).is_err());
+        /// assert!(Policy::new().try_multiplier(0.5).is_err());
+        /// ```
+        fn try_multiplier;
     }
 
     /// Sets the jitter mode. `Jitter::AdditiveUpTo(Duration::ZERO)` is the
@@ -308,69 +335,49 @@ impl Policy {
         self
     }
 
-    /// Sets a total time budget, measured on a monotonic clock from the first
-    /// call: a wait that would end past it is not started, and the last
-    /// error is returned at once. Panics if zero.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use std::time::Duration;
-    /// let p = Policy::new().max_elapsed(Duration::from_secs(60));
-    /// assert_eq!(p.max_elapsed_value(), Some(Duration::from_secs(60)));
-    /// ```
-    #[must_use]
-    pub const fn max_elapsed(self, d: Duration) -> Self {
-        expect_valid(self.try_max_elapsed(d), "max_elapsed must be greater than zero")
-    }
+    checked_builders! {
+        /// Sets a total time budget, measured on a monotonic clock from the first
+        /// call: a wait that would end past it is not started, and the last
+        /// error is returned at once. Panics if zero.
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// use std::time::Duration;
+        /// let p = Policy::new().max_elapsed(Duration::from_secs(60));
+        /// assert_eq!(p.max_elapsed_value(), Some(Duration::from_secs(60)));
+        /// ```
+        fn max_elapsed(d: Duration) sets max_elapsed = Some(d);
+        /// Like [`max_elapsed`](Self::max_elapsed), but returns an error for zero.
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// use std::time::Duration;
+        /// assert!(Policy::new().try_max_elapsed(Duration::ZERO).is_err());
+        /// ```
+        fn try_max_elapsed;
 
-    /// Like [`max_elapsed`](Self::max_elapsed), but returns an error for zero.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use std::time::Duration;
-    /// assert!(Policy::new().try_max_elapsed(Duration::ZERO).is_err());
-    /// ```
-    pub const fn try_max_elapsed(mut self, d: Duration) -> Result<Self, PolicyError> {
-        if d.is_zero() {
-            return Err(PolicyError::ZeroMaxElapsed);
-        }
-        self.max_elapsed = Some(d);
-        Ok(self)
-    }
-
-    /// Retries bounded by time alone: at most `d` from the first call
-    /// (`max_elapsed`), as many retries as fit (`max_retries` becomes
-    /// `u32::MAX`). Polling "for at most 2 minutes" is
-    /// `Policy::new().retry_for(Duration::from_secs(120))`; there is no way
-    /// to lift both bounds. Panics if `d` is zero.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use std::time::Duration;
-    /// let p = Policy::new().retry_for(Duration::from_secs(120));
-    /// assert_eq!(p.max_elapsed_value(), Some(Duration::from_secs(120)));
-    /// assert_eq!(p.max_retries_value(), u32::MAX);
-    /// ```
-    #[must_use]
-    pub const fn retry_for(self, d: Duration) -> Self {
-        expect_valid(self.try_retry_for(d), "max_elapsed must be greater than zero")
-    }
-
-    /// Like [`retry_for`](Self::retry_for), but returns an error for zero.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use std::time::Duration;
-    /// assert!(Policy::new().try_retry_for(Duration::ZERO).is_err());
-    /// ```
-    pub const fn try_retry_for(self, d: Duration) -> Result<Self, PolicyError> {
-        match self.try_max_elapsed(d) {
-            Ok(mut policy) => {
-                policy.max_retries = u32::MAX;
-                Ok(policy)
-            }
-            Err(error) => Err(error),
-        }
+        /// Retries bounded by time alone: at most `d` from the first call
+        /// (`max_elapsed`), as many retries as fit (`max_retries` becomes
+        /// `u32::MAX`). Polling "for at most 2 minutes" is
+        /// `Policy::new().retry_for(Duration::from_secs(120))`; there is no way
+        /// to lift both bounds. Panics if `d` is zero.
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// use std::time::Duration;
+        /// let p = Policy::new().retry_for(Duration::from_secs(120));
+        /// assert_eq!(p.max_elapsed_value(), Some(Duration::from_secs(120)));
+        /// assert_eq!(p.max_retries_value(), u32::MAX);
+        /// ```
+        fn retry_for(d: Duration) sets max_elapsed = Some(d), max_retries = u32::MAX;
+        /// Like [`retry_for`](Self::retry_for), but returns an error for zero.
+        ///
+        /// ```
+        /// use backoff_runtime::Policy;
+        /// use std::time::Duration;
+        /// assert!(Policy::new().try_retry_for(Duration::ZERO).is_err());
+        /// ```
+        fn try_retry_for;
     }
 
     /// Sets what a server hint longer than `max_backoff` does (see
@@ -387,79 +394,60 @@ impl Policy {
         self
     }
 
-    /// What a server hint longer than `max_backoff` does.
-    ///
-    /// ```
-    /// use backoff_runtime::{HintAboveCap, Policy};
-    /// assert_eq!(Policy::new().hint_above_cap_value(), HintAboveCap::Stop);
-    /// ```
-    #[must_use]
-    pub const fn hint_above_cap_value(&self) -> HintAboveCap {
-        self.hint_above_cap
-    }
+    getters! {
+        /// What a server hint longer than `max_backoff` does.
+        ///
+        /// ```
+        /// use backoff_runtime::{HintAboveCap, Policy};
+        /// assert_eq!(Policy::new().hint_above_cap_value(), HintAboveCap::Stop);
+        /// ```
+        fn hint_above_cap_value -> hint_above_cap: HintAboveCap;
 
-    /// How many retries follow the first call (`u32::MAX` after
-    /// [`retry_for`](Self::retry_for): bounded by time alone).
-    ///
-    /// ```
-    /// assert_eq!(backoff_runtime::Policy::new().max_retries_value(), 5);
-    /// ```
-    #[must_use]
-    pub const fn max_retries_value(&self) -> u32 {
-        self.max_retries
-    }
+        /// How many retries follow the first call (`u32::MAX` after
+        /// [`retry_for`](Self::retry_for): bounded by time alone).
+        ///
+        /// ```
+        /// assert_eq!(backoff_runtime::Policy::new().max_retries_value(), 5);
+        /// ```
+        fn max_retries_value -> max_retries: u32;
 
-    /// The wait before the first retry, before jitter.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert_eq!(backoff_runtime::Policy::new().initial_backoff_value(), Duration::from_secs(1));
-    /// ```
-    #[must_use]
-    pub const fn initial_backoff_value(&self) -> Duration {
-        self.initial_backoff
-    }
+        /// The wait before the first retry, before jitter.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// assert_eq!(backoff_runtime::Policy::new().initial_backoff_value(), Duration::from_secs(1));
+        /// ```
+        fn initial_backoff_value -> initial_backoff: Duration;
 
-    /// The cap on every wait.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert_eq!(backoff_runtime::Policy::new().max_backoff_value(), Duration::from_secs(32));
-    /// ```
-    #[must_use]
-    pub const fn max_backoff_value(&self) -> Duration {
-        self.max_backoff
-    }
+        /// The cap on every wait.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// assert_eq!(backoff_runtime::Policy::new().max_backoff_value(), Duration::from_secs(32));
+        /// ```
+        fn max_backoff_value -> max_backoff: Duration;
 
-    /// The growth factor per retry.
-    ///
-    /// ```
-    /// assert_eq!(backoff_runtime::Policy::new().multiplier_value(), 2.0);
-    /// ```
-    #[must_use]
-    pub const fn multiplier_value(&self) -> f64 {
-        self.multiplier
-    }
+        /// The growth factor per retry.
+        ///
+        /// ```
+        /// assert_eq!(backoff_runtime::Policy::new().multiplier_value(), 2.0);
+        /// ```
+        fn multiplier_value -> multiplier: f64;
 
-    /// The jitter mode.
-    ///
-    /// ```
-    /// use backoff_runtime::{Jitter, Policy};
-    /// assert_eq!(Policy::new().jitter_value(), Jitter::Additive);
-    /// ```
-    #[must_use]
-    pub const fn jitter_value(&self) -> Jitter {
-        self.jitter
-    }
+        /// The jitter mode.
+        ///
+        /// ```
+        /// use backoff_runtime::{Jitter, Policy};
+        /// assert_eq!(Policy::new().jitter_value(), Jitter::Additive);
+        /// ```
+        fn jitter_value -> jitter: Jitter;
 
-    /// The total time budget, if any.
-    ///
-    /// ```
-    /// assert_eq!(backoff_runtime::Policy::new().max_elapsed_value(), None);
-    /// ```
-    #[must_use]
-    pub const fn max_elapsed_value(&self) -> Option<Duration> {
-        self.max_elapsed
+        /// The total time budget, if any.
+        ///
+        /// ```
+        /// assert_eq!(backoff_runtime::Policy::new().max_elapsed_value(), None);
+        /// ```
+        fn max_elapsed_value -> max_elapsed: Option<Duration>;
     }
 }
 
