@@ -198,7 +198,7 @@ impl<D> Identity<D> {
 }
 
 /// The hooks of one retried operation returning `Result<T, E>`. Every slot
-/// starts [`Unset`]; each builder method fills one.
+/// starts `Unset`; each builder method fills one.
 ///
 /// ```
 /// use backoff_runtime::__private::{HookSet, Hooks};

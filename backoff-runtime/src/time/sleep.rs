@@ -14,7 +14,7 @@ use crate::time::clock::ClockKind;
 
 /// The default sleep: `std::thread::sleep` (or the thread's
 /// [`VirtualClock`](crate::testing::VirtualClock)) for blocking loops;
-/// awaited, it becomes a [`TokioTimer`] ([`IntoTimer`]).
+/// awaited, it becomes a [`TokioTimer`] (`IntoTimer`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DefaultSleep;
 
