@@ -40,6 +40,19 @@ impl<F, C> Debug for Set<F, C> {
     }
 }
 
+/// A set hook called through `call`, a function pointer made from a
+/// closure where the hook's signature was checked.
+#[inline(always)]
+fn hook_of<F, X, O>(hook: F, call: fn(&F, &X) -> O) -> Set<F, fn(&F, &X) -> O> {
+    Set { hook, call }
+}
+
+/// A set observer called through `call` (see [`hook_of`]).
+#[inline(always)]
+fn observer_of<F, X, Ev>(hook: F, call: fn(&F, &X, &Ev)) -> Set<F, fn(&F, &X, &Ev)> {
+    Set { hook, call }
+}
+
 /// One hook slot: the default when [`Unset`], the user's hook when [`Set`].
 pub trait Slot<Args, Out> {
     /// Whether the user set this hook.
@@ -223,24 +236,6 @@ pub struct HookSet<
     _result: PhantomData<fn(&T, &E)>,
 }
 
-/// A hook set with one slot replaced. The slots are a tuple, in the order
-/// of [`HookSet`]'s type parameters (`retry_if`, `retry_after`,
-/// `retry_if_ok`, `retry_after_ok`, `on_retry`, `on_give_up`,
-/// `on_success`): a new slot is one more element.
-macro_rules! with_slot {
-    ($set:expr, |$($slot:ident),*| $slots:expr) => {
-        with_slot!($set, |$($slot),*| $slots, identity = $set.identity)
-    };
-    ($set:expr, |$($slot:ident),*| $slots:expr, identity = $identity:expr) => {{
-        let ($($slot,)*) = $set.slots;
-        HookSet {
-            slots: $slots,
-            identity: $identity,
-            _result: PhantomData,
-        }
-    }};
-}
-
 impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess> Debug
     for HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
 {
@@ -259,6 +254,26 @@ impl<T, E> HookSet<T, E> {
         HookSet {
             slots: (Unset, Unset, Unset, Unset, Unset, Unset, Unset),
             identity: Identity::new(),
+            _result: PhantomData,
+        }
+    }
+}
+
+impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
+    HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
+{
+    /// A hook set of these slots, in the order of the type parameters
+    /// (`retry_if`, `retry_after`, `retry_if_ok`, `retry_after_ok`,
+    /// `on_retry`, `on_give_up`, `on_success`): a new slot is one more
+    /// element.
+    #[inline(always)]
+    const fn with_slots(
+        slots: (If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess),
+        identity: Identity<IfOk::Decided>,
+    ) -> Self {
+        HookSet {
+            slots,
+            identity,
             _result: PhantomData,
         }
     }
@@ -283,13 +298,11 @@ impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
         self,
         predicate: F,
     ) -> HookSet<T, E, Set<F, fn(&F, &E) -> bool>, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> {
-        let hook: Set<F, fn(&F, &E) -> bool> = Set {
-            hook: predicate,
-            call: |f, e| f(e),
-        };
-        with_slot!(self, |_if, after, if_ok, after_ok, on_retry, on_give_up, on_success| (
-            hook, after, if_ok, after_ok, on_retry, on_give_up, on_success
-        ))
+        let s = self.slots;
+        HookSet::with_slots(
+            (hook_of(predicate, |f, e| f(e)), s.1, s.2, s.3, s.4, s.5, s.6),
+            self.identity,
+        )
     }
 
     /// The server's hint for the wait after an error (`Retry-After`).
@@ -298,19 +311,11 @@ impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
         self,
         hint: F,
     ) -> HookSet<T, E, If, Set<F, fn(&F, &E) -> Option<Duration>>, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> {
-        let hook: Set<F, fn(&F, &E) -> Option<Duration>> = Set {
-            hook: hint,
-            call: |f, e| f(e),
-        };
-        with_slot!(self, |retry_if,
-                          _after,
-                          if_ok,
-                          after_ok,
-                          on_retry,
-                          on_give_up,
-                          on_success| (
-            retry_if, hook, if_ok, after_ok, on_retry, on_give_up, on_success
-        ))
+        let s = self.slots;
+        HookSet::with_slots(
+            (s.0, hook_of(hint, |f, e| f(e)), s.2, s.3, s.4, s.5, s.6),
+            self.identity,
+        )
     }
 
     /// The server's hint for the wait after a pending value.
@@ -319,19 +324,11 @@ impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
         self,
         hint: F,
     ) -> HookSet<T, E, If, After, IfOk, Set<F, fn(&F, &T) -> Option<Duration>>, OnRetry, OnGiveUp, OnSuccess> {
-        let hook: Set<F, fn(&F, &T) -> Option<Duration>> = Set {
-            hook: hint,
-            call: |f, v| f(v),
-        };
-        with_slot!(self, |retry_if,
-                          after,
-                          if_ok,
-                          _after_ok,
-                          on_retry,
-                          on_give_up,
-                          on_success| (
-            retry_if, after, if_ok, hook, on_retry, on_give_up, on_success
-        ))
+        let s = self.slots;
+        HookSet::with_slots(
+            (s.0, s.1, s.2, hook_of(hint, |f, v| f(v)), s.4, s.5, s.6),
+            self.identity,
+        )
     }
 
     /// Calls `observer` before each wait, with what failed: the error, or
@@ -341,19 +338,11 @@ impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
         self,
         observer: F,
     ) -> HookSet<T, E, If, After, IfOk, AfterOk, Set<F, fn(&F, &IfOk::Decided, &RetryEvent)>, OnGiveUp, OnSuccess> {
-        let hook: Set<F, fn(&F, &IfOk::Decided, &RetryEvent)> = Set {
-            hook: observer,
-            call: |f, d, event| f(d, event),
-        };
-        with_slot!(self, |retry_if,
-                          after,
-                          if_ok,
-                          after_ok,
-                          _on_retry,
-                          on_give_up,
-                          on_success| (
-            retry_if, after, if_ok, after_ok, hook, on_give_up, on_success
-        ))
+        let s = self.slots;
+        HookSet::with_slots(
+            (s.0, s.1, s.2, s.3, observer_of(observer, |f, d, e| f(d, e)), s.5, s.6),
+            self.identity,
+        )
     }
 
     /// Calls `observer` once when a stop rule ends the call, with the final
@@ -363,19 +352,11 @@ impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
         self,
         observer: F,
     ) -> HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, Set<F, fn(&F, &IfOk::Decided, &GiveUp)>, OnSuccess> {
-        let hook: Set<F, fn(&F, &IfOk::Decided, &GiveUp)> = Set {
-            hook: observer,
-            call: |f, d, event| f(d, event),
-        };
-        with_slot!(self, |retry_if,
-                          after,
-                          if_ok,
-                          after_ok,
-                          on_retry,
-                          _on_give_up,
-                          on_success| (
-            retry_if, after, if_ok, after_ok, on_retry, hook, on_success
-        ))
+        let s = self.slots;
+        HookSet::with_slots(
+            (s.0, s.1, s.2, s.3, s.4, observer_of(observer, |f, d, e| f(d, e)), s.6),
+            self.identity,
+        )
     }
 
     /// Calls `observer` once when the call succeeds.
@@ -384,19 +365,11 @@ impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
         self,
         observer: F,
     ) -> HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, Set<F, fn(&F, &Success)>> {
-        let hook: Set<F, fn(&F, &Success)> = Set {
-            hook: observer,
-            call: |f, event| f(event),
-        };
-        with_slot!(self, |retry_if,
-                          after,
-                          if_ok,
-                          after_ok,
-                          on_retry,
-                          on_give_up,
-                          _on_success| (
-            retry_if, after, if_ok, after_ok, on_retry, on_give_up, hook
-        ))
+        let s = self.slots;
+        HookSet::with_slots(
+            (s.0, s.1, s.2, s.3, s.4, s.5, hook_of(observer, |f, event| f(event))),
+            self.identity,
+        )
     }
 
     /// Names the retried operation in events and metrics.
@@ -459,17 +432,10 @@ impl<T, E, If, After, AfterOk, OnSuccess> HookSet<T, E, If, After, Unset, AfterO
         self,
         predicate: F,
     ) -> HookSet<T, E, If, After, Set<F, fn(&F, &T) -> bool>, AfterOk, Unset, Unset, OnSuccess> {
-        let hook: Set<F, fn(&F, &T) -> bool> = Set {
-            hook: predicate,
-            call: |f, v| f(v),
-        };
-        let identity = self.identity.retyped();
-        with_slot!(
-            self,
-            |retry_if, after, _if_ok, after_ok, on_retry, on_give_up, on_success| (
-                retry_if, after, hook, after_ok, on_retry, on_give_up, on_success
-            ),
-            identity = identity
+        let s = self.slots;
+        HookSet::with_slots(
+            (s.0, s.1, hook_of(predicate, |f, v| f(v)), s.3, s.4, s.5, s.6),
+            self.identity.retyped(),
         )
     }
 }
