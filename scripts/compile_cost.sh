@@ -39,6 +39,7 @@ publish = false
 [dependencies]
 backoff-runtime = { path = "$root/backoff-runtime" }
 tokio = { version = "1.47", features = ["time"] }
+backon = "1.6"
 
 # Not part of the backoff workspace.
 [workspace]
@@ -93,8 +94,22 @@ RS
 
 gen_handwritten() {
     prelude
-    echo 'use backoff_runtime::ThreadRng;'
-    echo 'use backoff_runtime::rand::Rng;'
+    cat <<'RS'
+
+/// The hand-written loops' jitter: a per-thread xorshift (what a user
+/// writing the loop without a crate would do).
+fn jitter_nanos() -> u64 {
+    thread_local!(static STATE: std::cell::Cell<u64> = const { std::cell::Cell::new(0x2545_f491_4f6c_dd1d) });
+    STATE.with(|state| {
+        let mut x = state.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        state.set(x);
+        x
+    })
+}
+RS
     for i in $(seq 1 "$N"); do
         cat <<RS
 
@@ -106,7 +121,7 @@ pub fn sync_$i(x: u64) -> Result<u64, Error> {
             Ok(v) => return Ok(v),
             Err(e) if retries >= 4 || !is_transient(&e) => return Err(e),
             Err(_) => {
-                let jitter = Duration::from_nanos(ThreadRng.next_u64() % 100_000_001);
+                let jitter = Duration::from_nanos(jitter_nanos() % 100_000_001);
                 std::thread::sleep((base + jitter).min(CAP));
                 base = (base * 2).min(CAP);
                 retries += 1;
@@ -123,7 +138,7 @@ pub async fn async_$i(x: u64) -> Result<u64, Error> {
             Ok(v) => return Ok(v),
             Err(e) if retries >= 4 || !is_transient(&e) => return Err(e),
             Err(_) => {
-                let jitter = Duration::from_nanos(ThreadRng.next_u64() % 100_000_001);
+                let jitter = Duration::from_nanos(jitter_nanos() % 100_000_001);
                 tokio::time::sleep((base + jitter).min(CAP)).await;
                 base = (base * 2).min(CAP);
                 retries += 1;
@@ -135,7 +150,27 @@ RS
     done
 }
 
-for kind in annotated handwritten; do
+gen_backon() {
+    prelude
+    echo 'use backon::{BlockingRetryable, ExponentialBuilder, Retryable};'
+    for i in $(seq 1 "$N"); do
+        cat <<RS
+
+pub fn sync_$i(x: u64) -> Result<u64, Error> {
+    let backoff = ExponentialBuilder::default().with_min_delay(Duration::from_millis(100)).with_max_delay(CAP).with_max_times(4).with_jitter();
+    (|| step(x, $i)).retry(backoff).sleep(std::thread::sleep).when(is_transient).call()
+}
+
+pub async fn async_$i(x: u64) -> Result<u64, Error> {
+    let backoff = ExponentialBuilder::default().with_min_delay(Duration::from_millis(100)).with_max_delay(CAP).with_max_times(4).with_jitter();
+    (|| async { step(x, $i) }).retry(backoff).sleep(tokio::time::sleep).when(is_transient).await
+}
+RS
+    done
+}
+
+KINDS="annotated handwritten backon"
+for kind in $KINDS; do
     dir=$out/$kind
     mkdir -p "$dir/src"
     manifest "cc_$kind" >"$dir/Cargo.toml"
@@ -148,7 +183,7 @@ median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] 
 
 declare -A secs
 for profile in $PROFILES; do
-    for kind in annotated handwritten; do
+    for kind in $KINDS; do
         dir=$out/$kind
         export CARGO_TARGET_DIR=$dir/target CARGO_INCREMENTAL=0
         (cd "$dir" && cargo build --quiet --profile "$profile") # dependencies, once
@@ -169,15 +204,16 @@ report=$out/report.md
 {
     echo "# Compile cost: $((2 * N)) retried functions ($N sync + $N async), median of $RUNS rebuilds of the crate alone${MACRO_OPT:+ (proc-macro opt-level $MACRO_OPT)}"
     echo
-    echo "| profile | annotated (#[retry]) | hand-written loops | ratio |"
-    echo "|---|---:|---:|---:|"
+    echo "| profile | annotated (#[retry]) | hand-written loops | backon's builder | annotated / hand-written | annotated / backon |"
+    echo "|---|---:|---:|---:|---:|---:|"
     for profile in $PROFILES; do
         a=${secs[$profile/annotated]}
         h=${secs[$profile/handwritten]}
-        echo "| $profile | $a s | $h s | $(awk -v a="$a" -v h="$h" 'BEGIN { printf "%.2f", a / h }') |"
+        b=${secs[$profile/backon]}
+        echo "| $profile | $a s | $h s | $b s | $(awk -v a="$a" -v h="$h" 'BEGIN { printf "%.2f", a / h }') | $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }') |"
     done
     echo
-    echo "source lines: annotated $(wc -l <"$out/annotated/src/lib.rs"), hand-written $(wc -l <"$out/handwritten/src/lib.rs")"
+    echo "source lines: annotated $(wc -l <"$out/annotated/src/lib.rs"), hand-written $(wc -l <"$out/handwritten/src/lib.rs"), backon $(wc -l <"$out/backon/src/lib.rs")"
 } >"$report"
 cat "$report"
 echo

@@ -25,7 +25,7 @@
 //! attribute's keys.
 //!
 //! Public API: the [`retry`] attribute, [`Policy`], [`Schedule`],
-//! [`RetryBudget`], [`RetryThrottle`], the attempt's context ([`Attempt`], [`InvocationId`]),
+//! [`RetryBudget`], [`RetryThrottle`], the [`RetryLimit`] they implement, the builder ([`Retry`], [`RetryFuture`]), the attempt's context ([`Attempt`], [`InvocationId`]),
 //! the events ([`RetryEvent`], [`GiveUp`], [`StopReason`]),
 //! [`Elapsed`], and the feature-gated modules below. `__private` is what the
 //! attribute's expansion calls: it is not part of the API and may change in
@@ -118,7 +118,7 @@ pub use crate::time::timeout::Elapsed;
 /// | `context` | none | a name, such as `attempt` | binds an [`Attempt`] of that name in the body: the attempt number, the retries left, the time elapsed and left, the call's [`InvocationId`] (see "The attempt inside the body") |
 /// | `nested` | `stop` | `stop` or `retry` | a failure that a retried function this attempt called already gave up on: `stop` ends the call with [`StopReason::RetriedBelow`] (one layer retries), `retry` retries it anyway (see "Nested retries") |
 /// | `name` | the function's path (`my_app::users::fetch`; a method: the type of `self`'s path, `my_app::Client::get`) | string literal, not empty | the name that metrics (`function` label), tracing events and [`RetryEvent::function`] report |
-/// | `budget` | none | any expression giving a [`RetryBudget`] or a [`RetryThrottle`], or a reference to one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call | a retry limit shared by every call and function that names the same one: a budget keeps a floor of retries per second, a throttle stops retrying in a full outage |
+/// | `budget` | none | any expression giving a [`RetryBudget`], a [`RetryThrottle`] or another [`RetryLimit`] (your own), or a reference, `Arc` or `Box` of one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call | a retry limit shared by every call and function that names the same one: a budget keeps a floor of retries per second, a throttle stops retrying in a full outage; a refusal ends the call with [`StopReason::Budget`] whatever the limit's kind |
 /// | `policy` | none | any expression giving a [`Policy`], evaluated once per call | the whole schedule instead of the schedule keys (both is an error) |
 /// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)`; never runs past `max_elapsed` |
 /// | `crate` | `"::backoff_runtime"` | string with a path | where this crate is, when re-exported under another name |
