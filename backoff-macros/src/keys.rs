@@ -151,13 +151,20 @@ mod tests {
                     Some((_, None)) => return None,
                     None => key.name,
                 };
-                let defined = [
+                let written_out = [
                     format!("pub fn {method}<"),
                     format!("pub fn {method}("),
                     format!("pub const fn {method}("),
                 ]
                 .iter()
                 .any(|signature| sources.contains(signature.as_str()));
+                // `Policy`'s checked pairs are written by `checked_builders!`
+                // as `fn name(value: Type) sets field = value;`.
+                let checked_pair = sources.lines().any(|line| {
+                    let line = line.trim_start();
+                    line.starts_with(&format!("fn {method}(")) && line.contains(") sets ")
+                });
+                let defined = written_out || checked_pair;
                 (!defined).then(|| format!("{} (builder method `{method}`)", key.name))
             })
             .collect();

@@ -8,7 +8,7 @@ use std::time::Instant;
 use crate::limits::limit::Limit;
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::stop::StopReason;
-use crate::run::hooks::Hooks;
+use crate::run::hooks::{DynHooks, Hooks};
 use crate::schedule::backoff::Backoff;
 use crate::schedule::policy::{HintAboveCap, Policy};
 use crate::schedule::rng::with_thread_rng;
@@ -68,7 +68,7 @@ fn reports_success<H: Hooks>(retried: bool) -> bool {
 
 /// Whether a stop or a retry will be reported (a hook observes, or a
 /// tracing subscriber listens).
-fn reports(hooks: &impl Hooks) -> bool {
+fn reports<D>(hooks: &dyn DynHooks<D>) -> bool {
     hooks.observes() || crate::observe::trace::enabled()
 }
 
@@ -113,12 +113,12 @@ impl RetryState {
     /// event when `keep_event` (for an action before the wait). The stop
     /// rules are checked in the order of [`next_wait`](Self::next_wait).
     #[inline(always)]
-    pub(crate) fn decide_reporting<H: Hooks>(
+    pub(crate) fn decide_reporting<D>(
         &mut self,
         policy: &Policy,
         budget: Option<Limit<'_>>,
-        failure: Failed<'_, H::Decided>,
-        hooks: &H,
+        failure: Failed<'_, D>,
+        hooks: &dyn DynHooks<D>,
         keep_event: bool,
     ) -> Result<(Duration, Option<RetryEvent>), StopReason> {
         let Failed { error, gave_up_below } = failure;
@@ -128,7 +128,7 @@ impl RetryState {
                 let mut kept = None;
                 if keep_event || reports(hooks) {
                     let event = RetryEvent {
-                        function: hooks.function_name(),
+                        function: hooks.site().name(),
                         attempt: self.backoff.retries().saturating_add(1),
                         wait,
                         elapsed: self.timeline.elapsed(),
@@ -160,7 +160,7 @@ impl RetryState {
 
     /// Reports the end of the call for `reason`, on `error`: metrics, the
     /// loop around this one (unless `Permanent`), tracing and `on_give_up`.
-    fn give_up<H: Hooks>(&mut self, policy: &Policy, reason: StopReason, error: &H::Decided, hooks: &H) {
+    fn give_up<D>(&mut self, policy: &Policy, reason: StopReason, error: &D, hooks: &dyn DynHooks<D>) {
         crate::observe::metrics::give_up(hooks.site(), reason, self.backoff.retries().saturating_add(1));
         if reason != StopReason::Permanent {
             // The loop around this one (if any) must not retry it.
@@ -168,7 +168,7 @@ impl RetryState {
         }
         if reports(hooks) {
             let event = GiveUp {
-                function: hooks.function_name(),
+                function: hooks.site().name(),
                 attempts: self.backoff.retries().saturating_add(1),
                 elapsed: self.timeline.elapsed(),
                 retries_left: policy.max_retries.saturating_sub(self.backoff.retries()),
@@ -187,12 +187,12 @@ impl RetryState {
     /// wait still ends within `max_elapsed` (the action's time counts). When
     /// it does not, the call ends here with [`StopReason::Deadline`],
     /// reported as any give-up, and no further attempt starts.
-    pub(crate) fn still_in_time<H: Hooks>(
+    pub(crate) fn still_in_time<D>(
         &mut self,
         policy: &Policy,
         wait: Duration,
-        error: &H::Decided,
-        hooks: &H,
+        error: &D,
+        hooks: &dyn DynHooks<D>,
     ) -> bool {
         let Some(max_elapsed) = policy.max_elapsed else {
             return true;
@@ -217,7 +217,22 @@ impl RetryState {
             budget.succeeded();
         }
         if reports_success::<H>(self.backoff.retries() > 0) {
-            self.succeeded(&hooks());
+            self.succeeded(&hooks() as &dyn DynHooks<H::Decided>);
+        }
+    }
+
+    /// [`success`](Self::success) behind a reference (the blocking loop's
+    /// retries): whether it is reported is asked at run time.
+    pub(crate) fn success_reported<D>(&mut self, budget: Option<Limit<'_>>, hooks: &dyn DynHooks<D>) {
+        crate::run::nested::mark_succeeded();
+        if let Some(budget) = budget {
+            budget.succeeded();
+        }
+        if hooks.observes_success()
+            || crate::observe::metrics::RECORDS
+            || (crate::observe::trace::COMPILED && self.backoff.retries() > 0)
+        {
+            self.succeeded(hooks);
         }
     }
 
@@ -236,20 +251,20 @@ impl RetryState {
             budget.succeeded();
         }
         if reports_success::<H>(false) {
-            Self::with_start(clock, start).succeeded(&hooks());
+            Self::with_start(clock, start).succeeded(&hooks() as &dyn DynHooks<H::Decided>);
         }
     }
 
     /// Reports the success of the attempt that just ended: metrics, the
     /// tracing event of a success after retries, and `on_success`.
     #[inline]
-    fn succeeded<H: Hooks>(&mut self, hooks: &H) {
+    fn succeeded<D>(&mut self, hooks: &dyn DynHooks<D>) {
         let attempts = self.backoff.retries().saturating_add(1);
         crate::observe::metrics::success(hooks.site(), attempts);
         let retried = attempts > 1;
-        if H::OBSERVES_SUCCESS || (retried && crate::observe::trace::success_enabled()) {
+        if hooks.observes_success() || (retried && crate::observe::trace::success_enabled()) {
             let event = Success {
-                function: hooks.function_name(),
+                function: hooks.site().name(),
                 attempts,
                 elapsed: self.timeline.elapsed(),
             };
@@ -262,13 +277,13 @@ impl RetryState {
 
     /// The stop rules, in their documented order, and the wait when none
     /// holds (with whether it came from the server's hint).
-    fn next_wait<H: Hooks>(
+    fn next_wait<D>(
         &mut self,
         policy: &Policy,
         budget: Option<Limit<'_>>,
-        error: &H::Decided,
+        error: &D,
         gave_up_below: bool,
-        hooks: &H,
+        hooks: &dyn DynHooks<D>,
     ) -> Result<(Duration, bool), StopReason> {
         if !hooks.should_retry(error) {
             return Err(StopReason::Permanent);

@@ -14,7 +14,7 @@ use crate::limits::limit::Limit;
 use crate::observe::events::RetryEvent;
 use crate::run::attempt::AttemptSource;
 use crate::run::decide::{Failed, RetryState};
-use crate::run::hooks::{HookSet, Hooks};
+use crate::run::hooks::{DynHooks, HookSet, Hooks};
 use crate::run::result::RetryResult;
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
@@ -145,14 +145,6 @@ impl Loop {
     pub fn start(clock: ClockKind, policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
         Loop {
             state: RetryState::start(policy, budget, clock, needs_start),
-        }
-    }
-
-    /// A fresh loop with a start read earlier (or none).
-    #[inline(always)]
-    fn with_start(clock: ClockKind, start: Option<Instant>) -> Self {
-        Loop {
-            state: RetryState::with_start(clock, start),
         }
     }
 
@@ -317,7 +309,7 @@ pub fn after_first_attempt<R, F, B, H, S, A>(
     mut body: F,
     hooks: B,
     sleeper: S,
-    action: A,
+    mut action: A,
 ) -> R
 where
     R: RetryResult,
@@ -342,69 +334,74 @@ where
             RetryState::first_success(budget, sleeper.clock(), start, || &hooks);
             R::from_result(done)
         }
-        Err(decided) => R::from_result(retry_blocking(
-            policy,
-            budget,
-            start,
-            decided,
-            &mut || body().into_result(),
-            &hooks,
-            &sleeper,
-            action,
-        )),
+        Err(decided) => {
+            let mut run = |decided: &H::Decided, event: &RetryEvent| action.run(decided, event);
+            let action: Option<ActionRef<'_, H::Decided>> = if A::SET { Some(&mut run) } else { None };
+            let judge = |result| hooks.judge(result);
+            let retry = Blocking {
+                body: &mut || body().into_result(),
+                judge: &judge,
+                back: H::back,
+                hooks: &hooks,
+                sleeper: &sleeper,
+                action,
+            };
+            R::from_result(retry.run(policy, budget, start, decided))
+        }
     }
 }
 
-/// Retries `body` after a first attempt that must be decided on, waiting
-/// with `sleeper` (after `action`, when set), until a result is accepted or
-/// a stop rule holds.
-#[cold]
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn retry_blocking<H, S, A>(
-    policy: &Policy,
-    budget: Option<Limit<'_>>,
-    start: Option<Instant>,
-    first: H::Decided,
-    body: &mut dyn FnMut() -> Result<H::Ok, H::Err>,
-    hooks: &H,
-    sleeper: &S,
-    mut action: A,
-) -> Result<H::Ok, H::Err>
-where
-    H: Hooks,
-    S: BlockingSleep,
-    A: BlockingAction<H::Decided>,
-{
-    let mut driver = Loop::with_start(sleeper.clock(), start);
-    let mut decided = first;
-    loop {
-        let below = crate::run::nested::gave_up_below();
-        let wait = if A::SET {
-            match driver.decide::<Acts, H>(policy, budget, decided, below, hooks) {
-                Step::Return(result) => return result,
-                Step::Retry(failure) => {
-                    action.run(&failure.decided, &failure.event);
-                    match driver.after_action::<Result<H::Ok, H::Err>, _, _>(policy, failure, |_| hooks) {
-                        Step::Return(result) => return result,
-                        Step::Retry(wait) => wait,
+/// A blocking loop's `before_retry` action, as `Blocking` holds it.
+type ActionRef<'a, D> = &'a mut dyn FnMut(&D, &RetryEvent);
+
+/// A blocking loop's retries, behind references: compiled once per result
+/// type, not once per retried function.
+struct Blocking<'a, T, E, D> {
+    body: &'a mut dyn FnMut() -> Result<T, E>,
+    judge: &'a dyn Fn(Result<T, E>) -> Result<Result<T, E>, D>,
+    back: fn(D) -> Result<T, E>,
+    hooks: &'a dyn DynHooks<D>,
+    sleeper: &'a dyn BlockingSleep,
+    action: Option<ActionRef<'a, D>>,
+}
+
+impl<T, E, D> Blocking<'_, T, E, D> {
+    /// Retries after a first attempt that must be decided on (`first`),
+    /// waiting with the sleeper (after the action, when set), until a
+    /// result is accepted or a stop rule holds.
+    #[cold]
+    #[inline(never)]
+    fn run(mut self, policy: &Policy, budget: Option<Limit<'_>>, start: Option<Instant>, first: D) -> Result<T, E> {
+        let mut state = RetryState::with_start(self.sleeper.clock(), start);
+        let mut decided = first;
+        loop {
+            let failure = Failed {
+                error: &decided,
+                gave_up_below: crate::run::nested::gave_up_below(),
+            };
+            let acts = self.action.is_some();
+            let wait = match state.decide_reporting(policy, budget, failure, self.hooks, acts) {
+                Ok((wait, Some(event))) if acts => {
+                    if let Some(action) = self.action.as_mut() {
+                        action(&decided, &event);
                     }
+                    if !state.still_in_time(policy, wait, &decided, self.hooks) {
+                        return (self.back)(decided);
+                    }
+                    wait
                 }
+                Ok((wait, _)) => wait,
+                Err(_reason) => return (self.back)(decided),
+            };
+            self.sleeper.sleep(wait);
+            crate::run::nested::enter_attempt();
+            match (self.judge)((self.body)()) {
+                Ok(done) => {
+                    state.success_reported(budget, self.hooks);
+                    return done;
+                }
+                Err(next) => decided = next,
             }
-        } else {
-            match driver.decide::<Waits, H>(policy, budget, decided, below, hooks) {
-                Step::Return(result) => return result,
-                Step::Retry(wait) => wait,
-            }
-        };
-        sleeper.sleep(wait);
-        crate::run::nested::enter_attempt();
-        match hooks.judge(body()) {
-            Ok(done) => {
-                driver.state.success(budget, || hooks);
-                return done;
-            }
-            Err(next) => decided = next,
         }
     }
 }

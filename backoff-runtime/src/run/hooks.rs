@@ -649,6 +649,80 @@ impl<H: Hooks> Hooks for &H {
     }
 }
 
+/// The hooks as the decision asks them, behind a reference: the decision
+/// (`run/decide.rs`) is compiled once per decided type, not once per
+/// retried function, and only the happy path stays generic.
+pub(crate) trait DynHooks<D> {
+    /// See [`Hooks::should_retry`].
+    fn should_retry(&self, decided: &D) -> bool;
+    /// See [`Hooks::hint`].
+    fn hint(&self, decided: &D) -> Option<Duration>;
+    /// See [`Hooks::is_pending`].
+    fn is_pending(&self, decided: &D) -> bool;
+    /// See [`Hooks::on_retry`].
+    fn on_retry(&self, decided: &D, event: &RetryEvent);
+    /// See [`Hooks::on_give_up`].
+    fn on_give_up(&self, decided: &D, event: &GiveUp);
+    /// See [`Hooks::on_success`].
+    fn on_success(&self, event: &Success);
+    /// See [`Hooks::observes`].
+    fn observes(&self) -> bool;
+    /// Whether `on_success` is set.
+    fn observes_success(&self) -> bool;
+    /// See [`Hooks::debug_fmt`].
+    fn debug_fmt(&self) -> Option<DebugFmt<D>>;
+    /// See [`Hooks::site`].
+    fn site(&self) -> Site;
+    /// See [`Hooks::retries_nested`].
+    fn retries_nested(&self) -> bool;
+}
+
+impl<H: Hooks> DynHooks<H::Decided> for H {
+    fn should_retry(&self, decided: &H::Decided) -> bool {
+        Hooks::should_retry(self, decided)
+    }
+
+    fn hint(&self, decided: &H::Decided) -> Option<Duration> {
+        Hooks::hint(self, decided)
+    }
+
+    fn is_pending(&self, decided: &H::Decided) -> bool {
+        Hooks::is_pending(self, decided)
+    }
+
+    fn on_retry(&self, decided: &H::Decided, event: &RetryEvent) {
+        Hooks::on_retry(self, decided, event);
+    }
+
+    fn on_give_up(&self, decided: &H::Decided, event: &GiveUp) {
+        Hooks::on_give_up(self, decided, event);
+    }
+
+    fn on_success(&self, event: &Success) {
+        Hooks::on_success(self, event);
+    }
+
+    fn observes(&self) -> bool {
+        Hooks::observes(self)
+    }
+
+    fn observes_success(&self) -> bool {
+        H::OBSERVES_SUCCESS
+    }
+
+    fn debug_fmt(&self) -> Option<DebugFmt<H::Decided>> {
+        Hooks::debug_fmt(self)
+    }
+
+    fn site(&self) -> Site {
+        Hooks::site(self)
+    }
+
+    fn retries_nested(&self) -> bool {
+        Hooks::retries_nested(self)
+    }
+}
+
 /// A zero-sized token of a type (see [`HookSet::error_type`]).
 pub struct ErrorType<D>(PhantomData<fn(&D)>);
 
