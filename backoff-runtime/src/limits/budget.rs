@@ -162,7 +162,7 @@ impl RetryBudget {
         }
     }
 
-    crate::limits::limit::name_methods! {
+    crate::limits::named::name_methods! {
         /// Names the budget: the `budget` label of its metrics (feature
         /// `metrics`). An unnamed budget reports no series of its own.
         ///

@@ -2,4 +2,5 @@
 
 pub(crate) mod budget;
 pub(crate) mod limit;
+pub(crate) mod named;
 pub(crate) mod throttle;

@@ -140,7 +140,7 @@ impl RetryThrottle {
         }
     }
 
-    crate::limits::limit::name_methods! {
+    crate::limits::named::name_methods! {
         /// Names the throttle: the `budget` label of its metrics (feature
         /// `metrics`: its refusals and its tokens). An unnamed throttle reports
         /// no series of its own.

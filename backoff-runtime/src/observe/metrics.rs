@@ -61,20 +61,11 @@ use crate::observe::site::Site;
 use crate::observe::stop::StopReason;
 use core::time::Duration;
 
-/// Counts all calls, by outcome.
-pub const CALLS_TOTAL: &str = "backoff_calls_total";
-/// Counts retries, by the source of their wait.
-pub const RETRIES_TOTAL: &str = "backoff_retries_total";
-/// Attempts per call.
-pub const ATTEMPTS_PER_CALL: &str = "backoff_attempts_per_call";
-/// The waits chosen, in seconds.
-pub const WAIT_SECONDS: &str = "backoff_wait_seconds";
-/// Retries refused by a named budget or throttle.
-pub const BUDGET_REFUSALS_TOTAL: &str = "backoff_budget_refusals_total";
-/// Retries a named budget would allow now.
-pub const BUDGET_AVAILABLE_RETRIES: &str = "backoff_budget_available_retries";
-/// Tokens left in a named throttle.
-pub const THROTTLE_TOKENS: &str = "backoff_throttle_tokens";
+#[cfg(feature = "metrics")]
+pub use crate::observe::series::{
+    ATTEMPTS_PER_CALL, BUDGET_AVAILABLE_RETRIES, BUDGET_REFUSALS_TOTAL, CALLS_TOTAL, RETRIES_TOTAL, THROTTLE_TOKENS,
+    WAIT_SECONDS,
+};
 
 /// Records a call that succeeded after `attempts` attempts.
 #[inline]
@@ -130,61 +121,12 @@ pub(crate) mod recorder {
     use std::collections::BTreeMap;
     use std::sync::{Mutex, PoisonError};
 
-    use metrics::{Key, Label, Level, Metadata, Recorder, SharedString, Unit};
+    use metrics::{Level, Metadata, Recorder, SharedString, Unit};
 
     use super::LimitLevel;
+    use crate::observe::series::Keys;
     use crate::observe::site::{Resolved, Site};
     use crate::observe::stop::StopReason;
-
-    /// The keys of every series of one name, built (and hashed) once.
-    pub(crate) struct Keys {
-        first_attempt: Key,
-        after_retries: Key,
-        gave_up: [Key; StopReason::ALL.len()],
-        scheduled: Key,
-        hinted: Key,
-        attempts: Key,
-        waits: Key,
-        refusals: Key,
-        available: Key,
-        tokens: Key,
-    }
-
-    impl Keys {
-        pub(crate) fn new(name: &'static str) -> Self {
-            let labels = |pairs: &[(&'static str, &'static str)]| -> &'static [Label] {
-                Box::leak(
-                    pairs
-                        .iter()
-                        .map(|(key, value)| Label::from_static_parts(key, value))
-                        .collect(),
-                )
-            };
-            let calls = |outcome: &'static str, reason: &'static str| {
-                Key::from_static_parts(
-                    super::CALLS_TOTAL,
-                    labels(&[("function", name), ("outcome", outcome), ("reason", reason)]),
-                )
-            };
-            let retries = |wait: &'static str| {
-                Key::from_static_parts(super::RETRIES_TOTAL, labels(&[("function", name), ("wait", wait)]))
-            };
-            let function = labels(&[("function", name)]);
-            let budget = labels(&[("budget", name)]);
-            Keys {
-                first_attempt: calls("success", "first_attempt"),
-                after_retries: calls("success", "after_retries"),
-                gave_up: StopReason::ALL.map(|reason| calls("gave_up", reason.label())),
-                scheduled: retries("schedule"),
-                hinted: retries("hint"),
-                attempts: Key::from_static_parts(super::ATTEMPTS_PER_CALL, function),
-                waits: Key::from_static_parts(super::WAIT_SECONDS, function),
-                refusals: Key::from_static_parts(super::BUDGET_REFUSALS_TOTAL, budget),
-                available: Key::from_static_parts(super::BUDGET_AVAILABLE_RETRIES, budget),
-                tokens: Key::from_static_parts(super::THROTTLE_TOKENS, budget),
-            }
-        }
-    }
 
     /// The names this process has used without a call site (the plain
     /// builder's `.name(...)`, a limit's name), with their keys.

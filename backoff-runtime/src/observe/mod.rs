@@ -5,6 +5,8 @@ pub(crate) mod events;
 pub mod metrics;
 #[cfg(not(feature = "metrics"))]
 pub(crate) mod metrics;
+#[cfg(feature = "metrics")]
+pub(crate) mod series;
 pub(crate) mod site;
 pub(crate) mod stop;
 pub(crate) mod trace;

@@ -20,7 +20,7 @@ pub struct CallSite {
 pub(crate) struct Resolved {
     pub(crate) name: &'static str,
     #[cfg(feature = "metrics")]
-    pub(crate) keys: crate::observe::metrics::recorder::Keys,
+    pub(crate) keys: crate::observe::series::Keys,
 }
 
 impl Resolved {
@@ -30,7 +30,7 @@ impl Resolved {
         Box::leak(Box::new(Resolved {
             name,
             #[cfg(feature = "metrics")]
-            keys: crate::observe::metrics::recorder::Keys::new(name),
+            keys: crate::observe::series::Keys::new(name),
         }))
     }
 }

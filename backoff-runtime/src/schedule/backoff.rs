@@ -132,7 +132,7 @@ impl Policy {
 
 /// The retry state machine: the retry counter and the wait used before the
 /// latest retry. The one place that decides the next scheduled wait and
-/// records a retry: the retry loops ([`RetryState`](crate::run::decide::RetryState))
+/// records a retry: the retry loops (the run layer's `RetryState`)
 /// and [`Schedule`] both step it, so for the same random draws they take the
 /// same waits.
 #[derive(Clone, Copy, Debug, Default)]

@@ -1,0 +1,164 @@
+//! `cargo run --release -p backoff-simulator --example herd -- --out docs/img`: a deterministic
+//! retry-storm simulator driven by the runtime's real schedules
+//! ([`Policy::schedule_seeded`](backoff_runtime::Policy::schedule_seeded))
+//! and its [`RetryBudget`](backoff_runtime::RetryBudget), in virtual time.
+//!
+//! Three models (see `sim/contention.rs`, `sim/outage.rs` and
+//! `sim/layers.rs`):
+//!
+//! - the contention model of Marc Brooker's "Exponential Backoff and Jitter"
+//!   (AWS Architecture Blog, 2015): N clients racing to write one row with
+//!   optimistic concurrency; write calls and completion time against N, for
+//!   no backoff and each jitter mode;
+//! - an outage: clients calling a server that is down for a while and then
+//!   comes back with limited capacity; offered against served load over
+//!   time, retry amplification, time to drain and requests given up, for each
+//!   jitter mode with no retry limit, a shared windowed
+//!   [`RetryBudget`](backoff_runtime::RetryBudget) and a shared
+//!   [`RetryThrottle`](backoff_runtime::RetryThrottle);
+//! - a layered outage: requests crossing three retrying layers whose bottom
+//!   service is down; the calls reaching each service per request when
+//!   every layer retries, when only one does, and with a budget or a
+//!   throttle per layer.
+//!
+//! The figures are printed as tables on stdout; with `--out DIR` the charts
+//! are written there as SVG. `--quick` runs a reduced sweep, `--seed S`
+//! changes the base seed (the same seed always gives the same figures).
+
+mod cli;
+mod plots;
+mod report;
+mod sim;
+mod table;
+
+use std::error::Error;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use backoff_runtime::Jitter;
+use cli::{Command, Options};
+use sim::contention::ContentionSetup;
+use sim::layers::{LayerRule, LayersSetup};
+use sim::limit::{BudgetSetup, RetryLimit, ThrottleSetup};
+use sim::outage::OutageSetup;
+use sim::strategy::Strategy;
+use sim::sweep;
+
+/// How much to simulate.
+struct Plan {
+    /// The client counts of the contention sweep.
+    clients: Vec<usize>,
+    /// Runs per (client count, strategy) cell.
+    runs: usize,
+    /// Runs per outage configuration.
+    outage_runs: usize,
+    /// Runs per layered-outage rule.
+    layer_runs: usize,
+}
+
+impl Plan {
+    /// N = 10, 20, ..., 190 with 100 runs each, 10 runs per outage
+    /// configuration and per layered-outage rule; or, for `--quick`, five
+    /// counts with 10 runs each and 3 runs of each outage.
+    fn for_options(options: &Options) -> Self {
+        if options.quick {
+            Plan {
+                clients: vec![10, 50, 100, 150, 190],
+                runs: 10,
+                outage_runs: 3,
+                layer_runs: 3,
+            }
+        } else {
+            Plan {
+                clients: (10..=190).step_by(10).collect(),
+                runs: 100,
+                outage_runs: 10,
+                layer_runs: 10,
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match cli::parse(std::env::args().skip(1)) {
+        Ok(Command::Help) => {
+            println!("{}", cli::USAGE);
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Run(options)) => match run(&options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("herd: {error}");
+                ExitCode::FAILURE
+            }
+        },
+        Err(message) => {
+            eprintln!("herd: {message}\n\n{}", cli::USAGE);
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs the three models, prints the tables and writes the charts.
+fn run(options: &Options) -> Result<(), Box<dyn Error>> {
+    let started = Instant::now();
+    let plan = Plan::for_options(options);
+    let contention = ContentionSetup::BROOKER;
+    let points = sweep::contention_sweep(&contention, &Strategy::ALL, &plan.clients, plan.runs, options.seed);
+    let outage = OutageSetup::DEFAULT;
+    let (budget, throttle) = (BudgetSetup::DEFAULT, ThrottleSetup::GRPC_EXAMPLE);
+    let outages = sweep::outage_sweep(
+        &outage,
+        &Strategy::ALL,
+        &RetryLimit::ALL,
+        plan.outage_runs,
+        options.seed,
+    );
+    let layers = LayersSetup::DEFAULT;
+    let layer_results = sweep::layers_sweep(&layers, &LayerRule::ALL, plan.layer_runs, options.seed);
+
+    println!("{}\n", report::contention_intro(&contention, plan.runs, options.seed));
+    println!("{}", report::heading("Write calls (mean per run)"));
+    println!("{}", report::write_calls(&points));
+    println!("{}", report::heading("Completion time (ms, mean per run)"));
+    println!("{}", report::completion_times(&points));
+    println!("{}", report::heading("Most retries one client needed"));
+    println!("{}", report::retries_used(&points));
+    println!(
+        "{}\n",
+        report::outage_intro(&outage, &budget, &throttle, plan.outage_runs, options.seed)
+    );
+    println!("{}", report::heading("Outage summary"));
+    println!("{}", report::outage_summary(&outage, &outages));
+    println!(
+        "{}",
+        report::heading("Retry limits: the failing server's load, recovery and requests served")
+    );
+    println!("{}", report::limits_summary(&outage, &outages));
+    println!(
+        "{}",
+        report::heading("Outage load: offered/served calls in each second")
+    );
+    println!("{}", report::outage_series(&outages));
+    println!(
+        "{}\n",
+        report::layers_intro(&layers, &budget, &throttle, plan.layer_runs, options.seed)
+    );
+    println!("{}", report::heading("Layers: calls reaching each service per request"));
+    println!("{}", report::layers_table(&layer_results));
+
+    if let Some(dir) = &options.out {
+        let figures = plots::Figures {
+            points: &points,
+            outage: &outage,
+            outages: &outages,
+            limits_strategy: Strategy::Backoff(Jitter::Full),
+            layers: &layer_results,
+        };
+        for path in plots::write_all(dir, &figures)? {
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    eprintln!("finished in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! The figures as plain-text tables (Markdown pipe tables, so they can be
+//! pasted into the docs as they are).
+
+use crate::sim::contention::ContentionSetup;
+use crate::sim::layers::{LAYERS, LayersSetup, SERVICES};
+use crate::sim::limit::{BudgetSetup, ThrottleSetup};
+use crate::sim::outage::OutageSetup;
+use crate::sim::stats::{ContentionSummary, DRAIN_TOLERANCE, OutageSummary};
+use crate::sim::strategy::Strategy;
+use crate::sim::sweep::{ContentionPoint, LayersResult, OutageResult};
+use crate::table::Table;
+
+/// The strategies in `points`, in their first-seen order.
+fn strategies_of(points: &[ContentionPoint]) -> Vec<Strategy> {
+    let mut seen = Vec::new();
+    for point in points {
+        if !seen.contains(&point.strategy) {
+            seen.push(point.strategy);
+        }
+    }
+    seen
+}
+
+/// One contention figure against the client count: one row per count, one
+/// column per strategy; `points` in the sweep's order (all strategies of one
+/// count together).
+fn contention_table(points: &[ContentionPoint], cell: impl Fn(&ContentionSummary) -> String) -> String {
+    let strategies = strategies_of(points);
+    let mut header = vec!["clients".to_owned()];
+    header.extend(strategies.iter().map(|s| s.label().to_owned()));
+    let mut table = Table::new(header);
+    for chunk in points.chunks(strategies.len().max(1)) {
+        let mut row = vec![chunk[0].clients.to_string()];
+        row.extend(chunk.iter().map(|p| cell(&p.summary)));
+        table.push(row);
+    }
+    table.render()
+}
+
+/// The parameters of the contention sweep, as a sentence.
+pub(crate) fn contention_intro(setup: &ContentionSetup, runs: usize, seed: u64) -> String {
+    let p = &setup.policy;
+    format!(
+        "Contention (Brooker 2015): each client reads then conditionally writes one row; hops \
+         |Normal({:?}, {:?})|; backoff {:?} x {}^n capped at {:?}, up to {} retries; {runs} runs per \
+         cell, seed {seed}.",
+        setup.hop_mean,
+        setup.hop_sd,
+        p.initial_backoff_value(),
+        p.multiplier_value(),
+        p.max_backoff_value(),
+        p.max_retries_value(),
+    )
+}
+
+/// Mean write calls against the client count.
+pub(crate) fn write_calls(points: &[ContentionPoint]) -> String {
+    contention_table(points, |s| format!("{:.0}", s.writes))
+}
+
+/// Mean completion time (ms) against the client count.
+pub(crate) fn completion_times(points: &[ContentionPoint]) -> String {
+    contention_table(points, |s| format!("{:.0}", s.completion_ms))
+}
+
+/// Clients that gave up and the most retries one client needed, per cell.
+pub(crate) fn retries_used(points: &[ContentionPoint]) -> String {
+    contention_table(points, |s| {
+        if s.gave_up == 0 {
+            s.most_retries.to_string()
+        } else {
+            format!("{} ({} gave up)", s.most_retries, s.gave_up)
+        }
+    })
+}
+
+/// The retry limits compared, as a sentence.
+fn limits_sentence(budget: &BudgetSetup, throttle: &ThrottleSetup) -> String {
+    format!(
+        "budget: {:.0}% of calls + {}/s over {:?}; throttle: {} tokens, {} per success, retries while above {}",
+        budget.ratio * 100.0,
+        budget.min_per_second,
+        budget.window,
+        throttle.max_tokens,
+        throttle.token_ratio,
+        f64::from(throttle.max_tokens) / 2.0,
+    )
+}
+
+/// The parameters of the outage model, as a sentence.
+pub(crate) fn outage_intro(
+    setup: &OutageSetup,
+    budget: &BudgetSetup,
+    throttle: &ThrottleSetup,
+    runs: usize,
+    seed: u64,
+) -> String {
+    let p = &setup.policy;
+    format!(
+        "Outage: {} clients, one request each per {:?} ({:.0}/s); healthy for {:?}, down for {:?}, then \
+         {:.0} calls/s (burst {:.0}); new requests until {:?}; up to {} retries from {:?} doubling to \
+         {:?}; {}; means of {runs} runs, seed {seed}.",
+        setup.clients,
+        setup.request_interval,
+        setup.base_rate(),
+        setup.warmup,
+        setup.outage,
+        setup.capacity,
+        setup.burst,
+        setup.horizon,
+        p.max_retries_value(),
+        p.initial_backoff_value(),
+        p.max_backoff_value(),
+        limits_sentence(budget, throttle),
+    )
+}
+
+/// The time to drain, or "> rest of the run" when some run never drained.
+fn drain_cell(setup: &OutageSetup, summary: &OutageSummary) -> String {
+    match summary.drain {
+        Some(d) => format!("{:.1} s", d.as_secs_f64()),
+        None => format!("> {} s", setup.horizon.saturating_sub(setup.recovery()).as_secs()),
+    }
+}
+
+/// The headline figures of each outage configuration.
+pub(crate) fn outage_summary(setup: &OutageSetup, results: &[OutageResult]) -> String {
+    let drained = format!("drained after (within {:.0}%)", DRAIN_TOLERANCE * 100.0);
+    let mut table = Table::new(
+        [
+            "configuration",
+            "requests",
+            "calls",
+            "amplification",
+            "peak offered/s",
+            "served",
+            "gave up: retries out",
+            "gave up: limit",
+            drained.as_str(),
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    );
+    for result in results {
+        let s = &result.summary;
+        let drain = drain_cell(setup, s);
+        table.push(vec![
+            result.label(),
+            format!("{:.0}", s.requests),
+            format!("{:.0}", s.calls),
+            format!("{:.2}", s.amplification),
+            format!("{:.0}", s.peak_offered),
+            format!("{:.0}", s.served),
+            format!("{:.0}", s.exhausted),
+            format!("{:.0}", s.refused),
+            drain,
+        ]);
+    }
+    table.render()
+}
+
+/// What each retry limit does to the failing server: the load it gets
+/// while down, how soon the load is back to normal after, and the requests
+/// served.
+pub(crate) fn limits_summary(setup: &OutageSetup, results: &[OutageResult]) -> String {
+    let drained = format!("recovered after (within {:.0}%)", DRAIN_TOLERANCE * 100.0);
+    let mut table = Table::new(
+        [
+            "configuration",
+            "offered/s while down",
+            "retries/s while down",
+            drained.as_str(),
+            "requests served",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    );
+    for result in results {
+        let s = &result.summary;
+        table.push(vec![
+            result.label(),
+            format!("{:.0}", s.offered_during_outage),
+            format!("{:.1}", s.retries_during_outage),
+            drain_cell(setup, s),
+            format!("{:.1}%", s.served_share * 100.0),
+        ]);
+    }
+    table.render()
+}
+
+/// The parameters of the layered outage, as a sentence.
+pub(crate) fn layers_intro(
+    setup: &LayersSetup,
+    budget: &BudgetSetup,
+    throttle: &ThrottleSetup,
+    runs: usize,
+    seed: u64,
+) -> String {
+    let p = &setup.policy;
+    format!(
+        "Layers: {} clients, one request each per {:?} ({:.0}/s) until {:?}; each request goes client -> A -> B \
+         -> C and C is down; every layer retries its call up to {} times, {:?} jitter from {:?} doubling to \
+         {:?}; hops |Normal({:?}, {:?})|; {} (one per layer); means of {runs} runs, seed {seed}.",
+        setup.clients,
+        setup.request_interval,
+        setup.base_rate(),
+        setup.horizon,
+        p.max_retries_value(),
+        p.jitter_value(),
+        p.initial_backoff_value(),
+        p.max_backoff_value(),
+        setup.hop_mean,
+        setup.hop_sd,
+        limits_sentence(budget, throttle),
+    )
+}
+
+/// Calls reaching each layer per request, and the most that reached C.
+pub(crate) fn layers_table(results: &[LayersResult]) -> String {
+    let mut header = vec!["rule".to_owned()];
+    header.extend(SERVICES.iter().map(|s| format!("calls at {s} per request")));
+    header.extend(["most at C for one request".to_owned(), "peak calls/s at C".to_owned()]);
+    let mut table = Table::new(header);
+    for result in results {
+        let s = &result.summary;
+        let mut row = vec![result.rule.label().to_owned()];
+        row.extend((0..LAYERS).map(|layer| format!("{:.2}", s.calls_per_request[layer])));
+        row.extend([s.most_bottom_calls.to_string(), format!("{:.0}", s.bottom_peak)]);
+        table.push(row);
+    }
+    table.render()
+}
+
+/// Offered/served calls in each second, one column per configuration.
+pub(crate) fn outage_series(results: &[OutageResult]) -> String {
+    let mut header = vec!["second".to_owned()];
+    header.extend(results.iter().map(OutageResult::label));
+    let mut table = Table::new(header);
+    let seconds = results
+        .iter()
+        .map(|r| r.summary.offered_per_second.len())
+        .max()
+        .unwrap_or(0);
+    for second in 0..seconds {
+        let mut row = vec![second.to_string()];
+        row.extend(results.iter().map(|r| {
+            let offered = r.summary.offered_per_second.get(second).copied().unwrap_or(0.0);
+            let served = r.summary.served_per_second.get(second).copied().unwrap_or(0.0);
+            format!("{offered:.0}/{served:.0}")
+        }));
+        table.push(row);
+    }
+    table.render()
+}
+
+/// A section title.
+pub(crate) fn heading(title: &str) -> String {
+    format!("## {title}\n")
+}

@@ -1,0 +1,187 @@
+//! `#[retry]` beside the attributes people already use:
+//! `#[tracing::instrument]` (both orders), `#[async_trait]` (`Send` and
+//! `?Send`), `#[tokio::test]` and `#[tokio::main]`.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use backoff_runtime::retry;
+use tracing::Subscriber;
+use tracing::span::{Attributes, Id};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+
+fn bump(calls: &AtomicU32, failures: u32) -> Result<u32, String> {
+    let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+    if n <= failures {
+        Err(format!("attempt {n} failed"))
+    } else {
+        Ok(n)
+    }
+}
+
+/// Counts the spans opened, by name.
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<Vec<String>>>);
+
+impl<S: Subscriber> Layer<S> for Spans {
+    fn on_new_span(&self, attrs: &Attributes<'_>, _id: &Id, _ctx: Context<'_, S>) {
+        self.0.lock().unwrap().push(attrs.metadata().name().to_string());
+    }
+}
+
+// ---- tracing::instrument -------------------------------------------------------
+
+/// The recommended order: one span for the call and all its retries; owned
+/// arguments keep working.
+#[retry(initial_backoff = "1ms")]
+#[tracing::instrument(skip(calls))]
+async fn retry_above_instrument(owned: String, calls: &AtomicU32) -> Result<u32, String> {
+    bump(calls, 2).map(|n| n + owned.len() as u32)
+}
+
+/// The other order works for borrowed (and `Copy`) arguments: a span per attempt.
+#[tracing::instrument(skip(calls))]
+#[retry(initial_backoff = "1ms")]
+async fn instrument_above_retry(label: &str, attempt_limit: u32, calls: &AtomicU32) -> Result<u32, String> {
+    bump(calls, attempt_limit)
+}
+
+/// Sync functions work in both orders.
+#[tracing::instrument(skip(calls))]
+#[retry(initial_backoff = "1ms")]
+fn sync_instrumented(owned: String, calls: &AtomicU32) -> Result<usize, String> {
+    bump(calls, 1).map(|_| owned.len())
+}
+
+#[tokio::test(start_paused = true)]
+async fn tracing_instrument_in_both_orders() {
+    let spans = Spans::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+
+    let calls = AtomicU32::new(0);
+    assert_eq!(retry_above_instrument("abc".to_string(), &calls).await, Ok(6));
+    assert_eq!(
+        *spans.0.lock().unwrap(),
+        ["retry_above_instrument"],
+        "one span for the whole call"
+    );
+
+    spans.0.lock().unwrap().clear();
+    let calls = AtomicU32::new(0);
+    assert_eq!(instrument_above_retry("x", 2, &calls).await, Ok(3));
+    assert_eq!(spans.0.lock().unwrap().len(), 3, "a span per attempt");
+
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let calls = AtomicU32::new(0);
+    assert_eq!(sync_instrumented("four".to_string(), &calls), Ok(4));
+}
+
+// ---- async-trait ---------------------------------------------------------------
+
+#[async_trait]
+trait Store {
+    async fn get(&self, key: String) -> Result<String, String>;
+}
+
+struct Flaky {
+    calls: AtomicU32,
+}
+
+#[async_trait]
+impl Store for Flaky {
+    /// An owned argument works: async-trait moves it once, before the retries.
+    #[retry(initial_backoff = "1ms", retry_if = |e| e.contains("failed"))]
+    async fn get(&self, key: String) -> Result<String, String> {
+        bump(&self.calls, 2).map(|n| format!("{key}#{n}"))
+    }
+}
+
+#[async_trait(?Send)]
+trait LocalStore {
+    async fn get_local(&self, key: &str) -> Result<String, Busy>;
+}
+
+struct LocalFlaky {
+    calls: std::cell::Cell<u32>,
+}
+
+#[async_trait(?Send)]
+impl LocalStore for LocalFlaky {
+    #[retry(initial_backoff = "1ms", max_retries = 3, timeout = "1s")]
+    async fn get_local(&self, key: &str) -> Result<String, Busy> {
+        self.calls.set(self.calls.get() + 1);
+        if self.calls.get() < 3 {
+            Err(Busy)
+        } else {
+            Ok(key.to_string())
+        }
+    }
+}
+
+fn assert_send<T: Send>(value: T) -> T {
+    value
+}
+
+#[tokio::test(start_paused = true)]
+async fn methods_inside_async_trait_impls_are_retried() {
+    let store = Flaky {
+        calls: AtomicU32::new(0),
+    };
+    assert_eq!(assert_send(store.get("k".to_string())).await, Ok("k#3".to_string()));
+    let dynamic: Box<dyn Store> = Box::new(Flaky {
+        calls: AtomicU32::new(0),
+    });
+    assert_eq!(dynamic.get("d".to_string()).await, Ok("d#3".to_string()));
+
+    let local = LocalFlaky {
+        calls: std::cell::Cell::new(0),
+    };
+    assert_eq!(local.get_local("l").await, Ok("l".to_string()));
+    assert_eq!(local.calls.get(), 3);
+}
+
+#[derive(Debug, PartialEq)]
+struct Busy;
+
+impl From<backoff_runtime::Elapsed> for Busy {
+    fn from(_: backoff_runtime::Elapsed) -> Self {
+        Busy
+    }
+}
+
+// ---- tokio::test and tokio::main -------------------------------------------------
+
+static TEST_CALLS: AtomicU32 = AtomicU32::new(0);
+
+/// `#[tokio::test]` above `#[retry]`: the test itself is retried.
+#[tokio::test(start_paused = true)]
+#[retry(initial_backoff = "1ms")]
+async fn a_retried_tokio_test() -> Result<(), String> {
+    bump(&TEST_CALLS, 2).map(|n| assert_eq!(n, 3))
+}
+
+static MAIN_CALLS: AtomicU32 = AtomicU32::new(0);
+
+/// `#[tokio::main]` above `#[retry]`: tokio's runtime wraps a sync retry loop.
+#[tokio::main(flavor = "current_thread")]
+#[retry(initial_backoff = "1ms", sleep = |_| ())]
+async fn main_like() -> Result<u32, String> {
+    tokio::task::yield_now().await;
+    bump(&MAIN_CALLS, 1)
+}
+
+static INNER_MAIN_CALLS: AtomicU32 = AtomicU32::new(0);
+
+/// `#[retry]` above `#[tokio::main]`: the retry loop sees the async fn.
+#[retry(initial_backoff = "1ms", sleep = |_| std::future::ready(()))]
+#[tokio::main(flavor = "current_thread")]
+async fn retry_outside_main() -> Result<u32, String> {
+    bump(&INNER_MAIN_CALLS, 1)
+}
+
+#[test]
+fn beside_tokio_main() {
+    assert_eq!(main_like(), Ok(2));
+    assert_eq!(retry_outside_main(), Ok(2));
+}
