@@ -6,7 +6,7 @@
 #   bash scripts/pg-contention.sh --out docs/img         # and write the chart
 #   bash scripts/pg-contention.sh --clients 10,20 --runs 2
 #
-# Arguments are passed to `cargo run --release --example pg_contention`.
+# Arguments are passed to `cargo run --release -p backoff-simulator --example pg_contention`.
 # The script creates a throw-away cluster in a temporary directory with
 # initdb, starts it with pg_ctl on a free loopback port (trust
 # authentication on 127.0.0.1 only), runs the example with
@@ -76,6 +76,6 @@ as_owner "$bin/pg_ctl" -D "$dir/data" -o "$server_options" -l "$dir/server.log" 
     exit 1
 }
 
-echo "==> cargo run --release --example pg_contention -- $*" >&2
+echo "==> cargo run --release -p backoff-simulator --example pg_contention -- $*" >&2
 PG_CONTENTION_URL="postgres://postgres@127.0.0.1:$port/postgres" \
-    cargo run --release --example pg_contention -- "$@"
+    cargo run --release -p backoff-simulator --example pg_contention -- "$@"

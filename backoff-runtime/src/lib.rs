@@ -368,7 +368,7 @@ pub use crate::time::timeout::Elapsed;
 /// Where a "stops" above is not what you want, write `nested = retry` on
 /// the outer function: it
 /// retries such failures anyway, and three layers of `max_retries = 3`
-/// reach the bottom up to 64 times. `tests/nested.rs` runs each row in both
+/// reach the bottom up to 64 times. `tests/behaviour/nested.rs` runs each row in both
 /// forms.
 ///
 /// ```

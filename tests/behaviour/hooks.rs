@@ -230,8 +230,8 @@ async fn on_retry_reports_each_wait() {
     assert_eq!(
         summary,
         [
-            ("hooks::observed", 1, Duration::from_secs(1), 2, Duration::ZERO),
-            ("hooks::observed", 2, Duration::from_secs(2), 1, Duration::from_secs(1)),
+            ("behaviour::hooks::observed", 1, Duration::from_secs(1), 2, Duration::ZERO),
+            ("behaviour::hooks::observed", 2, Duration::from_secs(2), 1, Duration::from_secs(1)),
         ]
     );
     assert!(
@@ -252,7 +252,7 @@ async fn on_give_up_is_called_once_with_the_reason() {
         assert_eq!(error, &ApiError::Busy(None));
         assert_eq!(
             (event.function(), event.reason(), event.attempts(), event.retries_left()),
-            ("hooks::observed", StopReason::Exhausted, 4, 0)
+            ("behaviour::hooks::observed", StopReason::Exhausted, 4, 0)
         );
         assert_eq!(event.elapsed(), Duration::from_secs(7));
     }
@@ -482,8 +482,8 @@ async fn on_success_reports_the_attempts_and_the_time_of_a_success() {
     assert_eq!(
         successes.into_inner(),
         [
-            ("hooks::succeeding", 3, true, Duration::from_secs(3)),
-            ("hooks::succeeding", 1, false, Duration::ZERO)
+            ("behaviour::hooks::succeeding", 3, true, Duration::from_secs(3)),
+            ("behaviour::hooks::succeeding", 1, false, Duration::ZERO)
         ]
     );
 }

@@ -1,0 +1,34 @@
+//! The workspace's behaviour tests in one binary: each module was a test
+//! binary of its own, and each binary linked the whole dev tree (on two
+//! cores that was most of a cold `cargo test --workspace`). Three tests stay
+//! binaries of their own because they change the process: `tests/alloc.rs`
+//! (a counting global allocator), `tests/metrics.rs` (the global recorder)
+//! and `tests/ui.rs` (trybuild's compile-fail cases).
+//!
+//! Run one module: `cargo test --test behaviour hooks::`.
+
+pub mod attempt_context;
+pub mod before_retry;
+pub mod budget;
+pub mod budget_per_host;
+pub mod concurrency;
+pub mod edges;
+pub mod future_size;
+pub mod hooks;
+pub mod http;
+pub mod integrations;
+pub mod lint_clean;
+pub mod load;
+pub mod nested;
+pub mod outside_crate;
+pub mod plain;
+pub mod policy;
+pub mod polling;
+pub mod reqwest_network;
+pub mod schedule;
+pub mod send;
+pub mod shapes;
+pub mod stopping;
+pub mod throttle;
+pub mod timeout;
+pub mod tracing_events;
