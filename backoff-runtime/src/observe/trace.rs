@@ -7,7 +7,10 @@
 use core::fmt::{self, Debug};
 
 use crate::observe::events::{GiveUp, RetryEvent, Success};
-use crate::run::hooks::DebugFmt;
+
+/// How a decided failure is formatted with `{:?}` (for tracing): the
+/// formatter the expansion's probe found when the error type is `Debug`.
+pub(crate) type DebugFmt<D> = fn(&D, &mut fmt::Formatter<'_>) -> fmt::Result;
 
 /// An error shown through the formatter the expansion's probe found.
 pub(crate) struct DebugView<'e, E> {

@@ -22,6 +22,7 @@ use core::time::Duration;
 
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::{CallSite, Site};
+use crate::observe::trace::DebugFmt;
 
 /// A hook that is not set: the default behaviour.
 #[derive(Clone, Copy, Debug, Default)]
@@ -168,9 +169,6 @@ impl<T, E, F> Judge<T, E> for Set<F, fn(&F, &T) -> bool> {
         result
     }
 }
-
-/// How a decided failure is formatted with `{:?}` (for tracing).
-pub(crate) type DebugFmt<D> = fn(&D, &mut fmt::Formatter<'_>) -> fmt::Result;
 
 /// The call's identity, apart from its hooks: its site (name and metric
 /// keys), whether failures a retried function below gave up on are retried
