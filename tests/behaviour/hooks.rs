@@ -230,8 +230,20 @@ async fn on_retry_reports_each_wait() {
     assert_eq!(
         summary,
         [
-            ("behaviour::hooks::observed", 1, Duration::from_secs(1), 2, Duration::ZERO),
-            ("behaviour::hooks::observed", 2, Duration::from_secs(2), 1, Duration::from_secs(1)),
+            (
+                "behaviour::hooks::observed",
+                1,
+                Duration::from_secs(1),
+                2,
+                Duration::ZERO
+            ),
+            (
+                "behaviour::hooks::observed",
+                2,
+                Duration::from_secs(2),
+                1,
+                Duration::from_secs(1)
+            ),
         ]
     );
     assert!(

@@ -179,7 +179,10 @@ fn an_async_success_after_retries_emits_one_info_event() {
     assert_eq!(events.len(), 2, "{events:#?}");
     assert_eq!(events[1].level, Level::INFO);
     assert_eq!(events[1].fields["message"], "succeeded after retries");
-    assert_eq!(events[1].fields["function"], "behaviour::tracing_events::recovers_async");
+    assert_eq!(
+        events[1].fields["function"],
+        "behaviour::tracing_events::recovers_async"
+    );
     assert_eq!(events[1].fields["attempts"], "2");
 }
 
