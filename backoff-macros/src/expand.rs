@@ -54,6 +54,26 @@ pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
+/// `tokens` given `span` outright, hygiene included: for absolute paths
+/// (which resolve the same with any hygiene) whose obligations must carry
+/// exactly the span of a check on the user's token, so that rustc reports
+/// the check's error and drops this one as its duplicate.
+fn respan_exactly(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner = proc_macro2::Group::new(group.delimiter(), respan_exactly(group.stream(), span));
+                inner.set_span(span);
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
+}
+
 /// A local of the generated code located at `span` (so type errors about it
 /// point there), still invisible to the user's body.
 fn local_at(name: &str, span: Span) -> Ident {
@@ -85,10 +105,14 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     let (policy_item, policy) = policy_binding(args, &private);
     let (budget_item, budget) = budget_binding(args, &private);
 
+    // Mixed-site hygiene, so the generated locals spanned here stay
+    // invisible to the body; the result check and the loop's calls carry
+    // exactly this span (see `respan_exactly`).
     let return_span = match &sig.output {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => sig.ident.span(),
     };
+    let return_span = Span::mixed_site().located_at(return_span);
     let edge = fake_return_edge(&sig.output);
     let attempts = local("attempts");
     // `let attempt: Attempt = ...;` with the user's name: visible in the body.
@@ -103,7 +127,8 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         #(#stmts)*
     };
 
-    let generator = Generator {
+    let mut generator = Generator {
+        return_type: nameable_return_type(&sig.output),
         args,
         private: &private,
         policy: &policy,
@@ -131,6 +156,8 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         // `Box::pin(async move { ...; let __ret: R = { body }; __ret })`:
         // retry `body` inside that block (its argument moves run once).
         let user_stmts = &user_block.stmts;
+        generator.return_type = ret_type_tokens(&ret_type);
+        let check = result_check(&krate, &generator.return_type, return_span);
         let edge = fake_return_edge(&ReturnType::Type(Default::default(), Box::new(ret_type)));
         let body = quote_spanned! {user_block.brace_token.span.join()=>
             #edge
@@ -140,12 +167,16 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
             #(#user_stmts)*
         };
         let loop_tokens = generator.async_loop(body, user_block.brace_token.span.join());
-        *user_block = syn::parse_quote!({ #loop_tokens });
+        *user_block = syn::parse_quote!({ #check #loop_tokens });
         quote!(#(#stmts)*)
-    } else if facts.is_async {
-        generator.async_loop(body, brace.span.join())
     } else {
-        generator.sync_loop(body, brace.span.join())
+        let check = result_check(&krate, &nameable_return_type(&sig.output), return_span);
+        let retry_loop = if facts.is_async {
+            generator.async_loop(body, brace.span.join())
+        } else {
+            generator.sync_loop(body, brace.span.join())
+        };
+        quote!(#check #retry_loop)
     };
 
     let mut block = TokenStream::new();
@@ -166,6 +197,8 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
 /// What the two loop shapes share: the arguments, the policy and the
 /// hooks of one function.
 struct Generator<'a> {
+    /// The return type, as [`nameable_return_type`] makes it.
+    return_type: TokenStream,
     args: &'a Args,
     private: &'a TokenStream,
     policy: &'a TokenStream,
@@ -197,11 +230,26 @@ impl Generator<'_> {
         } = self;
         let state = local("loop");
         let result = local_at("result", *return_span);
+        let krate = args.runtime_crate();
+        let mut timeout_check = None;
         let mut attempt = quote_spanned!(body_span=> async { #body });
         if let Some(limit) = &args.timeout {
             // Spanned on the `timeout` key: an error about the timed-out
             // attempt (no `E: From<Elapsed>`) points there.
-            let timed_out = respan(quote!(#private::timed_out_result()), limit.key_span);
+            // The check (a type position) and the call carry exactly the
+            // same span: rustc reports the check's error alone.
+            let exact = Span::mixed_site().located_at(limit.key_span);
+            let return_type = erase_lifetimes(&self.return_type);
+            let check = respan_exactly(
+                quote! {
+                    let _ = <<#return_type as #krate::bounds::RetryResult>::Err as #krate::bounds::FromElapsed>::from_elapsed;
+                },
+                exact,
+            );
+            if !has_placeholder(&self.return_type) {
+                timeout_check = Some(check);
+            }
+            let timed_out = respan_exactly(quote!(#private::timed_out_result()), exact);
             let with_timeout = respan(
                 quote!(#private::with_timeout::<#private::TokioTimer, _, _>),
                 limit.key_span,
@@ -211,7 +259,7 @@ impl Generator<'_> {
         }
         let action = args.before_retry.as_ref().map(|action| &action.value);
         let mode = if action.is_some() { quote!(Acts) } else { quote!(Waits) };
-        let step = respan(quote!(#private::Loop::step::<#private::#mode, _, _, _>), *return_span);
+        let step = respan_exactly(quote!(#private::Loop::step::<#private::#mode, _, _, _>), *return_span);
         // Neither the attempt's result nor the wait is a local that lives
         // across the sleep's `.await`: they would take room in the future.
         let wait = local("wait");
@@ -240,7 +288,7 @@ impl Generator<'_> {
                 // reported there (by the bound, and by the `.await`).
                 let before_retry = respan(quote!(#private::before_retry), action.span());
                 let act = local("action");
-                let after_action = respan(quote!(#private::Loop::after_action), *return_span);
+                let after_action = respan_exactly(quote!(#private::Loop::after_action), *return_span);
                 let run_action = respan(quote!(#act(#failure.decided(), #failure.event()).await), action.span());
                 quote! {
                     let #failure = {
@@ -263,6 +311,7 @@ impl Generator<'_> {
             }
         };
         quote! {
+            #timeout_check
             let mut #timer = #timer_value;
             let mut #state = #private::Loop::start(#private::timer_clock(&#timer), #policy, #budget, #needs_start);
             #attempts_value
@@ -302,7 +351,11 @@ impl Generator<'_> {
         } else {
             quote_spanned!(body_span=> || { #body })
         };
-        let after_first_attempt = respan(quote!(#private::after_first_attempt), *return_span);
+        // In parentheses spanned exactly on the return type: rustc reports a
+        // failed bound of the call on this argument, which is then the
+        // duplicate of the `result_check` error.
+        let first_arg = quote!(#first);
+        let after_first_attempt = respan_exactly(quote!(#private::after_first_attempt), *return_span);
         let sleeper = local("sleeper");
         let sleeper_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
             Some(custom) => quote!(#private::blocking_sleep(#custom)),
@@ -327,7 +380,7 @@ impl Generator<'_> {
             let mut #body_fn = #private::sync_body(#closure);
             #private::enter_attempt();
             let #first = #body_fn();
-            #after_first_attempt(#first, #policy, #budget, #start, #body_fn, #hooks, #sleeper, #private::NoAction)
+            #after_first_attempt(#first_arg, #policy, #budget, #start, #body_fn, #hooks, #sleeper, #private::NoAction)
         }
     }
 }
@@ -360,8 +413,8 @@ impl Generator<'_> {
         let failure = local("failure");
         let wait = local("wait");
         let act = local("action");
-        let step = respan(quote!(#private::Loop::step::<#private::Acts, _, _, _>), *return_span);
-        let after_action = respan(quote!(#private::Loop::after_action), *return_span);
+        let step = respan_exactly(quote!(#private::Loop::step::<#private::Acts, _, _, _>), *return_span);
+        let after_action = respan_exactly(quote!(#private::Loop::after_action), *return_span);
         // A method spanned on the action: a wrong one is reported there.
         let sync_action = Ident::new("sync_action", action.span());
         let run_action = respan(quote!(#act(#failure.decided(), #failure.event())), action.span());
@@ -414,6 +467,73 @@ fn fake_return_edge(output: &ReturnType) -> TokenStream {
                 return #r;
             }
         },
+    }
+}
+
+/// The check that the function returns a `Result`, spanned on the return
+/// type: a type position (no "required by a bound in" an internal
+/// function), the same obligation at the same span as the loop's own, which
+/// rustc then reports once.
+///
+/// None when the type holds `impl Trait` (erased to `_`, which such a check
+/// cannot infer): the loop's own bound then reports it.
+fn result_check(krate: &syn::Path, return_type: &TokenStream, span: Span) -> TokenStream {
+    if has_placeholder(return_type) {
+        return TokenStream::new();
+    }
+    let return_type = erase_lifetimes(return_type);
+    let check = respan_exactly(
+        quote!(::core::marker::PhantomData<<#return_type as #krate::bounds::RetryResult>::Ok>),
+        span,
+    );
+    quote! { let _: #check; }
+}
+
+/// Whether `tokens` hold a `_` (an erased `impl Trait`).
+fn has_placeholder(tokens: &TokenStream) -> bool {
+    tokens.clone().into_iter().any(|token| match token {
+        proc_macro2::TokenTree::Ident(ident) => ident == "_",
+        proc_macro2::TokenTree::Group(group) => has_placeholder(&group.stream()),
+        _ => false,
+    }) || tokens.to_string().split_whitespace().any(|word| word == "_")
+}
+
+/// `ty` with every lifetime `'_` (see [`LifetimeEraser`]).
+fn erase_lifetimes(ty: &TokenStream) -> TokenStream {
+    match syn::parse2::<Type>(ty.clone()) {
+        Ok(mut ty) => {
+            LifetimeEraser.visit_type_mut(&mut ty);
+            quote!(#ty)
+        }
+        Err(_) => ty.clone(),
+    }
+}
+
+/// [`nameable_return_type`] of the return type of an `#[async_trait]` block.
+fn ret_type_tokens(ty: &Type) -> TokenStream {
+    nameable_return_type(&ReturnType::Type(Default::default(), Box::new(ty.clone())))
+}
+
+/// Replaces every lifetime with `'_`: the check respans the type with
+/// mixed-site hygiene, under which the function's lifetimes do not resolve.
+struct LifetimeEraser;
+
+impl VisitMut for LifetimeEraser {
+    fn visit_lifetime_mut(&mut self, lifetime: &mut syn::Lifetime) {
+        lifetime.ident = Ident::new("_", lifetime.ident.span());
+    }
+}
+
+/// The function's return type as the generated code may name it: `impl
+/// Trait` replaced by `_`, `()` when none is written.
+pub(crate) fn nameable_return_type(output: &ReturnType) -> TokenStream {
+    match output {
+        ReturnType::Type(_, ty) => {
+            let mut ty = (**ty).clone();
+            ImplTraitEraser.visit_type_mut(&mut ty);
+            quote!(#ty)
+        }
+        ReturnType::Default => quote!(()),
     }
 }
 
@@ -520,15 +640,22 @@ fn policy_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStre
 /// the loop uses: the user's `budget = EXPR` evaluated once per call (any
 /// `RetryBudget` or reference to one), or `None`.
 fn budget_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStream) {
+    let krate = args.runtime_crate();
     match args.budget.as_ref().map(|budget| &budget.value) {
         Some(expr) => {
             let budget = local_at("budget", expr.span());
             let budget_of = respan(quote!(#private::budget_of), expr.span());
+            let reads_clock = respan(quote!(#krate::RetryLimit::reads_clock), expr.span());
             // Bound first, so a temporary the expression returns (a
             // reference from a method call) lives for the whole call.
             (
                 quote! {
                     let #budget = &(#expr);
+                    // The bound checked through the public trait first, on
+                    // the same argument: rustc reports this error alone.
+                    if false {
+                        let _ = #reads_clock(#budget);
+                    }
                     let #budget = #budget_of(#budget);
                 },
                 quote!(::core::option::Option::Some(#budget)),

@@ -40,7 +40,7 @@ fn rebind(bindings: &[MutBinding], private: &TokenStream) -> TokenStream {
         .map(|MutBinding { mutability, ident }| {
             // Located at the argument, so a type that is not `Copy` is
             // reported there.
-            let fresh_copy = crate::expand::respan(quote!(#private::fresh_copy(&#ident)), ident.span());
+            let fresh_copy = crate::expand::respan(quote!(#private::FreshCopy::fresh_copy(&#ident)), ident.span());
             quote! { let #mutability #ident = #fresh_copy; }
         })
         .collect()

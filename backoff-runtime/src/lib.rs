@@ -461,10 +461,54 @@ pub use crate::time::timeout::Elapsed;
 #[cfg(feature = "macros")]
 pub use backoff_macros::retry;
 
+/// What `#[retry]` requires of the function it rewrites and of its keys'
+/// values, one trait per requirement. The expansion checks each where the
+/// key is written, so a compile error names the requirement in these words
+/// (never the loop's internals). You rarely name them yourself; each is
+/// implemented for everything that fits.
+///
+/// ```
+/// use backoff_runtime::bounds::RetryResult;
+///
+/// fn returns_a_result<R: RetryResult>() {}
+/// returns_a_result::<std::io::Result<u8>>();
+/// ```
+pub mod bounds {
+    pub use crate::run::result::RetryResult;
+    pub use crate::time::timeout::FromElapsed;
+
+    /// What a `mut` argument of a `#[retry]` function must be: `Copy`, since
+    /// each attempt starts from a fresh copy of the caller's value.
+    ///
+    /// ```
+    /// use backoff_runtime::bounds::FreshCopy;
+    ///
+    /// let cursor = 3_usize;
+    /// assert_eq!(cursor.fresh_copy(), 3);
+    /// ```
+    #[diagnostic::on_unimplemented(
+        message = "a `mut` argument of a `#[retry]` function must be `Copy`, and `{Self}` is not: each attempt starts from a fresh copy of what the caller passed",
+        label = "each attempt would otherwise see what the failed one changed",
+        note = "remove `mut` here and, if the body changes the value, copy or clone it inside the body: `let mut value = value.clone();`"
+    )]
+    pub trait FreshCopy: Sized {
+        /// A fresh copy for one attempt.
+        fn fresh_copy(&self) -> Self;
+    }
+
+    impl<T: Copy> FreshCopy for T {
+        #[inline(always)]
+        fn fresh_copy(&self) -> Self {
+            *self
+        }
+    }
+}
+
 /// Not public API: what `#[retry]` expansions name. May change in any
 /// release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::bounds::FreshCopy;
     pub use crate::limits::limit::budget_of;
     pub use crate::observe::site::CallSite;
     pub use crate::run::attempt::AttemptSource;
@@ -474,28 +518,10 @@ pub mod __private {
     };
     pub use crate::run::hooks::{DebugProbe, HookSet, Hooks, ProbeDebug, ProbeOpaque};
     pub use crate::run::nested::{NestedAttempt, enter_attempt};
-    pub use crate::run::result::RetryResult;
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
     pub use crate::time::sleep::{BlockingSleep, DefaultSleep, Timer, TokioTimer, async_sleep, blocking_sleep};
-    pub use crate::time::timeout::{FromElapsed, TimeoutSupport, timed_out_result, with_timeout};
+    pub use crate::time::timeout::{TimeoutSupport, timed_out_result, with_timeout};
     pub use core::time::Duration;
-
-    /// What a `mut` argument must be: each attempt starts from a fresh copy
-    /// of the caller's value.
-    #[diagnostic::on_unimplemented(
-        message = "a `mut` argument of a `#[retry]` function must be `Copy`, and `{Self}` is not: each attempt starts from a fresh copy of what the caller passed",
-        label = "each attempt would otherwise see what the failed one changed",
-        note = "remove `mut` here and, if the body changes the value, copy or clone it inside the body: `let mut value = value.clone();`"
-    )]
-    pub trait FreshCopy: Copy {}
-
-    impl<T: Copy> FreshCopy for T {}
-
-    /// A fresh copy of a `mut` argument for one attempt.
-    #[inline(always)]
-    pub fn fresh_copy<T: FreshCopy>(value: &T) -> T {
-        *value
-    }
 
     /// Gives the body's closure its `FnMut` type (the return type is checked
     /// once, by `after_first_attempt`).

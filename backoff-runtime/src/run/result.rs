@@ -5,7 +5,7 @@
 /// needs, since it must tell success from failure.
 ///
 /// ```
-/// use backoff_runtime::__private::RetryResult;
+/// use backoff_runtime::bounds::RetryResult;
 ///
 /// let r: std::io::Result<u8> = Ok(1);
 /// assert_eq!(r.into_result().ok(), Some(1));

@@ -55,6 +55,17 @@ impl From<Elapsed> for std::io::Error {
     label = "a timed-out attempt becomes this error type",
     note = "add `impl From<backoff_runtime::Elapsed> for {Self}` (e.g. a `Timeout` variant), so a timed-out attempt is an error that `retry_if` can classify"
 )]
+///
+/// Implemented for every `E: From<Elapsed>`:
+///
+/// ```
+/// use backoff_runtime::Elapsed;
+/// use backoff_runtime::bounds::FromElapsed;
+///
+/// let timed_out: std::io::Error = FromElapsed::from_elapsed();
+/// assert_eq!(timed_out.kind(), std::io::ErrorKind::TimedOut);
+/// # let _ = Elapsed::new();
+/// ```
 pub trait FromElapsed {
     /// The error standing for a timed-out attempt.
     fn from_elapsed() -> Self;
