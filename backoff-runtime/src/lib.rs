@@ -518,9 +518,10 @@ pub mod __private {
     };
     pub use crate::run::hooks::{DebugProbe, HookSet, Hooks, ProbeDebug, ProbeOpaque};
     pub use crate::run::nested::{NestedAttempt, enter_attempt};
+    pub use crate::run::result::timed_out_result;
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
     pub use crate::time::sleep::{BlockingSleep, DefaultSleep, Timer, TokioTimer, async_sleep, blocking_sleep};
-    pub use crate::time::timeout::{TimeoutSupport, timed_out_result, with_timeout};
+    pub use crate::time::timeout::{TimeoutSupport, with_timeout};
     pub use core::time::Duration;
 
     /// Gives the body's closure its `FnMut` type (the return type is checked

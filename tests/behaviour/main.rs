@@ -17,6 +17,7 @@ pub mod future_size;
 pub mod hooks;
 pub mod http;
 pub mod integrations;
+pub mod layers;
 pub mod lint_clean;
 pub mod load;
 pub mod nested;

@@ -40,3 +40,15 @@ impl<T, E> RetryResult for Result<T, E> {
         result
     }
 }
+
+/// The result standing for a timed-out attempt, as a function pointer: the
+/// `From<Elapsed>` bound is checked here, once, so a missing impl is one
+/// error on the `timeout` key.
+#[inline(always)]
+pub fn timed_out_result<R>() -> fn() -> R
+where
+    R: RetryResult,
+    R::Err: crate::time::timeout::FromElapsed,
+{
+    || R::from_result(Err(<R::Err as crate::time::timeout::FromElapsed>::from_elapsed()))
+}

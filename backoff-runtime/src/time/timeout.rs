@@ -6,8 +6,6 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
-use crate::run::result::RetryResult;
-
 /// The error of an attempt cut short by `timeout = "..."`. A function with a
 /// timeout needs `E: From<Elapsed>` so the timed-out attempt becomes an
 /// ordinary error that `retry_if` classifies like any other.
@@ -75,18 +73,6 @@ impl<E: From<Elapsed>> FromElapsed for E {
     fn from_elapsed() -> Self {
         E::from(Elapsed)
     }
-}
-
-/// The result standing for a timed-out attempt, as a function pointer: the
-/// `From<Elapsed>` bound is checked here, once, so a missing impl is one
-/// error on the `timeout` key.
-#[inline(always)]
-pub fn timed_out_result<R>() -> fn() -> R
-where
-    R: RetryResult,
-    R::Err: FromElapsed,
-{
-    || R::from_result(Err(R::Err::from_elapsed()))
 }
 
 /// The bound that reports `timeout = ...` without the `tokio` feature.

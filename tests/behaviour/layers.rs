@@ -1,0 +1,191 @@
+//! The runtime's layers, as ARCHITECTURE.md draws them, read from its
+//! sources: each folder imports only from the layers below it, no two
+//! modules import each other, and nothing but `lib.rs` names `__private`
+//! (it only re-exports). A `use` or a path in code that breaks a rule fails
+//! here with the file and the line; comments and doc comments do not count.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The layers from the bottom up: a folder may import from those before it.
+/// `testing` (the `test-util` virtual clock and seedable generator) sits
+/// with the clocks that read it, under everything but the schedule.
+const LAYERS: [&[&str]; 7] = [
+    &["schedule"],
+    &["time", "testing"],
+    &["observe"],
+    &["limits"],
+    &["run"],
+    &["builder"],
+    &["classify"],
+];
+
+fn layer_of(folder: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&folder))
+}
+
+/// Every `.rs` file of the runtime's `src`, as (path below `src`, text).
+fn sources() -> Vec<(String, String)> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
+        let mut entries: Vec<PathBuf> = fs::read_dir(dir)
+            .expect("the runtime's sources are readable")
+            .map(|entry| entry.expect("a directory entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                let name = path
+                    .strip_prefix(root)
+                    .expect("below src")
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((name, fs::read_to_string(&path).expect("a source file")));
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("backoff-runtime/src");
+    let mut out = Vec::new();
+    walk(&root, &root, &mut out);
+    assert!(
+        out.len() > 20,
+        "the runtime's sources were not found under {}",
+        root.display()
+    );
+    out
+}
+
+/// The lines that are code: comments, doc comments and test-only property
+/// modules left out.
+fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(index, line)| (index + 1, line.trim_start()))
+        .filter(|(_, line)| !line.starts_with("//"))
+}
+
+/// The module a source file is (`run/hooks.rs` -> `run::hooks`).
+fn module_of(file: &str) -> String {
+    file.trim_end_matches(".rs").trim_end_matches("/mod").replace('/', "::")
+}
+
+/// The modules a line names through `crate::` (`crate::run::hooks::X` ->
+/// `run::hooks`, `crate::testing::f` -> `testing`).
+fn named_modules(line: &str, known: &BTreeSet<String>) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("crate::") {
+        let path: String = rest[at + "crate::".len()..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        let parts: Vec<&str> = path.split("::").filter(|part| !part.is_empty()).collect();
+        // The longest prefix that is a module of the crate.
+        if let Some(module) = (1..=parts.len().min(2))
+            .rev()
+            .map(|n| parts[..n].join("::"))
+            .find(|module| known.contains(module))
+        {
+            found.push(module);
+        }
+        rest = &rest[at + "crate::".len()..];
+    }
+    found
+}
+
+#[test]
+fn each_layer_imports_only_from_the_layers_below_it() {
+    let sources = sources();
+    let known: BTreeSet<String> = sources.iter().map(|(file, _)| module_of(file)).collect();
+    let mut upward = Vec::new();
+    for (file, text) in &sources {
+        let folder = file.split('/').next().unwrap_or_default().trim_end_matches(".rs");
+        let Some(own) = layer_of(folder) else { continue };
+        if file.ends_with("props.rs") {
+            continue; // a `#[cfg(test)]` module: the schedule's property tests drive the loops
+        }
+        for (number, line) in code_lines(text) {
+            for module in named_modules(line, &known) {
+                let target = module.split("::").next().unwrap_or_default();
+                match layer_of(target) {
+                    Some(layer) if layer > own => upward.push(format!("{file}:{number}: {folder} -> {module}")),
+                    _ => {}
+                }
+            }
+        }
+    }
+    assert!(upward.is_empty(), "imports from a layer above:\n{}", upward.join("\n"));
+}
+
+#[test]
+fn no_two_modules_import_each_other() {
+    let sources = sources();
+    let known: BTreeSet<String> = sources.iter().map(|(file, _)| module_of(file)).collect();
+    let mut imports: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (file, text) in &sources {
+        let own = module_of(file);
+        for (_, line) in code_lines(text) {
+            for module in named_modules(line, &known) {
+                if module != own && !own.starts_with(&format!("{module}::")) && !module.starts_with(&format!("{own}::"))
+                {
+                    imports.entry(own.clone()).or_default().insert(module);
+                }
+            }
+        }
+    }
+    let mutual: Vec<String> = imports
+        .iter()
+        .flat_map(|(a, targets)| targets.iter().map(move |b| (a, b)))
+        .filter(|(a, b)| a < b && imports.get(*b).is_some_and(|back| back.contains(*a)))
+        .map(|(a, b)| format!("{a} <-> {b}"))
+        .collect();
+    assert!(
+        mutual.is_empty(),
+        "modules that import each other:\n{}",
+        mutual.join("\n")
+    );
+}
+
+#[test]
+fn only_lib_rs_names_the_private_facade() {
+    let offenders: Vec<String> = sources()
+        .iter()
+        .filter(|(file, _)| file != "lib.rs")
+        .flat_map(|(file, text)| {
+            code_lines(text)
+                .filter(|(_, line)| line.contains("__private"))
+                .map(move |(number, _)| format!("{file}:{number}"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "code outside lib.rs naming `__private`:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_rules_catch_what_they_are_for() {
+    let known: BTreeSet<String> = ["run::hooks", "run", "observe::trace", "observe"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        named_modules("use crate::run::hooks::DebugFmt;", &known),
+        ["run::hooks"]
+    );
+    assert_eq!(
+        named_modules("let x = crate::observe::trace::f(crate::run::g());", &known),
+        ["observe::trace", "run"]
+    );
+    assert!(
+        named_modules("/// see crate::run::hooks", &known).len() == 1,
+        "the line filter, not this, skips comments"
+    );
+    assert_eq!(code_lines("// crate::run::x\ncode").count(), 1);
+    assert!(layer_of("observe") > layer_of("time"));
+    assert_eq!(module_of("run/mod.rs"), "run");
+}
