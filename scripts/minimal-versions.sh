@@ -40,7 +40,11 @@ done
 rm -rf "$ws"
 mkdir -p "$ws"
 cp -r "${crates[@]}" README.md "$ws/"
-awk '/^\[package\]/ { exit } { print }' Cargo.toml >"$ws/Cargo.toml"
+# Its members are the two crates alone (the root's list also names the
+# unpublished simulator, which the scratch copy does not hold).
+members=$(printf '"%s", ' "${crates[@]}")
+awk -v members="members = [${members%, }]" '/^\[package\]/ { exit } /^members = / { print members; next } { print }' \
+    Cargo.toml >"$ws/Cargo.toml"
 cp Cargo.lock "$ws/Cargo.lock"
 cargo=(cargo --quiet)
 meta() { "${cargo[@]}" metadata --all-features --format-version 1 --manifest-path "$ws/Cargo.toml"; }
