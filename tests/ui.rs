@@ -12,7 +12,7 @@ fn ui() {
     cases.pass("tests/ui/pass/*.rs");
 }
 
-/// The snapshots that still name `__private` (issue #22, item 1, what is
+/// The snapshots that still name `__private` (the work of rewording them, what is
 /// left: a hook or sleep of the wrong shape is a signature mismatch of an
 /// `Fn` bound, which `#[diagnostic::on_unimplemented]` does not reword). The
 /// list may only shrink: a snapshot that no longer names `__private` must
