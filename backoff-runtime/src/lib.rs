@@ -27,7 +27,7 @@
 //! Public API: the [`retry`] attribute, [`Policy`], [`Schedule`],
 //! [`RetryBudget`], [`RetryThrottle`], the [`RetryLimit`] they implement, the builder ([`Retry`], [`RetryFuture`]), the attempt's context ([`Attempt`], [`InvocationId`]),
 //! the events ([`RetryEvent`], [`GiveUp`], [`StopReason`]),
-//! [`Elapsed`], and the feature-gated modules below. `__private` is what the
+//! [`Elapsed`], [`bounds`] (what the attribute requires, named in its compile errors), and the feature-gated modules below. `__private` is what the
 //! attribute's expansion calls: it is not part of the API and may change in
 //! any release.
 //!
