@@ -46,6 +46,14 @@ members=$(printf '"%s", ' "${crates[@]}")
 awk -v members="members = [${members%, }]" '/^\[package\]/ { exit } /^members = / { print members; next } { print }' \
     Cargo.toml >"$ws/Cargo.toml"
 cp Cargo.lock "$ws/Cargo.lock"
+# Except the `tonic` feature: tonic 0.14 needs Rust 1.88 (above the crates'
+# 1.85) and its own tree needs a far newer tokio than our floor (its
+# tokio-stream calls tokio 1.3x's mpsc methods while declaring ^1.15), so
+# its floor is "tonic 0.14 and what it needs", checked by the workspace's
+# own tests at the locked versions. The scratch runtime drops the feature
+# and its two dependencies.
+grep -vE '^tonic(-types)? = ' "$ws/backoff-runtime/Cargo.toml" >"$ws/backoff-runtime/Cargo.toml.new"
+mv "$ws/backoff-runtime/Cargo.toml.new" "$ws/backoff-runtime/Cargo.toml"
 cargo=(cargo --quiet)
 meta() { "${cargo[@]}" metadata --all-features --format-version 1 --manifest-path "$ws/Cargo.toml"; }
 

@@ -29,3 +29,7 @@ pub struct JitterAndBudgetsDoctests;
 #[doc = include_str!("../docs/annotate-crate.md")]
 #[cfg(doctest)]
 pub struct AnnotateCrateDoctests;
+
+#[doc = include_str!("../docs/services.md")]
+#[cfg(doctest)]
+pub struct ServicesDoctests;

@@ -41,6 +41,8 @@
 //! | `metrics` | no | [`metrics`]: counters, histograms and gauges through the `metrics` facade |
 //! | `http` | no | [`http_errors`]: classification of status codes and I/O errors, and `Retry-After` |
 //! | `reqwest` | no | [`reqwest_errors`]: classification of reqwest's errors and a status-carrying error type |
+//! | `tonic` | no | [`tonic_errors`]: gRPC statuses by AIP-194, `RetryInfo` as the hint, each attempt's `grpc-timeout` (tonic 0.14: Rust 1.88) |
+//! | `tower` | no | [`tower`]: a layer retrying a service's requests (idempotency, statuses, `Retry-After`); implies `http` and `tokio` |
 //! | `test-util` | no | [`testing`]: a virtual clock for sync retry loops and a seedable generator |
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]
@@ -55,11 +57,15 @@ mod schedule;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 mod time;
+#[cfg(feature = "tower")]
+pub mod tower;
 
 #[cfg(feature = "http")]
 pub use crate::classify::http_errors;
 #[cfg(feature = "reqwest")]
 pub use crate::classify::reqwest_errors;
+#[cfg(feature = "tonic")]
+pub use crate::classify::tonic_errors;
 #[cfg(feature = "metrics")]
 pub use crate::observe::metrics;
 

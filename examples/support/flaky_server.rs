@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header::RETRY_AFTER};
-use axum::routing::get;
+use axum::routing::any;
 
 /// Binds a free port on 127.0.0.1, serves in the background on the current
 /// tokio runtime, and returns the server's address.
 pub(crate) async fn start(failures: u32) -> std::io::Result<SocketAddr> {
     let served = Arc::new(AtomicU32::new(0));
-    let app = Router::new().route("/", get(answer)).with_state((served, failures));
+    let app = Router::new().route("/", any(answer)).with_state((served, failures));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     tokio::spawn(async move {

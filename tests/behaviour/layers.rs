@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// The layers from the bottom up: a folder may import from those before it.
 /// `testing` (the `test-util` virtual clock and seedable generator) sits
 /// with the clocks that read it, under everything but the schedule.
-const LAYERS: [&[&str]; 7] = [
+const LAYERS: [&[&str]; 8] = [
     &["schedule"],
     &["time", "testing"],
     &["observe"],
@@ -19,6 +19,7 @@ const LAYERS: [&[&str]; 7] = [
     &["run"],
     &["builder"],
     &["classify"],
+    &["tower"],
 ];
 
 fn layer_of(folder: &str) -> Option<usize> {

@@ -585,6 +585,14 @@ where
         self.keys.hooks = self.keys.hooks.retry_nested();
         self
     }
+
+    /// The values `retry_if_ok` retries are failures, not pending ones: they
+    /// ask the limit like errors (the tower layer's retried responses).
+    #[cfg(feature = "tower")]
+    pub(crate) fn values_are_failures(mut self) -> Self {
+        self.keys.hooks = self.keys.hooks.values_are_failures();
+        self
+    }
 }
 
 impl<'a, Op, K, T, E, If, After, AfterOk, OnSuccess, S, A>

@@ -176,6 +176,9 @@ impl<T, E, F> Judge<T, E> for Set<F, fn(&F, &T) -> bool> {
 pub(crate) struct Identity<D> {
     site: Site,
     retries_nested: bool,
+    /// Whether a value `retry_if_ok` retries is a failure (a retried HTTP
+    /// response, which asks the limit like an error), not a pending one.
+    values_fail: bool,
     debug: Option<DebugFmt<D>>,
 }
 
@@ -193,6 +196,7 @@ impl<D> Identity<D> {
         Identity {
             site: Site::Named("retry"),
             retries_nested: false,
+            values_fail: false,
             debug: None,
         }
     }
@@ -203,6 +207,7 @@ impl<D> Identity<D> {
         Identity {
             site: self.site,
             retries_nested: self.retries_nested,
+            values_fail: self.values_fail,
             debug: None,
         }
     }
@@ -404,6 +409,17 @@ impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
         self
     }
 
+    /// Treats the values `retry_if_ok` retries as failures (they ask the
+    /// limit, like errors), not as pending ones: what the tower layer's
+    /// retried responses are.
+    #[cfg(feature = "tower")]
+    #[inline(always)]
+    #[must_use]
+    pub(crate) fn values_are_failures(mut self) -> Self {
+        self.identity.values_fail = true;
+        self
+    }
+
     /// How to format what failed for tracing, when its type is `Debug`.
     #[inline(always)]
     #[must_use]
@@ -537,7 +553,7 @@ where
 
     #[inline(always)]
     fn is_pending(&self, decided: &D) -> bool {
-        IfOk::view(decided).is_ok()
+        IfOk::view(decided).is_ok() && !self.identity.values_fail
     }
 
     #[inline(always)]

@@ -1,0 +1,73 @@
+//! [`Classify`]: how a [`RetryLayer`](crate::tower::RetryLayer) judges a
+//! request, a response and an error.
+
+use core::time::Duration;
+
+use crate::run::attempt::Attempt;
+
+/// How a [`RetryLayer`](crate::tower::RetryLayer) treats a request, its response and its error: the
+/// layer's `retry_if`, `retry_if_ok`, `retry_after` and `retry_after_ok`,
+/// plus the one question only a request can answer (may it be sent twice?)
+/// and how to send it again.
+///
+/// [`HttpRetry`](crate::tower::HttpRetry) is the one for HTTP; implement it for another protocol.
+///
+/// ```
+/// use backoff_runtime::tower::Classify;
+/// use std::time::Duration;
+///
+/// /// A service of `u32` requests whose errors are status codes.
+/// #[derive(Clone)]
+/// struct Codes;
+///
+/// impl Classify<u32, String, u16> for Codes {
+///     fn may_retry(&self, _request: &u32) -> bool {
+///         true
+///     }
+///     fn replay(&self, request: &u32, _attempt: &backoff_runtime::Attempt) -> u32 {
+///         *request
+///     }
+///     fn retry_error(&self, error: &u16) -> bool {
+///         *error >= 500
+///     }
+/// }
+/// # let _ = Codes;
+/// ```
+pub trait Classify<Req, Res, E>: Clone + Send + Sync + 'static {
+    /// Whether `request` may be sent more than once. A request that may not
+    /// gets its one attempt, unretried.
+    fn may_retry(&self, request: &Req) -> bool;
+
+    /// The request to send as `attempt` (the first included), made from the
+    /// caller's request: a clone, with whatever the attempt adds (an
+    /// idempotency key, an attempt count, a deadline header).
+    fn replay(&self, request: &Req, attempt: &Attempt) -> Req;
+
+    /// Whether an error of the inner service is worth retrying (the layer's
+    /// `retry_if`). Default: every error.
+    fn retry_error(&self, error: &E) -> bool {
+        let _ = error;
+        true
+    }
+
+    /// The server's suggested wait after an error (`retry_after`). Default:
+    /// none.
+    fn error_hint(&self, error: &E) -> Option<Duration> {
+        let _ = error;
+        None
+    }
+
+    /// Whether a response is a failure worth retrying (`retry_if_ok`: a
+    /// 503 is an `Ok` of the inner service). Default: no response is.
+    fn retry_response(&self, response: &Res) -> bool {
+        let _ = response;
+        false
+    }
+
+    /// The server's suggested wait after a response that is retried
+    /// (`retry_after_ok`: its `Retry-After`). Default: none.
+    fn response_hint(&self, response: &Res) -> Option<Duration> {
+        let _ = response;
+        None
+    }
+}

@@ -1,0 +1,76 @@
+//! A [tower](https://docs.rs/tower) layer that retries a service's requests
+//! (feature `tower`): the same driver, schedule, stop rules, limits, events,
+//! tracing and metrics as `#[retry]` and [`Policy::retry`](crate::Policy::retry),
+//! in front of any `Service<http::Request<B>>` whose request body can be
+//! cloned (hyper-util's client, a tonic or axum stack with a buffered body,
+//! reqwest's `Service` users).
+//!
+//! ```
+//! use backoff_runtime::Policy;
+//! use backoff_runtime::tower::RetryLayer;
+//! use std::sync::Arc;
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//! use std::time::Duration;
+//! use tower::{Layer, ServiceExt, service_fn};
+//!
+//! const POLICY: Policy = Policy::new().max_retries(3).initial_backoff(Duration::from_millis(1));
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! // A backend that answers 503 twice, then 200.
+//! let calls = Arc::new(AtomicU32::new(0));
+//! let counter = Arc::clone(&calls);
+//! let backend = service_fn(move |_request: http::Request<String>| {
+//!     let status = if counter.fetch_add(1, Ordering::SeqCst) < 2 { 503 } else { 200 };
+//!     async move { http::Response::builder().status(status).body(String::new()) }
+//! });
+//!
+//! let client = RetryLayer::new(POLICY).layer(backend);
+//! let request = http::Request::get("http://backend/").body(String::new()).unwrap();
+//! let response = client.oneshot(request).await.unwrap();
+//! assert_eq!((response.status().as_u16(), calls.load(Ordering::SeqCst)), (200, 3));
+//! # }
+//! ```
+//!
+//! What is retried, by default ([`HttpRetry`]):
+//!
+//! - **Which requests.** Only those that may be sent twice: the idempotent
+//!   methods (`GET`, `HEAD`, `PUT`, `DELETE`, `OPTIONS`, `TRACE`), and any
+//!   other method (`POST`, `PATCH`) only when the request carries an
+//!   `Idempotency-Key` header. [`RetryLayer::idempotency_key`] adds one to
+//!   those that lack it (the call's [`InvocationId`](crate::InvocationId),
+//!   the same on every attempt, so the server can tell a retry from a new
+//!   request); [`RetryLayer::retry_any_method`] retries them without one. A
+//!   request that may not be retried gets its one attempt.
+//! - **Which answers.** Responses with a status Google Cloud retries (408,
+//!   429 and every 5xx), waiting the response's `Retry-After` when it has
+//!   one (capped by `max_backoff` like every hint: a longer one ends the
+//!   call with the last response, unless the policy says
+//!   [`HintAboveCap::WaitCap`](crate::HintAboveCap::WaitCap)); and every error of the
+//!   inner service (a connection refused or reset). When the retries end,
+//!   the caller gets the last response or error, as it came.
+//! - **The body.** Each attempt sends a clone of the request: its method,
+//!   URI, version, headers, extensions and body (`B: Clone`: `String`,
+//!   `Vec<u8>`, `Bytes`, `http_body_util::Full<Bytes>` or `Empty`). A
+//!   streaming body cannot be replayed, so a service whose body type is not
+//!   `Clone` does not get the layer (a compile error); buffer the body first.
+//!   No replay buffer with a size cap is kept for streaming bodies (linkerd's
+//!   approach): whether a large body should be buffered at all is the
+//!   caller's choice.
+//!
+//! Other requests (gRPC's `tonic::Status`, a protocol of your own) are
+//! classified by a [`Classify`] of your own, given to
+//! [`RetryLayer::classify`].
+//!
+//! Every attempt runs the inner service from a clone of it, made ready
+//! before the attempt (tower's rule for services used more than once).
+//! The future is boxed (one allocation per call): a layer's future must be
+//! nameable, and the retry's state lives in it.
+
+mod classify;
+mod http;
+mod layer;
+
+pub use self::classify::Classify;
+pub use self::http::HttpRetry;
+pub use self::layer::{AttemptLimit, NoTimeout, RetryLayer, RetryService, RetryServiceFuture, WithTimeout};

@@ -1,0 +1,290 @@
+//! The tower layer against a real axum server on loopback, through
+//! hyper-util's client (a tower `Service`): statuses and `Retry-After`,
+//! idempotency (a `POST` without a key is sent once; with one, or with the
+//! layer adding one, it is retried under the same key), a budget shared by
+//! two services, and cancellation. Tokio's clock is paused: the waits take no
+//! real time, and the server's arrival times are read on the same clock.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::any;
+use backoff_runtime::tower::RetryLayer;
+use backoff_runtime::{Policy, RetryBudget, StopReason};
+use bytes::Bytes;
+use http::{Method, Request};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use tokio::time::Instant;
+use tower::{Layer, ServiceExt};
+
+const POLICY: Policy = Policy::new()
+    .max_retries(4)
+    .initial_backoff(Duration::from_millis(100))
+    .max_backoff(Duration::from_secs(5));
+
+/// A planned answer: the status and the `Retry-After`.
+type Answer = (u16, Option<&'static str>);
+/// When a request came, and its `Idempotency-Key`.
+type Seen = (Instant, Option<String>);
+
+/// What the server saw of one path: when each request came, and its
+/// `Idempotency-Key`.
+#[derive(Clone, Default)]
+struct Server {
+    /// Per path: the statuses (and `Retry-After`) to answer, in order; then 200.
+    plans: Arc<Mutex<HashMap<String, Vec<Answer>>>>,
+    seen: Arc<Mutex<HashMap<String, Vec<Seen>>>>,
+}
+
+impl Server {
+    async fn start() -> (Server, String) {
+        let server = Server::default();
+        let app = Router::new().route("/{id}", any(answer)).with_state(server.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        (server, base)
+    }
+
+    fn plan(&self, id: &str, answers: &[Answer]) {
+        self.plans.lock().unwrap().insert(id.to_owned(), answers.to_vec());
+    }
+
+    fn seen(&self, id: &str) -> Vec<Seen> {
+        self.seen.lock().unwrap().get(id).cloned().unwrap_or_default()
+    }
+}
+
+async fn answer(
+    State(server): State<Server>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> (StatusCode, HeaderMap, String) {
+    let key = headers
+        .get("idempotency-key")
+        .map(|value| value.to_str().unwrap().to_owned());
+    let n = {
+        let mut seen = server.seen.lock().unwrap();
+        let requests = seen.entry(id.clone()).or_default();
+        requests.push((Instant::now(), key));
+        requests.len()
+    };
+    let planned = server
+        .plans
+        .lock()
+        .unwrap()
+        .get(&id)
+        .and_then(|plan| plan.get(n - 1).copied());
+    let (status, hint) = planned.unwrap_or((200, None));
+    let mut headers = HeaderMap::new();
+    if let Some(hint) = hint {
+        headers.insert("retry-after", hint.parse().unwrap());
+    }
+    (StatusCode::from_u16(status).unwrap(), headers, format!("{id} #{n}"))
+}
+
+type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+fn client() -> HttpClient {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+fn request(method: Method, url: &str) -> Request<Full<Bytes>> {
+    Request::builder()
+        .method(method)
+        .uri(url)
+        .body(Full::new(Bytes::new()))
+        .unwrap()
+}
+
+async fn body_text(response: http::Response<hyper::body::Incoming>) -> (u16, String) {
+    let status = response.status().as_u16();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8(body.to_vec()).unwrap())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_503_twice_then_200_waits_the_server_s_retry_after() {
+    let (server, base) = Server::start().await;
+    server.plan("flaky", &[(503, None), (503, Some("2")), (200, None)]);
+    let service = RetryLayer::new(POLICY).layer(client());
+
+    let response = service
+        .oneshot(request(Method::GET, &format!("{base}/flaky")))
+        .await
+        .unwrap();
+    assert_eq!(body_text(response).await, (200, "flaky #3".to_owned()));
+    let seen = server.seen("flaky");
+    assert_eq!(seen.len(), 3);
+    let hinted = seen[2].0 - seen[1].0;
+    assert!(
+        (Duration::from_secs(2)..Duration::from_millis(2100)).contains(&hinted),
+        "the second wait is the server's 2 s: {hinted:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_last_response_comes_back_when_the_retries_end() {
+    let (server, base) = Server::start().await;
+    server.plan("down", &[(503, None); 10]);
+    let gave_up = Arc::new(Mutex::new(None));
+    let reason = Arc::clone(&gave_up);
+    let service = RetryLayer::new(POLICY.max_retries(2))
+        .on_give_up(move |give_up| *reason.lock().unwrap() = Some(give_up.reason()))
+        .layer(client());
+
+    let response = service
+        .oneshot(request(Method::GET, &format!("{base}/down")))
+        .await
+        .unwrap();
+    assert_eq!(body_text(response).await, (503, "down #3".to_owned()));
+    assert_eq!(*gave_up.lock().unwrap(), Some(StopReason::Exhausted));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_error_is_answered_after_one_request() {
+    let (server, base) = Server::start().await;
+    server.plan("missing", &[(404, None)]);
+    let service = RetryLayer::new(POLICY).layer(client());
+    let response = service
+        .oneshot(request(Method::GET, &format!("{base}/missing")))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    assert_eq!(server.seen("missing").len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_post_without_an_idempotency_key_is_sent_once() {
+    let (server, base) = Server::start().await;
+    server.plan("pay", &[(503, None), (200, None)]);
+    let service = RetryLayer::new(POLICY).layer(client());
+    let response = service
+        .oneshot(request(Method::POST, &format!("{base}/pay")))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(server.seen("pay").len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_post_with_an_idempotency_key_is_retried_under_its_key() {
+    let (server, base) = Server::start().await;
+    server.plan("pay", &[(503, None), (200, None)]);
+    let service = RetryLayer::new(POLICY).layer(client());
+    let mut keyed = request(Method::POST, &format!("{base}/pay"));
+    keyed
+        .headers_mut()
+        .insert("idempotency-key", "order-17".parse().unwrap());
+    let response = service.oneshot(keyed).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let keys: Vec<Option<String>> = server.seen("pay").into_iter().map(|(_, key)| key).collect();
+    assert_eq!(keys, [Some("order-17".to_owned()), Some("order-17".to_owned())]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_layer_adds_one_key_per_call_when_asked() {
+    let (server, base) = Server::start().await;
+    server.plan(
+        "pay",
+        &[(503, None), (503, None), (200, None), (503, None), (200, None)],
+    );
+    let service = RetryLayer::new(POLICY).idempotency_key().layer(client());
+    for _ in 0..2 {
+        let response = service
+            .clone()
+            .oneshot(request(Method::POST, &format!("{base}/pay")))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+    }
+    let keys: Vec<String> = server.seen("pay").into_iter().map(|(_, key)| key.unwrap()).collect();
+    assert_eq!(keys.len(), 5);
+    assert!(
+        keys[..3].iter().all(|key| *key == keys[0]),
+        "one key for the first call's attempts: {keys:?}"
+    );
+    assert_eq!(keys[3], keys[4]);
+    assert_ne!(keys[0], keys[3], "a new call, a new key");
+    assert_eq!(keys[0].len(), 36, "a UUID: {}", keys[0]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_budget_is_shared_by_two_services() {
+    let (server, base) = Server::start().await;
+    server.plan("a", &[(503, None); 50]);
+    server.plan("b", &[(503, None); 50]);
+    // A floor of one retry in the window, no share of the calls: the two
+    // services together get one retry.
+    let budget = Arc::new(
+        RetryBudget::new()
+            .ratio(0.0)
+            .min_per_second(1)
+            .window(Duration::from_secs(1)),
+    );
+    let layer = RetryLayer::new(POLICY).budget(Arc::clone(&budget));
+    let first = layer.layer(client());
+    let second = layer.clone().layer(client());
+
+    let response = first.oneshot(request(Method::GET, &format!("{base}/a"))).await.unwrap();
+    assert_eq!(response.status(), 503);
+    let response = second
+        .oneshot(request(Method::GET, &format!("{base}/b")))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(
+        server.seen("a").len() + server.seen("b").len(),
+        3,
+        "two first attempts and one retry"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_call_sends_no_further_attempt() {
+    let (server, base) = Server::start().await;
+    server.plan("slow", &[(503, Some("3")); 10]);
+    let service = RetryLayer::new(POLICY).layer(client());
+    let call = tokio::spawn(service.oneshot(request(Method::GET, &format!("{base}/slow"))));
+    // The first attempt is answered; the call then waits its 3 s.
+    while server.seen("slow").is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    call.abort();
+    assert!(call.await.unwrap_err().is_cancelled());
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert_eq!(server.seen("slow").len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_attempt_past_its_timeout_is_retried() {
+    let slow_calls = Arc::new(AtomicU32::new(0));
+    let calls = Arc::clone(&slow_calls);
+    // The first attempt never answers; the second does.
+    let service = tower::service_fn(move |_: Request<String>| {
+        let n = calls.fetch_add(1, Ordering::SeqCst);
+        async move {
+            if n == 0 {
+                std::future::pending::<()>().await;
+            }
+            Ok::<_, tower::BoxError>(http::Response::new(format!("attempt {}", n + 1)))
+        }
+    });
+    let service = RetryLayer::new(POLICY).timeout(Duration::from_secs(1)).layer(service);
+    let started = Instant::now();
+    let response = service
+        .oneshot(Request::get("http://unused/").body(String::new()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.into_body(), "attempt 2");
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    assert_eq!(slow_calls.load(Ordering::SeqCst), 2);
+}
