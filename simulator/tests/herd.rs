@@ -83,6 +83,30 @@ fn no_jitter_is_the_worst_backoff() {
     assert!(full.writes * 1.5 < additive.writes);
 }
 
+#[test]
+fn grpc_jitter_sits_between_additive_and_full() {
+    // A 20% spread either side keeps the waves apart once the base has
+    // grown (additive's fixed 10 ms does not), but less than full jitter's.
+    let points = contention();
+    let additive = summary_of(&points, Strategy::Backoff(Jitter::Additive));
+    let grpc = summary_of(&points, Strategy::Backoff(Jitter::Grpc));
+    let full = summary_of(&points, Strategy::Backoff(Jitter::Full));
+    assert_eq!(grpc.gave_up, 0);
+    assert!(
+        grpc.writes * 1.5 < additive.writes,
+        "grpc {} vs additive {}",
+        grpc.writes,
+        additive.writes
+    );
+    assert!(grpc.completion_ms * 3.0 < additive.completion_ms);
+    assert!(
+        grpc.completion_ms > full.completion_ms * 1.5,
+        "grpc {} vs full {}",
+        grpc.completion_ms,
+        full.completion_ms
+    );
+}
+
 /// The outage model, one run per configuration.
 fn outage() -> Vec<OutageResult> {
     sweep::outage_sweep(&OutageSetup::DEFAULT, &Strategy::ALL, &RetryLimit::ALL, 1, SEED)
@@ -204,7 +228,11 @@ fn a_limit_per_layer_bounds_the_multiplication() {
 #[test]
 fn runs_are_deterministic() {
     let setup = ContentionSetup::BROOKER;
-    let strategies = [Strategy::Backoff(Jitter::Full), Strategy::Backoff(Jitter::Decorrelated)];
+    let strategies = [
+        Strategy::Backoff(Jitter::Full),
+        Strategy::Backoff(Jitter::Decorrelated),
+        Strategy::Backoff(Jitter::Grpc),
+    ];
     let a = sweep::contention_sweep(&setup, &strategies, &[30], 3, 7);
     let b = sweep::contention_sweep(&setup, &strategies, &[30], 3, 7);
     let c = sweep::contention_sweep(&setup, &strategies, &[30], 3, 8);

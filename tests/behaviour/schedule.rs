@@ -119,6 +119,18 @@ mode_fn!(mode_full, jitter = full);
 mode_fn!(mode_equal, jitter = equal);
 mode_fn!(mode_decorrelated, jitter = decorrelated);
 mode_fn!(mode_none, jitter = none);
+
+/// gRPC's jitter with `mode_fn!`'s schedule, through the `policy` key.
+const GRPC: Policy = Policy::new()
+    .max_retries(8)
+    .max_backoff(Duration::from_secs(20))
+    .jitter(Jitter::Grpc);
+
+#[retry(policy = GRPC)]
+async fn mode_grpc(recorder: &Recorder) -> Result<(), ()> {
+    recorder.record();
+    Err(())
+}
 mode_fn!(
     mode_float_multiplier,
     multiplier = 1.5,
@@ -159,6 +171,11 @@ async fn every_jitter_mode_stays_inside_its_formula() {
                 mode_decorrelated(&r).await.ok();
                 r
             }),
+            ("grpc", {
+                let r = Recorder::new();
+                mode_grpc(&r).await.ok();
+                r
+            }),
             ("none", {
                 let r = Recorder::new();
                 mode_none(&r).await.ok();
@@ -176,7 +193,11 @@ async fn every_jitter_mode_stays_inside_its_formula() {
                     "full" => (Duration::ZERO, base(n)),
                     "equal" => (base(n) / 2, base(n)),
                     "decorrelated" => (s(1), (previous * 3).min(cap)),
-                    _ => (base(n), base(n)),
+                    // Whole seconds: 0.8 and 1.2 x base are whole milliseconds,
+                    // so tokio's rounding up to the millisecond stays inside.
+                    "grpc" => ((base(n) * 4 / 5).min(cap), (base(n) * 6 / 5).min(cap)),
+                    "none" => (base(n), base(n)),
+                    other => unreachable!("no formula for {other}"),
                 };
                 assert!(
                     wait >= low && wait <= high,
@@ -205,6 +226,52 @@ async fn jitter_spreads_the_waits() {
     first_waits.sort();
     first_waits.dedup();
     assert!(first_waits.len() > 40, "only {} distinct waits", first_waits.len());
+}
+
+#[tokio::test(start_paused = true)]
+async fn grpc_jitter_spreads_within_twenty_percent_of_the_base() {
+    // 50 runs: the first waits are not all the base (1 s), not all equal, and
+    // all within 20% of it; the waits at the cap (20 s) stay at most the cap.
+    let mut first_waits = Vec::new();
+    for _ in 0..50 {
+        let recorder = Recorder::new();
+        mode_grpc(&recorder).await.ok();
+        let waits = recorder.waits();
+        assert!(waits.iter().all(|w| *w <= Duration::from_secs(20)), "{waits:?}");
+        first_waits.push(waits[0]);
+    }
+    let (low, high) = (Duration::from_millis(800), Duration::from_millis(1200));
+    assert!(first_waits.iter().all(|w| *w >= low && *w <= high), "{first_waits:?}");
+    assert!(
+        first_waits.iter().any(|w| *w < Duration::from_millis(950)),
+        "{first_waits:?}"
+    );
+    assert!(
+        first_waits.iter().any(|w| *w > Duration::from_millis(1050)),
+        "{first_waits:?}"
+    );
+    first_waits.sort();
+    first_waits.dedup();
+    assert!(first_waits.len() > 40, "only {} distinct waits", first_waits.len());
+}
+
+#[test]
+fn seeded_grpc_runs_repeat_exactly() {
+    #[retry(policy = Policy::new().jitter(Jitter::Grpc))]
+    fn always_fails() -> Result<(), ()> {
+        Err(())
+    }
+    let run = |seed| {
+        seed_thread_rng(seed);
+        let clock = VirtualClock::install();
+        always_fails().ok();
+        clock.waits()
+    };
+    assert_eq!(run(11), run(11));
+    assert_ne!(run(11), run(12));
+    seed_thread_rng(11);
+    let scheduled: Vec<Duration> = Policy::new().jitter(Jitter::Grpc).schedule().collect();
+    assert_eq!(run(11), scheduled);
 }
 
 #[test]

@@ -81,6 +81,12 @@ impl Policy {
                 let high = previous.saturating_mul(3).max(low);
                 jitter::uniform(rng, low, high)
             }
+            Jitter::Grpc => {
+                // Drawn in nanoseconds and capped before the conversion:
+                // 1.2 x base may exceed `Duration::MAX`.
+                let (low, high) = jitter::grpc_bounds(base);
+                from_nanos(jitter::uniform_nanos(rng, low, high).min(as_nanos(cap)))
+            }
         };
         wait.min(cap)
     }
@@ -345,6 +351,7 @@ mod tests {
             Jitter::Full,
             Jitter::Equal,
             Jitter::Decorrelated,
+            Jitter::Grpc,
             Jitter::None,
         ] {
             let p = Policy::new().jitter(mode).max_retries(50);
@@ -359,12 +366,79 @@ mod tests {
                     Jitter::Full => (Duration::ZERO, base),
                     Jitter::Equal => (base / 2, base),
                     Jitter::Decorrelated => (p.initial_backoff, (prev * 3).max(p.initial_backoff)),
+                    // base is whole seconds here: 0.8 and 1.2 x base are exact.
+                    Jitter::Grpc => (base * 4 / 5, base * 6 / 5),
                     Jitter::None => (base, base),
                 };
                 assert!(w >= low.min(cap) && w <= high.min(cap), "{mode:?} n={n} w={w:?}");
                 prev = w;
             }
         }
+    }
+
+    #[test]
+    fn grpc_jitter_maps_the_extreme_draws_onto_plus_minus_twenty_percent() {
+        use crate::schedule::rng::FixedDraw;
+        let p = Policy::new().jitter(Jitter::Grpc).max_backoff(secs(32));
+        let one = secs(1);
+        assert_eq!(p.wait_for(0, one, &mut FixedDraw(0)), Duration::from_millis(800));
+        assert_eq!(
+            p.wait_for(0, one, &mut FixedDraw(u64::MAX)),
+            Duration::from_millis(1200)
+        );
+        assert_eq!(p.wait_for(0, one, &mut FixedDraw(1 << 63)), one);
+        // At the cap (base 32 s): 0.8 x 32 s below it, 1.2 x 32 s cut to it.
+        assert_eq!(p.wait_for(9, one, &mut FixedDraw(0)), Duration::from_millis(25_600));
+        assert_eq!(p.wait_for(9, one, &mut FixedDraw(u64::MAX)), secs(32));
+        // 0.8 x 7 ns = 5.6 ns, 1.2 x 7 ns = 8.4 ns: rounded inwards, to 6 and 8.
+        let tiny = Policy::new()
+            .jitter(Jitter::Grpc)
+            .initial_backoff(Duration::from_nanos(7))
+            .max_backoff(secs(1));
+        assert_eq!(tiny.wait_for(0, one, &mut FixedDraw(0)), Duration::from_nanos(6));
+        assert_eq!(tiny.wait_for(0, one, &mut FixedDraw(u64::MAX)), Duration::from_nanos(8));
+    }
+
+    #[test]
+    fn grpc_jitter_saturates_at_extremes() {
+        use crate::schedule::rng::FixedDraw;
+        let huge = Policy::new()
+            .jitter(Jitter::Grpc)
+            .initial_backoff(Duration::MAX)
+            .max_backoff(Duration::MAX);
+        for n in [0, 1, u32::MAX] {
+            assert_eq!(huge.wait_for(n, Duration::MAX, &mut FixedDraw(u64::MAX)), Duration::MAX);
+            let low = huge.wait_for(n, Duration::MAX, &mut FixedDraw(0));
+            assert!(low.as_nanos() * 5 >= Duration::MAX.as_nanos() * 4 && low < Duration::MAX);
+        }
+        let fast = Policy::new()
+            .jitter(Jitter::Grpc)
+            .multiplier(f64::MAX)
+            .max_backoff(Duration::MAX);
+        let mut rng = SmallRng::seed_from_u64(9);
+        for _ in 0..100 {
+            assert!(fast.wait_for(u32::MAX, Duration::ZERO, &mut rng) <= Duration::MAX);
+        }
+    }
+
+    #[test]
+    fn grpc_jitter_spreads_within_twenty_percent() {
+        let p = Policy::new().jitter(Jitter::Grpc);
+        let base = secs(4);
+        let mut rng = SmallRng::seed_from_u64(5);
+        let mut waits: Vec<Duration> = (0..2000).map(|_| p.wait_for(2, base, &mut rng)).collect();
+        assert!(waits.iter().all(|w| *w >= base * 4 / 5 && *w <= base * 6 / 5));
+        let mean = waits.iter().sum::<Duration>() / 2000;
+        assert!(
+            mean > Duration::from_millis(3950) && mean < Duration::from_millis(4050),
+            "{mean:?}"
+        );
+        waits.sort();
+        // Both ends of the range are reached, and the draws are not one value.
+        assert!(waits[0] < Duration::from_millis(3220), "{:?}", waits[0]);
+        assert!(waits[1999] > Duration::from_millis(4780), "{:?}", waits[1999]);
+        waits.dedup();
+        assert!(waits.len() > 1990, "only {} distinct waits", waits.len());
     }
 
     #[test]

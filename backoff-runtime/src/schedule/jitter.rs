@@ -27,11 +27,18 @@ pub(crate) fn from_nanos(nanos: u128) -> Duration {
 /// A uniformly random duration in `[low, high]` (both inclusive), from one
 /// `u64` draw. Returns `low` when `high <= low` (and draws nothing).
 pub(crate) fn uniform<R: Rng + ?Sized>(rng: &mut R, low: Duration, high: Duration) -> Duration {
+    from_nanos(uniform_nanos(rng, as_nanos(low), as_nanos(high)))
+}
+
+/// A uniformly random number of nanoseconds in `[low, high]` (both
+/// inclusive), from one `u64` draw; `low` when `high <= low` (no draw).
+/// The bounds may exceed a `Duration` (gRPC jitter's `1.2 * base`); the
+/// result is at most `high`.
+pub(crate) fn uniform_nanos<R: Rng + ?Sized>(rng: &mut R, low: u128, high: u128) -> u128 {
     if high <= low {
         return low;
     }
-    let low_ns = as_nanos(low);
-    let span = as_nanos(high) - low_ns;
+    let span = high - low;
     let draw = rng.next_u64();
     let offset = if span < u128::from(u64::MAX) {
         // Multiply-shift: maps the draw onto [0, span] without a division.
@@ -41,7 +48,16 @@ pub(crate) fn uniform<R: Rng + ?Sized>(rng: &mut R, low: Duration, high: Duratio
         let fraction = draw as f64 / u64::MAX as f64;
         ((span as f64) * fraction) as u128
     };
-    from_nanos(low_ns + offset.min(span))
+    low + offset.min(span)
+}
+
+/// gRPC's jitter factor as exact bounds: `[ceil(0.8 * base), floor(1.2 *
+/// base)]` in nanoseconds, so every draw is within 20% of `base` with no
+/// rounding past either end (`base * 6` fits a `u128`: a `Duration` holds
+/// at most ~2^94 ns).
+pub(crate) const fn grpc_bounds(base: Duration) -> (u128, u128) {
+    let base = as_nanos(base);
+    ((base * 4).div_ceil(5), base * 6 / 5)
 }
 
 #[cfg(test)]
@@ -90,6 +106,25 @@ mod tests {
         let high = LOW + Duration::from_nanos(3);
         assert_eq!(uniform(&mut Fixed(1 << 63), LOW, high), LOW + Duration::from_nanos(2));
         assert_eq!(uniform(&mut Fixed((1 << 62) - 1), LOW, high), LOW);
+    }
+
+    #[test]
+    fn grpc_bounds_round_inwards() {
+        assert_eq!(grpc_bounds(Duration::from_secs(1)), (800_000_000, 1_200_000_000));
+        // 0.8 x 7 ns = 5.6 ns and 1.2 x 7 ns = 8.4 ns: [6, 8], inside both ends.
+        assert_eq!(grpc_bounds(Duration::from_nanos(7)), (6, 8));
+        assert_eq!(grpc_bounds(Duration::from_nanos(1)), (1, 1));
+        let (low, high) = grpc_bounds(Duration::MAX);
+        let max = as_nanos(Duration::MAX);
+        assert!(low * 5 >= max * 4 && high * 5 <= max * 6 && high > max);
+    }
+
+    #[test]
+    fn uniform_nanos_reaches_both_ends_beyond_a_duration() {
+        let (low, high) = grpc_bounds(Duration::MAX);
+        assert_eq!(uniform_nanos(&mut Fixed(0), low, high), low);
+        assert!(uniform_nanos(&mut Fixed(u64::MAX), low, high) <= high);
+        assert_eq!(uniform_nanos(&mut Fixed(7), high, low), high);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use core::time::Duration;
 /// | [`Full`](Jitter::Full) | `U[0, base(n)]` |
 /// | [`Equal`](Jitter::Equal) | `base(n)/2 + U[0, base(n)/2]` |
 /// | [`Decorrelated`](Jitter::Decorrelated) | `min(max_backoff, U[initial_backoff, 3 * previous_wait])` |
+/// | [`Grpc`](Jitter::Grpc) | `min(base(n) * U[0.8, 1.2], max_backoff)` |
 /// | [`None`](Jitter::None) | `base(n)` |
 ///
 /// ```
@@ -23,6 +24,14 @@ use core::time::Duration;
 ///
 /// const P: Policy = Policy::new().jitter(Jitter::AdditiveUpTo(Duration::from_millis(250)));
 /// assert_eq!(P.jitter_value(), Jitter::AdditiveUpTo(Duration::from_millis(250)));
+///
+/// // gRPC's: each wait within 20% of base(n), and never above max_backoff.
+/// let grpc = Policy::new().jitter(Jitter::Grpc).max_backoff(Duration::from_secs(10));
+/// for (n, wait) in grpc.schedule().enumerate() {
+///     let base = grpc.base_backoff(n as u32);
+///     assert!(wait >= (base * 4 / 5).min(Duration::from_secs(10)));
+///     assert!(wait <= (base * 6 / 5).min(Duration::from_secs(10)));
+/// }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -41,6 +50,25 @@ pub enum Jitter {
     /// AWS "decorrelated jitter": `U[initial_backoff, 3 * previous_wait]`,
     /// capped at `max_backoff`; the previous wait starts at `initial_backoff`.
     Decorrelated,
+    /// gRPC's jitter (connection backoff and retries, proposal A6 as changed
+    /// by grpc/proposal#452): `base(n)` times a uniform random factor in
+    /// `[0.8, 1.2]`, then capped at `max_backoff`. gRPC itself lets the
+    /// jittered wait exceed its maximum by up to 20%; here, as in every mode,
+    /// no wait exceeds `max_backoff` (once `1.2 * base(n)` passes the cap,
+    /// the draws above it wait `max_backoff`). Exact in nanoseconds: the
+    /// draw is in `[ceil(0.8 * base(n)), floor(1.2 * base(n))]`, so no wait
+    /// rounds outside the 20% on either side.
+    ///
+    /// ```
+    /// use backoff_runtime::{Jitter, Policy};
+    /// use std::time::Duration;
+    ///
+    /// let p = Policy::new().jitter(Jitter::Grpc);
+    /// let first = p.schedule().next();
+    /// assert!(first >= Some(Duration::from_millis(800)));
+    /// assert!(first <= Some(Duration::from_millis(1200)));
+    /// ```
+    Grpc,
     /// No randomness: exactly `base(n)`.
     None,
 }

@@ -41,6 +41,7 @@ fn jitter() -> impl Strategy<Value = Jitter> {
         Just(Jitter::Full),
         Just(Jitter::Equal),
         Just(Jitter::Decorrelated),
+        Just(Jitter::Grpc),
         Just(Jitter::None),
     ]
 }
@@ -123,8 +124,29 @@ fn documented_bounds(policy: &Policy, n: u32, previous: Duration) -> (Duration, 
         Jitter::Full => (Duration::ZERO, base),
         Jitter::Equal => (base / 2, base),
         Jitter::Decorrelated => (initial.min(cap), previous.saturating_mul(3).max(initial).min(cap)),
+        Jitter::Grpc => grpc_bounds(base, cap),
         Jitter::None => (base, base),
     }
+}
+
+/// `[min(0.8 * base, cap), min(1.2 * base, cap)]` as the nearest durations
+/// inside it: the smallest duration `>= 0.8 * base` and the largest
+/// `<= 1.2 * base` (exact rationals, in nanoseconds: `1.2 * base` may not
+/// fit a `Duration`, so the cap is applied first).
+fn grpc_bounds(base: Duration, cap: Duration) -> (Duration, Duration) {
+    let (base, cap) = (base.as_nanos(), cap.as_nanos());
+    let mut low = base * 4 / 5;
+    if low * 5 < base * 4 {
+        low += 1;
+    }
+    let high = (base * 6 / 5).min(cap);
+    (nanos(low.min(cap)), nanos(high))
+}
+
+/// The duration of `n` nanoseconds (`n` at most a `Duration`'s).
+fn nanos(n: u128) -> Duration {
+    let secs = u64::try_from(n / 1_000_000_000).unwrap_or(u64::MAX);
+    Duration::new(secs, (n % 1_000_000_000) as u32)
 }
 
 /// The waits of a whole failing call, checked against each mode's bounds in

@@ -29,10 +29,11 @@ pub(crate) const LAYER_CALLS: &str = "herd-layer-calls.svg";
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
 /// The line colours, in the order of [`Strategy::ALL`].
-const PALETTE: [RGBColor; 6] = [
+const PALETTE: [RGBColor; 7] = [
     RGBColor(120, 120, 120),
     RGBColor(214, 39, 40),
     RGBColor(255, 127, 14),
+    RGBColor(140, 86, 75),
     RGBColor(44, 160, 44),
     RGBColor(31, 119, 180),
     RGBColor(148, 103, 189),

@@ -18,10 +18,11 @@ pub(crate) enum Strategy {
 
 impl Strategy {
     /// Every strategy compared, in the order of the tables and charts.
-    pub(crate) const ALL: [Strategy; 6] = [
+    pub(crate) const ALL: [Strategy; 7] = [
         Strategy::Immediate,
         Strategy::Backoff(Jitter::None),
         Strategy::Backoff(Jitter::Additive),
+        Strategy::Backoff(Jitter::Grpc),
         Strategy::Backoff(Jitter::Equal),
         Strategy::Backoff(Jitter::Full),
         Strategy::Backoff(Jitter::Decorrelated),
@@ -37,6 +38,7 @@ impl Strategy {
             Strategy::Backoff(Jitter::Equal) => "equal",
             Strategy::Backoff(Jitter::Full) => "full",
             Strategy::Backoff(Jitter::Decorrelated) => "decorrelated",
+            Strategy::Backoff(Jitter::Grpc) => "grpc",
             Strategy::Backoff(_) => "other jitter",
         }
     }
