@@ -693,6 +693,7 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
             JitterArg::Full => quote!(#private::Jitter::Full),
             JitterArg::Equal => quote!(#private::Jitter::Equal),
             JitterArg::Decorrelated => quote!(#private::Jitter::Decorrelated),
+            JitterArg::Grpc => quote!(#private::Jitter::Grpc),
             JitterArg::None => quote!(#private::Jitter::None),
         };
         policy.extend(quote!(.jitter(#jitter)));

@@ -230,6 +230,15 @@ fn shortest_first_wait(args: &Args) -> Option<ShortestFirstWait> {
                 display(base)
             ),
         },
+        // Rounded down: the rule errs only when no retry can ever happen.
+        Some(JitterArg::Grpc) => ShortestFirstWait {
+            wait: base * 4 / 5,
+            described: format!(
+                "the shortest first wait ({}: `jitter = grpc` waits at least 0.8 x {})",
+                display(base * 4 / 5),
+                display(base)
+            ),
+        },
         _ => ShortestFirstWait {
             wait: base,
             described: format!("the first wait ({})", display(base)),

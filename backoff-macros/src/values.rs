@@ -90,7 +90,7 @@ pub(crate) struct Binding {
 }
 
 /// The jitter modes that are written as bare words.
-pub(crate) const JITTER_MODES: &[&str] = &["additive", "full", "equal", "decorrelated", "none"];
+pub(crate) const JITTER_MODES: &[&str] = &["additive", "full", "equal", "decorrelated", "grpc", "none"];
 
 /// How the user wrote `jitter`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -105,6 +105,8 @@ pub(crate) enum JitterArg {
     Equal,
     /// `jitter = decorrelated`.
     Decorrelated,
+    /// `jitter = grpc`: gRPC's, base x U[0.8, 1.2].
+    Grpc,
     /// `jitter = none`.
     None,
 }
@@ -277,6 +279,7 @@ impl ValueKind for Jitter {
                     "full" => Some(JitterArg::Full),
                     "equal" => Some(JitterArg::Equal),
                     "decorrelated" => Some(JitterArg::Decorrelated),
+                    "grpc" => Some(JitterArg::Grpc),
                     "none" => Some(JitterArg::None),
                     other => {
                         let near = crate::suggest::nearest(other, JITTER_MODES.iter().copied())

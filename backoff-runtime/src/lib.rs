@@ -109,7 +109,7 @@ pub use crate::time::timeout::Elapsed;
 /// | `max_backoff` | `"32s"` | duration string | cap on every wait, jitter included |
 /// | `initial_backoff` | `"1s"` | duration string | the wait before the first retry, before jitter; tokio rounds waits up to whole milliseconds (see "Clocks and timers") |
 /// | `multiplier` | `2` | integer or float literal, finite, `>= 1` | growth per retry |
-/// | `jitter` | additive, one `initial_backoff` | `additive`, `full`, `equal`, `decorrelated`, `none`, or a duration string (additive amount); gRPC's [`Jitter::Grpc`] through `policy` for now | see [`Jitter`] |
+/// | `jitter` | additive, one `initial_backoff` | `additive`, `full`, `equal`, `decorrelated`, `grpc`, `none`, or a duration string (additive amount) | see [`Jitter`] |
 /// | `max_elapsed` | none | duration string | total budget from the first call (on the clock described in "Clocks and timers"); a wait that would end past it is not started, nor is an attempt with no time left under `timeout` |
 /// | `retry_if` | retry every error | a path to `fn(&E) -> bool`, or a closure (parameter type optional) | which errors to retry |
 /// | `retry_after` | none | path or closure, `Fn(&E) -> Option<Duration>` | the server's hint: the wait when `<= max_backoff`; a larger hint ends the retries unless `hint_above_cap = cap` |
@@ -136,20 +136,18 @@ pub use crate::time::timeout::Elapsed;
 /// `base(n) = min(initial_backoff * multiplier^n, max_backoff)`; with the
 /// default additive jitter it is `min(base(n) + U[0, initial_backoff],
 /// max_backoff)`: Google's `min(2^n s + random_ms, maximum_backoff)`.
-/// gRPC's jitter ([`Jitter::Grpc`]) is `min(base(n) * U[0.8, 1.2],
-/// max_backoff)`: gRPC's own clients let the jittered wait exceed their
-/// maximum by up to 20%; here, as in every mode, no wait exceeds
-/// `max_backoff`. It is written with the `policy` key:
+/// gRPC's jitter (`jitter = grpc`, [`Jitter::Grpc`]) is `min(base(n) *
+/// U[0.8, 1.2], max_backoff)`: gRPC's own clients let the jittered wait
+/// exceed their maximum by up to 20%; here, as in every mode, no wait
+/// exceeds `max_backoff`:
 ///
 /// ```
-/// use backoff_runtime::{Jitter, Policy, RetryEvent, retry};
+/// use backoff_runtime::{RetryEvent, retry};
 /// use std::cell::RefCell;
 /// use std::time::Duration;
 ///
-/// const GRPC: Policy = Policy::new().max_retries(3).jitter(Jitter::Grpc);
-///
 /// // The waits are recorded, not slept.
-/// #[retry(policy = GRPC, sleep = |_| {}, on_retry = |_, event: &RetryEvent| waits.borrow_mut().push(event.wait()))]
+/// #[retry(max_retries = 3, jitter = grpc, sleep = |_| {}, on_retry = |_, event: &RetryEvent| waits.borrow_mut().push(event.wait()))]
 /// fn connect(waits: &RefCell<Vec<Duration>>) -> Result<(), ()> {
 ///     let _ = waits;
 ///     Err(())

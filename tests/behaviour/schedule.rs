@@ -120,17 +120,7 @@ mode_fn!(mode_equal, jitter = equal);
 mode_fn!(mode_decorrelated, jitter = decorrelated);
 mode_fn!(mode_none, jitter = none);
 
-/// gRPC's jitter with `mode_fn!`'s schedule, through the `policy` key.
-const GRPC: Policy = Policy::new()
-    .max_retries(8)
-    .max_backoff(Duration::from_secs(20))
-    .jitter(Jitter::Grpc);
-
-#[retry(policy = GRPC)]
-async fn mode_grpc(recorder: &Recorder) -> Result<(), ()> {
-    recorder.record();
-    Err(())
-}
+mode_fn!(mode_grpc, jitter = grpc);
 mode_fn!(
     mode_float_multiplier,
     multiplier = 1.5,
