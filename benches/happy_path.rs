@@ -324,6 +324,106 @@ fn async_tryhard(x: u64) -> Result<u64, MyError> {
     )
 }
 
+// ---- tower ------------------------------------------------------------------
+
+/// The service every tower variant wraps: `work` as a tower `Service`, its
+/// future ready at once.
+#[derive(Clone, Copy)]
+struct Work;
+
+impl tower::Service<u64> for Work {
+    type Response = u64;
+    type Error = MyError;
+    type Future = std::future::Ready<Result<u64, MyError>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), MyError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, x: u64) -> Self::Future {
+        std::future::ready(work(x))
+    }
+}
+
+/// How the layer treats `u64` requests: each may be sent again, as itself.
+#[derive(Clone, Copy)]
+struct Replay;
+
+impl backoff_runtime::tower::Classify<u64, u64, MyError> for Replay {
+    fn may_retry(&self, _: &u64) -> bool {
+        true
+    }
+
+    fn replay(&self, request: &u64, _: &backoff_runtime::Attempt) -> u64 {
+        *request
+    }
+}
+
+/// tower's own retry with the same schedule's stop rule: an attempt count,
+/// each retry after tokio's sleep of the next wait (no jitter: tower ships
+/// no policy, so this is what a user writes by hand).
+#[derive(Clone, Copy)]
+struct TowerPolicy {
+    retries_left: u32,
+    wait: Duration,
+}
+
+impl tower::retry::Policy<u64, u64, MyError> for TowerPolicy {
+    type Future = tokio::time::Sleep;
+
+    fn retry(&mut self, _: &mut u64, result: &mut Result<u64, MyError>) -> Option<Self::Future> {
+        if result.is_ok() || self.retries_left == 0 {
+            return None;
+        }
+        self.retries_left -= 1;
+        let wait = self.wait;
+        self.wait = (self.wait * 2).min(CAP);
+        Some(tokio::time::sleep(wait))
+    }
+
+    fn clone_request(&mut self, request: &u64) -> Option<u64> {
+        Some(*request)
+    }
+}
+
+/// Calls `service` as tower's contract asks: ready, then called, its
+/// future polled once.
+#[inline(always)]
+fn call_service<S: tower::Service<u64, Response = u64, Error = MyError>>(
+    service: &mut S,
+    x: u64,
+) -> Result<u64, MyError> {
+    match service.poll_ready(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(ready) => ready?,
+        Poll::Pending => panic!("the services here are always ready"),
+    }
+    poll_ready(service.call(x))
+}
+
+thread_local! {
+    static RETRY_LAYER: std::cell::RefCell<backoff_runtime::tower::RetryService<Work, Replay>> = std::cell::RefCell::new(
+        tower::Layer::layer(&backoff_runtime::tower::RetryLayer::new(POLICY).classify(Replay), Work),
+    );
+    static TOWER_RETRY: std::cell::RefCell<tower::retry::Retry<TowerPolicy, Work>> = const {
+        std::cell::RefCell::new(tower::retry::Retry::new(TowerPolicy { retries_left: MAX_RETRIES, wait: INITIAL }, Work))
+    };
+}
+
+#[inline(never)]
+fn tower_plain(x: u64) -> Result<u64, MyError> {
+    call_service(&mut black_box(Work), x)
+}
+
+#[inline(never)]
+fn tower_retry_layer(x: u64) -> Result<u64, MyError> {
+    RETRY_LAYER.with_borrow_mut(|service| call_service(service, x))
+}
+
+#[inline(never)]
+fn tower_tower_retry(x: u64) -> Result<u64, MyError> {
+    TOWER_RETRY.with_borrow_mut(|service| call_service(service, x))
+}
+
 type Variant = (&'static str, fn(u64) -> Result<u64, MyError>);
 
 const SYNC: &[Variant] = &[
@@ -355,7 +455,14 @@ const ASYNC: &[Variant] = &[
     ("tryhard", async_tryhard),
 ];
 
-const GROUPS: [(&str, &[Variant]); 2] = [("sync", SYNC), ("async", ASYNC)];
+/// A tower service: alone, behind `RetryLayer`, behind `tower::retry`.
+const TOWER: &[Variant] = &[
+    ("plain", tower_plain),
+    ("retry_layer", tower_retry_layer),
+    ("tower_retry", tower_tower_retry),
+];
+
+const GROUPS: [(&str, &[Variant]); 3] = [("sync", SYNC), ("async", ASYNC), ("tower", TOWER)];
 
 /// A current-thread tokio runtime, entered while the async variants run (they
 /// never touch it on the happy path, but a user's would be there).
