@@ -288,3 +288,67 @@ async fn an_attempt_past_its_timeout_is_retried() {
     assert!(started.elapsed() >= Duration::from_secs(1));
     assert_eq!(slow_calls.load(Ordering::SeqCst), 2);
 }
+
+/// The `name` and `http.request.resend_count` of every span made.
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<Vec<(String, Option<u64>)>>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Spans {
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        _: &tracing::span::Id,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        struct Count(Option<u64>);
+        impl tracing::field::Visit for Count {
+            fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
+                if field.name() == "http.request.resend_count" {
+                    self.0 = Some(value);
+                }
+            }
+            fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
+        }
+        let mut count = Count(None);
+        attrs.record(&mut count);
+        self.0
+            .lock()
+            .unwrap()
+            .push((attrs.metadata().name().to_owned(), count.0));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_resent_attempt_carries_open_telemetry_s_resend_count() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let (server, base) = Server::start().await;
+    let service = RetryLayer::new(POLICY).layer(client());
+    // A resend before the subscriber exists registers the span's callsite
+    // first: tracing then rebuilds its interest when the subscriber comes
+    // (a callsite another test registers at that very moment could keep a
+    // stale "never").
+    server.plan("warm", &[(503, None), (200, None)]);
+    let warm = service.clone().oneshot(request(Method::GET, &format!("{base}/warm")));
+    assert_eq!(warm.await.unwrap().status(), 200);
+    let spans = Spans::default();
+    let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    server.plan("flaky", &[(503, None), (503, None), (200, None)]);
+    let response = service
+        .oneshot(request(Method::GET, &format!("{base}/flaky")))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let resends: Vec<Option<u64>> = spans
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(name, _)| name == "resend")
+        .map(|(_, count)| *count)
+        .collect();
+    assert_eq!(
+        resends,
+        [Some(1), Some(2)],
+        "one span per resend, none for the first attempt"
+    );
+}

@@ -145,3 +145,28 @@ pub(crate) fn retrying(_event: &RetryEvent, _error: Option<impl Debug>, _from_fi
 #[cfg(not(feature = "tracing"))]
 #[inline(always)]
 pub(crate) fn giving_up(_event: &GiveUp, _error: Option<impl Debug>, _from_first_failure: bool) {}
+
+/// Runs `attempt` (the `number`th of a call, 1-based) inside a span that
+/// carries OpenTelemetry's `http.request.resend_count` when it is a resend
+/// (`number - 1`, from 1 on); the first attempt gets no span. Without the
+/// feature, `attempt` itself.
+#[cfg(feature = "tower")]
+pub(crate) fn resend<F: core::future::Future>(
+    number: u32,
+    attempt: F,
+) -> impl core::future::Future<Output = F::Output> {
+    #[cfg(feature = "tracing")]
+    {
+        let span = if number > 1 {
+            tracing::info_span!(target: "backoff_runtime", "resend", "http.request.resend_count" = number - 1)
+        } else {
+            tracing::Span::none()
+        };
+        tracing::Instrument::instrument(attempt, span)
+    }
+    #[cfg(not(feature = "tracing"))]
+    {
+        let _ = number;
+        attempt
+    }
+}

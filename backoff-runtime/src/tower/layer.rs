@@ -389,12 +389,13 @@ where
             Some(service) => (service, true),
             None => (template.clone(), false),
         };
-        async move {
+        let number = attempt.number();
+        crate::observe::trace::resend(number, async move {
             if !is_ready {
                 core::future::poll_fn(|cx| service.poll_ready(cx)).await?;
             }
             service.call(request).await
-        }
+        })
     };
     let (if_error, after_error, if_response, after_response) = (
         config.classify.clone(),

@@ -64,6 +64,9 @@
 //!
 //! Every attempt runs the inner service from a clone of it, made ready
 //! before the attempt (tower's rule for services used more than once).
+//! With the `tracing` feature, each resent attempt runs in a span named
+//! `resend` that carries OpenTelemetry's `http.request.resend_count` (1 for
+//! the first resend), beside the retry's WARN event.
 //! The future is boxed (one allocation per call): a layer's future must be
 //! nameable, and the retry's state lives in it.
 
