@@ -289,9 +289,12 @@ async fn an_attempt_past_its_timeout_is_retried() {
     assert_eq!(slow_calls.load(Ordering::SeqCst), 2);
 }
 
+/// A span's name and its `http.request.resend_count`.
+type SpanSeen = (String, Option<u64>);
+
 /// The `name` and `http.request.resend_count` of every span made.
 #[derive(Clone, Default)]
-struct Spans(Arc<Mutex<Vec<(String, Option<u64>)>>>);
+struct Spans(Arc<Mutex<Vec<SpanSeen>>>);
 
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Spans {
     fn on_new_span(
