@@ -43,6 +43,7 @@
 //! | `reqwest` | no | [`reqwest_errors`]: classification of reqwest's errors and a status-carrying error type |
 //! | `tonic` | no | [`tonic_errors`]: gRPC statuses by AIP-194, `RetryInfo` as the hint, each attempt's `grpc-timeout` (tonic 0.14: Rust 1.88) |
 //! | `tower` | no | [`tower`]: a layer retrying a service's requests (idempotency, statuses, `Retry-After`); implies `http` and `tokio` |
+//! | `reqwest-middleware` | no | the [`tower::RetryLayer`] as a `reqwest_middleware` middleware; implies `tower` and `reqwest` |
 //! | `test-util` | no | [`testing`]: a virtual clock for sync retry loops and a seedable generator |
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]

@@ -355,3 +355,70 @@ async fn each_resent_attempt_carries_open_telemetry_s_resend_count() {
         "one span per resend, none for the first attempt"
     );
 }
+
+/// The same layer as a reqwest-middleware middleware: one line of setup.
+fn reqwest_client(layer: RetryLayer) -> reqwest_middleware::ClientWithMiddleware {
+    reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(layer)
+        .build()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_reqwest_middleware_waits_the_server_s_retry_after() {
+    let (server, base) = Server::start().await;
+    server.plan("flaky", &[(503, None), (429, Some("2")), (200, None)]);
+    let client = reqwest_client(RetryLayer::new(POLICY));
+    let response = client.get(format!("{base}/flaky")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.text().await.unwrap(), "flaky #3");
+    let seen = server.seen("flaky");
+    let hinted = seen[2].0 - seen[1].0;
+    assert!(
+        (Duration::from_secs(2)..Duration::from_millis(2100)).contains(&hinted),
+        "the second wait is the server's 2 s: {hinted:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_reqwest_middleware_sends_a_post_once_unless_keyed() {
+    let (server, base) = Server::start().await;
+    server.plan("pay", &[(503, None), (503, None), (200, None)]);
+    let plain = reqwest_client(RetryLayer::new(POLICY));
+    let response = plain.post(format!("{base}/pay")).body("order").send().await.unwrap();
+    assert_eq!(
+        (response.status().as_u16(), server.seen("pay").len()),
+        (503, 1),
+        "a POST without a key: one attempt"
+    );
+
+    let keyed = reqwest_client(RetryLayer::new(POLICY).idempotency_key());
+    let response = keyed.post(format!("{base}/pay")).body("order").send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let keys: Vec<Option<String>> = server.seen("pay").into_iter().skip(1).map(|(_, key)| key).collect();
+    assert_eq!(keys.len(), 2, "a 503, then its retry");
+    assert!(
+        keys[0].is_some() && keys[0] == keys[1],
+        "one key on both attempts: {keys:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_reqwest_middleware_does_not_resend_a_streamed_body() {
+    let (server, base) = Server::start().await;
+    server.plan("upload", &[(503, None), (200, None)]);
+    let client = reqwest_client(RetryLayer::new(POLICY));
+    let chunks = one_chunk();
+    let response = client
+        .put(format!("{base}/upload"))
+        .body(reqwest::Body::wrap_stream(chunks))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503, "a streamed body cannot be sent again");
+    assert_eq!(server.seen("upload").len(), 1);
+}
+
+/// A one-chunk stream body.
+fn one_chunk() -> impl tokio_stream::Stream<Item = Result<Bytes, std::io::Error>> + Send + Sync + 'static {
+    tokio_stream::once(Ok(Bytes::from_static(b"chunk")))
+}

@@ -5,7 +5,7 @@
 
 use core::time::Duration;
 
-use http::{HeaderName, HeaderValue, Method, Request, Response};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response};
 
 use crate::classify::http_errors::{is_retryable_status, retry_after_header};
 use crate::run::attempt::Attempt;
@@ -81,6 +81,23 @@ impl HttpRetry {
     }
 }
 
+impl HttpRetry {
+    /// Whether a request of `method` with `headers` may be sent again.
+    pub(crate) fn allows(&self, method: &Method, headers: &HeaderMap) -> bool {
+        self.any_method || self.add_idempotency_key || is_idempotent(method) || headers.contains_key(IDEMPOTENCY_KEY)
+    }
+
+    /// Adds the call's invocation id as the `Idempotency-Key` of a request
+    /// that needs one to be retried and has none (when asked to).
+    pub(crate) fn add_key(&self, method: &Method, headers: &mut HeaderMap, attempt: &Attempt) {
+        if self.add_idempotency_key && !is_idempotent(method) && !headers.contains_key(IDEMPOTENCY_KEY) {
+            if let Ok(value) = HeaderValue::from_str(&attempt.invocation_id().to_string()) {
+                headers.insert(IDEMPOTENCY_KEY, value);
+            }
+        }
+    }
+}
+
 /// Whether a method is idempotent (RFC 9110, section 9.2.2).
 fn is_idempotent(method: &Method) -> bool {
     matches!(
@@ -94,10 +111,7 @@ where
     B: Clone + Send + 'static,
 {
     fn may_retry(&self, request: &Request<B>) -> bool {
-        self.any_method
-            || self.add_idempotency_key
-            || is_idempotent(request.method())
-            || request.headers().contains_key(IDEMPOTENCY_KEY)
+        self.allows(request.method(), request.headers())
     }
 
     fn replay(&self, request: &Request<B>, attempt: &Attempt) -> Request<B> {
@@ -107,15 +121,7 @@ where
         *replayed.version_mut() = request.version();
         *replayed.headers_mut() = request.headers().clone();
         *replayed.extensions_mut() = request.extensions().clone();
-        let needs_key = self.add_idempotency_key
-            && !is_idempotent(request.method())
-            && !request.headers().contains_key(IDEMPOTENCY_KEY);
-        if needs_key {
-            let key = attempt.invocation_id().to_string();
-            if let Ok(value) = HeaderValue::from_str(&key) {
-                replayed.headers_mut().insert(IDEMPOTENCY_KEY, value);
-            }
-        }
+        self.add_key(request.method(), replayed.headers_mut(), attempt);
         replayed
     }
 

@@ -271,6 +271,14 @@ impl<C, T> RetryLayer<C, T> {
     }
 }
 
+impl<C, T> RetryLayer<C, T> {
+    /// The classification this layer uses.
+    #[cfg(feature = "reqwest-middleware")]
+    pub(crate) fn classify_ref(&self) -> &C {
+        &self.classify
+    }
+}
+
 impl<S, C: Clone, T: Clone> tower_layer::Layer<S> for RetryLayer<C, T> {
     type Service = RetryService<S, C, T>;
 
@@ -361,8 +369,9 @@ where
     }
 }
 
-/// One call: the attempts, each with a clone of the request and a ready
-/// clone of the service.
+/// One call of a [`RetryService`]: a request that may not be sent twice
+/// gets its one attempt; otherwise [`retry_attempts`] over ready clones of
+/// the service.
 async fn run<S, Req, C, T>(ready: S, request: Req, config: Arc<RetryLayer<C, T>>) -> Result<S::Response, S::Error>
 where
     S: tower_service::Service<Req> + Clone + Send + 'static,
@@ -377,25 +386,47 @@ where
     if !config.classify.may_retry(&request) {
         return ready.call(request).await;
     }
-    let policy = config.policy;
     let template = ready.clone();
     let mut first = Some(ready);
-    let replay = config.classify.clone();
-    let attempt = move |attempt: Attempt| {
-        let request = replay.replay(&request, &attempt);
+    let send = move |request: Req| {
         // The first attempt takes the service `poll_ready` made ready; each
         // later one a clone, made ready before it is called.
         let (mut service, is_ready) = match first.take() {
             Some(service) => (service, true),
             None => (template.clone(), false),
         };
-        let number = attempt.number();
-        crate::observe::trace::resend(number, async move {
+        async move {
             if !is_ready {
                 core::future::poll_fn(|cx| service.poll_ready(cx)).await?;
             }
             service.call(request).await
-        })
+        }
+    };
+    retry_attempts(&config, request, send).await
+}
+
+/// The attempts of one call, each sending (with `send`) the request the
+/// classifier replays from the caller's: the one loop of the tower service
+/// and of the reqwest middleware.
+pub(crate) async fn retry_attempts<Req, Res, E, C, T, Send, Fut>(
+    config: &RetryLayer<C, T>,
+    request: Req,
+    mut send: Send,
+) -> Result<Res, E>
+where
+    C: Classify<Req, Res, E>,
+    T: AttemptLimit<E>,
+    Send: FnMut(Req) -> Fut,
+    Fut: Future<Output = Result<Res, E>>,
+{
+    let policy = config.policy;
+    // Owned clones in `move` closures: closures that borrowed the config
+    // would make the future's `Send` proof higher-ranked (rustc then cannot
+    // show the hooks judge every lifetime).
+    let replay = config.classify.clone();
+    let attempt = move |attempt: Attempt| {
+        let request = replay.replay(&request, &attempt);
+        crate::observe::trace::resend(attempt.number(), send(request))
     };
     let (if_error, after_error, if_response, after_response) = (
         config.classify.clone(),
@@ -420,11 +451,11 @@ where
     if !config.observers.any() {
         return retry.await;
     }
-    let (on_retry, on_give_up, on_success) = (
-        config.observers.on_retry.clone(),
-        config.observers.on_give_up.clone(),
-        config.observers.on_success.clone(),
-    );
+    let Observers {
+        on_retry,
+        on_give_up,
+        on_success,
+    } = config.observers.clone();
     retry
         .on_retry(move |_, event| {
             if let Some(hook) = &on_retry {

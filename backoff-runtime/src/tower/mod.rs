@@ -58,9 +58,10 @@
 //!   approach): whether a large body should be buffered at all is the
 //!   caller's choice.
 //!
-//! Other requests (gRPC's `tonic::Status`, a protocol of your own) are
-//! classified by a [`Classify`] of your own, given to
-//! [`RetryLayer::classify`].
+//! Other requests (a protocol of your own) are classified by a
+//! [`Classify`] of your own, given to [`RetryLayer::classify`]. With the
+//! `reqwest-middleware` feature the same layer is a reqwest middleware:
+//! `reqwest_middleware::ClientBuilder::new(client).with(RetryLayer::new(POLICY))`.
 //!
 //! Every attempt runs the inner service from a clone of it, made ready
 //! before the attempt (tower's rule for services used more than once).
@@ -73,6 +74,8 @@
 mod classify;
 mod http;
 mod layer;
+#[cfg(feature = "reqwest-middleware")]
+mod middleware;
 
 pub use self::classify::Classify;
 pub use self::http::HttpRetry;
