@@ -270,6 +270,92 @@ fn tokio_tryhard(rt: &Runtime, failures: u32) -> Result<u64, MyError> {
     )
 }
 
+/// The body as a tower service: fails until it has been called `failures`
+/// times (the count shared by its clones), then succeeds.
+#[derive(Clone)]
+struct FlakyService {
+    calls: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    failures: u32,
+}
+
+impl tower::Service<u64> for FlakyService {
+    type Response = u64;
+    type Error = MyError;
+    type Future = std::future::Ready<Result<u64, MyError>>;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), MyError>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: u64) -> Self::Future {
+        // `flaky` on the shared count: the same failures and the same work.
+        let before = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        std::future::ready(flaky(&Cell::new(before), self.failures))
+    }
+}
+
+fn flaky_service(failures: u32) -> FlakyService {
+    FlakyService {
+        calls: std::sync::Arc::default(),
+        failures,
+    }
+}
+
+/// Every `u64` request may be sent again, as itself.
+#[derive(Clone, Copy)]
+struct Replay;
+
+impl backoff_runtime::tower::Classify<u64, u64, MyError> for Replay {
+    fn may_retry(&self, _: &u64) -> bool {
+        true
+    }
+
+    fn replay(&self, request: &u64, _: &backoff_runtime::Attempt) -> u64 {
+        *request
+    }
+}
+
+/// tower's own retry: `MAX_RETRIES` retries, each after `INITIAL`.
+#[derive(Clone, Copy)]
+struct FixedRetries(u32);
+
+impl tower::retry::Policy<u64, u64, MyError> for FixedRetries {
+    type Future = tokio::time::Sleep;
+
+    fn retry(&mut self, _: &mut u64, result: &mut Result<u64, MyError>) -> Option<Self::Future> {
+        if result.is_ok() || self.0 == 0 {
+            return None;
+        }
+        self.0 -= 1;
+        Some(tokio::time::sleep(INITIAL))
+    }
+
+    fn clone_request(&mut self, request: &u64) -> Option<u64> {
+        Some(*request)
+    }
+}
+
+#[inline(never)]
+fn tokio_tower_layer(rt: &Runtime, failures: u32) -> Result<u64, MyError> {
+    use tower::{Layer, ServiceExt};
+    const LAYER_POLICY: backoff_runtime::Policy = backoff_runtime::Policy::new()
+        .max_retries(MAX_RETRIES)
+        .initial_backoff(INITIAL)
+        .max_backoff(INITIAL)
+        .jitter(backoff_runtime::Jitter::None);
+    let service = backoff_runtime::tower::RetryLayer::new(LAYER_POLICY)
+        .classify(Replay)
+        .layer(flaky_service(failures));
+    rt.block_on(service.oneshot(0))
+}
+
+#[inline(never)]
+fn tokio_tower_retry(rt: &Runtime, failures: u32) -> Result<u64, MyError> {
+    use tower::ServiceExt;
+    let service = tower::retry::Retry::new(FixedRetries(MAX_RETRIES), flaky_service(failures));
+    rt.block_on(service.oneshot(0))
+}
+
 type Variant = (&'static str, fn(u32) -> Result<u64, MyError>);
 type TokioVariant = (&'static str, fn(&Runtime, u32) -> Result<u64, MyError>);
 
@@ -291,6 +377,8 @@ const ASYNC_TOKIO: &[TokioVariant] = &[
     ("backon", tokio_backon),
     ("tokio_retry2", tokio_tokio_retry2),
     ("tryhard", tokio_tryhard),
+    ("tower_layer", tokio_tower_layer),
+    ("tower_retry", tokio_tower_retry),
 ];
 
 const GROUPS: [(&str, &[&str]); 3] = [
@@ -298,7 +386,7 @@ const GROUPS: [(&str, &[&str]); 3] = [
     ("failure_async_noop", &["hand_loop", "retry_literal", "backon"]),
     (
         "failure_async_tokio",
-        &["hand_loop", "retry_literal", "backon", "tokio_retry2", "tryhard"],
+        &["hand_loop", "retry_literal", "backon", "tokio_retry2", "tryhard", "tower_layer", "tower_retry"],
     ),
 ];
 
