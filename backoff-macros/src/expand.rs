@@ -27,6 +27,7 @@ fn allow_generated() -> TokenStream {
             unreachable_code,
             clippy::diverging_sub_expression,
             clippy::empty_loop,
+            clippy::let_underscore_future,
             clippy::let_unit_value,
             clippy::let_with_type_underscore,
             clippy::needless_return,
@@ -266,10 +267,34 @@ impl Generator<'_> {
         let sleep = local("sleep");
         let timer = local("timer");
         let timer_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
-            Some(custom) => respan(quote!(#private::async_sleep(#custom)), custom.span()),
+            Some(custom) => sleep_checked(custom, &krate, private, true),
             None => quote!(#private::TokioTimer::new()),
         };
-        let sleep_value = quote!(#private::Timer::sleep(&mut #timer, #wait));
+        // Without `sleep = ...` the loop sleeps on tokio: a missing feature
+        // is this check's error, in the user's words.
+        let tokio_check = args.sleep.is_none().then(|| {
+            let return_type = if has_placeholder(&self.return_type) {
+                quote!(())
+            } else {
+                erase_lifetimes(&self.return_type)
+            };
+            quote! {
+                if false {
+                    <#return_type as #krate::bounds::DefaultAsyncSleep>::tokio_sleeps();
+                }
+            }
+        });
+        // With `sleep = ...`, the loop's uses of the timer carry exactly the
+        // span of the check in `sleep_checked`: a sleep that returns no
+        // future is reported there alone.
+        let at_sleep = |tokens: TokenStream| match &args.sleep {
+            Some(custom) => respan_exactly(tokens, Span::mixed_site().located_at(custom.value.span())),
+            None => tokens,
+        };
+        let sleep_value = at_sleep(quote!(#private::Timer::sleep(&mut #timer, #wait)));
+        let timer_clock = at_sleep(quote!(#private::timer_clock(&#timer)));
+        let sleep_binding = at_sleep(quote!(#sleep));
+        let sleep_await = at_sleep(quote!(#sleep.await));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
         let next_sleep = match action {
             None => quote! {
@@ -312,14 +337,15 @@ impl Generator<'_> {
         };
         quote! {
             #timeout_check
+            #tokio_check
             let mut #timer = #timer_value;
-            let mut #state = #private::Loop::start(#private::timer_clock(&#timer), #policy, #budget, #needs_start);
+            let mut #state = #private::Loop::start(#timer_clock, #policy, #budget, #needs_start);
             #attempts_value
             loop {
-                let #sleep = {
+                let #sleep_binding = {
                     #next_sleep
                 };
-                #sleep.await;
+                #sleep_await;
             }
         }
     }
@@ -358,7 +384,7 @@ impl Generator<'_> {
         let after_first_attempt = respan_exactly(quote!(#private::after_first_attempt), *return_span);
         let sleeper = local("sleeper");
         let sleeper_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
-            Some(custom) => quote!(#private::blocking_sleep(#custom)),
+            Some(custom) => sleep_checked(custom, &args.runtime_crate(), private, false),
             None => quote!(#private::DefaultSleep),
         };
         let attempts_value = attempts.map(|attempts| {
@@ -417,7 +443,13 @@ impl Generator<'_> {
         let after_action = respan_exactly(quote!(#private::Loop::after_action), *return_span);
         // A method spanned on the action: a wrong one is reported there.
         let sync_action = Ident::new("sync_action", action.span());
-        let run_action = respan(quote!(#act(#failure.decided(), #failure.event())), action.span());
+        // What it returns is checked through the public trait's method, on
+        // the action: no note names the loop.
+        let krate = self.args.runtime_crate();
+        let run_action = respan(
+            quote!(<_ as #krate::bounds::SyncBeforeRetry>::returned(#act(#failure.decided(), #failure.event()))),
+            action.span(),
+        );
         let attempt = quote_spanned!(body_span=> #private::blocking_attempt(|| { #body }));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
         quote! {
@@ -439,6 +471,47 @@ impl Generator<'_> {
                     #private::Step::Retry(#wait) => #private::BlockingSleep::sleep(&#sleeper, #wait),
                 }
             }
+        }
+    }
+}
+
+/// The user's `sleep = ...`, bound once and checked through a public
+/// trait's method spanned on it (`bounds::AsyncSleep`: it returns a future;
+/// `bounds::SyncSleep`: it returns `()`), then handed to the loop, which
+/// asks nothing more of what it returns.
+fn sleep_checked(custom: &syn::Expr, krate: &syn::Path, private: &TokenStream, is_async: bool) -> TokenStream {
+    let span = custom.span();
+    let sleep = local("custom_sleep");
+    let (check, wrap) = if is_async {
+        (
+            quote!(<_ as #krate::bounds::AsyncSleep>::awaited),
+            quote!(#private::async_sleep),
+        )
+    } else {
+        (
+            quote!(<_ as #krate::bounds::SyncSleep>::returned),
+            quote!(#private::blocking_sleep),
+        )
+    };
+    // Exactly the span of the loop's own uses of the sleep (see
+    // `async_loop`): rustc reports this error and drops theirs.
+    let check = respan_exactly(check, Span::mixed_site().located_at(span));
+    let allow = allow_generated();
+    // An async sleep's tokens are moved to its first, as they were before
+    // the check (lints and errors inside it stay where they were).
+    let custom = if is_async {
+        respan(quote!(#custom), span)
+    } else {
+        quote!(#custom)
+    };
+    quote_spanned! {span=>
+        {
+            let #sleep = #custom;
+            #allow
+            if false {
+                let _ = #check(#sleep(#private::Duration::ZERO));
+            }
+            #wrap(#sleep)
         }
     }
 }
@@ -590,8 +663,9 @@ fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, has_recei
         if let Some(WithSpan { value: hook, .. }) = hook {
             // The method is spanned on the user's hook, so a hook of the wrong
             // shape is reported there.
+            let value = checked_predicate(method, hook, &args.runtime_crate()).unwrap_or_else(|| quote!(#hook));
             let method = Ident::new(method, hook.span());
-            chain = quote!(#chain.#method(#hook));
+            chain = quote!(#chain.#method(#value));
         }
     }
     if matches!(args.nested.as_ref().map(|nested| nested.value), Some(NestedArg::Retry)) {
@@ -612,6 +686,48 @@ fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, has_recei
             #chained.debug_with(#debug_fmt)
         }
     }
+}
+
+/// A `retry_if` or `retry_if_ok` hook whose parameter type the hook itself
+/// fixes (a path, or a closure with its parameter's type written), called
+/// through `bounds::RetryIf` (`RetryIfOk`), a trait-method path spanned on
+/// the hook: a parameter that is not the error (`Ok`) type is that trait's
+/// error, in its words, on the hook; the closure made here is a
+/// `Fn(&E) -> bool` whatever the hook takes, so the loop's own bound asks
+/// nothing more. None for other keys, and for a closure whose parameter's
+/// type is inferred (from the loop's bound: it cannot be the wrong one).
+fn checked_predicate(key: &str, hook: &syn::Expr, krate: &syn::Path) -> Option<TokenStream> {
+    let (bound, method) = match key {
+        "retry_if" => (quote!(RetryIf), quote!(from_error)),
+        "retry_if_ok" => (quote!(RetryIfOk), quote!(from_value)),
+        _ => return None,
+    };
+    let fixes_its_parameter = match hook {
+        syn::Expr::Path(_) => true,
+        syn::Expr::Closure(closure) => closure
+            .inputs
+            .first()
+            .is_some_and(|input| matches!(input, syn::Pat::Type(_))),
+        _ => false,
+    };
+    if !fixes_its_parameter {
+        return None;
+    }
+    let span = hook.span();
+    let checked = local("checked");
+    let seen = local("seen");
+    // The path from the hook's first token to its last, so rustc
+    // underlines the whole hook.
+    let last = quote!(#hook).into_iter().last().map_or(span, |token| token.span());
+    let convert = respan(quote!(<_ as #krate::bounds::#bound<_>>::), span);
+    let method = respan(method, last);
+    let convert = quote!(#convert #method);
+    Some(quote_spanned! {span=>
+        {
+            let #checked = #hook;
+            move |#seen: &_| #checked(#convert(#seen))
+        }
+    })
 }
 
 /// The policy's binding and the expression of a `&Policy` that the loop

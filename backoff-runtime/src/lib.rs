@@ -533,6 +533,173 @@ pub mod bounds {
             *self
         }
     }
+
+    /// What a `retry_if` hook must take: a reference to the function's error
+    /// type `E`. `Self` is the type the hook's parameter refers to (`u16` in
+    /// `fn(&u16) -> bool`); it is implemented for `E` alone.
+    ///
+    /// ```
+    /// use backoff_runtime::bounds::RetryIf;
+    ///
+    /// fn is_transient(error: &String) -> bool { error.contains("busy") }
+    ///
+    /// let error = String::from("busy");
+    /// assert!(is_transient(RetryIf::from_error(&error)));
+    /// ```
+    #[cfg_attr(
+        not(feature = "reqwest"),
+        diagnostic::on_unimplemented(
+            message = "`retry_if` must take `&{E}`, a reference to the function's error type, but it takes `&{Self}`",
+            label = "this takes `&{Self}`, but each error it is asked about is a `{E}`",
+            note = "give `retry_if` a `fn(&{E}) -> bool`, or a closure `|e: &{E}| ...`"
+        )
+    )]
+    #[cfg_attr(
+        feature = "reqwest",
+        diagnostic::on_unimplemented(
+            message = "`retry_if` must take `&{E}`, a reference to the function's error type, but it takes `&{Self}`",
+            label = "this takes `&{Self}`, but each error it is asked about is a `{E}`",
+            note = "give `retry_if` a `fn(&{E}) -> bool`, or a closure `|e: &{E}| ...`",
+            note = "for a function returning `reqwest::Error`, use `backoff_runtime::reqwest_errors::is_retryable_reqwest_error`; `reqwest_errors::is_retryable_error` takes `&backoff_runtime::reqwest_errors::Error` (which keeps the response's status and `Retry-After`)"
+        )
+    )]
+    pub trait RetryIf<E> {
+        /// The error as the hook's parameter sees it.
+        fn from_error(error: &E) -> &Self;
+    }
+
+    impl<E> RetryIf<E> for E {
+        #[inline(always)]
+        fn from_error(error: &E) -> &E {
+            error
+        }
+    }
+
+    /// What a `retry_if_ok` hook must take: a reference to the function's
+    /// `Ok` type `T`. `Self` is the type the hook's parameter refers to; it
+    /// is implemented for `T` alone.
+    ///
+    /// ```
+    /// use backoff_runtime::bounds::RetryIfOk;
+    ///
+    /// fn is_running(state: &&str) -> bool { *state == "running" }
+    ///
+    /// assert!(is_running(RetryIfOk::from_value(&"running")));
+    /// ```
+    #[diagnostic::on_unimplemented(
+        message = "`retry_if_ok` must take `&{T}`, a reference to the function's `Ok` type, but it takes `&{Self}`",
+        label = "this takes `&{Self}`, but each value it is asked about is a `{T}`",
+        note = "`retry_if_ok` is asked about each `Ok` value (errors go to `retry_if`): give it a `fn(&{T}) -> bool`, or a closure `|value: &{T}| ...`"
+    )]
+    pub trait RetryIfOk<T> {
+        /// The value as the hook's parameter sees it.
+        fn from_value(value: &T) -> &Self;
+    }
+
+    impl<T> RetryIfOk<T> for T {
+        #[inline(always)]
+        fn from_value(value: &T) -> &T {
+            value
+        }
+    }
+
+    /// What the `before_retry` action of a sync function returns: `()`. A
+    /// future would never be awaited, a value never used.
+    ///
+    /// ```
+    /// use backoff_runtime::bounds::SyncBeforeRetry;
+    ///
+    /// let reconnect = || println!("reconnecting");
+    /// SyncBeforeRetry::returned(reconnect());
+    /// ```
+    #[diagnostic::on_unimplemented(
+        message = "`before_retry` of a sync function must return `()`, but it returns `{Self}`",
+        label = "nothing would await or use this value",
+        note = "an async action needs an `async fn`; in a sync function, run the action to completion inside the closure"
+    )]
+    pub trait SyncBeforeRetry {
+        /// Takes what the action returned.
+        fn returned(self);
+    }
+
+    impl SyncBeforeRetry for () {
+        #[inline(always)]
+        fn returned(self) {}
+    }
+
+    /// What the `sleep = ...` of a sync function returns: `()`, once it has
+    /// waited (a `Fn(Duration)`, such as `std::thread::sleep`).
+    ///
+    /// ```
+    /// use backoff_runtime::bounds::SyncSleep;
+    /// use std::time::Duration;
+    ///
+    /// SyncSleep::returned(std::thread::sleep(Duration::ZERO));
+    /// ```
+    #[diagnostic::on_unimplemented(
+        message = "`sleep = ...` on a sync function must block and return `()`, but it returns `{Self}`",
+        label = "a sync function's sleep must wait before it returns",
+        note = "pass a blocking sleep such as `std::thread::sleep`; an async sleep (returning a future) belongs on an `async fn`"
+    )]
+    pub trait SyncSleep {
+        /// Takes what the sleep returned.
+        fn returned(self);
+    }
+
+    impl SyncSleep for () {
+        #[inline(always)]
+        fn returned(self) {}
+    }
+
+    /// What the `sleep = ...` of an `async fn` returns: a future to await
+    /// (its output is ignored), such as `tokio::time::sleep`'s or
+    /// `async_io::Timer::after`'s.
+    ///
+    /// ```
+    /// use backoff_runtime::bounds::AsyncSleep;
+    ///
+    /// let wait = AsyncSleep::awaited(std::future::ready(()));
+    /// # drop(wait);
+    /// ```
+    #[diagnostic::on_unimplemented(
+        message = "`sleep = ...` on an `async fn` must return a future to await, but it returns `{Self}`",
+        label = "this sleep does not return a future",
+        note = "pass your runtime's async sleep, such as `async_io::Timer::after`; a blocking sleep belongs on a sync fn"
+    )]
+    pub trait AsyncSleep: Sized {
+        /// The future, to await.
+        fn awaited(self) -> Self;
+    }
+
+    impl<F: core::future::Future> AsyncSleep for F {
+        #[inline(always)]
+        fn awaited(self) -> Self {
+            self
+        }
+    }
+
+    /// What an `async fn` needs to sleep between attempts without
+    /// `sleep = ...`: the `tokio` feature (on by default). `Self` is the
+    /// function's return type; with the feature every type implements it.
+    ///
+    /// ```
+    /// use backoff_runtime::bounds::DefaultAsyncSleep;
+    ///
+    /// fn sleeps_on_tokio<R: DefaultAsyncSleep>() {}
+    /// sleeps_on_tokio::<Result<u8, String>>();
+    /// ```
+    #[diagnostic::on_unimplemented(
+        message = "`#[retry]` on an `async fn` needs the `tokio` feature of `backoff-runtime`, or a `sleep = ...` argument",
+        label = "async retry loops sleep with `tokio::time::sleep` unless given `sleep = ...`",
+        note = "enable the feature: `backoff-runtime = {{ version = \"0.1\", features = [\"tokio\"] }}`, or pass your runtime's sleep: `#[retry(sleep = async_io::Timer::after)]`"
+    )]
+    pub trait DefaultAsyncSleep {
+        /// Nothing: the bound is the check.
+        fn tokio_sleeps() {}
+    }
+
+    #[cfg(feature = "tokio")]
+    impl<R: ?Sized> DefaultAsyncSleep for R {}
 }
 
 /// Not public API: what `#[retry]` expansions name. May change in any

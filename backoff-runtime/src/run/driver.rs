@@ -18,7 +18,7 @@ use crate::run::hooks::{DynHooks, HookSet, Hooks};
 use crate::run::result::RetryResult;
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
-use crate::time::sleep::{AsyncSleepSupport, BlockingSleep, Timer};
+use crate::time::sleep::{BlockingSleep, Timer};
 
 /// What a loop does after an attempt.
 #[derive(Debug)]
@@ -95,13 +95,12 @@ impl<D> Failure<D> {
     }
 
     /// Types a sync `before_retry` by this failure, so a closure's parameter
-    /// types are inferred; the loop then calls it in place. A method, so a
-    /// wrong action is reported on the user's token.
+    /// types are inferred; the loop then calls it in place, and checks what
+    /// it returns with `bounds::SyncBeforeRetry` on the user's token.
     #[inline(always)]
     pub fn sync_action<F, O>(&self, action: F) -> F
     where
         F: FnOnce(&D, &RetryEvent) -> O,
-        O: SyncAction,
     {
         action
     }
@@ -119,17 +118,6 @@ where
 {
     action
 }
-
-/// What a sync function's `before_retry` returns: nothing (a future would
-/// never be awaited).
-#[diagnostic::on_unimplemented(
-    message = "`before_retry` of a sync function must return `()`, but it returns `{Self}`",
-    label = "nothing would await or use this value",
-    note = "an async action needs an `async fn`; in a sync function, run the action to completion inside the closure"
-)]
-pub trait SyncAction {}
-
-impl SyncAction for () {}
 
 /// The state of one call's retry loop (20 bytes, 4-byte aligned: it lives
 /// in the future of every annotated async function).
@@ -257,10 +245,11 @@ impl Loop {
     }
 }
 
-/// The clock an async loop sleeping with `timer` measures on. Carries the
-/// bound whose message names a missing `tokio` feature.
+/// The clock an async loop sleeping with `timer` measures on. (A missing
+/// `tokio` feature is reported by the expansion's `bounds::DefaultAsyncSleep`
+/// check, on the user's words.)
 #[inline(always)]
-pub fn timer_clock<Tm: Timer + AsyncSleepSupport>(_timer: &Tm) -> ClockKind {
+pub fn timer_clock<Tm: Timer>(_timer: &Tm) -> ClockKind {
     Tm::CLOCK
 }
 

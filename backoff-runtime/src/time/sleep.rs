@@ -100,15 +100,16 @@ impl<F> CustomSleep<F> {
     }
 }
 
-/// The `sleep = ...` of a sync function, checked here, once, to be a
-/// `Fn(Duration)`.
-/// The sleep keeps a function pointer made here, so the loop asks nothing
-/// more of it and a wrong one is reported here alone.
+/// The `sleep = ...` of a sync function, as a `Fn(Duration)` (what it
+/// returns is checked to be `()` by the expansion, with
+/// `bounds::SyncSleep` on the user's token, so nothing is asked of it
+/// here). The sleep keeps a function pointer made here, so the loop asks
+/// nothing more of it.
 #[inline(always)]
-pub fn blocking_sleep<F: Fn(Duration)>(sleep: F) -> CheckedSleep<F> {
+pub fn blocking_sleep<F: Fn(Duration) -> O, O>(sleep: F) -> CheckedSleep<F> {
     CheckedSleep {
         sleep,
-        call: |sleep, wait| sleep(wait),
+        call: |sleep, wait| drop(sleep(wait)),
     }
 }
 
@@ -136,27 +137,15 @@ impl<F> BlockingSleep for CheckedSleep<F> {
     }
 }
 
-/// The `sleep = ...` of an async function, checked here, once, to return a
-/// future.
+/// The `sleep = ...` of an async function (that it returns a future is
+/// checked by the expansion, with `bounds::AsyncSleep` on the user's token).
 #[inline(always)]
 pub fn async_sleep<F, Fut>(sleep: F) -> CustomSleep<F>
 where
     F: Fn(Duration) -> Fut,
-    Fut: SleepFuture,
 {
     CustomSleep(sleep)
 }
-
-/// What an async function's `sleep = ...` returns: any future (its output is
-/// ignored).
-#[diagnostic::on_unimplemented(
-    message = "`sleep = ...` on an `async fn` must return a future to await, but it returns `{Self}`",
-    label = "this sleep does not return a future",
-    note = "pass your runtime's async sleep, such as `async_io::Timer::after`; a blocking sleep belongs on a sync fn"
-)]
-pub trait SleepFuture: Future {}
-
-impl<F: Future> SleepFuture for F {}
 
 /// How a blocking loop waits, and which clock it measures `max_elapsed` on.
 #[diagnostic::on_unimplemented(
