@@ -386,7 +386,15 @@ const GROUPS: [(&str, &[&str]); 3] = [
     ("failure_async_noop", &["hand_loop", "retry_literal", "backon"]),
     (
         "failure_async_tokio",
-        &["hand_loop", "retry_literal", "backon", "tokio_retry2", "tryhard", "tower_layer", "tower_retry"],
+        &[
+            "hand_loop",
+            "retry_literal",
+            "backon",
+            "tokio_retry2",
+            "tryhard",
+            "tower_layer",
+            "tower_retry",
+        ],
     ),
 ];
 

@@ -688,18 +688,17 @@ fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, has_recei
     }
 }
 
-/// A `retry_if` or `retry_if_ok` hook whose parameter type the hook itself
-/// fixes (a path, or a closure with its parameter's type written), called
-/// through `bounds::RetryIf` (`RetryIfOk`), a trait-method path spanned on
-/// the hook: a parameter that is not the error (`Ok`) type is that trait's
-/// error, in its words, on the hook; the closure made here is a
-/// `Fn(&E) -> bool` whatever the hook takes, so the loop's own bound asks
-/// nothing more. None for other keys, and for a closure whose parameter's
-/// type is inferred (from the loop's bound: it cannot be the wrong one).
+/// A `retry_if` or `retry_if_ok` hook, called through `bounds::ask_retry_if`
+/// (`ask_retry_if_ok`), spanned on the hook: a hook of the wrong shape is
+/// reported against that public function, not the loop's hook set; the
+/// closure made here is a `Fn(&E) -> bool` whatever the hook is, so the
+/// loop's own bound asks nothing more. Only for a hook whose parameter type
+/// it fixes itself (a path, or a closure with its parameter's type
+/// written): a closure whose parameter is inferred takes the loop's type.
 fn checked_predicate(key: &str, hook: &syn::Expr, krate: &syn::Path) -> Option<TokenStream> {
-    let (bound, method) = match key {
-        "retry_if" => (quote!(RetryIf), quote!(from_error)),
-        "retry_if_ok" => (quote!(RetryIfOk), quote!(from_value)),
+    let ask = match key {
+        "retry_if" => quote!(ask_retry_if),
+        "retry_if_ok" => quote!(ask_retry_if_ok),
         _ => return None,
     };
     let fixes_its_parameter = match hook {
@@ -716,16 +715,11 @@ fn checked_predicate(key: &str, hook: &syn::Expr, krate: &syn::Path) -> Option<T
     let span = hook.span();
     let checked = local("checked");
     let seen = local("seen");
-    // The path from the hook's first token to its last, so rustc
-    // underlines the whole hook.
-    let last = quote!(#hook).into_iter().last().map_or(span, |token| token.span());
-    let convert = respan(quote!(<_ as #krate::bounds::#bound<_>>::), span);
-    let method = respan(method, last);
-    let convert = quote!(#convert #method);
+    let ask = respan(quote!(#krate::bounds::#ask), span);
     Some(quote_spanned! {span=>
         {
             let #checked = #hook;
-            move |#seen: &_| #checked(#convert(#seen))
+            move |#seen: &_| #ask(#seen, &#checked)
         }
     })
 }

@@ -534,73 +534,30 @@ pub mod bounds {
         }
     }
 
-    /// What a `retry_if` hook must take: a reference to the function's error
-    /// type `E`. `Self` is the type the hook's parameter refers to (`u16` in
-    /// `fn(&u16) -> bool`); it is implemented for `E` alone.
+    /// Asks a `retry_if` hook about `error`: what the expansion calls, so a
+    /// hook of the wrong shape is reported against this public item (the
+    /// signature expected and the one found) rather than the loop's
+    /// internals. A generic predicate (`fn is_transient<E: Status>(e: &E)`)
+    /// takes the function's error type as its parameter.
     ///
     /// ```
-    /// use backoff_runtime::bounds::RetryIf;
-    ///
-    /// fn is_transient(error: &String) -> bool { error.contains("busy") }
-    ///
-    /// let error = String::from("busy");
-    /// assert!(is_transient(RetryIf::from_error(&error)));
+    /// fn is_transient(status: &u16) -> bool { *status >= 500 }
+    /// assert!(backoff_runtime::bounds::ask_retry_if(&503_u16, &is_transient));
     /// ```
-    #[cfg_attr(
-        not(feature = "reqwest"),
-        diagnostic::on_unimplemented(
-            message = "`retry_if` must take `&{E}`, a reference to the function's error type, but it takes `&{Self}`",
-            label = "this takes `&{Self}`, but each error it is asked about is a `{E}`",
-            note = "give `retry_if` a `fn(&{E}) -> bool`, or a closure `|e: &{E}| ...`"
-        )
-    )]
-    #[cfg_attr(
-        feature = "reqwest",
-        diagnostic::on_unimplemented(
-            message = "`retry_if` must take `&{E}`, a reference to the function's error type, but it takes `&{Self}`",
-            label = "this takes `&{Self}`, but each error it is asked about is a `{E}`",
-            note = "give `retry_if` a `fn(&{E}) -> bool`, or a closure `|e: &{E}| ...`",
-            note = "for a function returning `reqwest::Error`, use `backoff_runtime::reqwest_errors::is_retryable_reqwest_error`; `reqwest_errors::is_retryable_error` takes `&backoff_runtime::reqwest_errors::Error` (which keeps the response's status and `Retry-After`)"
-        )
-    )]
-    pub trait RetryIf<E> {
-        /// The error as the hook's parameter sees it.
-        fn from_error(error: &E) -> &Self;
+    #[inline(always)]
+    pub fn ask_retry_if<E, F: Fn(&E) -> bool>(error: &E, hook: &F) -> bool {
+        hook(error)
     }
 
-    impl<E> RetryIf<E> for E {
-        #[inline(always)]
-        fn from_error(error: &E) -> &E {
-            error
-        }
-    }
-
-    /// What a `retry_if_ok` hook must take: a reference to the function's
-    /// `Ok` type `T`. `Self` is the type the hook's parameter refers to; it
-    /// is implemented for `T` alone.
+    /// [`ask_retry_if`] for `retry_if_ok`: asks the hook about `value`.
     ///
     /// ```
-    /// use backoff_runtime::bounds::RetryIfOk;
-    ///
     /// fn is_running(state: &&str) -> bool { *state == "running" }
-    ///
-    /// assert!(is_running(RetryIfOk::from_value(&"running")));
+    /// assert!(backoff_runtime::bounds::ask_retry_if_ok(&"running", &is_running));
     /// ```
-    #[diagnostic::on_unimplemented(
-        message = "`retry_if_ok` must take `&{T}`, a reference to the function's `Ok` type, but it takes `&{Self}`",
-        label = "this takes `&{Self}`, but each value it is asked about is a `{T}`",
-        note = "`retry_if_ok` is asked about each `Ok` value (errors go to `retry_if`): give it a `fn(&{T}) -> bool`, or a closure `|value: &{T}| ...`"
-    )]
-    pub trait RetryIfOk<T> {
-        /// The value as the hook's parameter sees it.
-        fn from_value(value: &T) -> &Self;
-    }
-
-    impl<T> RetryIfOk<T> for T {
-        #[inline(always)]
-        fn from_value(value: &T) -> &T {
-            value
-        }
+    #[inline(always)]
+    pub fn ask_retry_if_ok<T, F: Fn(&T) -> bool>(value: &T, hook: &F) -> bool {
+        hook(value)
     }
 
     /// What the `before_retry` action of a sync function returns: `()`. A

@@ -516,3 +516,37 @@ fn on_success_is_called_on_the_sync_happy_path_too() {
     assert_eq!(succeeding_sync(&script, &attempts), Ok(6));
     assert_eq!(attempts.get(), 2);
 }
+
+/// An error that says whether it is worth retrying.
+trait Transient {
+    fn transient(&self) -> bool;
+}
+
+impl Transient for u16 {
+    fn transient(&self) -> bool {
+        *self >= 500
+    }
+}
+
+/// A generic predicate, named without a turbofish: its type parameter is
+/// the function's error type.
+fn is_transient_generic<E: Transient>(error: &E) -> bool {
+    error.transient()
+}
+
+#[retry(max_retries = 3, initial_backoff = "1ms", retry_if = is_transient_generic)]
+fn generic_predicate(calls: &Cell<u32>, status: u16) -> Result<(), u16> {
+    calls.set(calls.get() + 1);
+    Err(status)
+}
+
+#[test]
+fn a_generic_predicate_is_named_without_a_turbofish() {
+    let _clock = VirtualClock::install();
+    let calls = Cell::new(0);
+    assert_eq!(generic_predicate(&calls, 503), Err(503));
+    assert_eq!(calls.get(), 4, "503 is retried");
+    calls.set(0);
+    assert_eq!(generic_predicate(&calls, 404), Err(404));
+    assert_eq!(calls.get(), 1, "404 is not");
+}

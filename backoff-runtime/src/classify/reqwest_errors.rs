@@ -177,7 +177,9 @@ fn ended_early(error: &::hyper::Error) -> bool {
 /// not; a transport error is retried exactly when
 /// [`is_retryable_reqwest_error`] says so (connect errors, timeouts, connections
 /// closed or reset before the response, bodies cut off mid-transfer); an
-/// attempt cut by `timeout = ...` is retried.
+/// attempt cut by `timeout = ...` is retried. It judges a `reqwest::Error`
+/// too (as [`is_retryable_reqwest_error`] does), so `retry_if =
+/// is_retryable_error` fits a function returning either.
 ///
 /// ```
 /// use backoff_runtime::reqwest_errors::{Error, is_retryable_error};
@@ -188,11 +190,40 @@ fn ended_early(error: &::hyper::Error) -> bool {
 /// assert!(is_retryable_error(&Error::TimedOut));
 /// ```
 #[must_use]
-pub fn is_retryable_error(error: &Error) -> bool {
-    match error {
-        Error::Status { status, .. } => is_retryable_status(*status),
-        Error::Transport(error) => is_retryable_reqwest_error(error),
-        Error::TimedOut => true,
+pub fn is_retryable_error<E: RetryableReqwestError>(error: &E) -> bool {
+    error.is_retryable()
+}
+
+/// The errors [`is_retryable_error`] judges: this module's [`Error`] and
+/// `reqwest::Error`.
+///
+/// ```
+/// use backoff_runtime::reqwest_errors::{Error, RetryableReqwestError};
+/// assert!(Error::TimedOut.is_retryable());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`is_retryable_error` judges `backoff_runtime::reqwest_errors::Error` or `reqwest::Error`, not `{Self}`",
+    label = "the function's error type",
+    note = "return one of them, or write a `retry_if` of your own for `{Self}`"
+)]
+pub trait RetryableReqwestError {
+    /// Whether a retry may succeed (see [`is_retryable_error`]).
+    fn is_retryable(&self) -> bool;
+}
+
+impl RetryableReqwestError for Error {
+    fn is_retryable(&self) -> bool {
+        match self {
+            Error::Status { status, .. } => is_retryable_status(*status),
+            Error::Transport(error) => is_retryable_reqwest_error(error),
+            Error::TimedOut => true,
+        }
+    }
+}
+
+impl RetryableReqwestError for ::reqwest::Error {
+    fn is_retryable(&self) -> bool {
+        is_retryable_reqwest_error(self)
     }
 }
 
