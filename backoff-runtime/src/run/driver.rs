@@ -295,10 +295,10 @@ pub fn after_first_attempt<R, F, B, H, S, A>(
     policy: &Policy,
     budget: Option<Limit<'_>>,
     start: Option<Instant>,
-    mut body: F,
+    body: F,
     hooks: B,
     sleeper: S,
-    mut action: A,
+    action: A,
 ) -> R
 where
     R: RetryResult,
@@ -323,21 +323,48 @@ where
             RetryState::first_success(budget, sleeper.clock(), start, || &hooks);
             R::from_result(done)
         }
-        Err(decided) => {
-            let mut run = |decided: &H::Decided, event: &RetryEvent| action.run(decided, event);
-            let action: Option<ActionRef<'_, H::Decided>> = if A::SET { Some(&mut run) } else { None };
-            let judge = |result| hooks.judge(result);
-            let retry = Blocking {
-                body: &mut || body().into_result(),
-                judge: &judge,
-                back: H::back,
-                hooks: &hooks,
-                sleeper: &sleeper,
-                action,
-            };
-            R::from_result(retry.run(policy, budget, start, decided))
-        }
+        Err(decided) => R::from_result(blocking_retries(
+            policy, budget, start, decided, body, hooks, sleeper, action,
+        )),
     }
+}
+
+/// The retries after a first attempt that failed: everything the blocking
+/// loop needs, taken by value, made into references here, out of line, so
+/// the happy path neither builds nor stores any of it (the body's closure
+/// stays in registers until it is needed).
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn blocking_retries<R, F, H, S, A>(
+    policy: &Policy,
+    budget: Option<Limit<'_>>,
+    start: Option<Instant>,
+    decided: H::Decided,
+    mut body: F,
+    hooks: H,
+    sleeper: S,
+    mut action: A,
+) -> Result<R::Ok, R::Err>
+where
+    R: RetryResult,
+    F: FnMut() -> R,
+    H: Hooks<Ok = R::Ok, Err = R::Err>,
+    S: BlockingSleep,
+    A: BlockingAction<H::Decided>,
+{
+    let mut run = |decided: &H::Decided, event: &RetryEvent| action.run(decided, event);
+    let action: Option<ActionRef<'_, H::Decided>> = if A::SET { Some(&mut run) } else { None };
+    let judge = |result| hooks.judge(result);
+    let retry = Blocking {
+        body: &mut || body().into_result(),
+        judge: &judge,
+        back: H::back,
+        hooks: &hooks,
+        sleeper: &sleeper,
+        action,
+    };
+    retry.run(policy, budget, start, decided)
 }
 
 /// A blocking loop's `before_retry` action, as `Blocking` holds it.
