@@ -134,7 +134,8 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         private: &private,
         policy: &policy,
         budget: &budget,
-        hooks: hooks_builder(args, &private, &sig.ident, sig.receiver().is_some()),
+        hooks: hooks_builder(args, &private, &sig.ident, sig.receiver().is_some(), true),
+        hooks_after_action: hooks_builder(args, &private, &sig.ident, sig.receiver().is_some(), false),
         needs_start: args.needs_start(),
         return_span,
         attempts: args.context.is_some().then_some(&attempts),
@@ -206,6 +207,10 @@ struct Generator<'a> {
     /// `Some(&RetryBudget)` or `None`.
     budget: &'a TokenStream,
     hooks: TokenStream,
+    /// The same hooks for `Loop::after_action`, without the conventions
+    /// probe: there the hooks' type is inferred after the closure is
+    /// checked, so the probe could not see the error type.
+    hooks_after_action: TokenStream,
     needs_start: bool,
     return_span: Span,
     /// The local holding the `AttemptSource`, with `context = ...`.
@@ -315,6 +320,7 @@ impl Generator<'_> {
                 let act = local("action");
                 let after_action = respan_exactly(quote!(#private::Loop::after_action), *return_span);
                 let run_action = respan(quote!(#act(#failure.decided(), #failure.event()).await), action.span());
+                let hooks_after_action = &self.hooks_after_action;
                 quote! {
                     let #failure = {
                         let #result = #private::NestedAttempt::new(#attempt).await;
@@ -327,7 +333,7 @@ impl Generator<'_> {
                     #run_action;
                     // The action's time counts: a wait that would now end
                     // past `max_elapsed` is not started.
-                    let #wait = match #after_action(&mut #state, #policy, #failure, #hooks) {
+                    let #wait = match #after_action(&mut #state, #policy, #failure, #hooks_after_action) {
                         #private::Step::Return(#result) => return #result,
                         #private::Step::Retry(#wait) => #wait,
                     };
@@ -440,6 +446,7 @@ impl Generator<'_> {
         let wait = local("wait");
         let act = local("action");
         let step = respan_exactly(quote!(#private::Loop::step::<#private::Acts, _, _, _>), *return_span);
+        let hooks_after_action = &self.hooks_after_action;
         let after_action = respan_exactly(quote!(#private::Loop::after_action), *return_span);
         // A method spanned on the action: a wrong one is reported there.
         let sync_action = Ident::new("sync_action", action.span());
@@ -466,7 +473,7 @@ impl Generator<'_> {
                 };
                 let #act = #failure.#sync_action(#action);
                 #run_action;
-                match #after_action(&mut #state, #policy, #failure, #hooks) {
+                match #after_action(&mut #state, #policy, #failure, #hooks_after_action) {
                     #private::Step::Return(#result) => return #result,
                     #private::Step::Retry(#wait) => #private::BlockingSleep::sleep(&#sleeper, #wait),
                 }
@@ -628,7 +635,13 @@ impl VisitMut for ImplTraitEraser {
 
 /// A closure that adds the function's hooks to the empty `HookSet` the
 /// runtime passes it (typed by the error, so hook closures infer `&E`).
-fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, has_receiver: bool) -> TokenStream {
+fn hooks_builder(
+    args: &Args,
+    private: &TokenStream,
+    function: &Ident,
+    has_receiver: bool,
+    conventions: bool,
+) -> TokenStream {
     let hooks = local("hooks");
     // One static site per function: how its name is made (the name written
     // with `name = "..."`, else its path: the module's, or for a method the
@@ -673,8 +686,25 @@ fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, has_recei
     }
     // How to format what failed for tracing when its type is `Debug`, found
     // by autoref specialisation on the concrete type: no `Debug` bound.
+    // OpenTelemetry's attributes of the error (a gRPC status code, an HTTP
+    // resend) the same way, when its type has them.
     let debug_fmt = local("debug_fmt");
+    let conventions_fn = local("conventions");
     let chained = local("chained");
+    let (probe_conventions, with_conventions) = if conventions {
+        (
+            quote! {
+                let #conventions_fn = {
+                    #[allow(unused_imports)]
+                    use #private::{ProbeConventions as _, ProbeNoConventions as _};
+                    (&&#private::ConventionsProbe(#chained.error_type())).conventions_fn()
+                };
+            },
+            quote!(.conventions_with(#conventions_fn)),
+        )
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
     quote! {
         |#hooks| {
             let #chained = #chain;
@@ -683,7 +713,8 @@ fn hooks_builder(args: &Args, private: &TokenStream, function: &Ident, has_recei
                 use #private::{ProbeDebug as _, ProbeOpaque as _};
                 (&&#private::DebugProbe(#chained.error_type())).debug_fmt()
             };
-            #chained.debug_with(#debug_fmt)
+            #probe_conventions
+            #chained.debug_with(#debug_fmt)#with_conventions
         }
     }
 }

@@ -665,13 +665,16 @@ pub mod bounds {
 pub mod __private {
     pub use crate::bounds::FreshCopy;
     pub use crate::limits::limit::budget_of;
+    pub use crate::observe::conventions::SemanticConventions;
     pub use crate::observe::site::CallSite;
     pub use crate::run::attempt::AttemptSource;
     pub use crate::run::driver::{
         Acts, Failure, Loop, NoAction, Step, Waits, after_first_attempt, before_retry, blocking_attempt,
         start_blocking, timer_clock,
     };
-    pub use crate::run::hooks::{DebugProbe, HookSet, Hooks, ProbeDebug, ProbeOpaque};
+    pub use crate::run::hooks::{
+        ConventionsProbe, DebugProbe, HookSet, Hooks, ProbeConventions, ProbeDebug, ProbeNoConventions, ProbeOpaque,
+    };
     pub use crate::run::nested::{NestedAttempt, enter_attempt};
     pub use crate::run::result::timed_out_result;
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};

@@ -234,3 +234,28 @@ fn events_carry_the_time_since_the_call_when_the_start_was_read() {
     assert_eq!(events[1].fields["elapsed"], "7ms");
     assert!(events.iter().all(|e| !e.fields.contains_key("since_first_failure")));
 }
+
+#[retry(max_retries = 2, jitter = none, initial_backoff = "1ms")]
+fn times_out() -> Result<(), backoff_runtime::reqwest_errors::Error> {
+    Err(backoff_runtime::reqwest_errors::Error::TimedOut)
+}
+
+/// An HTTP failure (reqwest's errors): each retry event carries
+/// OpenTelemetry's `http.request.resend_count`, the resend about to be made;
+/// another error type's events do not.
+#[test]
+fn http_retry_events_carry_the_resend_count() {
+    let (_, events) = capture(|| times_out().unwrap_err());
+    let counts: Vec<Option<&str>> = events
+        .iter()
+        .filter(|event| event.level == Level::WARN)
+        .map(|event| event.fields.get("http.request.resend_count").map(String::as_str))
+        .collect();
+    assert_eq!(counts, [Some("1"), Some("2"), None], "two retries, then the give-up");
+    let (_, events) = capture(|| debug_error().unwrap_err());
+    assert!(
+        events
+            .iter()
+            .all(|event| !event.fields.contains_key("http.request.resend_count"))
+    );
+}

@@ -14,6 +14,7 @@
 //! }
 //! ```
 
+use crate::observe::conventions::{Conventions, SemanticConventions};
 use core::fmt;
 use core::time::Duration;
 use std::error::Error as _;
@@ -209,6 +210,20 @@ pub fn is_retryable_error<E: RetryableReqwestError>(error: &E) -> bool {
 pub trait RetryableReqwestError {
     /// Whether a retry may succeed (see [`is_retryable_error`]).
     fn is_retryable(&self) -> bool;
+}
+
+/// With the `tracing` feature, each retry event of a function failing with
+/// reqwest's errors carries OpenTelemetry's `http.request.resend_count`.
+impl SemanticConventions for Error {
+    fn conventions(&self) -> Conventions {
+        Conventions::http()
+    }
+}
+
+impl SemanticConventions for ::reqwest::Error {
+    fn conventions(&self) -> Conventions {
+        Conventions::http()
+    }
 }
 
 impl RetryableReqwestError for Error {

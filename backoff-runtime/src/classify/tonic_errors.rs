@@ -37,6 +37,7 @@ use core::time::Duration;
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
+use crate::observe::conventions::{Conventions, SemanticConventions};
 use crate::run::attempt::Attempt;
 
 /// The codes AIP-194 says never to retry: a retry cannot fix them.
@@ -138,5 +139,13 @@ pub fn retry_info_delay(status: &Status) -> Option<Duration> {
 pub fn set_grpc_timeout<T>(request: &mut tonic::Request<T>, attempt: &Attempt) {
     if let Some(left) = attempt.time_left() {
         request.set_timeout(left);
+    }
+}
+
+/// With the `tracing` feature, the retry and give-up events of a function
+/// failing with a `Status` carry OpenTelemetry's `rpc.grpc.status_code`.
+impl SemanticConventions for Status {
+    fn conventions(&self) -> Conventions {
+        Conventions::grpc(self.code() as i32)
     }
 }

@@ -1,5 +1,6 @@
 //! Observation: the events hooks receive, the stop reasons, the tracing events and the metrics.
 
+pub(crate) mod conventions;
 pub(crate) mod events;
 #[cfg(feature = "metrics")]
 pub mod metrics;

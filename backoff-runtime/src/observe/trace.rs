@@ -6,6 +6,7 @@
 
 use core::fmt::{self, Debug};
 
+use crate::observe::conventions::Conventions;
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 
 /// How a decided failure is formatted with `{:?}` (for tracing): the
@@ -93,7 +94,16 @@ macro_rules! emit {
 /// Emits the WARN event of a retry. `error` is left out when `None` (its
 /// type is not `Debug`): tracing records nothing for a `None` field.
 #[cfg(feature = "tracing")]
-pub(crate) fn retrying(event: &RetryEvent, error: Option<impl Debug>, from_first_failure: bool) {
+pub(crate) fn retrying(
+    event: &RetryEvent,
+    error: Option<impl Debug>,
+    conventions: Option<Conventions>,
+    from_first_failure: bool,
+) {
+    let conventions = conventions.unwrap_or_default();
+    // OpenTelemetry's names: the resend about to be made is the
+    // `attempt`-th (the first attempt is not a resend).
+    let resend_count = conventions.http.then_some(event.attempt);
     emit!(
         warn,
         event,
@@ -103,6 +113,8 @@ pub(crate) fn retrying(event: &RetryEvent, error: Option<impl Debug>, from_first
             retries_left = event.retries_left,
             hinted = event.hinted,
             error = error.map(tracing::field::debug),
+            "rpc.grpc.status_code" = conventions.grpc_status,
+            "http.request.resend_count" = resend_count,
         },
         "attempt failed, retrying"
     );
@@ -110,7 +122,13 @@ pub(crate) fn retrying(event: &RetryEvent, error: Option<impl Debug>, from_first
 
 /// Emits the WARN event of giving up (`error` as in [`retrying`]).
 #[cfg(feature = "tracing")]
-pub(crate) fn giving_up(event: &GiveUp, error: Option<impl Debug>, from_first_failure: bool) {
+pub(crate) fn giving_up(
+    event: &GiveUp,
+    error: Option<impl Debug>,
+    conventions: Option<Conventions>,
+    from_first_failure: bool,
+) {
+    let grpc_status = conventions.and_then(|conventions| conventions.grpc_status);
     emit!(
         warn,
         event,
@@ -120,6 +138,7 @@ pub(crate) fn giving_up(event: &GiveUp, error: Option<impl Debug>, from_first_fa
             retries_left = event.retries_left,
             reason = %event.reason,
             error = error.map(tracing::field::debug),
+            "rpc.grpc.status_code" = grpc_status,
         },
         "giving up"
     );
@@ -140,11 +159,23 @@ pub(crate) fn succeeded(_event: &Success, _from_first_failure: bool) {}
 
 #[cfg(not(feature = "tracing"))]
 #[inline(always)]
-pub(crate) fn retrying(_event: &RetryEvent, _error: Option<impl Debug>, _from_first_failure: bool) {}
+pub(crate) fn retrying(
+    _event: &RetryEvent,
+    _error: Option<impl Debug>,
+    _conventions: Option<Conventions>,
+    _from_first_failure: bool,
+) {
+}
 
 #[cfg(not(feature = "tracing"))]
 #[inline(always)]
-pub(crate) fn giving_up(_event: &GiveUp, _error: Option<impl Debug>, _from_first_failure: bool) {}
+pub(crate) fn giving_up(
+    _event: &GiveUp,
+    _error: Option<impl Debug>,
+    _conventions: Option<Conventions>,
+    _from_first_failure: bool,
+) {
+}
 
 /// Runs `attempt` (the `number`th of a call, 1-based) inside a span that
 /// carries OpenTelemetry's `http.request.resend_count` when it is a resend

@@ -141,6 +141,7 @@ impl RetryState {
                     crate::observe::trace::retrying(
                         &event,
                         crate::observe::trace::debug_view(error, hooks.debug_fmt()),
+                        hooks.conventions_fn().map(|read| read(error)),
                         self.timeline.started_at_first_failure(),
                     );
                     hooks.on_retry(error, &event);
@@ -177,6 +178,7 @@ impl RetryState {
             crate::observe::trace::giving_up(
                 &event,
                 crate::observe::trace::debug_view(error, hooks.debug_fmt()),
+                hooks.conventions_fn().map(|read| read(error)),
                 self.timeline.started_at_first_failure(),
             );
             hooks.on_give_up(error, &event);

@@ -20,6 +20,7 @@ use core::fmt::{self, Debug};
 use core::marker::PhantomData;
 use core::time::Duration;
 
+use crate::observe::conventions::{ConventionsFn, SemanticConventions};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::{CallSite, Site};
 use crate::observe::trace::DebugFmt;
@@ -180,6 +181,8 @@ pub(crate) struct Identity<D> {
     /// response, which asks the limit like an error), not a pending one.
     values_fail: bool,
     debug: Option<DebugFmt<D>>,
+    /// OpenTelemetry's attributes of what failed, when its type has them.
+    conventions: Option<ConventionsFn<D>>,
 }
 
 impl<D> Clone for Identity<D> {
@@ -198,6 +201,7 @@ impl<D> Identity<D> {
             retries_nested: false,
             values_fail: false,
             debug: None,
+            conventions: None,
         }
     }
 
@@ -209,6 +213,7 @@ impl<D> Identity<D> {
             retries_nested: self.retries_nested,
             values_fail: self.values_fail,
             debug: None,
+            conventions: None,
         }
     }
 }
@@ -428,6 +433,15 @@ impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
         self
     }
 
+    /// How to read OpenTelemetry's attributes of what failed, when its type
+    /// has them (the expansion's conventions probe).
+    #[inline(always)]
+    #[must_use]
+    pub fn conventions_with(mut self, conventions: Option<ConventionsFn<IfOk::Decided>>) -> Self {
+        self.identity.conventions = conventions;
+        self
+    }
+
     /// A zero-sized token of the decided type, for the expansion's `Debug`
     /// probe.
     #[inline(always)]
@@ -499,6 +513,8 @@ pub trait Hooks: DecidedOf {
     fn observes(&self) -> bool;
     /// How to format what failed, when its type is `Debug`.
     fn debug_fmt(&self) -> Option<DebugFmt<Self::Decided>>;
+    /// How to read OpenTelemetry's attributes of what failed.
+    fn conventions_fn(&self) -> Option<ConventionsFn<Self::Decided>>;
     /// The operation's site.
     fn site(&self) -> Site;
     /// The operation's name, for events.
@@ -582,6 +598,11 @@ where
     }
 
     #[inline(always)]
+    fn conventions_fn(&self) -> Option<ConventionsFn<D>> {
+        self.identity.conventions
+    }
+
+    #[inline(always)]
     fn site(&self) -> Site {
         self.identity.site
     }
@@ -653,6 +674,11 @@ impl<H: Hooks> Hooks for &H {
     }
 
     #[inline(always)]
+    fn conventions_fn(&self) -> Option<ConventionsFn<H::Decided>> {
+        (**self).conventions_fn()
+    }
+
+    #[inline(always)]
     fn site(&self) -> Site {
         (**self).site()
     }
@@ -685,6 +711,8 @@ pub(crate) trait DynHooks<D> {
     fn observes_success(&self) -> bool;
     /// See [`Hooks::debug_fmt`].
     fn debug_fmt(&self) -> Option<DebugFmt<D>>;
+    /// See [`Hooks::conventions_fn`].
+    fn conventions_fn(&self) -> Option<ConventionsFn<D>>;
     /// See [`Hooks::site`].
     fn site(&self) -> Site;
     /// See [`Hooks::retries_nested`].
@@ -726,6 +754,10 @@ impl<H: Hooks> DynHooks<H::Decided> for H {
 
     fn debug_fmt(&self) -> Option<DebugFmt<H::Decided>> {
         Hooks::debug_fmt(self)
+    }
+
+    fn conventions_fn(&self) -> Option<ConventionsFn<H::Decided>> {
+        Hooks::conventions_fn(self)
     }
 
     fn site(&self) -> Site {
@@ -775,6 +807,39 @@ pub trait ProbeOpaque<D> {
 impl<D> ProbeOpaque<D> for &&DebugProbe<D> {
     #[inline(always)]
     fn debug_fmt(&self) -> Option<DebugFmt<D>> {
+        None
+    }
+}
+
+/// Autoref-specialised probe of OpenTelemetry's attributes, used by
+/// `#[retry]` expansions as [`DebugProbe`] is:
+/// `(&&ConventionsProbe(hooks.error_type())).conventions_fn()` is
+/// `Some(D::conventions)` when `D: SemanticConventions`, `None` otherwise.
+#[derive(Debug)]
+pub struct ConventionsProbe<D>(pub ErrorType<D>);
+
+/// The probe's answer when the type has attributes.
+pub trait ProbeConventions<D> {
+    /// `Some(<D as SemanticConventions>::conventions)`.
+    fn conventions_fn(&self) -> Option<ConventionsFn<D>>;
+}
+
+impl<D: SemanticConventions> ProbeConventions<D> for &ConventionsProbe<D> {
+    #[inline(always)]
+    fn conventions_fn(&self) -> Option<ConventionsFn<D>> {
+        Some(<D as SemanticConventions>::conventions)
+    }
+}
+
+/// The probe's answer otherwise.
+pub trait ProbeNoConventions<D> {
+    /// `None`.
+    fn conventions_fn(&self) -> Option<ConventionsFn<D>>;
+}
+
+impl<D> ProbeNoConventions<D> for &&ConventionsProbe<D> {
+    #[inline(always)]
+    fn conventions_fn(&self) -> Option<ConventionsFn<D>> {
         None
     }
 }

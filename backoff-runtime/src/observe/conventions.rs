@@ -1,0 +1,47 @@
+//! OpenTelemetry's attributes that a retry event carries for an error of a
+//! protocol it knows: `rpc.grpc.status_code` for a `tonic::Status`,
+//! `http.request.resend_count` for reqwest's errors. The expansion finds
+//! them with an autoref probe, so an error type without them costs nothing
+//! and needs no bound. Not public: reached through `__private`.
+
+/// The attributes of one failure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Conventions {
+    /// The gRPC status code (`tonic::Code as i32`).
+    pub(crate) grpc_status: Option<i32>,
+    /// Whether the failure is an HTTP request's: its retry is a resend.
+    pub(crate) http: bool,
+}
+
+impl Conventions {
+    /// A gRPC failure with this status code.
+    pub(crate) const fn grpc(code: i32) -> Self {
+        Conventions {
+            grpc_status: Some(code),
+            http: false,
+        }
+    }
+
+    /// An HTTP request's failure.
+    pub(crate) const fn http() -> Self {
+        Conventions {
+            grpc_status: None,
+            http: true,
+        }
+    }
+}
+
+/// An error whose retry events carry OpenTelemetry's attributes.
+///
+/// ```
+/// use backoff_runtime::__private::SemanticConventions;
+/// fn carries<E: SemanticConventions>() {}
+/// # let _ = carries::<tonic::Status>;
+/// ```
+pub trait SemanticConventions {
+    /// The attributes of this failure.
+    fn conventions(&self) -> Conventions;
+}
+
+/// How the conventions of what was decided on are read.
+pub(crate) type ConventionsFn<D> = fn(&D) -> Conventions;
