@@ -688,33 +688,28 @@ fn hooks_builder(
     // by autoref specialisation on the concrete type: no `Debug` bound.
     // OpenTelemetry's attributes of the error (a gRPC status code, an HTTP
     // resend) the same way, when its type has them.
-    let debug_fmt = local("debug_fmt");
-    let conventions_fn = local("conventions");
+    let debug = local("debug");
+    let conventions_choice = local("conventions");
     let chained = local("chained");
-    let (probe_conventions, with_conventions) = if conventions {
-        (
-            quote! {
-                let #conventions_fn = {
-                    #[allow(unused_imports)]
-                    use #private::{ProbeConventions as _, ProbeNoConventions as _};
-                    (&&#private::ConventionsProbe(#chained.error_type())).conventions_fn()
-                };
-            },
-            quote!(.conventions_with(#conventions_fn)),
-        )
+    let probe_conventions = if conventions {
+        quote! {
+            #[allow(unused_imports)]
+            use #private::{ProbeConventions as _, ProbeNoConventions as _};
+            (&&#private::ConventionsProbe(#chained.error_type())).conventions_choice()
+        }
     } else {
-        (TokenStream::new(), TokenStream::new())
+        quote!(#private::NoConventions::new())
     };
     quote! {
         |#hooks| {
             let #chained = #chain;
-            let #debug_fmt = {
+            let #debug = {
                 #[allow(unused_imports)]
                 use #private::{ProbeDebug as _, ProbeOpaque as _};
-                (&&#private::DebugProbe(#chained.error_type())).debug_fmt()
+                (&&#private::DebugProbe(#chained.error_type())).debug_choice()
             };
-            #probe_conventions
-            #chained.debug_with(#debug_fmt)#with_conventions
+            let #conventions_choice = { #probe_conventions };
+            #chained.report_with(#private::reporter(#debug, #conventions_choice))
         }
     }
 }

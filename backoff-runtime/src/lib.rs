@@ -673,7 +673,8 @@ pub mod __private {
         start_blocking, timer_clock,
     };
     pub use crate::run::hooks::{
-        ConventionsProbe, DebugProbe, HookSet, Hooks, ProbeConventions, ProbeDebug, ProbeNoConventions, ProbeOpaque,
+        ConventionsProbe, DebugProbe, HookSet, Hooks, NoConventions, ProbeConventions, ProbeDebug, ProbeNoConventions,
+        ProbeOpaque, reporter,
     };
     pub use crate::run::nested::{NestedAttempt, enter_attempt};
     pub use crate::run::result::timed_out_result;

@@ -42,6 +42,3 @@ pub trait SemanticConventions {
     /// The attributes of this failure.
     fn conventions(&self) -> Conventions;
 }
-
-/// How the conventions of what was decided on are read.
-pub(crate) type ConventionsFn<D> = fn(&D) -> Conventions;

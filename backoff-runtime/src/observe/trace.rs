@@ -4,30 +4,27 @@
 //! never adds an `E: Debug` bound (the error is logged when its type is
 //! `Debug`, through the expansion's probe).
 
-use core::fmt::{self, Debug};
+use core::fmt::Debug;
 
 use crate::observe::conventions::Conventions;
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 
-/// How a decided failure is formatted with `{:?}` (for tracing): the
-/// formatter the expansion's probe found when the error type is `Debug`.
-pub(crate) type DebugFmt<D> = fn(&D, &mut fmt::Formatter<'_>) -> fmt::Result;
+/// How the events see what failed, through one function the expansion's
+/// probes chose for its type: its `Debug` form (when the type is `Debug`)
+/// and OpenTelemetry's attributes (when it has them), handed to `sink`.
+pub(crate) type ReportFn<D> = fn(&D, sink: &mut dyn FnMut(Option<&dyn Debug>, Conventions));
 
-/// An error shown through the formatter the expansion's probe found.
-pub(crate) struct DebugView<'e, E> {
-    error: &'e E,
-    fmt: DebugFmt<E>,
-}
-
-impl<E> Debug for DebugView<'_, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        (self.fmt)(self.error, f)
+/// Runs `emit` with what `report` shows of `error` (nothing without one:
+/// the builder's hooks, a type the probes found nothing for).
+pub(crate) fn report<D>(
+    error: &D,
+    report: Option<ReportFn<D>>,
+    mut emit: impl FnMut(Option<&dyn Debug>, Option<Conventions>),
+) {
+    match report {
+        Some(report) => report(error, &mut |debug, conventions| emit(debug, Some(conventions))),
+        None => emit(None, None),
     }
-}
-
-/// The error as something `Debug`, when its type is.
-pub(crate) fn debug_view<E>(error: &E, fmt: Option<DebugFmt<E>>) -> Option<DebugView<'_, E>> {
-    fmt.map(|fmt| DebugView { error, fmt })
 }
 
 /// Whether a subscriber would record this crate's events at `$level`

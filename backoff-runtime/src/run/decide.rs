@@ -138,12 +138,10 @@ impl RetryState {
                             .saturating_sub(1),
                         hinted,
                     };
-                    crate::observe::trace::retrying(
-                        &event,
-                        crate::observe::trace::debug_view(error, hooks.debug_fmt()),
-                        hooks.conventions_fn().map(|read| read(error)),
-                        self.timeline.started_at_first_failure(),
-                    );
+                    let from_first_failure = self.timeline.started_at_first_failure();
+                    crate::observe::trace::report(error, hooks.report_fn(), |debug, conventions| {
+                        crate::observe::trace::retrying(&event, debug, conventions, from_first_failure);
+                    });
                     hooks.on_retry(error, &event);
                     if keep_event {
                         kept = Some(event);
@@ -175,12 +173,10 @@ impl RetryState {
                 retries_left: policy.max_retries.saturating_sub(self.backoff.retries()),
                 reason,
             };
-            crate::observe::trace::giving_up(
-                &event,
-                crate::observe::trace::debug_view(error, hooks.debug_fmt()),
-                hooks.conventions_fn().map(|read| read(error)),
-                self.timeline.started_at_first_failure(),
-            );
+            let from_first_failure = self.timeline.started_at_first_failure();
+            crate::observe::trace::report(error, hooks.report_fn(), |debug, conventions| {
+                crate::observe::trace::giving_up(&event, debug, conventions, from_first_failure);
+            });
             hooks.on_give_up(error, &event);
         }
     }

@@ -20,10 +20,10 @@ use core::fmt::{self, Debug};
 use core::marker::PhantomData;
 use core::time::Duration;
 
-use crate::observe::conventions::{ConventionsFn, SemanticConventions};
+use crate::observe::conventions::{Conventions, SemanticConventions};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::{CallSite, Site};
-use crate::observe::trace::DebugFmt;
+use crate::observe::trace::ReportFn;
 
 /// A hook that is not set: the default behaviour.
 #[derive(Clone, Copy, Debug, Default)]
@@ -180,9 +180,9 @@ pub(crate) struct Identity<D> {
     /// Whether a value `retry_if_ok` retries is a failure (a retried HTTP
     /// response, which asks the limit like an error), not a pending one.
     values_fail: bool,
-    debug: Option<DebugFmt<D>>,
-    /// OpenTelemetry's attributes of what failed, when its type has them.
-    conventions: Option<ConventionsFn<D>>,
+    /// How the events see what failed (its `Debug` form, OpenTelemetry's
+    /// attributes), as the expansion's probes found for its type.
+    report: Option<ReportFn<D>>,
 }
 
 impl<D> Clone for Identity<D> {
@@ -200,8 +200,7 @@ impl<D> Identity<D> {
             site: Site::Named("retry"),
             retries_nested: false,
             values_fail: false,
-            debug: None,
-            conventions: None,
+            report: None,
         }
     }
 
@@ -212,8 +211,7 @@ impl<D> Identity<D> {
             site: self.site,
             retries_nested: self.retries_nested,
             values_fail: self.values_fail,
-            debug: None,
-            conventions: None,
+            report: None,
         }
     }
 }
@@ -425,20 +423,12 @@ impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
         self
     }
 
-    /// How to format what failed for tracing, when its type is `Debug`.
+    /// How the events see what failed: the function [`reporter`] made from
+    /// the expansion's probes.
     #[inline(always)]
     #[must_use]
-    pub fn debug_with(mut self, fmt: Option<DebugFmt<IfOk::Decided>>) -> Self {
-        self.identity.debug = fmt;
-        self
-    }
-
-    /// How to read OpenTelemetry's attributes of what failed, when its type
-    /// has them (the expansion's conventions probe).
-    #[inline(always)]
-    #[must_use]
-    pub fn conventions_with(mut self, conventions: Option<ConventionsFn<IfOk::Decided>>) -> Self {
-        self.identity.conventions = conventions;
+    pub fn report_with(mut self, report: ReportFn<IfOk::Decided>) -> Self {
+        self.identity.report = Some(report);
         self
     }
 
@@ -511,10 +501,8 @@ pub trait Hooks: DecidedOf {
     fn on_success(&self, event: &Success);
     /// Whether `on_retry`, `on_give_up` or `on_success` is set.
     fn observes(&self) -> bool;
-    /// How to format what failed, when its type is `Debug`.
-    fn debug_fmt(&self) -> Option<DebugFmt<Self::Decided>>;
-    /// How to read OpenTelemetry's attributes of what failed.
-    fn conventions_fn(&self) -> Option<ConventionsFn<Self::Decided>>;
+    /// How the events see what failed.
+    fn report_fn(&self) -> Option<ReportFn<Self::Decided>>;
     /// The operation's site.
     fn site(&self) -> Site;
     /// The operation's name, for events.
@@ -593,13 +581,8 @@ where
     }
 
     #[inline(always)]
-    fn debug_fmt(&self) -> Option<DebugFmt<D>> {
-        self.identity.debug
-    }
-
-    #[inline(always)]
-    fn conventions_fn(&self) -> Option<ConventionsFn<D>> {
-        self.identity.conventions
+    fn report_fn(&self) -> Option<ReportFn<D>> {
+        self.identity.report
     }
 
     #[inline(always)]
@@ -669,13 +652,8 @@ impl<H: Hooks> Hooks for &H {
     }
 
     #[inline(always)]
-    fn debug_fmt(&self) -> Option<DebugFmt<H::Decided>> {
-        (**self).debug_fmt()
-    }
-
-    #[inline(always)]
-    fn conventions_fn(&self) -> Option<ConventionsFn<H::Decided>> {
-        (**self).conventions_fn()
+    fn report_fn(&self) -> Option<ReportFn<H::Decided>> {
+        (**self).report_fn()
     }
 
     #[inline(always)]
@@ -709,10 +687,8 @@ pub(crate) trait DynHooks<D> {
     fn observes(&self) -> bool;
     /// Whether `on_success` is set.
     fn observes_success(&self) -> bool;
-    /// See [`Hooks::debug_fmt`].
-    fn debug_fmt(&self) -> Option<DebugFmt<D>>;
-    /// See [`Hooks::conventions_fn`].
-    fn conventions_fn(&self) -> Option<ConventionsFn<D>>;
+    /// See [`Hooks::report_fn`].
+    fn report_fn(&self) -> Option<ReportFn<D>>;
     /// See [`Hooks::site`].
     fn site(&self) -> Site;
     /// See [`Hooks::retries_nested`].
@@ -752,12 +728,8 @@ impl<H: Hooks> DynHooks<H::Decided> for H {
         H::OBSERVES_SUCCESS
     }
 
-    fn debug_fmt(&self) -> Option<DebugFmt<H::Decided>> {
-        Hooks::debug_fmt(self)
-    }
-
-    fn conventions_fn(&self) -> Option<ConventionsFn<H::Decided>> {
-        Hooks::conventions_fn(self)
+    fn report_fn(&self) -> Option<ReportFn<H::Decided>> {
+        Hooks::report_fn(self)
     }
 
     fn site(&self) -> Site {
@@ -779,69 +751,156 @@ impl<D> Debug for ErrorType<D> {
 }
 
 /// Autoref-specialised `Debug` probe used by `#[retry]` expansions:
-/// `(&&DebugProbe(hooks.error_type())).debug_fmt()` is `Some(<D as
-/// Debug>::fmt)` when `D: Debug` and `None` otherwise, without a `D: Debug`
-/// bound.
+/// `(&&DebugProbe(hooks.error_type())).debug_choice()` is `IsDebug` when
+/// `D: Debug` and `NotDebug` otherwise, without a `D: Debug` bound.
 #[derive(Debug)]
 pub struct DebugProbe<D>(pub ErrorType<D>);
 
 /// The probe's answer when the type is `Debug`.
 pub trait ProbeDebug<D> {
-    /// `Some(<D as Debug>::fmt)`.
-    fn debug_fmt(&self) -> Option<DebugFmt<D>>;
+    /// `IsDebug`.
+    fn debug_choice(&self) -> IsDebug<D>;
 }
 
 impl<D: Debug> ProbeDebug<D> for &DebugProbe<D> {
     #[inline(always)]
-    fn debug_fmt(&self) -> Option<DebugFmt<D>> {
-        Some(<D as Debug>::fmt)
+    fn debug_choice(&self) -> IsDebug<D> {
+        IsDebug(PhantomData)
     }
 }
 
 /// The probe's answer otherwise.
 pub trait ProbeOpaque<D> {
-    /// `None`.
-    fn debug_fmt(&self) -> Option<DebugFmt<D>>;
+    /// `NotDebug`.
+    fn debug_choice(&self) -> NotDebug<D>;
 }
 
 impl<D> ProbeOpaque<D> for &&DebugProbe<D> {
     #[inline(always)]
-    fn debug_fmt(&self) -> Option<DebugFmt<D>> {
-        None
+    fn debug_choice(&self) -> NotDebug<D> {
+        NotDebug(PhantomData)
     }
 }
 
-/// Autoref-specialised probe of OpenTelemetry's attributes, used by
-/// `#[retry]` expansions as [`DebugProbe`] is:
-/// `(&&ConventionsProbe(hooks.error_type())).conventions_fn()` is
-/// `Some(D::conventions)` when `D: SemanticConventions`, `None` otherwise.
+/// The conventions probe, as `DebugProbe`:
+/// `(&&ConventionsProbe(hooks.error_type())).conventions_choice()` is
+/// `HasConventions` when `D: SemanticConventions`, `NoConventions`
+/// otherwise.
 #[derive(Debug)]
 pub struct ConventionsProbe<D>(pub ErrorType<D>);
 
 /// The probe's answer when the type has attributes.
 pub trait ProbeConventions<D> {
-    /// `Some(<D as SemanticConventions>::conventions)`.
-    fn conventions_fn(&self) -> Option<ConventionsFn<D>>;
+    /// `HasConventions`.
+    fn conventions_choice(&self) -> HasConventions<D>;
 }
 
 impl<D: SemanticConventions> ProbeConventions<D> for &ConventionsProbe<D> {
     #[inline(always)]
-    fn conventions_fn(&self) -> Option<ConventionsFn<D>> {
-        Some(<D as SemanticConventions>::conventions)
+    fn conventions_choice(&self) -> HasConventions<D> {
+        HasConventions(PhantomData)
     }
 }
 
 /// The probe's answer otherwise.
 pub trait ProbeNoConventions<D> {
-    /// `None`.
-    fn conventions_fn(&self) -> Option<ConventionsFn<D>>;
+    /// `NoConventions`.
+    fn conventions_choice(&self) -> NoConventions<D>;
 }
 
 impl<D> ProbeNoConventions<D> for &&ConventionsProbe<D> {
     #[inline(always)]
-    fn conventions_fn(&self) -> Option<ConventionsFn<D>> {
+    fn conventions_choice(&self) -> NoConventions<D> {
+        NoConventions(PhantomData)
+    }
+}
+
+/// The type is `Debug`: the events show it.
+#[derive(Debug)]
+pub struct IsDebug<D>(PhantomData<fn(&D)>);
+/// The type is not `Debug`: the events leave it out.
+#[derive(Debug)]
+pub struct NotDebug<D>(PhantomData<fn(&D)>);
+/// The type has OpenTelemetry's attributes.
+#[derive(Debug)]
+pub struct HasConventions<D>(PhantomData<fn(&D)>);
+/// The type has none (or they are not asked for).
+#[derive(Debug)]
+pub struct NoConventions<D>(PhantomData<fn(&D)>);
+
+impl<D> NoConventions<D> {
+    /// The answer when the conventions are not probed.
+    #[must_use]
+    pub const fn new() -> Self {
+        NoConventions(PhantomData)
+    }
+}
+
+impl<D> Default for NoConventions<D> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// How a type is shown: its `Debug` form or nothing.
+pub trait DebugChoice<D> {
+    /// `error` as the events show it.
+    fn view(error: &D) -> Option<&dyn Debug>;
+}
+
+impl<D: Debug> DebugChoice<D> for IsDebug<D> {
+    #[inline(always)]
+    fn view(error: &D) -> Option<&dyn Debug> {
+        Some(error)
+    }
+}
+
+impl<D> DebugChoice<D> for NotDebug<D> {
+    #[inline(always)]
+    fn view(_: &D) -> Option<&dyn Debug> {
         None
     }
+}
+
+/// Which attributes a type has.
+pub trait ConventionsChoice<D> {
+    /// `error`'s attributes.
+    fn of(error: &D) -> Conventions;
+}
+
+impl<D: SemanticConventions> ConventionsChoice<D> for HasConventions<D> {
+    #[inline(always)]
+    fn of(error: &D) -> Conventions {
+        error.conventions()
+    }
+}
+
+impl<D> ConventionsChoice<D> for NoConventions<D> {
+    #[inline(always)]
+    fn of(_: &D) -> Conventions {
+        Conventions::default()
+    }
+}
+
+/// The one function the events call to see what failed, from the two
+/// probes' answers.
+///
+/// ```
+/// use backoff_runtime::__private::{DebugProbe, ProbeDebug as _, ProbeOpaque as _, NoConventions, HookSet, reporter};
+/// let hooks = HookSet::<u32, String>::new();
+/// let debug = (&&DebugProbe(hooks.error_type())).debug_choice();
+/// let _hooks = hooks.report_with(reporter(debug, NoConventions::new()));
+/// ```
+#[inline(always)]
+pub fn reporter<D, A: DebugChoice<D>, B: ConventionsChoice<D>>(_: A, _: B) -> ReportFn<D> {
+    report::<D, A, B>
+}
+
+fn report<D, A: DebugChoice<D>, B: ConventionsChoice<D>>(
+    error: &D,
+    sink: &mut dyn FnMut(Option<&dyn Debug>, Conventions),
+) {
+    sink(A::view(error), B::of(error));
 }
 
 #[cfg(test)]
