@@ -714,19 +714,18 @@ fn hooks_builder(
     }
 }
 
-/// A `retry_if` or `retry_if_ok` hook, called through `bounds::ask_retry_if`
-/// (`ask_retry_if_ok`), spanned on the hook: a hook of the wrong shape is
+/// A `retry_if` or `retry_if_ok` hook, called through `bounds::ask_predicate`,
+/// spanned on the hook: a hook of the wrong shape is
 /// reported against that public function, not the loop's hook set; the
 /// closure made here is a `Fn(&E) -> bool` whatever the hook is, so the
 /// loop's own bound asks nothing more. Only for a hook whose parameter type
 /// it fixes itself (a path, or a closure with its parameter's type
 /// written): a closure whose parameter is inferred takes the loop's type.
 fn checked_predicate(key: &str, hook: &syn::Expr, krate: &syn::Path) -> Option<TokenStream> {
-    let ask = match key {
-        "retry_if" => quote!(ask_retry_if),
-        "retry_if_ok" => quote!(ask_retry_if_ok),
-        _ => return None,
-    };
+    if key != "retry_if" && key != "retry_if_ok" {
+        return None;
+    }
+    let ask = quote!(ask_predicate);
     let fixes_its_parameter = match hook {
         syn::Expr::Path(_) => true,
         syn::Expr::Closure(closure) => closure

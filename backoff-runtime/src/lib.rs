@@ -534,29 +534,19 @@ pub mod bounds {
         }
     }
 
-    /// Asks a `retry_if` hook about `error`: what the expansion calls, so a
-    /// hook of the wrong shape is reported against this public item (the
-    /// signature expected and the one found) rather than the loop's
-    /// internals. A generic predicate (`fn is_transient<E: Status>(e: &E)`)
-    /// takes the function's error type as its parameter.
+    /// Asks a `retry_if` hook about an error, or a `retry_if_ok` hook about
+    /// a value: what the expansion calls, so a hook of the wrong shape is
+    /// reported against this public item (the signature expected and the one
+    /// found) rather than the loop's internals. A generic predicate (`fn
+    /// is_transient<E: Status>(e: &E)`) takes the function's type as its
+    /// parameter.
     ///
     /// ```
     /// fn is_transient(status: &u16) -> bool { *status >= 500 }
-    /// assert!(backoff_runtime::bounds::ask_retry_if(&503_u16, &is_transient));
+    /// assert!(backoff_runtime::bounds::ask_predicate(&503_u16, &is_transient));
     /// ```
     #[inline(always)]
-    pub fn ask_retry_if<E, F: Fn(&E) -> bool>(error: &E, hook: &F) -> bool {
-        hook(error)
-    }
-
-    /// [`ask_retry_if`] for `retry_if_ok`: asks the hook about `value`.
-    ///
-    /// ```
-    /// fn is_running(state: &&str) -> bool { *state == "running" }
-    /// assert!(backoff_runtime::bounds::ask_retry_if_ok(&"running", &is_running));
-    /// ```
-    #[inline(always)]
-    pub fn ask_retry_if_ok<T, F: Fn(&T) -> bool>(value: &T, hook: &F) -> bool {
+    pub fn ask_predicate<V, F: Fn(&V) -> bool>(value: &V, hook: &F) -> bool {
         hook(value)
     }
 

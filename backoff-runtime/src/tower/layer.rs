@@ -365,44 +365,33 @@ where
         let clone = self.inner.clone();
         let ready = core::mem::replace(&mut self.inner, clone);
         let config = Arc::clone(&self.config);
-        Box::pin(run(ready, request, config))
-    }
-}
-
-/// One call of a [`RetryService`]: a request that may not be sent twice
-/// gets its one attempt; otherwise [`retry_attempts`] over ready clones of
-/// the service.
-async fn run<S, Req, C, T>(ready: S, request: Req, config: Arc<RetryLayer<C, T>>) -> Result<S::Response, S::Error>
-where
-    S: tower_service::Service<Req> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Response: Send + 'static,
-    S::Error: Send + 'static,
-    Req: Send + 'static,
-    C: Classify<Req, S::Response, S::Error>,
-    T: AttemptLimit<S::Error>,
-{
-    let mut ready = ready;
-    if !config.classify.may_retry(&request) {
-        return ready.call(request).await;
-    }
-    let template = ready.clone();
-    let mut first = Some(ready);
-    let send = move |request: Req| {
-        // The first attempt takes the service `poll_ready` made ready; each
-        // later one a clone, made ready before it is called.
-        let (mut service, is_ready) = match first.take() {
-            Some(service) => (service, true),
-            None => (template.clone(), false),
-        };
-        async move {
-            if !is_ready {
-                core::future::poll_fn(|cx| service.poll_ready(cx)).await?;
+        // One call: a request that may not be sent twice gets its one
+        // attempt; otherwise `retry_attempts` over ready clones of the
+        // service.
+        Box::pin(async move {
+            let mut ready = ready;
+            if !config.classify.may_retry(&request) {
+                return ready.call(request).await;
             }
-            service.call(request).await
-        }
-    };
-    retry_attempts(&config, request, send).await
+            let template = ready.clone();
+            let mut first = Some(ready);
+            let send = move |request: Req| {
+                // The first attempt takes the service `poll_ready` made ready; each
+                // later one a clone, made ready before it is called.
+                let (mut service, is_ready) = match first.take() {
+                    Some(service) => (service, true),
+                    None => (template.clone(), false),
+                };
+                async move {
+                    if !is_ready {
+                        core::future::poll_fn(|cx| service.poll_ready(cx)).await?;
+                    }
+                    service.call(request).await
+                }
+            };
+            retry_attempts(&config, request, send).await
+        })
+    }
 }
 
 /// The attempts of one call, each sending (with `send`) the request the
