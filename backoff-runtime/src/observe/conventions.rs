@@ -35,8 +35,9 @@ impl Conventions {
 ///
 /// ```
 /// use backoff_runtime::__private::SemanticConventions;
-/// fn carries<E: SemanticConventions>() {}
-/// # let _ = carries::<tonic::Status>;
+/// // `tonic::Status` (feature `tonic`) and reqwest's errors (feature
+/// // `reqwest`) implement it.
+/// fn carries<E: SemanticConventions>(_: &E) {}
 /// ```
 pub trait SemanticConventions {
     /// The attributes of this failure.
