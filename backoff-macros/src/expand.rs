@@ -316,7 +316,7 @@ impl Generator<'_> {
                 let failure = local("failure");
                 // Spanned on the action: a closure that is not async is
                 // reported there (by the bound, and by the `.await`).
-                let before_retry = respan(quote!(#private::before_retry), action.span());
+                let before_retry = respan(quote!(#krate::bounds::async_before_retry), action.span());
                 let act = local("action");
                 let after_action = respan_exactly(quote!(#private::Loop::after_action), *return_span);
                 let run_action = respan(quote!(#act(#failure.decided(), #failure.event()).await), action.span());
@@ -329,7 +329,7 @@ impl Generator<'_> {
                             #private::Step::Retry(#failure) => #failure,
                         }
                     };
-                    let #act = #before_retry(&#failure, #action);
+                    let #act = #before_retry(#failure.decided(), #action);
                     #run_action;
                     // The action's time counts: a wait that would now end
                     // past `max_elapsed` is not started.

@@ -453,6 +453,12 @@ pub use crate::time::timeout::Elapsed;
 /// argument that is not `Copy`, and a result that certainly borrows from
 /// `&mut self` or from the one `&mut` argument (see "Limits").
 ///
+/// A type that does not fit (a return type that is not a `Result`, an error
+/// type without `From<Elapsed>` under `timeout`, a hook or a `sleep` of the
+/// wrong shape, a missing `tokio` feature) is reported in the words of the
+/// public [`bounds`] item it misses, on the token you wrote: no message
+/// names the expansion's internals (`tests/ui.rs` checks every snapshot).
+///
 /// # Limits
 ///
 /// The body runs once per attempt, so it cannot consume an owned argument or
@@ -548,6 +554,34 @@ pub mod bounds {
     #[inline(always)]
     pub fn ask_predicate<V, F: Fn(&V) -> bool>(value: &V, hook: &F) -> bool {
         hook(value)
+    }
+
+    /// What the `before_retry` of an `async fn` must be: an async action on
+    /// what failed and the retry's event (`async |error, event| { ... }`,
+    /// or a path to an `async fn(&E, &RetryEvent)`), awaited before the
+    /// wait. The expansion hands the action through this function, so a
+    /// plain closure is reported here (rustc: "`()` is not a future"). It
+    /// only types the action (a closure's parameter types are inferred from
+    /// `_failed`); the loop calls it in place, since calling it inside a
+    /// generic function would leave higher-ranked lifetimes in the caller's
+    /// future that `tokio::spawn` rejects.
+    ///
+    /// ```
+    /// use backoff_runtime::RetryEvent;
+    /// use backoff_runtime::bounds::async_before_retry;
+    ///
+    /// let error = String::from("token expired");
+    /// let refresh = async_before_retry(&error, async |error: &String, _: &RetryEvent| {
+    ///     let _ = error;
+    /// });
+    /// # let _ = refresh;
+    /// ```
+    #[inline(always)]
+    pub fn async_before_retry<D, F>(_failed: &D, action: F) -> F
+    where
+        F: AsyncFnOnce(&D, &crate::RetryEvent),
+    {
+        action
     }
 
     /// What the `before_retry` action of a sync function returns: `()`. A
@@ -659,8 +693,7 @@ pub mod __private {
     pub use crate::observe::site::CallSite;
     pub use crate::run::attempt::AttemptSource;
     pub use crate::run::driver::{
-        Acts, Failure, Loop, NoAction, Step, Waits, after_first_attempt, before_retry, blocking_attempt,
-        start_blocking, timer_clock,
+        Acts, Failure, Loop, NoAction, Step, Waits, after_first_attempt, blocking_attempt, start_blocking, timer_clock,
     };
     pub use crate::run::hooks::{
         ConventionsProbe, DebugProbe, HookSet, Hooks, NoConventions, ProbeConventions, ProbeDebug, ProbeNoConventions,

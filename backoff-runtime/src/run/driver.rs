@@ -106,19 +106,6 @@ impl<D> Failure<D> {
     }
 }
 
-/// Types an async `before_retry` by `failure`, so a closure's parameter
-/// types are inferred, and checks it is an async action on `(&D,
-/// &RetryEvent)`. The loop then calls it in place: calling it inside a
-/// generic function here would leave higher-ranked lifetimes in the
-/// caller's future that make `tokio::spawn` reject it.
-#[inline(always)]
-pub fn before_retry<D, F>(_failure: &Failure<D>, action: F) -> F
-where
-    F: AsyncFnOnce(&D, &RetryEvent),
-{
-    action
-}
-
 /// The state of one call's retry loop (20 bytes, 4-byte aligned: it lives
 /// in the future of every annotated async function).
 #[derive(Debug)]
