@@ -301,19 +301,9 @@ fn flaky_service(failures: u32) -> FlakyService {
     }
 }
 
-/// Every `u64` request may be sent again, as itself.
-#[derive(Clone, Copy)]
-struct Replay;
-
-impl backoff_runtime::tower::Classify<u64, u64, MyError> for Replay {
-    fn may_retry(&self, _: &u64) -> bool {
-        true
-    }
-
-    fn replay(&self, request: &u64, _: &backoff_runtime::Attempt) -> u64 {
-        *request
-    }
-}
+#[path = "support/replay.rs"]
+mod replay;
+use replay::Replay;
 
 /// tower's own retry: `MAX_RETRIES` retries, each after `INITIAL`.
 #[derive(Clone, Copy)]

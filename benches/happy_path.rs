@@ -345,19 +345,9 @@ impl tower::Service<u64> for Work {
     }
 }
 
-/// How the layer treats `u64` requests: each may be sent again, as itself.
-#[derive(Clone, Copy)]
-struct Replay;
-
-impl backoff_runtime::tower::Classify<u64, u64, MyError> for Replay {
-    fn may_retry(&self, _: &u64) -> bool {
-        true
-    }
-
-    fn replay(&self, request: &u64, _: &backoff_runtime::Attempt) -> u64 {
-        *request
-    }
-}
+#[path = "support/replay.rs"]
+mod replay;
+use replay::Replay;
 
 /// tower's own retry with the same schedule's stop rule: an attempt count,
 /// each retry after tokio's sleep of the next wait (no jitter: tower ships

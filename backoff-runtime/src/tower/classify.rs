@@ -45,29 +45,25 @@ pub trait Classify<Req, Res, E>: Clone + Send + Sync + 'static {
 
     /// Whether an error of the inner service is worth retrying (the layer's
     /// `retry_if`). Default: every error.
-    fn retry_error(&self, error: &E) -> bool {
-        let _ = error;
+    fn retry_error(&self, _error: &E) -> bool {
         true
     }
 
     /// The server's suggested wait after an error (`retry_after`). Default:
     /// none.
-    fn error_hint(&self, error: &E) -> Option<Duration> {
-        let _ = error;
+    fn error_hint(&self, _error: &E) -> Option<Duration> {
         None
     }
 
     /// Whether a response is a failure worth retrying (`retry_if_ok`: a
     /// 503 is an `Ok` of the inner service). Default: no response is.
-    fn retry_response(&self, response: &Res) -> bool {
-        let _ = response;
+    fn retry_response(&self, _response: &Res) -> bool {
         false
     }
 
     /// The server's suggested wait after a response that is retried
     /// (`retry_after_ok`: its `Retry-After`). Default: none.
-    fn response_hint(&self, response: &Res) -> Option<Duration> {
-        let _ = response;
+    fn response_hint(&self, _response: &Res) -> Option<Duration> {
         None
     }
 }
