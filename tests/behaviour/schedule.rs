@@ -128,6 +128,15 @@ mode_fn!(
     jitter = none
 );
 
+/// The waits one call of `$mode` recorded.
+macro_rules! recorded {
+    ($mode:ident) => {{
+        let recorder = Recorder::new();
+        $mode(&recorder).await.ok();
+        recorder
+    }};
+}
+
 #[tokio::test(start_paused = true)]
 async fn every_jitter_mode_stays_inside_its_formula() {
     let cap = Duration::from_secs(20);
@@ -136,41 +145,13 @@ async fn every_jitter_mode_stays_inside_its_formula() {
     for run in 0..50 {
         seed_thread_rng(run);
         for (mode, recorder) in [
-            ("additive", {
-                let r = Recorder::new();
-                mode_additive(&r).await.ok();
-                r
-            }),
-            ("additive3", {
-                let r = Recorder::new();
-                mode_additive_amount(&r).await.ok();
-                r
-            }),
-            ("full", {
-                let r = Recorder::new();
-                mode_full(&r).await.ok();
-                r
-            }),
-            ("equal", {
-                let r = Recorder::new();
-                mode_equal(&r).await.ok();
-                r
-            }),
-            ("decorrelated", {
-                let r = Recorder::new();
-                mode_decorrelated(&r).await.ok();
-                r
-            }),
-            ("grpc", {
-                let r = Recorder::new();
-                mode_grpc(&r).await.ok();
-                r
-            }),
-            ("none", {
-                let r = Recorder::new();
-                mode_none(&r).await.ok();
-                r
-            }),
+            ("additive", recorded!(mode_additive)),
+            ("additive3", recorded!(mode_additive_amount)),
+            ("full", recorded!(mode_full)),
+            ("equal", recorded!(mode_equal)),
+            ("decorrelated", recorded!(mode_decorrelated)),
+            ("grpc", recorded!(mode_grpc)),
+            ("none", recorded!(mode_none)),
         ] {
             let waits = recorder.waits();
             assert_eq!(waits.len(), 8, "{mode}");
