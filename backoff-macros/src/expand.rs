@@ -128,14 +128,14 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         #(#stmts)*
     };
 
+    let (site_item, site_expr) = site_item(args, &private, &sig.ident, sig.receiver().is_some());
     let mut generator = Generator {
         return_type: nameable_return_type(&sig.output),
         args,
         private: &private,
         policy: &policy,
         budget: &budget,
-        hooks: hooks_builder(args, &private, &sig.ident, sig.receiver().is_some(), true),
-        hooks_after_action: hooks_builder(args, &private, &sig.ident, sig.receiver().is_some(), false),
+        site: site_expr,
         needs_start: args.needs_start(),
         return_span,
         attempts: args.context.is_some().then_some(&attempts),
@@ -185,6 +185,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     brace.surround(&mut block, |out| {
         out.extend(quote! {
             #(#inner_attrs)*
+            #site_item
             #policy_item
             #budget_item
             #retry_loop
@@ -206,11 +207,8 @@ struct Generator<'a> {
     policy: &'a TokenStream,
     /// `Some(&RetryBudget)` or `None`.
     budget: &'a TokenStream,
-    hooks: TokenStream,
-    /// The same hooks for `Loop::after_action`, without the conventions
-    /// probe: there the hooks' type is inferred after the closure is
-    /// checked, so the probe could not see the error type.
-    hooks_after_action: TokenStream,
+    /// The function's site, as `Site` (see [`site_item`]).
+    site: TokenStream,
     needs_start: bool,
     return_span: Span,
     /// The local holding the `AttemptSource`, with `context = ...`.
@@ -220,6 +218,155 @@ struct Generator<'a> {
 }
 
 impl Generator<'_> {
+    /// `RetryResult::into_result(value)`, spanned exactly on the return
+    /// type: a function that returns no `Result` is reported once, by the
+    /// result check, whose error this one duplicates.
+    fn as_plain_result(&self, value: &Ident) -> TokenStream {
+        let krate = self.args.runtime_crate();
+        // The call and its argument (a local of the expansion, which keeps
+        // its hygiene: the return span is mixed-site too).
+        respan_exactly(
+            quote!(#krate::bounds::RetryResult::into_result(#value)),
+            self.return_span,
+        )
+    }
+
+    /// `RetryResult::from_result(result)`, spanned as [`as_plain_result`](Self::as_plain_result).
+    fn returned_result(&self, result: TokenStream) -> TokenStream {
+        let krate = self.args.runtime_crate();
+        let path = respan_exactly(quote!(#krate::bounds::RetryResult::from_result), self.return_span);
+        quote!(#path(#result))
+    }
+
+    /// The hooks lent to the loop where an attempt is decided, typed by
+    /// `seed` (a `Hooks::for_error(&error)` or `Hooks::for_result(&result)`
+    /// call) and probed on `seen` (what the observers see, for the events'
+    /// `Debug` form and attributes). `with_on_success`: whether the loop
+    /// that reads them reports a success.
+    fn hooks(&self, seed: TokenStream, seen: &TokenStream, with_on_success: bool) -> TokenStream {
+        let private = self.private;
+        let site = &self.site;
+        let mut chain = quote!(#private::Hooks::#seed.at(#site));
+        let args = self.args;
+        let on_success = if with_on_success { &args.on_success } else { &None };
+        // `retry_if_ok` first: from there on the observers see the whole result.
+        for (method, hook) in [
+            ("retry_if_ok", &args.retry_if_ok),
+            ("retry_if", &args.retry_if),
+            ("retry_after", &args.retry_after),
+            ("retry_after_ok", &args.retry_after_ok),
+            ("on_retry", &args.on_retry),
+            ("on_give_up", &args.on_give_up),
+            ("on_success", on_success),
+        ] {
+            if let Some(WithSpan { value: hook, .. }) = hook {
+                // Lent as `&dyn Fn(..)`: a hook of the wrong type is one
+                // error on the user's token, in the hook's public signature.
+                let lent = quote_spanned!(hook.span()=> &(#hook));
+                let method = Ident::new(method, hook.span());
+                chain = quote!(#chain.#method(#lent));
+            }
+        }
+        if matches!(args.nested.as_ref().map(|nested| nested.value), Some(NestedArg::Retry)) {
+            chain = quote!(#chain.retry_nested(true));
+        }
+        // How the events see what failed, found by autoref specialisation
+        // on the concrete type: its `Debug` form, OpenTelemetry's
+        // attributes. No bound on it.
+        quote! {
+            #chain.report_with(#private::reporter(
+                {
+                    #[allow(unused_imports)]
+                    use #private::{ProbeDebug as _, ProbeOpaque as _};
+                    (&&#private::DebugProbe::of(#seen)).debug_choice()
+                },
+                {
+                    #[allow(unused_imports)]
+                    use #private::{ProbeConventions as _, ProbeNoConventions as _};
+                    (&&#private::ConventionsProbe::of(#seen)).conventions_choice()
+                },
+            ))
+        }
+    }
+
+    /// `on_success` as the success path of the expansion passes it.
+    fn on_success(&self) -> TokenStream {
+        match &self.args.on_success {
+            Some(WithSpan { value: hook, .. }) => quote_spanned!(hook.span()=> ::core::option::Option::Some(&(#hook))),
+            None => quote!(::core::option::Option::None),
+        }
+    }
+
+    /// What follows an attempt of a loop that stays in the function:
+    /// `result` and `below` (whether a retried call below gave up) are
+    /// bound; a success returns, a failure goes to the runtime's cold
+    /// entry, which returns the final result or hands back the retry (its
+    /// wait, or with an action the `NextAttempt`).
+    fn after_attempt(&self, result: &Ident, below: &Ident, mode: TokenStream) -> TokenStream {
+        let Generator {
+            private,
+            policy,
+            budget,
+            site,
+            ..
+        } = self;
+        let state = local("loop");
+        let retry = local("retry");
+        let into_result = self.as_plain_result(result);
+        let returned = self.returned_result(quote!(#result));
+        if self.args.retry_if_ok.is_some() {
+            let hooks = self.hooks(quote!(for_result(&#result)), &quote!(&#result), true);
+            return quote! {{
+                let #result = #into_result;
+                match #private::Loop::settle::<#private::#mode, _, _, _>(&mut #state, #policy, #budget, &#hooks, (#result, #below)) {
+                    #private::Step::Return(#result) => return #returned,
+                    #private::Step::Retry(#retry) => #retry,
+                }
+            }};
+        }
+        let error = local("error");
+        let value = local("value");
+        let hooks = self.hooks(quote!(for_error(&#error)), &quote!(&#error), false);
+        let on_success = self.on_success();
+        let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
+        quote! {
+            match #into_result {
+                ::core::result::Result::Ok(#value) => {
+                    #private::Loop::succeeded(&mut #state, #budget, #site, #on_success);
+                    return #succeeded;
+                }
+                ::core::result::Result::Err(#error) => {
+                    match #private::Loop::failed::<#private::#mode, _, _, _>(&mut #state, #policy, #budget, &#hooks, #error, #below) {
+                        #private::Step::Return(#result) => return #returned,
+                        #private::Step::Retry(#retry) => #retry,
+                    }
+                }
+            }
+        }
+    }
+
+    /// After the action on `next`: the wait, unless the action ran past
+    /// `max_elapsed` (then the final result returns).
+    fn after_action(&self, next: &Ident) -> TokenStream {
+        let Generator { private, policy, .. } = self;
+        let state = local("loop");
+        let result = local("result");
+        let wait = local("wait");
+        let seed = if self.args.retry_if_ok.is_some() {
+            quote!(for_result(#next.outcome()))
+        } else {
+            quote!(for_error(#next.outcome()))
+        };
+        let hooks = self.hooks(seed, &quote!(#next.outcome()), false);
+        let returned = self.returned_result(quote!(#result));
+        quote! {
+            match #private::Loop::after_action(&mut #state, #policy, &#hooks, #next) {
+                #private::Step::Return(#result) => return #returned,
+                #private::Step::Retry(#wait) => #wait,
+            }
+        }
+    }
+
     /// The async loop: the body in a non-`move` async block per attempt, the
     /// decision after each, and the sleep; it stays in the function.
     fn async_loop(&self, body: TokenStream, body_span: Span) -> TokenStream {
@@ -228,14 +375,13 @@ impl Generator<'_> {
             private,
             policy,
             budget,
-            hooks,
             needs_start,
-            return_span,
             attempts,
             ..
         } = self;
         let state = local("loop");
-        let result = local_at("result", *return_span);
+        let result = local_at("result", self.return_span);
+        let below = local("below");
         let krate = args.runtime_crate();
         let mut timeout_check = None;
         let mut attempt = quote_spanned!(body_span=> async { #body });
@@ -264,8 +410,6 @@ impl Generator<'_> {
             attempt = quote!(#with_timeout(#state.attempt_limit(#policy, #limit), #attempt, #timed_out));
         }
         let action = args.before_retry.as_ref().map(|action| &action.value);
-        let mode = if action.is_some() { quote!(Acts) } else { quote!(Waits) };
-        let step = respan_exactly(quote!(#private::Loop::step::<#private::#mode, _, _, _>), *return_span);
         // Neither the attempt's result nor the wait is a local that lives
         // across the sleep's `.await`: they would take room in the future.
         let wait = local("wait");
@@ -302,41 +446,36 @@ impl Generator<'_> {
         let sleep_await = at_sleep(quote!(#sleep.await));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
         let next_sleep = match action {
-            None => quote! {
-                let #result = #private::NestedAttempt::new(#attempt).await;
-                match #step(&mut #state, #policy, #budget, #result, #hooks) {
-                    #private::Step::Return(#result) => return #result,
-                    #private::Step::Retry(#wait) => #sleep_value,
+            None => {
+                let after_attempt = self.after_attempt(&result, &below, quote!(Waits));
+                quote! {
+                    let (#result, #below) = #private::NestedAttempt::new(#attempt).await;
+                    let #wait = #after_attempt;
+                    #sleep_value
                 }
-            },
+            }
             Some(action) => {
                 // The action is written here, evaluated per retry: it may
                 // borrow what the body borrows (`&mut self` included), and
                 // its parameter types come from the failure.
-                let failure = local("failure");
+                let next = local("next");
+                let after_attempt = self.after_attempt(&result, &below, quote!(Acts));
                 // Spanned on the action: a closure that is not async is
                 // reported there (by the bound, and by the `.await`).
                 let before_retry = respan(quote!(#krate::bounds::async_before_retry), action.span());
                 let act = local("action");
-                let after_action = respan_exactly(quote!(#private::Loop::after_action), *return_span);
-                let run_action = respan(quote!(#act(#failure.decided(), #failure.event()).await), action.span());
-                let hooks_after_action = &self.hooks_after_action;
+                let run_action = respan(quote!(#act(#next.outcome(), #next.event()).await), action.span());
+                let after_action = self.after_action(&next);
                 quote! {
-                    let #failure = {
-                        let #result = #private::NestedAttempt::new(#attempt).await;
-                        match #step(&mut #state, #policy, #budget, #result, #hooks) {
-                            #private::Step::Return(#result) => return #result,
-                            #private::Step::Retry(#failure) => #failure,
-                        }
+                    let #next = {
+                        let (#result, #below) = #private::NestedAttempt::new(#attempt).await;
+                        #after_attempt
                     };
-                    let #act = #before_retry(#failure.decided(), #action);
+                    let #act = #before_retry(#next.outcome(), #action);
                     #run_action;
                     // The action's time counts: a wait that would now end
                     // past `max_elapsed` is not started.
-                    let #wait = match #after_action(&mut #state, #policy, #failure, #hooks_after_action) {
-                        #private::Step::Return(#result) => return #result,
-                        #private::Step::Retry(#wait) => #wait,
-                    };
+                    let #wait = #after_action;
                     #sleep_value
                 }
             }
@@ -356,38 +495,32 @@ impl Generator<'_> {
         }
     }
 
-    /// The sync loop: the body in a non-`move` closure, called once inline;
-    /// only a failure enters the runtime's cold loop.
+    /// The sync loop: the body in a closure, called once inline; a success
+    /// returns there, only a failure enters the runtime's cold loop.
     fn sync_loop(&self, body: TokenStream, body_span: Span) -> TokenStream {
         let Generator {
             args,
             private,
             policy,
             budget,
-            hooks,
+            site,
             needs_start,
-            return_span,
             attempts,
             ..
         } = self;
         let start = local("start");
         let body_fn = local("body");
-        let first = local_at("first", *return_span);
+        let first = local_at("first", self.return_span);
         // A `move` closure keeps the arguments in registers on the happy
-        // path (measured: +0 instructions over the plain call, +3 without).
-        // Only when nothing else of the function captures them: a hook, a
-        // sleep or a policy expression that is a closure or a computation
-        // may read the arguments after the body's closure is made.
+        // path. Only when nothing else of the function captures them: a
+        // hook, a sleep or a policy expression that is a closure or a
+        // computation may read the arguments after the body's closure is
+        // made.
         let closure = if args.captures_nothing_besides_the_body(self.arguments) {
             quote_spanned!(body_span=> move || { #body })
         } else {
             quote_spanned!(body_span=> || { #body })
         };
-        // In parentheses spanned exactly on the return type: rustc reports a
-        // failed bound of the call on this argument, which is then the
-        // duplicate of the `result_check` error.
-        let first_arg = quote!(#first);
-        let after_first_attempt = respan_exactly(quote!(#private::after_first_attempt), *return_span);
         let sleeper = local("sleeper");
         let sleeper_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
             Some(custom) => sleep_checked(custom, &args.runtime_crate(), private, false),
@@ -405,6 +538,65 @@ impl Generator<'_> {
         if let Some(action) = args.before_retry.as_ref().map(|action| &action.value) {
             return self.sync_acting_loop(body, body_span, action, &sleeper, &sleeper_value);
         }
+        let rerun = local("rerun");
+        let into_result = self.as_plain_result(&rerun);
+        let parts = quote! {
+            #private::BlockingParts {
+                body: &mut || { let #rerun = #body_fn(); #into_result },
+                sleeper: &#sleeper,
+                action: ::core::option::Option::None,
+            }
+        };
+        let into_first = self.as_plain_result(&first);
+        let value = local("value");
+        let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
+        let settle = if args.retry_if_ok.is_some() {
+            let hooks = self.hooks(quote!(for_result(&#first)), &quote!(&#first), true);
+            let settled = self.returned_result(quote! {
+                #private::settle_blocking(#policy, #budget, #start, &#hooks, #first, #parts)
+            });
+            quote! {
+                let #first = #into_first;
+                #settled
+            }
+        } else {
+            let error = local("error");
+            // `on_success` is bound once: the first attempt's success
+            // reports it here, a later one in the runtime's loop.
+            let on_success_hook = local("on_success");
+            let krate = args.runtime_crate();
+            let (bind_on_success, on_success, hooks) = match &args.on_success {
+                Some(WithSpan { value: hook, .. }) => {
+                    let bind = quote_spanned! {hook.span()=>
+                        let #on_success_hook: &dyn ::core::ops::Fn(&#krate::Success) = &(#hook);
+                    };
+                    let hooks = self.hooks(quote!(for_error(&#error)), &quote!(&#error), false);
+                    (
+                        bind,
+                        quote!(::core::option::Option::Some(#on_success_hook)),
+                        quote!(#hooks.on_success(#on_success_hook)),
+                    )
+                }
+                None => (
+                    TokenStream::new(),
+                    quote!(::core::option::Option::None),
+                    self.hooks(quote!(for_error(&#error)), &quote!(&#error), false),
+                ),
+            };
+            let retried = self.returned_result(quote! {
+                #private::retry_blocking(#policy, #budget, #start, &#hooks, #error, #parts)
+            });
+            quote! {
+                #bind_on_success
+                match #into_first {
+                    ::core::result::Result::Ok(#value) => {
+                        #private::first_success(#budget, &#sleeper, #start, #site, #on_success);
+                        #succeeded
+                    }
+                    ::core::result::Result::Err(#error) => #retried,
+                }
+            }
+        };
         quote! {
             let #sleeper = #sleeper_value;
             let #start = #private::start_blocking(#policy, #budget, #needs_start, &#sleeper);
@@ -412,12 +604,10 @@ impl Generator<'_> {
             let mut #body_fn = #private::sync_body(#closure);
             #private::enter_attempt();
             let #first = #body_fn();
-            #after_first_attempt(#first_arg, #policy, #budget, #start, #body_fn, #hooks, #sleeper, #private::NoAction)
+            #settle
         }
     }
-}
 
-impl Generator<'_> {
     /// The sync loop of a function with `before_retry`: it stays in the
     /// function, as the async loop does, so the action (written here,
     /// evaluated per retry) may borrow what the body borrows, `&mut self`
@@ -434,27 +624,25 @@ impl Generator<'_> {
             private,
             policy,
             budget,
-            hooks,
             needs_start,
-            return_span,
             attempts,
             ..
         } = self;
         let state = local("loop");
-        let result = local_at("result", *return_span);
-        let failure = local("failure");
-        let wait = local("wait");
+        let result = local_at("result", self.return_span);
+        let below = local("below");
+        let next = local("next");
         let act = local("action");
-        let step = respan_exactly(quote!(#private::Loop::step::<#private::Acts, _, _, _>), *return_span);
-        let hooks_after_action = &self.hooks_after_action;
-        let after_action = respan_exactly(quote!(#private::Loop::after_action), *return_span);
+        let wait = local("wait");
+        let after_attempt = self.after_attempt(&result, &below, quote!(Acts));
+        let after_action = self.after_action(&next);
         // A method spanned on the action: a wrong one is reported there.
         let sync_action = Ident::new("sync_action", action.span());
         // What it returns is checked through the public trait's method, on
         // the action: no note names the loop.
         let krate = self.args.runtime_crate();
         let run_action = respan(
-            quote!(<_ as #krate::bounds::SyncBeforeRetry>::returned(#act(#failure.decided(), #failure.event()))),
+            quote!(<_ as #krate::bounds::SyncBeforeRetry>::returned(#act(#next.outcome(), #next.event()))),
             action.span(),
         );
         let attempt = quote_spanned!(body_span=> #private::blocking_attempt(|| { #body }));
@@ -464,22 +652,38 @@ impl Generator<'_> {
             let mut #state = #private::Loop::start(#private::BlockingSleep::clock(&#sleeper), #policy, #budget, #needs_start);
             #attempts_value
             loop {
-                let #failure = {
-                    let #result = #attempt;
-                    match #step(&mut #state, #policy, #budget, #result, #hooks) {
-                        #private::Step::Return(#result) => return #result,
-                        #private::Step::Retry(#failure) => #failure,
-                    }
+                let #next = {
+                    let (#result, #below) = #attempt;
+                    #after_attempt
                 };
-                let #act = #failure.#sync_action(#action);
+                let #act = #next.#sync_action(#action);
                 #run_action;
-                match #after_action(&mut #state, #policy, #failure, #hooks_after_action) {
-                    #private::Step::Return(#result) => return #result,
-                    #private::Step::Retry(#wait) => #private::BlockingSleep::sleep(&#sleeper, #wait),
-                }
+                let #wait = #after_action;
+                #private::BlockingSleep::sleep(&#sleeper, #wait);
             }
         }
     }
+}
+
+/// The function's static site (its name, made once) as an item, and the
+/// expression of its `Site`: the name written with `name = "..."`, else
+/// its path (the module's, or for a method the type of `self`'s).
+fn site_item(args: &Args, private: &TokenStream, function: &Ident, has_receiver: bool) -> (TokenStream, TokenStream) {
+    let site = local("SITE");
+    let new_site = match &args.name {
+        Some(WithSpan { value: name, .. }) => quote!(#private::CallSite::named(#name)),
+        None => {
+            let function = function.unraw().to_string();
+            quote!(#private::CallSite::new(#function, ::core::module_path!()))
+        }
+    };
+    let item = quote!(static #site: #private::CallSite = #new_site;);
+    let expr = if has_receiver && args.name.is_none() {
+        quote!(#private::method_site(&#site, ::core::any::type_name::<Self>))
+    } else {
+        quote!(#private::static_site(&#site))
+    };
+    (item, expr)
 }
 
 /// The user's `sleep = ...`, bound once and checked through a public
@@ -631,122 +835,6 @@ impl VisitMut for ImplTraitEraser {
         }
         syn::visit_mut::visit_type_mut(self, ty);
     }
-}
-
-/// A closure that adds the function's hooks to the empty `HookSet` the
-/// runtime passes it (typed by the error, so hook closures infer `&E`).
-fn hooks_builder(
-    args: &Args,
-    private: &TokenStream,
-    function: &Ident,
-    has_receiver: bool,
-    conventions: bool,
-) -> TokenStream {
-    let hooks = local("hooks");
-    // One static site per function: how its name is made (the name written
-    // with `name = "..."`, else its path: the module's, or for a method the
-    // type of `self`'s), and the name once made.
-    let site = local("SITE");
-    let new_site = match &args.name {
-        Some(WithSpan { value: name, .. }) => quote!(#private::CallSite::named(#name)),
-        None => {
-            let function = function.unraw().to_string();
-            quote!(#private::CallSite::new(#function, ::core::module_path!()))
-        }
-    };
-    let site_ref = quote! {{
-        static #site: #private::CallSite = #new_site;
-        &#site
-    }};
-    let mut chain = if has_receiver && args.name.is_none() {
-        quote!(#hooks.method_site(#site_ref, ::core::any::type_name::<Self>))
-    } else {
-        quote!(#hooks.site(#site_ref))
-    };
-
-    for (method, hook) in [
-        ("retry_if", &args.retry_if),
-        ("retry_after", &args.retry_after),
-        ("retry_if_ok", &args.retry_if_ok),
-        ("retry_after_ok", &args.retry_after_ok),
-        ("on_retry", &args.on_retry),
-        ("on_give_up", &args.on_give_up),
-        ("on_success", &args.on_success),
-    ] {
-        if let Some(WithSpan { value: hook, .. }) = hook {
-            // The method is spanned on the user's hook, so a hook of the wrong
-            // shape is reported there.
-            let value = checked_predicate(method, hook, &args.runtime_crate()).unwrap_or_else(|| quote!(#hook));
-            let method = Ident::new(method, hook.span());
-            chain = quote!(#chain.#method(#value));
-        }
-    }
-    if matches!(args.nested.as_ref().map(|nested| nested.value), Some(NestedArg::Retry)) {
-        chain = quote!(#chain.retry_nested());
-    }
-    // How to format what failed for tracing when its type is `Debug`, found
-    // by autoref specialisation on the concrete type: no `Debug` bound.
-    // OpenTelemetry's attributes of the error (a gRPC status code, an HTTP
-    // resend) the same way, when its type has them.
-    let debug = local("debug");
-    let conventions_choice = local("conventions");
-    let chained = local("chained");
-    let probe_conventions = if conventions {
-        quote! {
-            #[allow(unused_imports)]
-            use #private::{ProbeConventions as _, ProbeNoConventions as _};
-            (&&#private::ConventionsProbe(#chained.error_type())).conventions_choice()
-        }
-    } else {
-        quote!(#private::NoConventions::new())
-    };
-    quote! {
-        |#hooks| {
-            let #chained = #chain;
-            let #debug = {
-                #[allow(unused_imports)]
-                use #private::{ProbeDebug as _, ProbeOpaque as _};
-                (&&#private::DebugProbe(#chained.error_type())).debug_choice()
-            };
-            let #conventions_choice = { #probe_conventions };
-            #chained.report_with(#private::reporter(#debug, #conventions_choice))
-        }
-    }
-}
-
-/// A `retry_if` or `retry_if_ok` hook, called through `bounds::ask_predicate`,
-/// spanned on the hook: a hook of the wrong shape is
-/// reported against that public function, not the loop's hook set; the
-/// closure made here is a `Fn(&E) -> bool` whatever the hook is, so the
-/// loop's own bound asks nothing more. Only for a hook whose parameter type
-/// it fixes itself (a path, or a closure with its parameter's type
-/// written): a closure whose parameter is inferred takes the loop's type.
-fn checked_predicate(key: &str, hook: &syn::Expr, krate: &syn::Path) -> Option<TokenStream> {
-    if key != "retry_if" && key != "retry_if_ok" {
-        return None;
-    }
-    let ask = quote!(ask_predicate);
-    let fixes_its_parameter = match hook {
-        syn::Expr::Path(_) => true,
-        syn::Expr::Closure(closure) => closure
-            .inputs
-            .first()
-            .is_some_and(|input| matches!(input, syn::Pat::Type(_))),
-        _ => false,
-    };
-    if !fixes_its_parameter {
-        return None;
-    }
-    let span = hook.span();
-    let checked = local("checked");
-    let seen = local("seen");
-    let ask = respan(quote!(#krate::bounds::#ask), span);
-    Some(quote_spanned! {span=>
-        {
-            let #checked = #hook;
-            move |#seen: &_| #ask(#seen, &#checked)
-        }
-    })
 }
 
 /// The policy's binding and the expression of a `&Policy` that the loop

@@ -693,11 +693,12 @@ pub mod __private {
     pub use crate::observe::site::CallSite;
     pub use crate::run::attempt::AttemptSource;
     pub use crate::run::driver::{
-        Acts, Failure, Loop, NoAction, Step, Waits, after_first_attempt, blocking_attempt, start_blocking, timer_clock,
+        Acts, BlockingParts, Loop, Step, Waits, blocking_attempt, first_success, retry_blocking, settle_blocking,
+        start_blocking, timer_clock,
     };
     pub use crate::run::hooks::{
-        ConventionsProbe, DebugProbe, HookSet, Hooks, NoConventions, ProbeConventions, ProbeDebug, ProbeNoConventions,
-        ProbeOpaque, reporter,
+        ConventionsProbe, DebugProbe, Hooks, NoConventions, ProbeConventions, ProbeDebug, ProbeNoConventions,
+        ProbeOpaque, method_site, reporter, static_site,
     };
     pub use crate::run::nested::{NestedAttempt, enter_attempt};
     pub use crate::run::result::timed_out_result;

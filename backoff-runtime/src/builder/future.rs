@@ -7,11 +7,12 @@ use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 use core::time::Duration;
 
-use crate::builder::retry::{Action, Awaited, Keys, Retry};
+use crate::builder::owned::OwnedHooks;
+use crate::builder::retry::{Action, Awaited, Config, Identity, NoAction, Retry};
 use crate::limits::limit::Limit;
 use crate::observe::events::RetryEvent;
-use crate::run::driver::{Acts, Failure, Loop, NoAction, Step, Waits};
-use crate::run::hooks::{DecidedOf, Hooks};
+use crate::run::driver::{Acts, Loop, NextAttempt, Step, Waits};
+use crate::run::hooks::Outcome;
 use crate::run::nested::NestedAttempt;
 use crate::schedule::policy::Policy;
 use crate::time::sleep::{AsyncSleepSupport, IntoTimer, Timer};
@@ -19,47 +20,45 @@ use crate::time::timeout::Timed;
 
 /// What an awaited retry does before each wait: nothing, or the builder's
 /// `before_retry` returning a future.
-pub trait AsyncAction<D>: ActionFuture {
+pub trait AsyncAction<O>: ActionFuture {
     /// Whether there is an action.
     const SET: bool;
-    /// Starts the action on `decided`.
-    fn start(&mut self, decided: &D, event: &RetryEvent) -> Self::Future;
+    /// Starts the action on `outcome`.
+    fn start(&mut self, outcome: &O, event: &RetryEvent) -> Self::Future;
 }
 
-impl<D> AsyncAction<D> for NoAction {
+impl<O> AsyncAction<O> for NoAction {
     const SET: bool = false;
 
     #[inline(always)]
-    fn start(&mut self, _decided: &D, _event: &RetryEvent) -> Ready<()> {
+    fn start(&mut self, _outcome: &O, _event: &RetryEvent) -> Ready<()> {
         core::future::ready(())
     }
 }
 
-impl<D, F, Fut> AsyncAction<D> for Action<F, Fut>
+impl<O, F, Fut> AsyncAction<O> for Action<F, Fut>
 where
-    F: FnMut(&D, &RetryEvent) -> Fut,
+    F: FnMut(&O, &RetryEvent) -> Fut,
     Fut: Future<Output = ()>,
 {
     const SET: bool = true;
 
     #[inline]
-    fn start(&mut self, decided: &D, event: &RetryEvent) -> Fut {
-        (self.action)(decided, event)
+    fn start(&mut self, outcome: &O, event: &RetryEvent) -> Fut {
+        (self.action)(outcome, event)
     }
 }
 
 /// The types an awaited retry's future stores, read off its keys without
 /// any bound on the hooks (so that the future's auto traits need none).
 pub trait Parts {
-    /// The hooks.
+    /// The hooks it owns.
     type Hooks;
     /// The timer.
     type Timer;
     /// The action.
     type Action;
-    /// What a failed attempt hands the decision.
-    type Decided;
-    /// Where the failure an action runs on is kept.
+    /// Where the retry an action runs on is kept.
     type Kept;
     /// What a pending wait keeps.
     type Pending;
@@ -69,12 +68,11 @@ pub trait Parts {
     type Output;
 }
 
-impl<K, T, E, H: DecidedOf, S: IntoTimer, A: ActionFuture> Parts for Keys<K, T, E, H, S, A> {
+impl<K, T, E, O, H, S: IntoTimer, A: ActionFuture> Parts for Config<K, T, E, O, H, S, A> {
     type Hooks = H;
     type Timer = S::Timer;
     type Action = A;
-    type Decided = H::Decided;
-    type Kept = A::Kept<H::Decided>;
+    type Kept = A::Kept<O>;
     type Pending = <S::Timer as Timer>::Pending;
     type ActionFuture = A::Future;
     type Output = Result<T, E>;
@@ -85,41 +83,74 @@ impl<K, T, E, H: DecidedOf, S: IntoTimer, A: ActionFuture> Parts for Keys<K, T, 
 pub trait ActionFuture {
     /// The future.
     type Future;
-    /// Where the failure is kept: nowhere without an action.
-    type Kept<D>: Default;
-    /// Keeps `failure` while the action runs.
-    fn keep<D>(kept: &mut Self::Kept<D>, failure: Failure<D>);
-    /// The failure kept.
-    fn take<D>(kept: &mut Self::Kept<D>) -> Option<Failure<D>>;
+    /// Where the retry is kept: nowhere without an action.
+    type Kept<O>;
+    /// Keeps `next` while the action runs.
+    fn keep<O>(next: NextAttempt<O>) -> Self::Kept<O>;
+    /// The retry kept.
+    fn take<O>(kept: &mut Self::Kept<O>) -> Option<NextAttempt<O>>;
 }
 
 impl ActionFuture for NoAction {
     type Future = Ready<()>;
-    type Kept<D> = ();
+    type Kept<O> = ();
 
     #[inline(always)]
-    fn keep<D>(_kept: &mut (), _failure: Failure<D>) {}
+    fn keep<O>(_next: NextAttempt<O>) {}
 
     #[inline(always)]
-    fn take<D>(_kept: &mut ()) -> Option<Failure<D>> {
+    fn take<O>(_kept: &mut ()) -> Option<NextAttempt<O>> {
         None
     }
 }
 
 impl<F, Fut> ActionFuture for Action<F, Fut> {
     type Future = Fut;
-    type Kept<D> = Option<Failure<D>>;
+    type Kept<O> = Option<NextAttempt<O>>;
 
     #[inline(always)]
-    fn keep<D>(kept: &mut Option<Failure<D>>, failure: Failure<D>) {
-        *kept = Some(failure);
+    fn keep<O>(next: NextAttempt<O>) -> Option<NextAttempt<O>> {
+        Some(next)
     }
 
     #[inline(always)]
-    fn take<D>(kept: &mut Option<Failure<D>>) -> Option<Failure<D>> {
+    fn take<O>(kept: &mut Option<NextAttempt<O>>) -> Option<NextAttempt<O>> {
         kept.take()
     }
 }
+
+pin_project_lite::pin_project! {
+    /// What an awaited retry is doing: one phase at a time.
+    #[project = PhaseProj]
+    enum Phase<Attempt, Acting, Kept, Pending> {
+        /// About to start the next attempt.
+        Start,
+        /// An attempt runs.
+        Attempting {
+            #[pin]
+            attempt: Attempt,
+        },
+        /// The action runs before the wait of the retry it keeps.
+        Acting {
+            #[pin]
+            action: Acting,
+            next: Kept,
+        },
+        /// The wait before the next attempt.
+        Sleeping {
+            #[pin]
+            pending: Pending,
+        },
+    }
+}
+
+/// The phase of a retry of the future `Fut` with keys `C`.
+type PhaseOf<Fut, C> = Phase<
+    NestedAttempt<Timed<Fut, <C as Parts>::Output>>,
+    <C as Parts>::ActionFuture,
+    <C as Parts>::Kept,
+    <C as Parts>::Pending,
+>;
 
 pin_project_lite::pin_project! {
     /// The future of an awaited [`Retry`]: the same driver as an `async fn`
@@ -133,17 +164,13 @@ pin_project_lite::pin_project! {
         budget: Option<Limit<'a>>,
         op: Op,
         hooks: C::Hooks,
+        identity: Identity,
         action: C::Action,
         timer: C::Timer,
         timeout: Option<(Duration, fn() -> C::Output)>,
         driver: Loop,
-        failure: C::Kept,
         #[pin]
-        attempt: Option<NestedAttempt<Timed<Fut, C::Output>>>,
-        #[pin]
-        acting: Option<C::ActionFuture>,
-        #[pin]
-        sleeping: Option<C::Pending>,
+        phase: PhaseOf<Fut, C>,
         _keys: PhantomData<fn() -> C>,
     }
 }
@@ -152,51 +179,52 @@ impl<Op, Fut, C: Parts> core::fmt::Debug for RetryFuture<'_, Op, Fut, C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("RetryFuture")
             .field("policy", self.policy)
-            .field("waiting", &self.sleeping.is_some())
+            .field("waiting", &matches!(self.phase, Phase::Sleeping { .. }))
             .finish_non_exhaustive()
     }
 }
 
-impl<'a, Op, Fut, T, E, H, S, A> IntoFuture for Retry<'a, Op, Keys<Awaited, T, E, H, S, A>>
+impl<'a, Op, Fut, T, E, O, H, S, A> IntoFuture for Retry<'a, Op, Config<Awaited, T, E, O, H, S, A>>
 where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
-    H: Hooks<Ok = T, Err = E>,
+    O: Outcome<T, E>,
+    H: OwnedHooks<T, E, E, Out = O>,
     S: IntoTimer<Timer: AsyncSleepSupport>,
-    A: AsyncAction<H::Decided>,
+    A: AsyncAction<O>,
     A::Future: Future<Output = ()>,
 {
     type Output = Result<T, E>;
-    type IntoFuture = RetryFuture<'a, Op, Fut, Keys<Awaited, T, E, H, S, A>>;
+    type IntoFuture = RetryFuture<'a, Op, Fut, Config<Awaited, T, E, O, H, S, A>>;
 
     #[inline]
     fn into_future(self) -> Self::IntoFuture {
-        let needs_start = self.keys.hooks.observes() || A::SET;
+        let config = self.config;
+        let needs_start = config.identity.lend(&config.hooks).observes() || A::SET;
         RetryFuture {
             policy: self.policy,
             budget: self.budget,
             op: self.op,
-            hooks: self.keys.hooks,
-            action: self.keys.action,
-            timer: self.keys.sleep.into_timer(),
-            timeout: self.keys.timeout,
+            hooks: config.hooks,
+            identity: config.identity,
+            action: config.action,
+            timer: config.sleep.into_timer(),
+            timeout: config.timeout,
             driver: Loop::start(<S::Timer as Timer>::CLOCK, self.policy, self.budget, needs_start),
-            failure: Default::default(),
-            attempt: None,
-            acting: None,
-            sleeping: None,
+            phase: Phase::Start,
             _keys: PhantomData,
         }
     }
 }
 
-impl<Op, Fut, T, E, H, S, A> Future for RetryFuture<'_, Op, Fut, Keys<Awaited, T, E, H, S, A>>
+impl<Op, Fut, T, E, O, H, S, A> Future for RetryFuture<'_, Op, Fut, Config<Awaited, T, E, O, H, S, A>>
 where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
-    H: Hooks<Ok = T, Err = E>,
+    O: Outcome<T, E>,
+    H: OwnedHooks<T, E, E, Out = O>,
     S: IntoTimer,
-    A: AsyncAction<H::Decided>,
+    A: AsyncAction<O>,
     A::Future: Future<Output = ()>,
 {
     type Output = Result<T, E>;
@@ -207,50 +235,52 @@ where
         let policy: &Policy = this.policy;
         let budget = *this.budget;
         loop {
-            if let Some(attempt) = this.attempt.as_mut().as_pin_mut() {
-                let result = ready!(attempt.poll(cx));
-                // A finished attempt is dropped when the next one starts, or
-                // with this future: nothing more on the happy path.
-                let hooks = &*this.hooks;
-                if A::SET {
-                    match this.driver.step::<Acts, _, _, _>(policy, budget, result, |_| hooks) {
-                        Step::Return(result) => return Poll::Ready(result),
-                        Step::Retry(failure) => {
-                            this.attempt.set(None);
-                            this.acting
-                                .set(Some(this.action.start(failure.decided(), failure.event())));
-                            A::keep(this.failure, failure);
+            match this.phase.as_mut().project() {
+                PhaseProj::Start => {}
+                PhaseProj::Attempting { attempt } => {
+                    let result = ready!(attempt.poll(cx));
+                    // A finished attempt is dropped when the next phase
+                    // starts, or with this future.
+                    let hooks = this.identity.lend(&*this.hooks);
+                    if A::SET {
+                        match this.driver.settle::<Acts, T, E, O>(policy, budget, &hooks, result) {
+                            Step::Return(result) => return Poll::Ready(result),
+                            Step::Retry(next) => {
+                                let action = this.action.start(next.outcome(), next.event());
+                                let next = A::keep(next);
+                                this.phase.set(Phase::Acting { action, next });
+                            }
+                        }
+                    } else {
+                        match this.driver.settle::<Waits, T, E, O>(policy, budget, &hooks, result) {
+                            Step::Return(result) => return Poll::Ready(result),
+                            Step::Retry(wait) => {
+                                let pending = this.timer.start(wait);
+                                this.phase.set(Phase::Sleeping { pending });
+                            }
                         }
                     }
-                } else {
-                    match this.driver.step::<Waits, _, _, _>(policy, budget, result, |_| hooks) {
+                    continue;
+                }
+                PhaseProj::Acting { action, next } => {
+                    ready!(action.poll(cx));
+                    let Some(next) = A::take(next) else {
+                        this.phase.set(Phase::Start);
+                        continue;
+                    };
+                    let hooks = this.identity.lend(&*this.hooks);
+                    match this.driver.after_action(policy, &hooks, next) {
                         Step::Return(result) => return Poll::Ready(result),
                         Step::Retry(wait) => {
-                            this.attempt.set(None);
-                            this.sleeping.set(Some(this.timer.start(wait)));
+                            let pending = this.timer.start(wait);
+                            this.phase.set(Phase::Sleeping { pending });
                         }
                     }
+                    continue;
                 }
-            }
-            if A::SET
-                && let Some(acting) = this.acting.as_mut().as_pin_mut()
-            {
-                ready!(acting.poll(cx));
-                this.acting.set(None);
-                if let Some(failure) = A::take(this.failure) {
-                    let hooks = &*this.hooks;
-                    match this
-                        .driver
-                        .after_action::<Result<T, E>, _, _>(policy, failure, |_| hooks)
-                    {
-                        Step::Return(result) => return Poll::Ready(result),
-                        Step::Retry(wait) => this.sleeping.set(Some(this.timer.start(wait))),
-                    }
+                PhaseProj::Sleeping { pending } => {
+                    ready!(this.timer.poll_wait(pending, cx));
                 }
-            }
-            if let Some(pending) = this.sleeping.as_mut().as_pin_mut() {
-                ready!(this.timer.poll_wait(pending, cx));
-                this.sleeping.set(None);
             }
             let attempt = match *this.timeout {
                 None => Timed::unlimited((this.op)()),
@@ -259,7 +289,9 @@ where
                     Timed::limited(limit, (this.op)(), on_elapsed)
                 }
             };
-            this.attempt.set(Some(NestedAttempt::new(attempt)));
+            this.phase.set(Phase::Attempting {
+                attempt: NestedAttempt::new(attempt),
+            });
         }
     }
 }

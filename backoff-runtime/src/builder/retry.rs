@@ -3,18 +3,22 @@
 //! operation, `.await` an async one. The same driver, stop rules and events
 //! as `#[retry]`.
 
-// A type-state builder: each method's return type names the hook it sets.
+// Each method's return type names the key it adds (one line each).
 #![allow(clippy::type_complexity)]
 
 use core::future::Future;
 use core::marker::PhantomData;
 use core::time::Duration;
 
+use crate::builder::owned::{
+    NoHooks, OnGiveUp, OnRetry, OnSuccess, OwnedHooks, RetryAfter, RetryAfterOk, RetryIf, RetryIfOk,
+};
 use crate::limits::limit::{Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
+use crate::observe::site::Site;
 use crate::run::attempt::{Attempt, AttemptSource};
-use crate::run::driver::{BlockingAction, NoAction, after_first_attempt, start_blocking};
-use crate::run::hooks::{HookSet, Hooks, Judge, Set, Unset};
+use crate::run::driver::{BlockingActionRef, BlockingParts, settle_blocking, start_blocking};
+use crate::run::hooks::{Hooks, Outcome};
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
 use crate::time::sleep::{BlockingSleep, CustomSleep, DefaultSleep};
@@ -102,39 +106,86 @@ where
     }
 }
 
-/// The builder's `before_retry`: `FnMut(&D, &RetryEvent)` for `.call()`,
-/// `FnMut(&D, &RetryEvent) -> impl Future<Output = ()>` for `.await`.
+/// No action before the wait.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoAction;
+
+/// The builder's `before_retry`: `FnMut(&O, &RetryEvent)` for `.call()`,
+/// `FnMut(&O, &RetryEvent) -> impl Future<Output = ()>` for `.await`.
 #[derive(Clone, Copy, Debug)]
-pub struct Action<F, O> {
+pub struct Action<F, R> {
     pub(crate) action: F,
-    _output: PhantomData<fn() -> O>,
+    _output: PhantomData<fn() -> R>,
 }
 
-impl<D, F: FnMut(&D, &RetryEvent)> BlockingAction<D> for Action<F, ()> {
-    const SET: bool = true;
+/// What a blocking loop does before each wait besides waiting: nothing
+/// ([`NoAction`]), or the builder's `before_retry`.
+pub trait BlockingAction<O> {
+    /// Whether there is an action (the start is then read up front).
+    const SET: bool;
+    /// The action, as the retries borrow it.
+    fn borrowed(&mut self) -> Option<BlockingActionRef<'_, O>>;
+}
 
-    #[inline]
-    fn run(&mut self, decided: &D, event: &RetryEvent) {
-        (self.action)(decided, event);
+impl<O> BlockingAction<O> for NoAction {
+    const SET: bool = false;
+
+    #[inline(always)]
+    fn borrowed(&mut self) -> Option<BlockingActionRef<'_, O>> {
+        None
     }
 }
 
-/// The keys given to a [`Retry`] so far, as a type: the kind of operation,
-/// its result's types, the hooks, the sleep, the action and the timeout's
-/// error. It appears as `Retry`'s last type parameter and is never written
-/// in user code.
-pub struct Keys<K, T, E, H, S, A> {
+impl<O, F: FnMut(&O, &RetryEvent)> BlockingAction<O> for Action<F, ()> {
+    const SET: bool = true;
+
+    #[inline]
+    fn borrowed(&mut self) -> Option<BlockingActionRef<'_, O>> {
+        Some(&mut self.action)
+    }
+}
+
+/// The call's identity apart from its hooks: its name, whether failures a
+/// retried call below gave up on are retried, and whether retried values
+/// are failures (the tower layer's responses).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Identity {
+    site: Site,
+    retries_nested: bool,
+    values_fail: bool,
+}
+
+impl Identity {
+    /// `owned` lent as [`Hooks`], with this identity.
+    #[inline(always)]
+    pub(crate) fn lend<'h, T, E, O, H: OwnedHooks<T, E, E, Out = O>>(&self, owned: &'h H) -> Hooks<'h, T, E, O> {
+        owned
+            .lend(Hooks::new())
+            .at(self.site)
+            .retry_nested(self.retries_nested)
+            .values_are_failures(self.values_fail)
+    }
+}
+
+/// The keys given to a [`Retry`] so far: the kind of operation, its
+/// result's types, the outcome its observers see (`O`: the error, or after
+/// `retry_if_ok` the whole result), the hooks it owns, the sleep, the
+/// action and the timeout. It appears as `Retry`'s last type parameter and
+/// is never written in user code.
+pub struct Config<K, T, E, O, H, S, A> {
     pub(crate) hooks: H,
+    pub(crate) identity: Identity,
     pub(crate) sleep: S,
     pub(crate) action: A,
     /// Per-attempt limit (async) and the result of a timed-out attempt.
     pub(crate) timeout: Option<(Duration, fn() -> Result<T, E>)>,
-    _kind: PhantomData<fn() -> K>,
+    _kind: PhantomData<fn() -> (K, O)>,
 }
 
-impl<K, T, E, H, S: core::fmt::Debug, A> core::fmt::Debug for Keys<K, T, E, H, S, A> {
+impl<K, T, E, O, H, S: core::fmt::Debug, A> core::fmt::Debug for Config<K, T, E, O, H, S, A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Keys")
+        f.debug_struct("Config")
+            .field("name", &self.identity.site.name())
             .field("sleep", &self.sleep)
             .field("timeout", &self.timeout.map(|(limit, _)| limit))
             .finish_non_exhaustive()
@@ -142,12 +193,17 @@ impl<K, T, E, H, S: core::fmt::Debug, A> core::fmt::Debug for Keys<K, T, E, H, S
 }
 
 /// The keys of a fresh [`Retry`].
-type Fresh<K, T, E> = Keys<K, T, E, HookSet<T, E>, DefaultSleep, NoAction>;
+type Fresh<K, T, E> = Config<K, T, E, E, NoHooks, DefaultSleep, NoAction>;
 
 impl<K, T, E> Fresh<K, T, E> {
     fn new() -> Self {
-        Keys {
-            hooks: HookSet::new(),
+        Config {
+            hooks: NoHooks,
+            identity: Identity {
+                site: Site::Named("retry"),
+                retries_nested: false,
+                values_fail: false,
+            },
             sleep: DefaultSleep,
             action: NoAction,
             timeout: None,
@@ -208,7 +264,7 @@ impl Policy {
             policy: self,
             op,
             budget: None,
-            keys: Keys::new(),
+            config: Config::new(),
         }
     }
 
@@ -244,7 +300,7 @@ impl Policy {
             policy: self,
             op,
             budget: None,
-            keys: Keys::new(),
+            config: Config::new(),
         }
     }
 }
@@ -252,54 +308,59 @@ impl Policy {
 /// A retried operation being configured; built by [`Policy::retry`]. Run it
 /// with [`call`](Retry::call) (sync) or `.await` (async).
 ///
-/// `Keys` records the keys given so far (the hooks, the sleep, the action):
+/// `C` records the keys given so far (the hooks, the sleep, the action):
 /// an opaque type parameter, never written in user code.
 #[must_use = "a Retry does nothing until `.call()` or `.await`"]
-pub struct Retry<'a, Op, Keys> {
+pub struct Retry<'a, Op, C> {
     pub(crate) policy: &'a Policy,
     pub(crate) op: Op,
     pub(crate) budget: Option<Limit<'a>>,
-    pub(crate) keys: Keys,
+    pub(crate) config: C,
 }
 
-impl<Op, K, T, E, H: Hooks, S: core::fmt::Debug, A> core::fmt::Debug for Retry<'_, Op, Keys<K, T, E, H, S, A>> {
+impl<Op, C: core::fmt::Debug> core::fmt::Debug for Retry<'_, Op, C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Retry")
             .field("policy", self.policy)
-            .field("name", &self.keys.hooks.function_name())
-            .field("sleep", &self.keys.sleep)
             .field("budget", &self.budget)
-            .field("timeout", &self.keys.timeout.map(|(limit, _)| limit))
+            .field("config", &self.config)
             .finish_non_exhaustive()
     }
 }
 
-impl<'a, Op, K, T, E, H, S, A> Retry<'a, Op, Keys<K, T, E, H, S, A>> {
+impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// Rebuilds with the hooks, sleep and action that `change` makes.
-    fn with<H2, S2, A2>(
+    fn with<O2, H2, S2, A2>(
         self,
         change: impl FnOnce(H, S, A) -> (H2, S2, A2),
-    ) -> Retry<'a, Op, Keys<K, T, E, H2, S2, A2>> {
-        let Keys {
+    ) -> Retry<'a, Op, Config<K, T, E, O2, H2, S2, A2>> {
+        let Config {
             hooks,
+            identity,
             sleep,
             action,
             timeout,
             ..
-        } = self.keys;
+        } = self.config;
         let (hooks, sleep, action) = change(hooks, sleep, action);
         Retry {
             policy: self.policy,
             op: self.op,
             budget: self.budget,
-            keys: Keys {
+            config: Config {
                 hooks,
+                identity,
                 sleep,
                 action,
                 timeout,
                 _kind: PhantomData,
             },
         }
+    }
+
+    /// Adds an owned hook.
+    fn add<W>(self, hook: W) -> Retry<'a, Op, Config<K, T, E, O, (H, W), S, A>> {
+        self.with(|hooks, sleep, action| ((hooks, hook), sleep, action))
     }
 
     /// How to wait between attempts (`sleep`): `Fn(Duration)` for
@@ -312,7 +373,7 @@ impl<'a, Op, K, T, E, H, S, A> Retry<'a, Op, Keys<K, T, E, H, S, A>> {
     /// let _ = Policy::new().max_retries(3).retry(|| Err::<(), ()>(())).sleep(|_| slept.set(slept.get() + 1)).call();
     /// assert_eq!(slept.get(), 3);
     /// ```
-    pub fn sleep<F>(self, sleep: F) -> Retry<'a, Op, Keys<K, T, E, H, CustomSleep<F>, A>> {
+    pub fn sleep<F>(self, sleep: F) -> Retry<'a, Op, Config<K, T, E, O, H, CustomSleep<F>, A>> {
         self.with(|hooks, _, action| (hooks, CustomSleep::new(sleep), action))
     }
 
@@ -334,13 +395,7 @@ impl<'a, Op, K, T, E, H, S, A> Retry<'a, Op, Keys<K, T, E, H, S, A>> {
         self.budget = Some(Limit::of(budget));
         self
     }
-}
 
-impl<'a, Op, K, T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess, S, A>
-    Retry<'a, Op, Keys<K, T, E, HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>, S, A>>
-where
-    IfOk: Judge<T, E>,
-{
     /// Which errors to retry (`retry_if`); any other error is returned at
     /// once. By default every error is retried.
     ///
@@ -350,22 +405,8 @@ where
     /// let result = Policy::new().retry(|| { calls += 1; Err::<(), u16>(404) }).retry_if(|s| *s >= 500).call();
     /// assert_eq!((result, calls), (Err(404), 1));
     /// ```
-    pub fn retry_if<F: Fn(&E) -> bool>(
-        self,
-        retry_if: F,
-    ) -> Retry<
-        'a,
-        Op,
-        Keys<
-            K,
-            T,
-            E,
-            HookSet<T, E, Set<F, fn(&F, &E) -> bool>, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>,
-            S,
-            A,
-        >,
-    > {
-        self.with(|hooks, sleep, action| (hooks.retry_if(retry_if), sleep, action))
+    pub fn retry_if<F: Fn(&E) -> bool>(self, retry_if: F) -> Retry<'a, Op, Config<K, T, E, O, (H, RetryIf<F>), S, A>> {
+        self.add(RetryIf(retry_if))
     }
 
     /// The server's suggested wait after an error (`retry_after`): the wait
@@ -385,19 +426,8 @@ where
     pub fn retry_after<F: Fn(&E) -> Option<Duration>>(
         self,
         retry_after: F,
-    ) -> Retry<
-        'a,
-        Op,
-        Keys<
-            K,
-            T,
-            E,
-            HookSet<T, E, If, Set<F, fn(&F, &E) -> Option<Duration>>, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>,
-            S,
-            A,
-        >,
-    > {
-        self.with(|hooks, sleep, action| (hooks.retry_after(retry_after), sleep, action))
+    ) -> Retry<'a, Op, Config<K, T, E, O, (H, RetryAfter<F>), S, A>> {
+        self.add(RetryAfter(retry_after))
     }
 
     /// The server's suggested wait after a pending value (`retry_after_ok`,
@@ -405,19 +435,8 @@ where
     pub fn retry_after_ok<F: Fn(&T) -> Option<Duration>>(
         self,
         retry_after_ok: F,
-    ) -> Retry<
-        'a,
-        Op,
-        Keys<
-            K,
-            T,
-            E,
-            HookSet<T, E, If, After, IfOk, Set<F, fn(&F, &T) -> Option<Duration>>, OnRetry, OnGiveUp, OnSuccess>,
-            S,
-            A,
-        >,
-    > {
-        self.with(|hooks, sleep, action| (hooks.retry_after_ok(retry_after_ok), sleep, action))
+    ) -> Retry<'a, Op, Config<K, T, E, O, (H, RetryAfterOk<F>), S, A>> {
+        self.add(RetryAfterOk(retry_after_ok))
     }
 
     /// Called before each wait (`on_retry`), with the error (or with
@@ -435,22 +454,11 @@ where
     ///     .call();
     /// assert_eq!(waits.get(), 2);
     /// ```
-    pub fn on_retry<F: Fn(&IfOk::Decided, &RetryEvent)>(
+    pub fn on_retry<F: Fn(&O, &RetryEvent)>(
         self,
         on_retry: F,
-    ) -> Retry<
-        'a,
-        Op,
-        Keys<
-            K,
-            T,
-            E,
-            HookSet<T, E, If, After, IfOk, AfterOk, Set<F, fn(&F, &IfOk::Decided, &RetryEvent)>, OnGiveUp, OnSuccess>,
-            S,
-            A,
-        >,
-    > {
-        self.with(|hooks, sleep, action| (hooks.on_retry(on_retry), sleep, action))
+    ) -> Retry<'a, Op, Config<K, T, E, O, (H, OnRetry<F>), S, A>> {
+        self.add(OnRetry(on_retry))
     }
 
     /// Called once when a stop rule ends the call (`on_give_up`), never on
@@ -466,22 +474,11 @@ where
     ///     .call();
     /// assert_eq!(reason.get(), Some(StopReason::Permanent));
     /// ```
-    pub fn on_give_up<F: Fn(&IfOk::Decided, &GiveUp)>(
+    pub fn on_give_up<F: Fn(&O, &GiveUp)>(
         self,
         on_give_up: F,
-    ) -> Retry<
-        'a,
-        Op,
-        Keys<
-            K,
-            T,
-            E,
-            HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, Set<F, fn(&F, &IfOk::Decided, &GiveUp)>, OnSuccess>,
-            S,
-            A,
-        >,
-    > {
-        self.with(|hooks, sleep, action| (hooks.on_give_up(on_give_up), sleep, action))
+    ) -> Retry<'a, Op, Config<K, T, E, O, (H, OnGiveUp<F>), S, A>> {
+        self.add(OnGiveUp(on_give_up))
     }
 
     /// Called once when the operation succeeds (`on_success`), with the
@@ -496,12 +493,8 @@ where
     pub fn on_success<F: Fn(&Success)>(
         self,
         on_success: F,
-    ) -> Retry<
-        'a,
-        Op,
-        Keys<K, T, E, HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, Set<F, fn(&F, &Success)>>, S, A>,
-    > {
-        self.with(|hooks, sleep, action| (hooks.on_success(on_success), sleep, action))
+    ) -> Retry<'a, Op, Config<K, T, E, O, (H, OnSuccess<F>), S, A>> {
+        self.add(OnSuccess(on_success))
     }
 
     /// An action after `on_retry` and before the wait (`before_retry`):
@@ -526,16 +519,9 @@ where
     /// assert_eq!((result, refreshed.get()), (Ok("data"), 1));
     /// # token = "fresh"; let _ = token;
     /// ```
-    pub fn before_retry<F, O>(
-        self,
-        before_retry: F,
-    ) -> Retry<
-        'a,
-        Op,
-        Keys<K, T, E, HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>, S, Action<F, O>>,
-    >
+    pub fn before_retry<F, R>(self, before_retry: F) -> Retry<'a, Op, Config<K, T, E, O, H, S, Action<F, R>>>
     where
-        F: FnMut(&IfOk::Decided, &RetryEvent) -> O,
+        F: FnMut(&O, &RetryEvent) -> R,
     {
         self.with(|hooks, sleep, _| {
             let action = Action {
@@ -561,7 +547,7 @@ where
     /// assert_eq!(name.get(), "load_config");
     /// ```
     pub fn name(mut self, name: &'static str) -> Self {
-        self.keys.hooks = self.keys.hooks.name(name);
+        self.config.identity.site = Site::Named(name);
         self
     }
 
@@ -582,7 +568,7 @@ where
     /// assert_eq!((result, outer), (Err(()), 2));
     /// ```
     pub fn nested_retry(mut self) -> Self {
-        self.keys.hooks = self.keys.hooks.retry_nested();
+        self.config.identity.retries_nested = true;
         self
     }
 
@@ -590,14 +576,12 @@ where
     /// ask the limit like errors (the tower layer's retried responses).
     #[cfg(feature = "tower")]
     pub(crate) fn values_are_failures(mut self) -> Self {
-        self.keys.hooks = self.keys.hooks.values_are_failures();
+        self.config.identity.values_fail = true;
         self
     }
 }
 
-impl<'a, Op, K, T, E, If, After, AfterOk, OnSuccess, S, A>
-    Retry<'a, Op, Keys<K, T, E, HookSet<T, E, If, After, Unset, AfterOk, Unset, Unset, OnSuccess>, S, A>>
-{
+impl<'a, Op, K, T, E, H, S, A> Retry<'a, Op, Config<K, T, E, E, H, S, A>> {
     /// Which values are still pending (`retry_if_ok`): wait and run the
     /// operation again (polling). A value it accepts is returned; when a
     /// stop rule holds on a pending value, that value is returned as it is.
@@ -618,17 +602,13 @@ impl<'a, Op, K, T, E, If, After, AfterOk, OnSuccess, S, A>
     pub fn retry_if_ok<F: Fn(&T) -> bool>(
         self,
         retry_if_ok: F,
-    ) -> Retry<
-        'a,
-        Op,
-        Keys<K, T, E, HookSet<T, E, If, After, Set<F, fn(&F, &T) -> bool>, AfterOk, Unset, Unset, OnSuccess>, S, A>,
-    > {
-        self.with(|hooks, sleep, action| (hooks.retry_if_ok(retry_if_ok), sleep, action))
+    ) -> Retry<'a, Op, Config<K, T, E, Result<T, E>, (RetryIfOk<F>, H), S, A>> {
+        self.with(|hooks, sleep, action| ((RetryIfOk(retry_if_ok), hooks), sleep, action))
     }
 }
 
 #[cfg(feature = "tokio")]
-impl<'a, Op, T, E, H, S, A> Retry<'a, Op, Keys<Awaited, T, E, H, S, A>>
+impl<'a, Op, T, E, O, H, S, A> Retry<'a, Op, Config<Awaited, T, E, O, H, S, A>>
 where
     E: From<Elapsed>,
 {
@@ -652,17 +632,18 @@ where
     /// # }
     /// ```
     pub fn timeout(mut self, limit: Duration) -> Self {
-        self.keys.timeout = Some((limit, || Err(E::from(Elapsed::new()))));
+        self.config.timeout = Some((limit, || Err(E::from(Elapsed::new()))));
         self
     }
 }
 
-impl<Op, T, E, H, S, A> Retry<'_, Op, Keys<Blocking, T, E, H, S, A>>
+impl<Op, T, E, O, H, S, A> Retry<'_, Op, Config<Blocking, T, E, O, H, S, A>>
 where
     Op: FnMut() -> Result<T, E>,
-    H: Hooks<Ok = T, Err = E>,
+    O: Outcome<T, E>,
+    H: OwnedHooks<T, E, E, Out = O>,
     S: BlockingSleep,
-    A: BlockingAction<H::Decided>,
+    A: BlockingAction<O>,
 {
     /// Runs a sync operation until it succeeds or a stop rule holds, and
     /// returns its last result.
@@ -679,14 +660,24 @@ where
             policy,
             mut op,
             budget,
-            keys,
+            config,
         } = self;
-        let Keys {
-            hooks, sleep, action, ..
-        } = keys;
+        let Config {
+            hooks,
+            identity,
+            sleep,
+            mut action,
+            ..
+        } = config;
+        let hooks = identity.lend(&hooks);
         let start = start_blocking(policy, budget, hooks.observes() || A::SET, &sleep);
         crate::run::nested::enter_attempt();
         let first = op();
-        after_first_attempt(first, policy, budget, start, op, |_| hooks, sleep, action)
+        let parts = BlockingParts {
+            body: &mut op,
+            sleeper: &sleep,
+            action: action.borrowed(),
+        };
+        settle_blocking(policy, budget, start, &hooks, first, parts)
     }
 }

@@ -7,8 +7,9 @@ use std::time::Instant;
 
 use crate::limits::limit::Limit;
 use crate::observe::events::{GiveUp, RetryEvent, Success};
+use crate::observe::site::Site;
 use crate::observe::stop::StopReason;
-use crate::run::hooks::{DynHooks, Hooks};
+use crate::run::hooks::{Hooks, Outcome};
 use crate::schedule::backoff::Backoff;
 use crate::schedule::policy::{HintAboveCap, Policy};
 use crate::schedule::rng::with_thread_rng;
@@ -60,15 +61,15 @@ pub(crate) fn read_start(
 
 /// Whether a success will be reported: `on_success` is set, metrics record
 /// it, or (`retried`, with the `tracing` feature) it ends a call that failed
-/// before. Known at compile time on a first attempt.
+/// before. Known at compile time on a first attempt without `on_success`.
 #[inline(always)]
-fn reports_success<H: Hooks>(retried: bool) -> bool {
-    H::OBSERVES_SUCCESS || crate::observe::metrics::RECORDS || (crate::observe::trace::COMPILED && retried)
+fn reports_success(on_success: Option<&dyn Fn(&Success)>, retried: bool) -> bool {
+    on_success.is_some() || crate::observe::metrics::RECORDS || (crate::observe::trace::COMPILED && retried)
 }
 
 /// Whether a stop or a retry will be reported (a hook observes, or a
 /// tracing subscriber listens).
-fn reports<D>(hooks: &dyn DynHooks<D>) -> bool {
+fn reports<T, E, O>(hooks: &Hooks<'_, T, E, O>) -> bool {
     hooks.observes() || crate::observe::trace::enabled()
 }
 
@@ -113,12 +114,12 @@ impl RetryState {
     /// event when `keep_event` (for an action before the wait). The stop
     /// rules are checked in the order of [`next_wait`](Self::next_wait).
     #[inline(always)]
-    pub(crate) fn decide_reporting<D>(
+    pub(crate) fn decide_reporting<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
         budget: Option<Limit<'_>>,
-        failure: Failed<'_, D>,
-        hooks: &dyn DynHooks<D>,
+        failure: Failed<'_, O>,
+        hooks: &Hooks<'_, T, E, O>,
         keep_event: bool,
     ) -> Result<(Duration, Option<RetryEvent>), StopReason> {
         let Failed { error, gave_up_below } = failure;
@@ -142,7 +143,7 @@ impl RetryState {
                     crate::observe::trace::report(error, hooks.report_fn(), |debug, conventions| {
                         crate::observe::trace::retrying(&event, debug, conventions, from_first_failure);
                     });
-                    hooks.on_retry(error, &event);
+                    hooks.report_retry(error, &event);
                     if keep_event {
                         kept = Some(event);
                     }
@@ -159,7 +160,7 @@ impl RetryState {
 
     /// Reports the end of the call for `reason`, on `error`: metrics, the
     /// loop around this one (unless `Permanent`), tracing and `on_give_up`.
-    fn give_up<D>(&mut self, policy: &Policy, reason: StopReason, error: &D, hooks: &dyn DynHooks<D>) {
+    fn give_up<T, E, O>(&mut self, policy: &Policy, reason: StopReason, error: &O, hooks: &Hooks<'_, T, E, O>) {
         crate::observe::metrics::give_up(hooks.site(), reason, self.backoff.retries().saturating_add(1));
         if reason != StopReason::Permanent {
             // The loop around this one (if any) must not retry it.
@@ -177,7 +178,7 @@ impl RetryState {
             crate::observe::trace::report(error, hooks.report_fn(), |debug, conventions| {
                 crate::observe::trace::giving_up(&event, debug, conventions, from_first_failure);
             });
-            hooks.on_give_up(error, &event);
+            hooks.report_give_up(error, &event);
         }
     }
 
@@ -185,12 +186,12 @@ impl RetryState {
     /// wait still ends within `max_elapsed` (the action's time counts). When
     /// it does not, the call ends here with [`StopReason::Deadline`],
     /// reported as any give-up, and no further attempt starts.
-    pub(crate) fn still_in_time<D>(
+    pub(crate) fn still_in_time<T, E, O>(
         &mut self,
         policy: &Policy,
         wait: Duration,
-        error: &D,
-        hooks: &dyn DynHooks<D>,
+        error: &O,
+        hooks: &Hooks<'_, T, E, O>,
     ) -> bool {
         let Some(max_elapsed) = policy.max_elapsed else {
             return true;
@@ -206,31 +207,16 @@ impl RetryState {
 
     /// The attempt that just ended succeeded: a throttle gets its tokens
     /// back, and metrics, tracing and `on_success` hear of it when they
-    /// listen. `hooks` is built only then: a first-attempt success with none
-    /// of them costs nothing here.
+    /// listen (the report is out of line: a first-attempt success with none
+    /// of them costs a few branches here).
     #[inline(always)]
-    pub(crate) fn success<H: Hooks>(&mut self, budget: Option<Limit<'_>>, hooks: impl FnOnce() -> H) {
+    pub(crate) fn success(&mut self, budget: Option<Limit<'_>>, site: Site, on_success: Option<&dyn Fn(&Success)>) {
         crate::run::nested::mark_succeeded();
         if let Some(budget) = budget {
             budget.succeeded();
         }
-        if reports_success::<H>(self.backoff.retries() > 0) {
-            self.succeeded(&hooks() as &dyn DynHooks<H::Decided>);
-        }
-    }
-
-    /// [`success`](Self::success) behind a reference (the blocking loop's
-    /// retries): whether it is reported is asked at run time.
-    pub(crate) fn success_reported<D>(&mut self, budget: Option<Limit<'_>>, hooks: &dyn DynHooks<D>) {
-        crate::run::nested::mark_succeeded();
-        if let Some(budget) = budget {
-            budget.succeeded();
-        }
-        if hooks.observes_success()
-            || crate::observe::metrics::RECORDS
-            || (crate::observe::trace::COMPILED && self.backoff.retries() > 0)
-        {
-            self.succeeded(hooks);
+        if reports_success(on_success, self.backoff.retries() > 0) {
+            self.succeeded(site, on_success);
         }
     }
 
@@ -238,50 +224,55 @@ impl RetryState {
     /// exists: the state (from `clock` and `start`) is made only when the
     /// success is reported, so the happy path stays a branch.
     #[inline(always)]
-    pub(crate) fn first_success<H: Hooks>(
+    pub(crate) fn first_success(
         budget: Option<Limit<'_>>,
         clock: ClockKind,
         start: Option<Instant>,
-        hooks: impl FnOnce() -> H,
+        site: Site,
+        on_success: Option<&dyn Fn(&Success)>,
     ) {
         crate::run::nested::mark_succeeded();
         if let Some(budget) = budget {
             budget.succeeded();
         }
-        if reports_success::<H>(false) {
-            Self::with_start(clock, start).succeeded(&hooks() as &dyn DynHooks<H::Decided>);
+        if reports_success(on_success, false) {
+            Self::with_start(clock, start).succeeded(site, on_success);
         }
     }
 
     /// Reports the success of the attempt that just ended: metrics, the
-    /// tracing event of a success after retries, and `on_success`.
-    #[inline]
-    fn succeeded<D>(&mut self, hooks: &dyn DynHooks<D>) {
+    /// tracing event of a success after retries, and `on_success`. Not
+    /// generic: compiled once, in this crate.
+    #[cold]
+    #[inline(never)]
+    fn succeeded(&mut self, site: Site, on_success: Option<&dyn Fn(&Success)>) {
         let attempts = self.backoff.retries().saturating_add(1);
-        crate::observe::metrics::success(hooks.site(), attempts);
+        crate::observe::metrics::success(site, attempts);
         let retried = attempts > 1;
-        if hooks.observes_success() || (retried && crate::observe::trace::success_enabled()) {
+        if on_success.is_some() || (retried && crate::observe::trace::success_enabled()) {
             let event = Success {
-                function: hooks.site().name(),
+                function: site.name(),
                 attempts,
                 elapsed: self.timeline.elapsed(),
             };
             if retried {
                 crate::observe::trace::succeeded(&event, self.timeline.started_at_first_failure());
             }
-            hooks.on_success(&event);
+            if let Some(on_success) = on_success {
+                on_success(&event);
+            }
         }
     }
 
     /// The stop rules, in their documented order, and the wait when none
     /// holds (with whether it came from the server's hint).
-    fn next_wait<D>(
+    fn next_wait<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
         budget: Option<Limit<'_>>,
-        error: &D,
+        error: &O,
         gave_up_below: bool,
-        hooks: &dyn DynHooks<D>,
+        hooks: &Hooks<'_, T, E, O>,
     ) -> Result<(Duration, bool), StopReason> {
         if !hooks.should_retry(error) {
             return Err(StopReason::Permanent);

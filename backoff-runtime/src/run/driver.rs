@@ -1,21 +1,24 @@
 //! The driver every front end runs: the attribute's sync and async loops
 //! (generated in the function, so the body may borrow `&mut self`), the
-//! builder's `.call()` and its future. One [`Loop`] state, one
-//! [`step`](Loop::step) after each attempt (generic over how the result is
-//! judged, through the hook set, and over whether an action runs before the
-//! wait, through [`Mode`]), one check after an action
-//! ([`after_action`](Loop::after_action)), and one first-attempt path for
-//! blocking loops ([`after_first_attempt`]) whose retries run out of line.
+//! builder's `.call()` and its future.
+//!
+//! A success is handled where it happens: the expansion writes it
+//! ([`Loop::succeeded`], [`first_success`]), a few inline branches. A
+//! failure goes to one `#[cold]` entry compiled once per result type, not
+//! once per function: [`Loop::failed`] for a loop that stays in the
+//! function (async, and sync with `before_retry`), [`retry_blocking`] for
+//! a sync loop, whose retries run out of line. Both read the user's hooks
+//! through [`Hooks`], the references the caller lends them.
 
 use core::time::Duration;
 use std::time::Instant;
 
 use crate::limits::limit::Limit;
-use crate::observe::events::RetryEvent;
+use crate::observe::events::{RetryEvent, Success};
+use crate::observe::site::Site;
 use crate::run::attempt::AttemptSource;
 use crate::run::decide::{Failed, RetryState};
-use crate::run::hooks::{DynHooks, HookSet, Hooks};
-use crate::run::result::RetryResult;
+use crate::run::hooks::{Hooks, Outcome};
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
 use crate::time::sleep::{BlockingSleep, Timer};
@@ -32,60 +35,60 @@ pub enum Step<R, W> {
 /// Whether an action (`before_retry`) runs before each wait: what a retry
 /// hands the loop.
 pub trait Mode {
-    /// The wait alone ([`Waits`]), or the failure to act on ([`Acts`]).
-    type Retry<D>;
+    /// The wait alone ([`Waits`]), or the retry to act on ([`Acts`]).
+    type Retry<O>;
     /// Whether the retry's event is kept for the action.
     const ACTS: bool;
-    /// The retry, or (when the event was not kept) what was decided on.
-    fn retry<D>(wait: Duration, decided: D, event: Option<RetryEvent>) -> Result<Self::Retry<D>, D>;
+    /// The retry, or (when the event was not kept) the outcome.
+    fn retry<O>(wait: Duration, outcome: O, event: Option<RetryEvent>) -> Result<Self::Retry<O>, O>;
 }
 
 /// No action: a retry is its wait.
 #[derive(Debug)]
 pub enum Waits {}
 
-/// An action before each wait: a retry is the [`Failure`] it acts on.
+/// An action before each wait: a retry is the [`NextAttempt`] it acts on.
 #[derive(Debug)]
 pub enum Acts {}
 
 impl Mode for Waits {
-    type Retry<D> = Duration;
+    type Retry<O> = Duration;
     const ACTS: bool = false;
 
     #[inline(always)]
-    fn retry<D>(wait: Duration, _decided: D, _event: Option<RetryEvent>) -> Result<Duration, D> {
+    fn retry<O>(wait: Duration, _outcome: O, _event: Option<RetryEvent>) -> Result<Duration, O> {
         Ok(wait)
     }
 }
 
 impl Mode for Acts {
-    type Retry<D> = Failure<D>;
+    type Retry<O> = NextAttempt<O>;
     const ACTS: bool = true;
 
     #[inline(always)]
-    fn retry<D>(wait: Duration, decided: D, event: Option<RetryEvent>) -> Result<Failure<D>, D> {
+    fn retry<O>(wait: Duration, outcome: O, event: Option<RetryEvent>) -> Result<NextAttempt<O>, O> {
         match event {
-            Some(event) => Ok(Failure { wait, decided, event }),
-            None => Err(decided),
+            Some(event) => Ok(NextAttempt { wait, outcome, event }),
+            None => Err(outcome),
         }
     }
 }
 
-/// A failed attempt that will be retried after an action: what failed (an
-/// error, or with `retry_if_ok` the whole result), the retry's event, and
-/// the wait.
+/// A failed attempt that will be retried after an action: its outcome
+/// (the error, or with `retry_if_ok` the whole result), the retry's event,
+/// and the wait.
 #[derive(Debug)]
-pub struct Failure<D> {
+pub struct NextAttempt<O> {
     wait: Duration,
-    decided: D,
+    outcome: O,
     event: RetryEvent,
 }
 
-impl<D> Failure<D> {
+impl<O> NextAttempt<O> {
     /// What failed: the error, or with `retry_if_ok` the whole result.
     #[inline(always)]
-    pub fn decided(&self) -> &D {
-        &self.decided
+    pub fn outcome(&self) -> &O {
+        &self.outcome
     }
 
     /// The retry's event.
@@ -94,13 +97,13 @@ impl<D> Failure<D> {
         &self.event
     }
 
-    /// Types a sync `before_retry` by this failure, so a closure's parameter
+    /// Types a sync `before_retry` by this retry, so a closure's parameter
     /// types are inferred; the loop then calls it in place, and checks what
     /// it returns with `bounds::SyncBeforeRetry` on the user's token.
     #[inline(always)]
-    pub fn sync_action<F, O>(&self, action: F) -> F
+    pub fn sync_action<F, R>(&self, action: F) -> F
     where
-        F: FnOnce(&D, &RetryEvent) -> O,
+        F: FnOnce(&O, &RetryEvent) -> R,
     {
         action
     }
@@ -140,94 +143,75 @@ impl Loop {
         }
     }
 
-    /// What follows an attempt that returned `result` (with whether a
-    /// retried function it called gave up): return it, or retry. `hooks`
-    /// builds the hooks from an empty [`HookSet`] typed by the result, so
-    /// closures in them infer their parameters.
+    /// The attempt that just ended succeeded: the limit gets its tokens
+    /// back, and metrics, tracing and `on_success` hear of it when they
+    /// listen. The expansion writes this call on its success path.
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    pub fn step<M, R, B, H>(
-        &mut self,
-        policy: &Policy,
-        budget: Option<Limit<'_>>,
-        (result, below): (R, bool),
-        hooks: B,
-    ) -> Step<R, M::Retry<H::Decided>>
-    where
-        M: Mode,
-        R: RetryResult,
-        B: FnOnce(HookSet<R::Ok, R::Err>) -> H,
-        H: Hooks<Ok = R::Ok, Err = R::Err>,
-    {
-        let result = match result.into_result() {
-            // Without `retry_if_ok` an `Ok` is a success: the hooks are
-            // built only if the success is reported.
-            Ok(value) if !H::JUDGES_VALUES => {
-                self.state.success(budget, || hooks(HookSet::new()));
-                return Step::Return(R::from_result(Ok(value)));
-            }
-            result => result,
-        };
-        let hooks = hooks(HookSet::new());
-        match hooks.judge(result) {
-            Ok(done) => {
-                self.state.success(budget, || &hooks);
-                Step::Return(R::from_result(done))
-            }
-            Err(decided) => match self.decide::<M, H>(policy, budget, decided, below, &hooks) {
-                Step::Return(result) => Step::Return(R::from_result(result)),
-                Step::Retry(retry) => Step::Retry(retry),
-            },
-        }
+    pub fn succeeded(&mut self, budget: Option<Limit<'_>>, site: Site, on_success: Option<&dyn Fn(&Success)>) {
+        self.state.success(budget, site, on_success);
     }
 
-    /// The decision on `decided`: the final result, or the retry.
-    #[inline]
-    #[allow(clippy::type_complexity)]
-    fn decide<M: Mode, H: Hooks>(
+    /// What follows an attempt that failed with `outcome` (with whether a
+    /// retried function it called gave up): the final result, or the retry.
+    /// The cold entry of every loop that stays in its function: compiled
+    /// once per result type (and mode), not once per function.
+    #[cold]
+    #[inline(never)]
+    pub fn failed<M: Mode, T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
         budget: Option<Limit<'_>>,
-        decided: H::Decided,
+        hooks: &Hooks<'_, T, E, O>,
+        outcome: O,
         gave_up_below: bool,
-        hooks: &H,
-    ) -> Step<Result<H::Ok, H::Err>, M::Retry<H::Decided>> {
+    ) -> Step<Result<T, E>, M::Retry<O>> {
         let failure = Failed {
-            error: &decided,
+            error: &outcome,
             gave_up_below,
         };
         match self.state.decide_reporting(policy, budget, failure, hooks, M::ACTS) {
-            Ok((wait, event)) => match M::retry(wait, decided, event) {
+            Ok((wait, event)) => match M::retry(wait, outcome, event) {
                 Ok(retry) => Step::Retry(retry),
-                Err(decided) => Step::Return(H::back(decided)),
+                Err(outcome) => Step::Return(outcome.into_result()),
             },
-            Err(_reason) => Step::Return(H::back(decided)),
+            Err(_reason) => Step::Return(outcome.into_result()),
         }
     }
 
-    /// After the action on `failure`: its wait, or (when the action ran so
-    /// long that the wait would end past `max_elapsed`) the final result,
-    /// reported as a give-up with [`StopReason::Deadline`](crate::StopReason).
-    #[inline(always)]
-    pub fn after_action<R, B, H>(
+    /// What follows an attempt that returned `result`, judged as a whole
+    /// (with `retry_if_ok`, or by the builder): a success returns, a
+    /// pending value or an error goes to [`failed`](Loop::failed).
+    #[inline]
+    pub fn settle<M: Mode, T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
-        failure: Failure<H::Decided>,
-        hooks: B,
-    ) -> Step<R, Duration>
-    where
-        R: RetryResult,
-        B: FnOnce(HookSet<R::Ok, R::Err>) -> H,
-        H: Hooks<Ok = R::Ok, Err = R::Err>,
-    {
-        if policy.max_elapsed.is_none()
-            || self
-                .state
-                .still_in_time(policy, failure.wait, &failure.decided, &hooks(HookSet::new()))
-        {
-            Step::Retry(failure.wait)
+        budget: Option<Limit<'_>>,
+        hooks: &Hooks<'_, T, E, O>,
+        (result, gave_up_below): (Result<T, E>, bool),
+    ) -> Step<Result<T, E>, M::Retry<O>> {
+        match hooks.judge(result) {
+            Ok(value) => {
+                self.state.success(budget, hooks.site(), hooks.on_success_hook());
+                Step::Return(Ok(value))
+            }
+            Err(outcome) => self.failed::<M, T, E, O>(policy, budget, hooks, outcome, gave_up_below),
+        }
+    }
+
+    /// After the action on `next`: its wait, or (when the action ran so
+    /// long that the wait would end past `max_elapsed`) the final result,
+    /// reported as a give-up with [`StopReason::Deadline`](crate::StopReason).
+    #[inline]
+    pub fn after_action<T, E, O: Outcome<T, E>>(
+        &mut self,
+        policy: &Policy,
+        hooks: &Hooks<'_, T, E, O>,
+        next: NextAttempt<O>,
+    ) -> Step<Result<T, E>, Duration> {
+        if self.state.still_in_time(policy, next.wait, &next.outcome, hooks) {
+            Step::Retry(next.wait)
         } else {
-            Step::Return(R::from_result(H::back(failure.decided)))
+            Step::Return(next.outcome.into_result())
         }
     }
 }
@@ -252,159 +236,116 @@ pub fn start_blocking<S: BlockingSleep>(
     crate::run::decide::read_start(policy, budget, sleeper.clock(), needs_start)
 }
 
-/// What a blocking loop does before each wait besides waiting: nothing
-/// ([`NoAction`]), or the builder's `before_retry`.
-pub trait BlockingAction<D> {
-    /// Whether there is an action (the retry's event is then kept for it).
-    const SET: bool;
-    /// Runs the action.
-    fn run(&mut self, decided: &D, event: &RetryEvent);
-}
-
-/// No action before the wait.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoAction;
-
-impl<D> BlockingAction<D> for NoAction {
-    const SET: bool = false;
-
-    #[inline(always)]
-    fn run(&mut self, _decided: &D, _event: &RetryEvent) {}
-}
-
-/// What follows the first attempt of a blocking loop: its result when it
-/// succeeded (inline: the happy path costs a branch), the `#[cold]` retry
-/// loop otherwise. Shared by the attribute and the builder's `.call()`.
+/// The first attempt of a blocking loop succeeded: what
+/// [`Loop::succeeded`] does, before any loop state exists.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub fn after_first_attempt<R, F, B, H, S, A>(
-    first: R,
-    policy: &Policy,
+pub fn first_success<S: BlockingSleep>(
     budget: Option<Limit<'_>>,
+    sleeper: &S,
     start: Option<Instant>,
-    body: F,
-    hooks: B,
-    sleeper: S,
-    action: A,
-) -> R
-where
-    R: RetryResult,
-    F: FnMut() -> R,
-    B: FnOnce(HookSet<R::Ok, R::Err>) -> H,
-    H: Hooks<Ok = R::Ok, Err = R::Err>,
-    S: BlockingSleep,
-    A: BlockingAction<H::Decided>,
-{
-    let first = match first.into_result() {
-        // Without `retry_if_ok` an `Ok` is a success: the hooks are built
-        // only if the success is reported.
-        Ok(value) if !H::JUDGES_VALUES => {
-            RetryState::first_success(budget, sleeper.clock(), start, || hooks(HookSet::new()));
-            return R::from_result(Ok(value));
-        }
-        first => first,
-    };
-    let hooks = hooks(HookSet::new());
-    match hooks.judge(first) {
-        Ok(done) => {
-            RetryState::first_success(budget, sleeper.clock(), start, || &hooks);
-            R::from_result(done)
-        }
-        Err(decided) => R::from_result(blocking_retries(
-            policy, budget, start, decided, body, hooks, sleeper, action,
-        )),
+    site: Site,
+    on_success: Option<&dyn Fn(&Success)>,
+) {
+    RetryState::first_success(budget, sleeper.clock(), start, site, on_success);
+}
+
+/// A blocking loop's `before_retry` action, as the retries borrow it.
+pub(crate) type BlockingActionRef<'a, O> = &'a mut dyn FnMut(&O, &RetryEvent);
+
+/// What a blocking loop borrows for its retries: the body, the sleep and
+/// the action (if any).
+pub struct BlockingParts<'a, T, E, O> {
+    /// Runs one attempt.
+    pub body: &'a mut dyn FnMut() -> Result<T, E>,
+    /// Waits.
+    pub sleeper: &'a dyn BlockingSleep,
+    /// The builder's `before_retry`.
+    pub action: Option<BlockingActionRef<'a, O>>,
+}
+
+impl<T, E, O> core::fmt::Debug for BlockingParts<'_, T, E, O> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("BlockingParts")
+            .field("acts", &self.action.is_some())
+            .finish_non_exhaustive()
     }
 }
 
-/// The retries after a first attempt that failed: everything the blocking
-/// loop needs, taken by value, made into references here, out of line, so
-/// the happy path neither builds nor stores any of it (the body's closure
-/// stays in registers until it is needed).
-#[cold]
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn blocking_retries<R, F, H, S, A>(
+/// The first attempt of a blocking loop returned `result`, judged as a
+/// whole (with `retry_if_ok`, or by the builder's `.call()`): its value
+/// when it succeeded, the `#[cold]` retries otherwise.
+#[inline]
+pub fn settle_blocking<T, E, O: Outcome<T, E>>(
     policy: &Policy,
     budget: Option<Limit<'_>>,
     start: Option<Instant>,
-    decided: H::Decided,
-    mut body: F,
-    hooks: H,
-    sleeper: S,
-    mut action: A,
-) -> Result<R::Ok, R::Err>
-where
-    R: RetryResult,
-    F: FnMut() -> R,
-    H: Hooks<Ok = R::Ok, Err = R::Err>,
-    S: BlockingSleep,
-    A: BlockingAction<H::Decided>,
-{
-    let mut run = |decided: &H::Decided, event: &RetryEvent| action.run(decided, event);
-    let action: Option<ActionRef<'_, H::Decided>> = if A::SET { Some(&mut run) } else { None };
-    let judge = |result| hooks.judge(result);
-    let retry = Blocking {
-        body: &mut || body().into_result(),
-        judge: &judge,
-        back: H::back,
-        hooks: &hooks,
-        sleeper: &sleeper,
-        action,
-    };
-    retry.run(policy, budget, start, decided)
+    hooks: &Hooks<'_, T, E, O>,
+    result: Result<T, E>,
+    parts: BlockingParts<'_, T, E, O>,
+) -> Result<T, E> {
+    match hooks.judge(result) {
+        Ok(value) => {
+            RetryState::first_success(
+                budget,
+                parts.sleeper.clock(),
+                start,
+                hooks.site(),
+                hooks.on_success_hook(),
+            );
+            Ok(value)
+        }
+        Err(outcome) => retry_blocking(policy, budget, start, hooks, outcome, parts),
+    }
 }
 
-/// A blocking loop's `before_retry` action, as `Blocking` holds it.
-type ActionRef<'a, D> = &'a mut dyn FnMut(&D, &RetryEvent);
-
-/// A blocking loop's retries, behind references: compiled once per result
-/// type, not once per retried function.
-struct Blocking<'a, T, E, D> {
-    body: &'a mut dyn FnMut() -> Result<T, E>,
-    judge: &'a dyn Fn(Result<T, E>) -> Result<Result<T, E>, D>,
-    back: fn(D) -> Result<T, E>,
-    hooks: &'a dyn DynHooks<D>,
-    sleeper: &'a dyn BlockingSleep,
-    action: Option<ActionRef<'a, D>>,
-}
-
-impl<T, E, D> Blocking<'_, T, E, D> {
-    /// Retries after a first attempt that must be decided on (`first`),
-    /// waiting with the sleeper (after the action, when set), until a
-    /// result is accepted or a stop rule holds.
-    #[cold]
-    #[inline(never)]
-    fn run(mut self, policy: &Policy, budget: Option<Limit<'_>>, start: Option<Instant>, first: D) -> Result<T, E> {
-        let mut state = RetryState::with_start(self.sleeper.clock(), start);
-        let mut decided = first;
-        loop {
-            let failure = Failed {
-                error: &decided,
-                gave_up_below: crate::run::nested::gave_up_below(),
-            };
-            let acts = self.action.is_some();
-            let wait = match state.decide_reporting(policy, budget, failure, self.hooks, acts) {
-                Ok((wait, Some(event))) if acts => {
-                    if let Some(action) = self.action.as_mut() {
-                        action(&decided, &event);
-                    }
-                    if !state.still_in_time(policy, wait, &decided, self.hooks) {
-                        return (self.back)(decided);
-                    }
-                    wait
+/// The retries of a blocking loop after a first attempt that failed with
+/// `first`: decide, act, wait, run the body again, until a result is
+/// accepted or a stop rule holds. Everything behind references: compiled
+/// once per result type, not once per retried function.
+#[cold]
+#[inline(never)]
+pub fn retry_blocking<T, E, O: Outcome<T, E>>(
+    policy: &Policy,
+    budget: Option<Limit<'_>>,
+    start: Option<Instant>,
+    hooks: &Hooks<'_, T, E, O>,
+    first: O,
+    parts: BlockingParts<'_, T, E, O>,
+) -> Result<T, E> {
+    let BlockingParts {
+        body,
+        sleeper,
+        mut action,
+    } = parts;
+    let mut state = RetryState::with_start(sleeper.clock(), start);
+    let mut outcome = first;
+    loop {
+        let failure = Failed {
+            error: &outcome,
+            gave_up_below: crate::run::nested::gave_up_below(),
+        };
+        let acts = action.is_some();
+        let wait = match state.decide_reporting(policy, budget, failure, hooks, acts) {
+            Ok((wait, Some(event))) if acts => {
+                if let Some(action) = action.as_mut() {
+                    action(&outcome, &event);
                 }
-                Ok((wait, _)) => wait,
-                Err(_reason) => return (self.back)(decided),
-            };
-            self.sleeper.sleep(wait);
-            crate::run::nested::enter_attempt();
-            match (self.judge)((self.body)()) {
-                Ok(done) => {
-                    state.success_reported(budget, self.hooks);
-                    return done;
+                if !state.still_in_time(policy, wait, &outcome, hooks) {
+                    return outcome.into_result();
                 }
-                Err(next) => decided = next,
+                wait
             }
+            Ok((wait, _)) => wait,
+            Err(_reason) => return outcome.into_result(),
+        };
+        sleeper.sleep(wait);
+        crate::run::nested::enter_attempt();
+        match hooks.judge(body()) {
+            Ok(value) => {
+                state.success(budget, hooks.site(), hooks.on_success_hook());
+                return Ok(value);
+            }
+            Err(next) => outcome = next,
         }
     }
 }

@@ -1,20 +1,17 @@
-//! The user's decisions and observers around each attempt, in one hook set:
-//! which errors to retry (`retry_if`), the server's hint (`retry_after`),
-//! which values are still pending (`retry_if_ok`) and their hint
-//! (`retry_after_ok`), and who wants to know (`on_retry`, `on_give_up`,
-//! `on_success`). Apart from them, the call's identity: its name and
-//! metrics site, its nested mode and how its failures are formatted.
+//! The user's hooks of one retried call, as data: one [`Hooks`] struct of
+//! optional references to them, typed by the call's result, with the call's
+//! identity beside them (its name and metrics site, its nested mode and how
+//! its failures are formatted).
 //!
-//! Built by the `#[retry]` expansion and the builder from an empty
-//! [`HookSet`] typed by the result, so closures written without parameter
-//! types infer theirs. Each builder method checks its closure's signature
-//! once, where it is given; the stored hook is called through a function
-//! pointer made there, so a hook of the wrong type is one compile error on
-//! the user's token.
+//! The `#[retry]` expansion lends it the function's hooks where a failed
+//! attempt is decided (a temporary of that statement, never held across an
+//! `.await`); the builder owns its closures and lends them the same way.
+//! The decision reads it through the references: it is compiled once per
+//! result type, not once per retried function.
 //!
-//! What the loop decides on (and the observers see) is the error, or with
-//! `retry_if_ok` the whole `Result`: the [`Judge`] of the `retry_if_ok`
-//! slot says which.
+//! What the decision and the observers see of an attempt that did not
+//! succeed is its [`Outcome`]: the error, or with `retry_if_ok` the whole
+//! `Result` (a value may be pending).
 
 use core::fmt::{self, Debug};
 use core::marker::PhantomData;
@@ -25,156 +22,88 @@ use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::{CallSite, Site};
 use crate::observe::trace::ReportFn;
 
-/// A hook that is not set: the default behaviour.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Unset;
-
-/// A hook that is set: the user's closure and a function pointer that calls
-/// it (made where the closure's signature was checked).
-pub struct Set<F, C> {
-    hook: F,
-    call: C,
+/// What the decision and the observers see of an attempt that did not
+/// succeed: the error `E` (the default), or with `retry_if_ok` the whole
+/// `Result<T, E>`, whose value may be pending.
+pub trait Outcome<T, E>: Sized {
+    /// `Ok` with the value to return, or `Err` with the outcome to decide
+    /// on (`retry_if_ok`, when set, says which values are pending).
+    fn judge(result: Result<T, E>, retry_if_ok: Option<&dyn Fn(&T) -> bool>) -> Result<T, Self>;
+    /// The outcome seen as a pending value or an error.
+    fn view(&self) -> Result<&T, &E>;
+    /// The outcome returned as the call's result.
+    fn into_result(self) -> Result<T, E>;
 }
 
-impl<F, C> Debug for Set<F, C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Set")
+impl<T, E> Outcome<T, E> for E {
+    #[inline(always)]
+    fn judge(result: Result<T, E>, _retry_if_ok: Option<&dyn Fn(&T) -> bool>) -> Result<T, E> {
+        result
+    }
+
+    #[inline(always)]
+    fn view(&self) -> Result<&T, &E> {
+        Err(self)
+    }
+
+    #[inline(always)]
+    fn into_result(self) -> Result<T, E> {
+        Err(self)
     }
 }
 
-/// A set hook called through `call`, a function pointer made from a
-/// closure where the hook's signature was checked.
-#[inline(always)]
-fn hook_of<F, X, O>(hook: F, call: fn(&F, &X) -> O) -> Set<F, fn(&F, &X) -> O> {
-    Set { hook, call }
-}
-
-/// A set observer called through `call` (see [`hook_of`]).
-#[inline(always)]
-fn observer_of<F, X, Ev>(hook: F, call: fn(&F, &X, &Ev)) -> Set<F, fn(&F, &X, &Ev)> {
-    Set { hook, call }
-}
-
-/// One hook slot: the default when [`Unset`], the user's hook when [`Set`].
-pub trait Slot<Args, Out> {
-    /// Whether the user set this hook.
-    const IS_SET: bool = true;
-    /// Calls the hook, or returns the default.
-    fn call_or(&self, args: Args, default: Out) -> Out;
-}
-
-impl<Args, Out> Slot<Args, Out> for Unset {
-    const IS_SET: bool = false;
-
-    #[inline(always)]
-    fn call_or(&self, _args: Args, default: Out) -> Out {
-        default
-    }
-}
-
-impl<'a, X, F> Slot<&'a X, bool> for Set<F, fn(&F, &X) -> bool> {
-    #[inline(always)]
-    fn call_or(&self, x: &'a X, _default: bool) -> bool {
-        (self.call)(&self.hook, x)
-    }
-}
-
-impl<'a, X, F> Slot<&'a X, Option<Duration>> for Set<F, fn(&F, &X) -> Option<Duration>> {
-    #[inline(always)]
-    fn call_or(&self, x: &'a X, _default: Option<Duration>) -> Option<Duration> {
-        (self.call)(&self.hook, x)
-    }
-}
-
-impl<'a, F> Slot<&'a Success, ()> for Set<F, fn(&F, &Success)> {
-    #[inline(always)]
-    fn call_or(&self, event: &'a Success, _default: ()) {
-        (self.call)(&self.hook, event);
-    }
-}
-
-impl<'a, 'b, X, F> Slot<(&'a X, &'b RetryEvent), ()> for Set<F, fn(&F, &X, &RetryEvent)> {
-    #[inline(always)]
-    fn call_or(&self, (x, event): (&'a X, &'b RetryEvent), _default: ()) {
-        (self.call)(&self.hook, x, event);
-    }
-}
-
-impl<'a, 'b, X, F> Slot<(&'a X, &'b GiveUp), ()> for Set<F, fn(&F, &X, &GiveUp)> {
-    #[inline(always)]
-    fn call_or(&self, (x, event): (&'a X, &'b GiveUp), _default: ()) {
-        (self.call)(&self.hook, x, event);
-    }
-}
-
-/// How an attempt's result is judged: by its error alone ([`Unset`]
-/// `retry_if_ok`), or as a whole, where a value may be pending (a set
-/// `retry_if_ok`). The loop decides on, and the observers see,
-/// [`Decided`](Judge::Decided): the error, or the whole result.
-pub trait Judge<T, E> {
-    /// What a failed (or pending) attempt hands the decision.
-    type Decided;
-    /// Whether values are judged too (a set `retry_if_ok`): without it an
-    /// `Ok` is a success before any hook is built.
-    const JUDGES_VALUES: bool;
-    /// `Ok` with the result to return, or `Err` with what to decide on.
-    fn judge(&self, result: Result<T, E>) -> Result<Result<T, E>, Self::Decided>;
-    /// What was decided on, seen as a value (pending) or an error.
-    fn view(decided: &Self::Decided) -> Result<&T, &E>;
-    /// What was decided on, returned as the call's result.
-    fn back(decided: Self::Decided) -> Result<T, E>;
-}
-
-impl<T, E> Judge<T, E> for Unset {
-    type Decided = E;
-    const JUDGES_VALUES: bool = false;
-
-    #[inline(always)]
-    fn judge(&self, result: Result<T, E>) -> Result<Result<T, E>, E> {
+impl<T, E> Outcome<T, E> for Result<T, E> {
+    #[inline]
+    fn judge(result: Result<T, E>, retry_if_ok: Option<&dyn Fn(&T) -> bool>) -> Result<T, Self> {
         match result {
-            Ok(value) => Ok(Ok(value)),
-            Err(error) => Err(error),
-        }
-    }
-
-    #[inline(always)]
-    fn view(error: &E) -> Result<&T, &E> {
-        Err(error)
-    }
-
-    #[inline(always)]
-    fn back(error: E) -> Result<T, E> {
-        Err(error)
-    }
-}
-
-impl<T, E, F> Judge<T, E> for Set<F, fn(&F, &T) -> bool> {
-    type Decided = Result<T, E>;
-    const JUDGES_VALUES: bool = true;
-
-    #[inline(always)]
-    fn judge(&self, result: Result<T, E>) -> Result<Result<T, E>, Result<T, E>> {
-        match result {
-            Ok(value) if !(self.call)(&self.hook, &value) => Ok(Ok(value)),
+            Ok(value) if !retry_if_ok.is_some_and(|pending| pending(&value)) => Ok(value),
             other => Err(other),
         }
     }
 
     #[inline(always)]
-    fn view(result: &Result<T, E>) -> Result<&T, &E> {
-        result.as_ref()
+    fn view(&self) -> Result<&T, &E> {
+        self.as_ref()
     }
 
     #[inline(always)]
-    fn back(result: Result<T, E>) -> Result<T, E> {
-        result
+    fn into_result(self) -> Result<T, E> {
+        self
     }
 }
 
-/// The call's identity, apart from its hooks: its site (name and metric
-/// keys), whether failures a retried function below gave up on are retried
-/// anyway (`nested = retry`), and how a failure is formatted.
-pub(crate) struct Identity<D> {
+/// A hook that judges an error or a value (`retry_if`, `retry_if_ok`).
+pub(crate) type Predicate<'h, X> = &'h dyn Fn(&X) -> bool;
+/// A hook that reads the server's suggested wait (`retry_after`,
+/// `retry_after_ok`).
+pub(crate) type Hint<'h, X> = &'h dyn Fn(&X) -> Option<Duration>;
+/// A hook that observes what failed and an event (`on_retry`,
+/// `on_give_up`).
+pub(crate) type Observer<'h, O, Ev> = &'h dyn Fn(&O, &Ev);
+
+/// The hooks of one retried call returning `Result<T, E>`, each an optional
+/// reference to the user's closure or function, and the call's identity.
+/// `O` is the [`Outcome`] the observers see: `E`, or after
+/// [`retry_if_ok`](Hooks::retry_if_ok) the whole result. A hook that is not
+/// set keeps the default (every error is retried, no hint, nothing
+/// observed).
+///
+/// ```
+/// use backoff_runtime::__private::Hooks;
+///
+/// let is_transient = |status: &u16| *status >= 500;
+/// let hooks = Hooks::<u8, u16>::new().retry_if(&is_transient).name("fetch");
+/// assert!(hooks.should_retry(&503));
+/// assert!(!hooks.should_retry(&404));
+/// ```
+pub struct Hooks<'h, T, E, O = E> {
+    retry_if: Option<Predicate<'h, E>>,
+    retry_after: Option<Hint<'h, E>>,
+    retry_if_ok: Option<Predicate<'h, T>>,
+    retry_after_ok: Option<Hint<'h, T>>,
+    on_retry: Option<Observer<'h, O, RetryEvent>>,
+    on_give_up: Option<Observer<'h, O, GiveUp>>,
+    on_success: Option<&'h dyn Fn(&Success)>,
     site: Site,
     retries_nested: bool,
     /// Whether a value `retry_if_ok` retries is a failure (a retried HTTP
@@ -182,21 +111,31 @@ pub(crate) struct Identity<D> {
     values_fail: bool,
     /// How the events see what failed (its `Debug` form, OpenTelemetry's
     /// attributes), as the expansion's probes found for its type.
-    report: Option<ReportFn<D>>,
+    report: Option<ReportFn<O>>,
 }
 
-impl<D> Clone for Identity<D> {
-    fn clone(&self) -> Self {
-        *self
+impl<T, E, O> Debug for Hooks<'_, T, E, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hooks")
+            .field("name", &self.site.name())
+            .finish_non_exhaustive()
     }
 }
 
-impl<D> Copy for Identity<D> {}
-
-impl<D> Identity<D> {
-    /// The identity of an unnamed operation (`"retry"`).
-    const fn new() -> Self {
-        Identity {
+impl<'h, T, E> Hooks<'h, T, E> {
+    /// No hooks: every error is retried, no value, nothing is observed; the
+    /// operation is named `"retry"`.
+    #[inline(always)]
+    #[must_use]
+    pub const fn new() -> Self {
+        Hooks {
+            retry_if: None,
+            retry_after: None,
+            retry_if_ok: None,
+            retry_after_ok: None,
+            on_retry: None,
+            on_give_up: None,
+            on_success: None,
             site: Site::Named("retry"),
             retries_nested: false,
             values_fail: false,
@@ -204,10 +143,36 @@ impl<D> Identity<D> {
         }
     }
 
-    /// The same identity for another decided type (the formatter, typed by
-    /// the old one, is dropped).
-    fn retyped<D2>(self) -> Identity<D2> {
-        Identity {
+    /// [`new`](Hooks::new), typed by a failed attempt's error (the
+    /// expansion's: closures written without parameter types infer them).
+    #[inline(always)]
+    #[must_use]
+    pub const fn for_error(_error: &E) -> Self {
+        Self::new()
+    }
+
+    /// [`new`](Hooks::new), typed by an attempt's result.
+    #[inline(always)]
+    #[must_use]
+    pub const fn for_result(_result: &Result<T, E>) -> Self {
+        Self::new()
+    }
+
+    /// Treats the values for which `retry_if_ok` returns `true` as pending:
+    /// wait and run the operation again (polling). The observers then see
+    /// the whole `Result`, so this comes before `on_retry` and
+    /// `on_give_up`.
+    #[inline(always)]
+    #[must_use]
+    pub fn retry_if_ok(self, retry_if_ok: &'h dyn Fn(&T) -> bool) -> Hooks<'h, T, E, Result<T, E>> {
+        Hooks {
+            retry_if: self.retry_if,
+            retry_after: self.retry_after,
+            retry_if_ok: Some(retry_if_ok),
+            retry_after_ok: self.retry_after_ok,
+            on_retry: None,
+            on_give_up: None,
+            on_success: self.on_success,
             site: self.site,
             retries_nested: self.retries_nested,
             values_fail: self.values_fail,
@@ -216,210 +181,93 @@ impl<D> Identity<D> {
     }
 }
 
-/// The hooks of one retried operation returning `Result<T, E>`. Every slot
-/// starts `Unset`; each builder method fills one.
-///
-/// ```
-/// use backoff_runtime::__private::{HookSet, Hooks};
-///
-/// let hooks = HookSet::<u8, u16>::new().retry_if(|status| *status >= 500);
-/// assert!(hooks.should_retry(&503));
-/// assert!(!hooks.should_retry(&404));
-/// ```
-pub struct HookSet<
-    T,
-    E,
-    If = Unset,
-    After = Unset,
-    IfOk: Judge<T, E> = Unset,
-    AfterOk = Unset,
-    OnRetry = Unset,
-    OnGiveUp = Unset,
-    OnSuccess = Unset,
-> {
-    slots: (If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess),
-    identity: Identity<IfOk::Decided>,
-    _result: PhantomData<fn(&T, &E)>,
-}
-
-impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess> Debug
-    for HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HookSet")
-            .field("name", &self.identity.site.name())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<T, E> HookSet<T, E> {
-    /// Hooks that retry every error, no value, and observe nothing.
-    #[inline(always)]
-    #[must_use]
-    pub const fn new() -> Self {
-        HookSet {
-            slots: (Unset, Unset, Unset, Unset, Unset, Unset, Unset),
-            identity: Identity::new(),
-            _result: PhantomData,
-        }
-    }
-}
-
-impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
-    HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
-{
-    /// A hook set of these slots, in the order of the type parameters
-    /// (`retry_if`, `retry_after`, `retry_if_ok`, `retry_after_ok`,
-    /// `on_retry`, `on_give_up`, `on_success`): a new slot is one more
-    /// element.
-    #[inline(always)]
-    const fn with_slots(
-        slots: (If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess),
-        identity: Identity<IfOk::Decided>,
-    ) -> Self {
-        HookSet {
-            slots,
-            identity,
-            _result: PhantomData,
-        }
-    }
-}
-
-impl<T, E> Default for HookSet<T, E> {
+impl<T, E> Default for Hooks<'_, T, E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-/// The decided type of a hook set whose `retry_if_ok` slot is `IfOk`.
-type DecidedBy<IfOk, T, E> = <IfOk as Judge<T, E>>::Decided;
-
-#[allow(clippy::type_complexity)]
-impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
-    HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
-{
-    /// Retries only the errors for which `predicate` returns `true`.
+impl<'h, T, E, O> Hooks<'h, T, E, O> {
+    /// Retries only the errors for which `retry_if` returns `true`.
     #[inline(always)]
-    pub fn retry_if<F: Fn(&E) -> bool>(
-        self,
-        predicate: F,
-    ) -> HookSet<T, E, Set<F, fn(&F, &E) -> bool>, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> {
-        let s = self.slots;
-        HookSet::with_slots(
-            (hook_of(predicate, |f, e| f(e)), s.1, s.2, s.3, s.4, s.5, s.6),
-            self.identity,
-        )
+    #[must_use]
+    pub fn retry_if(mut self, retry_if: &'h dyn Fn(&E) -> bool) -> Self {
+        self.retry_if = Some(retry_if);
+        self
     }
 
     /// The server's hint for the wait after an error (`Retry-After`).
     #[inline(always)]
-    pub fn retry_after<F: Fn(&E) -> Option<Duration>>(
-        self,
-        hint: F,
-    ) -> HookSet<T, E, If, Set<F, fn(&F, &E) -> Option<Duration>>, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> {
-        let s = self.slots;
-        HookSet::with_slots(
-            (s.0, hook_of(hint, |f, e| f(e)), s.2, s.3, s.4, s.5, s.6),
-            self.identity,
-        )
+    #[must_use]
+    pub fn retry_after(mut self, retry_after: &'h dyn Fn(&E) -> Option<Duration>) -> Self {
+        self.retry_after = Some(retry_after);
+        self
     }
 
     /// The server's hint for the wait after a pending value.
     #[inline(always)]
-    pub fn retry_after_ok<F: Fn(&T) -> Option<Duration>>(
-        self,
-        hint: F,
-    ) -> HookSet<T, E, If, After, IfOk, Set<F, fn(&F, &T) -> Option<Duration>>, OnRetry, OnGiveUp, OnSuccess> {
-        let s = self.slots;
-        HookSet::with_slots(
-            (s.0, s.1, s.2, hook_of(hint, |f, v| f(v)), s.4, s.5, s.6),
-            self.identity,
-        )
+    #[must_use]
+    pub fn retry_after_ok(mut self, retry_after_ok: &'h dyn Fn(&T) -> Option<Duration>) -> Self {
+        self.retry_after_ok = Some(retry_after_ok);
+        self
     }
 
-    /// Calls `observer` before each wait, with what failed: the error, or
-    /// with `retry_if_ok` the whole result.
+    /// Called before each wait, with what failed.
     #[inline(always)]
-    pub fn on_retry<F: Fn(&DecidedBy<IfOk, T, E>, &RetryEvent)>(
-        self,
-        observer: F,
-    ) -> HookSet<T, E, If, After, IfOk, AfterOk, Set<F, fn(&F, &IfOk::Decided, &RetryEvent)>, OnGiveUp, OnSuccess> {
-        let s = self.slots;
-        HookSet::with_slots(
-            (s.0, s.1, s.2, s.3, observer_of(observer, |f, d, e| f(d, e)), s.5, s.6),
-            self.identity,
-        )
+    #[must_use]
+    pub fn on_retry(mut self, on_retry: &'h dyn Fn(&O, &RetryEvent)) -> Self {
+        self.on_retry = Some(on_retry);
+        self
     }
 
-    /// Calls `observer` once when a stop rule ends the call, with the final
-    /// error (or with `retry_if_ok` the final result).
+    /// Called once when a stop rule ends the call, with what failed last.
     #[inline(always)]
-    pub fn on_give_up<F: Fn(&DecidedBy<IfOk, T, E>, &GiveUp)>(
-        self,
-        observer: F,
-    ) -> HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, Set<F, fn(&F, &IfOk::Decided, &GiveUp)>, OnSuccess> {
-        let s = self.slots;
-        HookSet::with_slots(
-            (s.0, s.1, s.2, s.3, s.4, observer_of(observer, |f, d, e| f(d, e)), s.6),
-            self.identity,
-        )
+    #[must_use]
+    pub fn on_give_up(mut self, on_give_up: &'h dyn Fn(&O, &GiveUp)) -> Self {
+        self.on_give_up = Some(on_give_up);
+        self
     }
 
-    /// Calls `observer` once when the call succeeds.
+    /// Called once when the call succeeds.
     #[inline(always)]
-    pub fn on_success<F: Fn(&Success)>(
-        self,
-        observer: F,
-    ) -> HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, Set<F, fn(&F, &Success)>> {
-        let s = self.slots;
-        HookSet::with_slots(
-            (s.0, s.1, s.2, s.3, s.4, s.5, hook_of(observer, |f, event| f(event))),
-            self.identity,
-        )
+    #[must_use]
+    pub fn on_success(mut self, on_success: &'h dyn Fn(&Success)) -> Self {
+        self.on_success = Some(on_success);
+        self
     }
 
     /// Names the retried operation in events and metrics.
     #[inline(always)]
     #[must_use]
     pub fn name(mut self, name: &'static str) -> Self {
-        self.identity.site = Site::Named(name);
+        self.site = Site::Named(name);
         self
     }
 
-    /// Names the retried function by its static site (the expansion's).
+    /// Names the retried operation by its site.
     #[inline(always)]
     #[must_use]
-    pub fn site(mut self, site: &'static CallSite) -> Self {
-        self.identity.site = Site::Static(site);
-        self
-    }
-
-    /// Names a retried method by its static site and the type of its
-    /// `self`, read when the name is first needed.
-    #[inline(always)]
-    #[must_use]
-    pub fn method_site(mut self, site: &'static CallSite, self_type: fn() -> &'static str) -> Self {
-        self.identity.site = Site::Method(site, self_type);
+    pub fn at(mut self, site: Site) -> Self {
+        self.site = site;
         self
     }
 
     /// Retries failures a retried function below gave up on (`nested =
-    /// retry`).
+    /// retry`) when `retries_nested`.
     #[inline(always)]
     #[must_use]
-    pub fn retry_nested(mut self) -> Self {
-        self.identity.retries_nested = true;
+    pub fn retry_nested(mut self, retries_nested: bool) -> Self {
+        self.retries_nested = retries_nested;
         self
     }
 
     /// Treats the values `retry_if_ok` retries as failures (they ask the
-    /// limit, like errors), not as pending ones: what the tower layer's
-    /// retried responses are.
-    #[cfg(feature = "tower")]
+    /// limit, like errors) when `values_fail`: the tower layer's retried
+    /// responses.
     #[inline(always)]
     #[must_use]
-    pub(crate) fn values_are_failures(mut self) -> Self {
-        self.identity.values_fail = true;
+    pub(crate) fn values_are_failures(mut self, values_fail: bool) -> Self {
+        self.values_fail = values_fail;
         self
     }
 
@@ -427,321 +275,122 @@ impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess>
     /// the expansion's probes.
     #[inline(always)]
     #[must_use]
-    pub fn report_with(mut self, report: ReportFn<IfOk::Decided>) -> Self {
-        self.identity.report = Some(report);
+    pub fn report_with(mut self, report: ReportFn<O>) -> Self {
+        self.report = Some(report);
         self
     }
 
-    /// A zero-sized token of the decided type, for the expansion's `Debug`
-    /// probe.
+    /// A zero-sized token of the outcome's type, for the expansion's
+    /// probes.
     #[inline(always)]
-    pub fn error_type(&self) -> ErrorType<IfOk::Decided> {
+    pub fn outcome_type(&self) -> ErrorType<O> {
         ErrorType(PhantomData)
     }
-}
 
-#[allow(clippy::type_complexity)]
-impl<T, E, If, After, AfterOk, OnSuccess> HookSet<T, E, If, After, Unset, AfterOk, Unset, Unset, OnSuccess> {
-    /// Treats the values for which `predicate` returns `true` as pending:
-    /// wait and run the operation again (polling). The observers then see
-    /// the whole `Result`, so this comes before `on_retry` and `on_give_up`.
+    /// The value to return, or the outcome to decide on.
     #[inline(always)]
-    pub fn retry_if_ok<F: Fn(&T) -> bool>(
-        self,
-        predicate: F,
-    ) -> HookSet<T, E, If, After, Set<F, fn(&F, &T) -> bool>, AfterOk, Unset, Unset, OnSuccess> {
-        let s = self.slots;
-        HookSet::with_slots(
-            (s.0, s.1, hook_of(predicate, |f, v| f(v)), s.3, s.4, s.5, s.6),
-            self.identity.retyped(),
-        )
+    pub(crate) fn judge(&self, result: Result<T, E>) -> Result<T, O>
+    where
+        O: Outcome<T, E>,
+    {
+        O::judge(result, self.retry_if_ok)
     }
-}
 
-/// The decided type of a hook set, without the bounds its hooks need.
-pub trait DecidedOf {
-    /// The error, or with `retry_if_ok` the whole result.
-    type Decided;
-}
-
-impl<T, E, If, After, IfOk: Judge<T, E>, AfterOk, OnRetry, OnGiveUp, OnSuccess> DecidedOf
-    for HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
-{
-    type Decided = IfOk::Decided;
-}
-
-/// What the driver asks of, and reports to, a hook set.
-pub trait Hooks: DecidedOf {
-    /// The success type.
-    type Ok;
-    /// The error type.
-    type Err;
-    /// Whether `on_success` is set: a first-attempt success reports only
-    /// then (or when metrics record it).
-    const OBSERVES_SUCCESS: bool;
-    /// Whether an `Ok` may still be pending (`retry_if_ok`): otherwise it is
-    /// a success before the hooks are built.
-    const JUDGES_VALUES: bool;
-    /// `Ok` with the result to return, or `Err` with what to decide on.
-    fn judge(&self, result: Result<Self::Ok, Self::Err>) -> Result<Result<Self::Ok, Self::Err>, Self::Decided>;
-    /// What was decided on, returned as the call's result.
-    fn back(decided: Self::Decided) -> Result<Self::Ok, Self::Err>;
-    /// Whether `decided` is worth retrying: a pending value always, an
+    /// Whether `outcome` is worth retrying: a pending value always, an
     /// error when `retry_if` says so.
-    fn should_retry(&self, decided: &Self::Decided) -> bool;
-    /// The wait the server asked for, if any.
-    fn hint(&self, decided: &Self::Decided) -> Option<Duration>;
-    /// Whether `decided` is a pending value (it asks nothing of a limit).
-    fn is_pending(&self, decided: &Self::Decided) -> bool;
-    /// Called before each wait.
-    fn on_retry(&self, decided: &Self::Decided, event: &RetryEvent);
-    /// Called once when a stop rule ends the call.
-    fn on_give_up(&self, decided: &Self::Decided, event: &GiveUp);
-    /// Called once when the call succeeds.
-    fn on_success(&self, event: &Success);
-    /// Whether `on_retry`, `on_give_up` or `on_success` is set.
-    fn observes(&self) -> bool;
-    /// How the events see what failed.
-    fn report_fn(&self) -> Option<ReportFn<Self::Decided>>;
-    /// The operation's site.
-    fn site(&self) -> Site;
-    /// The operation's name, for events.
-    fn function_name(&self) -> &'static str {
-        self.site().name()
-    }
-    /// Whether failures a retried function below gave up on are retried.
-    fn retries_nested(&self) -> bool;
-}
-
-impl<T, E, D, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess> Hooks
-    for HookSet<T, E, If, After, IfOk, AfterOk, OnRetry, OnGiveUp, OnSuccess>
-where
-    IfOk: Judge<T, E, Decided = D>,
-    If: for<'a> Slot<&'a E, bool>,
-    After: for<'a> Slot<&'a E, Option<Duration>>,
-    AfterOk: for<'a> Slot<&'a T, Option<Duration>>,
-    OnRetry: for<'a, 'b> Slot<(&'a D, &'b RetryEvent), ()>,
-    OnGiveUp: for<'a, 'b> Slot<(&'a D, &'b GiveUp), ()>,
-    OnSuccess: for<'a> Slot<&'a Success, ()>,
-{
-    type Ok = T;
-    type Err = E;
-    const OBSERVES_SUCCESS: bool = OnSuccess::IS_SET;
-    const JUDGES_VALUES: bool = IfOk::JUDGES_VALUES;
-
-    #[inline(always)]
-    fn judge(&self, result: Result<T, E>) -> Result<Result<T, E>, D> {
-        self.slots.2.judge(result)
-    }
-
-    #[inline(always)]
-    fn back(decided: D) -> Result<T, E> {
-        IfOk::back(decided)
-    }
-
-    #[inline(always)]
-    fn should_retry(&self, decided: &D) -> bool {
-        match IfOk::view(decided) {
+    pub fn should_retry(&self, outcome: &O) -> bool
+    where
+        O: Outcome<T, E>,
+    {
+        match outcome.view() {
             Ok(_) => true,
-            Err(error) => self.slots.0.call_or(error, true),
+            Err(error) => self.retry_if.is_none_or(|retry_if| retry_if(error)),
         }
     }
 
-    #[inline(always)]
-    fn hint(&self, decided: &D) -> Option<Duration> {
-        match IfOk::view(decided) {
-            Ok(value) => self.slots.3.call_or(value, None),
-            Err(error) => self.slots.1.call_or(error, None),
+    /// The wait the server asked for, if any.
+    pub(crate) fn hint(&self, outcome: &O) -> Option<Duration>
+    where
+        O: Outcome<T, E>,
+    {
+        match outcome.view() {
+            Ok(value) => self.retry_after_ok.and_then(|hint| hint(value)),
+            Err(error) => self.retry_after.and_then(|hint| hint(error)),
         }
     }
 
-    #[inline(always)]
-    fn is_pending(&self, decided: &D) -> bool {
-        IfOk::view(decided).is_ok() && !self.identity.values_fail
+    /// Whether `outcome` is a pending value (it asks nothing of a limit).
+    pub(crate) fn is_pending(&self, outcome: &O) -> bool
+    where
+        O: Outcome<T, E>,
+    {
+        outcome.view().is_ok() && !self.values_fail
     }
 
-    #[inline(always)]
-    fn on_retry(&self, decided: &D, event: &RetryEvent) {
-        self.slots.4.call_or((decided, event), ());
+    /// Calls `on_retry`, when set.
+    pub(crate) fn report_retry(&self, outcome: &O, event: &RetryEvent) {
+        if let Some(on_retry) = self.on_retry {
+            on_retry(outcome, event);
+        }
     }
 
-    #[inline(always)]
-    fn on_give_up(&self, decided: &D, event: &GiveUp) {
-        self.slots.5.call_or((decided, event), ());
+    /// Calls `on_give_up`, when set.
+    pub(crate) fn report_give_up(&self, outcome: &O, event: &GiveUp) {
+        if let Some(on_give_up) = self.on_give_up {
+            on_give_up(outcome, event);
+        }
     }
 
+    /// `on_success`, when set.
     #[inline(always)]
-    fn on_success(&self, event: &Success) {
-        self.slots.6.call_or(event, ());
+    pub(crate) fn on_success_hook(&self) -> Option<&'h dyn Fn(&Success)> {
+        self.on_success
     }
 
-    #[inline(always)]
-    fn observes(&self) -> bool {
-        OnRetry::IS_SET || OnGiveUp::IS_SET || OnSuccess::IS_SET
+    /// Whether `on_retry`, `on_give_up` or `on_success` is set.
+    pub(crate) fn observes(&self) -> bool {
+        self.on_retry.is_some() || self.on_give_up.is_some() || self.on_success.is_some()
     }
 
-    #[inline(always)]
-    fn report_fn(&self) -> Option<ReportFn<D>> {
-        self.identity.report
+    /// How the events see what failed.
+    pub(crate) fn report_fn(&self) -> Option<ReportFn<O>> {
+        self.report
     }
 
+    /// The operation's site.
     #[inline(always)]
-    fn site(&self) -> Site {
-        self.identity.site
+    pub(crate) fn site(&self) -> Site {
+        self.site
     }
 
-    #[inline(always)]
-    fn retries_nested(&self) -> bool {
-        self.identity.retries_nested
+    /// The operation's name, for events.
+    pub fn function_name(&self) -> &'static str {
+        self.site.name()
+    }
+
+    /// Whether failures a retried function below gave up on are retried.
+    pub(crate) fn retries_nested(&self) -> bool {
+        self.retries_nested
     }
 }
 
-impl<H: DecidedOf> DecidedOf for &H {
-    type Decided = H::Decided;
+/// The site of a free function (or an associated function), made once per
+/// function by the expansion.
+#[inline(always)]
+#[must_use]
+pub const fn static_site(site: &'static CallSite) -> Site {
+    Site::Static(site)
 }
 
-impl<H: Hooks> Hooks for &H {
-    type Ok = H::Ok;
-    type Err = H::Err;
-    const OBSERVES_SUCCESS: bool = H::OBSERVES_SUCCESS;
-    const JUDGES_VALUES: bool = H::JUDGES_VALUES;
-
-    #[inline(always)]
-    fn judge(&self, result: Result<H::Ok, H::Err>) -> Result<Result<H::Ok, H::Err>, H::Decided> {
-        (**self).judge(result)
-    }
-
-    #[inline(always)]
-    fn back(decided: H::Decided) -> Result<H::Ok, H::Err> {
-        H::back(decided)
-    }
-
-    #[inline(always)]
-    fn should_retry(&self, decided: &H::Decided) -> bool {
-        (**self).should_retry(decided)
-    }
-
-    #[inline(always)]
-    fn hint(&self, decided: &H::Decided) -> Option<Duration> {
-        (**self).hint(decided)
-    }
-
-    #[inline(always)]
-    fn is_pending(&self, decided: &H::Decided) -> bool {
-        (**self).is_pending(decided)
-    }
-
-    #[inline(always)]
-    fn on_retry(&self, decided: &H::Decided, event: &RetryEvent) {
-        (**self).on_retry(decided, event);
-    }
-
-    #[inline(always)]
-    fn on_give_up(&self, decided: &H::Decided, event: &GiveUp) {
-        (**self).on_give_up(decided, event);
-    }
-
-    #[inline(always)]
-    fn on_success(&self, event: &Success) {
-        (**self).on_success(event);
-    }
-
-    #[inline(always)]
-    fn observes(&self) -> bool {
-        (**self).observes()
-    }
-
-    #[inline(always)]
-    fn report_fn(&self) -> Option<ReportFn<H::Decided>> {
-        (**self).report_fn()
-    }
-
-    #[inline(always)]
-    fn site(&self) -> Site {
-        (**self).site()
-    }
-
-    #[inline(always)]
-    fn retries_nested(&self) -> bool {
-        (**self).retries_nested()
-    }
+/// The site of a method, named by the type of its `self`, read when the
+/// name is first needed.
+#[inline(always)]
+#[must_use]
+pub const fn method_site(site: &'static CallSite, self_type: fn() -> &'static str) -> Site {
+    Site::Method(site, self_type)
 }
 
-/// The hooks as the decision asks them, behind a reference: the decision
-/// (`run/decide.rs`) is compiled once per decided type, not once per
-/// retried function, and only the happy path stays generic.
-pub(crate) trait DynHooks<D> {
-    /// See [`Hooks::should_retry`].
-    fn should_retry(&self, decided: &D) -> bool;
-    /// See [`Hooks::hint`].
-    fn hint(&self, decided: &D) -> Option<Duration>;
-    /// See [`Hooks::is_pending`].
-    fn is_pending(&self, decided: &D) -> bool;
-    /// See [`Hooks::on_retry`].
-    fn on_retry(&self, decided: &D, event: &RetryEvent);
-    /// See [`Hooks::on_give_up`].
-    fn on_give_up(&self, decided: &D, event: &GiveUp);
-    /// See [`Hooks::on_success`].
-    fn on_success(&self, event: &Success);
-    /// See [`Hooks::observes`].
-    fn observes(&self) -> bool;
-    /// Whether `on_success` is set.
-    fn observes_success(&self) -> bool;
-    /// See [`Hooks::report_fn`].
-    fn report_fn(&self) -> Option<ReportFn<D>>;
-    /// See [`Hooks::site`].
-    fn site(&self) -> Site;
-    /// See [`Hooks::retries_nested`].
-    fn retries_nested(&self) -> bool;
-}
-
-impl<H: Hooks> DynHooks<H::Decided> for H {
-    fn should_retry(&self, decided: &H::Decided) -> bool {
-        Hooks::should_retry(self, decided)
-    }
-
-    fn hint(&self, decided: &H::Decided) -> Option<Duration> {
-        Hooks::hint(self, decided)
-    }
-
-    fn is_pending(&self, decided: &H::Decided) -> bool {
-        Hooks::is_pending(self, decided)
-    }
-
-    fn on_retry(&self, decided: &H::Decided, event: &RetryEvent) {
-        Hooks::on_retry(self, decided, event);
-    }
-
-    fn on_give_up(&self, decided: &H::Decided, event: &GiveUp) {
-        Hooks::on_give_up(self, decided, event);
-    }
-
-    fn on_success(&self, event: &Success) {
-        Hooks::on_success(self, event);
-    }
-
-    fn observes(&self) -> bool {
-        Hooks::observes(self)
-    }
-
-    fn observes_success(&self) -> bool {
-        H::OBSERVES_SUCCESS
-    }
-
-    fn report_fn(&self) -> Option<ReportFn<H::Decided>> {
-        Hooks::report_fn(self)
-    }
-
-    fn site(&self) -> Site {
-        Hooks::site(self)
-    }
-
-    fn retries_nested(&self) -> bool {
-        Hooks::retries_nested(self)
-    }
-}
-
-/// A zero-sized token of a type (see [`HookSet::error_type`]).
+/// A zero-sized token of a type (see [`Hooks::outcome_type`]).
 pub struct ErrorType<D>(PhantomData<fn(&D)>);
 
 impl<D> Debug for ErrorType<D> {
@@ -751,10 +400,18 @@ impl<D> Debug for ErrorType<D> {
 }
 
 /// Autoref-specialised `Debug` probe used by `#[retry]` expansions:
-/// `(&&DebugProbe(hooks.error_type())).debug_choice()` is `IsDebug` when
+/// `(&&DebugProbe(hooks.outcome_type())).debug_choice()` is `IsDebug` when
 /// `D: Debug` and `NotDebug` otherwise, without a `D: Debug` bound.
 #[derive(Debug)]
 pub struct DebugProbe<D>(pub ErrorType<D>);
+
+impl<D> DebugProbe<D> {
+    /// The probe of `value`'s type.
+    #[inline(always)]
+    pub fn of(_value: &D) -> Self {
+        DebugProbe(ErrorType(PhantomData))
+    }
+}
 
 /// The probe's answer when the type is `Debug`.
 pub trait ProbeDebug<D> {
@@ -783,11 +440,19 @@ impl<D> ProbeOpaque<D> for &&DebugProbe<D> {
 }
 
 /// The conventions probe, as `DebugProbe`:
-/// `(&&ConventionsProbe(hooks.error_type())).conventions_choice()` is
+/// `(&&ConventionsProbe(hooks.outcome_type())).conventions_choice()` is
 /// `HasConventions` when `D: SemanticConventions`, `NoConventions`
 /// otherwise.
 #[derive(Debug)]
 pub struct ConventionsProbe<D>(pub ErrorType<D>);
+
+impl<D> ConventionsProbe<D> {
+    /// The probe of `value`'s type.
+    #[inline(always)]
+    pub fn of(_value: &D) -> Self {
+        ConventionsProbe(ErrorType(PhantomData))
+    }
+}
 
 /// The probe's answer when the type has attributes.
 pub trait ProbeConventions<D> {
@@ -886,9 +551,9 @@ impl<D> ConventionsChoice<D> for NoConventions<D> {
 /// probes' answers.
 ///
 /// ```
-/// use backoff_runtime::__private::{DebugProbe, ProbeDebug as _, ProbeOpaque as _, NoConventions, HookSet, reporter};
-/// let hooks = HookSet::<u32, String>::new();
-/// let debug = (&&DebugProbe(hooks.error_type())).debug_choice();
+/// use backoff_runtime::__private::{DebugProbe, ProbeDebug as _, ProbeOpaque as _, NoConventions, Hooks, reporter};
+/// let hooks = Hooks::<u32, String>::new();
+/// let debug = (&&DebugProbe(hooks.outcome_type())).debug_choice();
 /// let _hooks = hooks.report_with(reporter(debug, NoConventions::new()));
 /// ```
 #[inline(always)]
@@ -905,18 +570,23 @@ fn report<D, A: DebugChoice<D>, B: ConventionsChoice<D>>(
 
 #[cfg(test)]
 mod tests {
-    use super::{HookSet, Hooks};
+    use super::Hooks;
     use std::time::Duration;
 
     /// One set judges values and errors: a pending value is retried with
     /// its own hint, an error by `retry_if` with its own.
     #[test]
     fn one_set_judges_values_and_errors() {
-        let hooks = HookSet::<&str, u16>::new()
-            .retry_if(|status| *status >= 500)
-            .retry_after(|_| Some(Duration::from_secs(1)))
-            .retry_if_ok(|state| *state == "running")
-            .retry_after_ok(|_| Some(Duration::from_secs(2)));
+        let (retry_if, retry_after) = (|status: &u16| *status >= 500, |_: &u16| Some(Duration::from_secs(1)));
+        let (pending, pending_hint) = (
+            |state: &&str| *state == "running",
+            |_: &&str| Some(Duration::from_secs(2)),
+        );
+        let hooks = Hooks::<&str, u16>::new()
+            .retry_if(&retry_if)
+            .retry_after(&retry_after)
+            .retry_if_ok(&pending)
+            .retry_after_ok(&pending_hint);
         assert!(hooks.judge(Ok("done")).is_ok());
         assert!(hooks.judge(Ok("running")).is_err());
         assert_eq!(hooks.hint(&Ok("running")), Some(Duration::from_secs(2)));
@@ -924,15 +594,17 @@ mod tests {
         assert!(hooks.should_retry(&Ok("running")));
         assert!(!hooks.should_retry(&Err(404)));
         assert!(hooks.is_pending(&Ok("running")) && !hooks.is_pending(&Err(503)));
+        assert!(!hooks.values_are_failures(true).is_pending(&Ok("running")));
     }
 
     /// Without `retry_if_ok` the decision sees the error alone.
     #[test]
     fn without_retry_if_ok_errors_are_decided() {
-        let hooks = HookSet::<u8, u16>::new().name("fetch");
+        let hooks = Hooks::<u8, u16>::new().name("fetch");
         assert_eq!(hooks.judge(Err(503)).err(), Some(503));
+        assert!(hooks.should_retry(&503), "every error is retried by default");
         assert!(!hooks.is_pending(&503));
         assert_eq!(hooks.function_name(), "fetch");
-        assert_eq!(format!("{hooks:?}"), "HookSet { name: \"fetch\", .. }");
+        assert_eq!(format!("{hooks:?}"), "Hooks { name: \"fetch\", .. }");
     }
 }

@@ -430,7 +430,7 @@ where
         .retry_if_ok(move |response| if_response.retry_response(response))
         .retry_after_ok(move |response| after_response.response_hint(response))
         .values_are_failures();
-    retry.keys.timeout = config.timeout.limit();
+    retry.config.timeout = config.timeout.limit();
     if let Some(name) = config.name {
         retry = retry.name(name);
     }
