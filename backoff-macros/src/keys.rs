@@ -4,6 +4,10 @@
 //! makes the key parsed, checked for duplicates, suggested for a typo and
 //! listed in error messages. What the key means is then read from its field
 //! by `validate.rs` (rules between keys) and `expand.rs` (the code).
+//!
+//! The workspace's `tests/behaviour/keys.rs` reads this table as text and
+//! fails when the reference or the plain builder lacks one of its keys: keep
+//! one row per key, indented by four spaces, under its one doc comment line.
 
 use crate::args::declare_keys;
 
@@ -93,81 +97,4 @@ declare_keys! {
     timeout: DurationString;
     /// The path to the runtime crate, when it is re-exported under another name.
     krate as "crate": PathString;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::KEYS;
-
-    /// The reference (the key table in the rustdoc of `backoff_runtime::retry`)
-    /// lists exactly the keys of this table, in the same order.
-    #[test]
-    fn the_reference_lists_the_keys_of_the_table_in_order() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../backoff-runtime/src/lib.rs");
-        let source = std::fs::read_to_string(path).unwrap();
-        let mut lines = source.lines().map(str::trim_start);
-        assert!(
-            lines.any(|line| line.starts_with("/// | key | default |")),
-            "no `/// | key | default | ...` table in {path}"
-        );
-        let documented: Vec<&str> = lines
-            .skip(1) // `/// |---|---|...`
-            .take_while(|line| line.starts_with("/// | "))
-            .map(|line| {
-                let cell = line.trim_start_matches("/// | ").split(" |").next().unwrap();
-                cell.trim_matches('`')
-            })
-            .collect();
-        let keys: Vec<&str> = KEYS.iter().map(|key| key.name).collect();
-        assert_eq!(documented, keys, "the rows of the `retry` key table in {path}");
-    }
-
-    /// The plain builder is the attribute's twin: every key has a builder
-    /// method (`Retry`'s, or `Policy`'s for the schedule, which the builder
-    /// starts from), named as the key unless this table says otherwise. A
-    /// key added without its builder method fails here.
-    #[test]
-    fn the_builder_takes_every_key() {
-        // Keys whose builder form has another name, or none.
-        const OTHER_NAMES: &[(&str, Option<&str>)] = &[
-            // `policy.retry_with_attempt(|attempt| ...)`
-            ("context", Some("retry_with_attempt")),
-            ("nested", Some("nested_retry")),
-            // `policy.retry(op)`: the builder starts from the policy.
-            ("policy", Some("retry")),
-            // Where the runtime crate is: the builder is the runtime.
-            ("crate", None),
-        ];
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../backoff-runtime/src");
-        let sources: String = ["builder/retry.rs", "schedule/policy.rs"]
-            .iter()
-            .map(|file| std::fs::read_to_string(format!("{root}/{file}")).unwrap())
-            .collect();
-        let missing: Vec<String> = KEYS
-            .iter()
-            .filter_map(|key| {
-                let method = match OTHER_NAMES.iter().find(|(name, _)| *name == key.name) {
-                    Some((_, Some(method))) => *method,
-                    Some((_, None)) => return None,
-                    None => key.name,
-                };
-                let written_out = [
-                    format!("pub fn {method}<"),
-                    format!("pub fn {method}("),
-                    format!("pub const fn {method}("),
-                ]
-                .iter()
-                .any(|signature| sources.contains(signature.as_str()));
-                // `Policy`'s checked pairs are written by `checked_builders!`
-                // as `fn name(value: Type) sets field = value;`.
-                let checked_pair = sources.lines().any(|line| {
-                    let line = line.trim_start();
-                    line.starts_with(&format!("fn {method}(")) && line.contains(") sets ")
-                });
-                let defined = written_out || checked_pair;
-                (!defined).then(|| format!("{} (builder method `{method}`)", key.name))
-            })
-            .collect();
-        assert!(missing.is_empty(), "keys the builder lacks: {missing:?}");
-    }
 }

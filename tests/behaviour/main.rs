@@ -18,6 +18,7 @@ pub mod grpc;
 pub mod hooks;
 pub mod http;
 pub mod integrations;
+pub mod keys;
 pub mod layers;
 pub mod lint_clean;
 pub mod load;

@@ -14,7 +14,8 @@ pub struct Conventions {
 }
 
 impl Conventions {
-    /// A gRPC failure with this status code.
+    /// A gRPC failure with this status code (`tonic::Status`'s).
+    #[cfg(feature = "tonic")]
     pub(crate) const fn grpc(code: i32) -> Self {
         Conventions {
             grpc_status: Some(code),
@@ -22,7 +23,8 @@ impl Conventions {
         }
     }
 
-    /// An HTTP request's failure.
+    /// An HTTP request's failure (reqwest's errors).
+    #[cfg(feature = "reqwest")]
     pub(crate) const fn http() -> Self {
         Conventions {
             grpc_status: None,
