@@ -129,6 +129,14 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     };
 
     let (site_item, site_expr) = site_item(args, &private, &sig.ident, sig.receiver().is_some());
+    // The items the decision's block needs (the site, the probe's traits):
+    // in a block of their own, which holds none of the user's tokens, so
+    // they never shadow the user's items.
+    let decision_items = quote! {
+        #site_item
+        #[allow(unused_imports)]
+        use #private::probe::{ProbeBoth as _, ProbeConventions as _, ProbeDebug as _, ProbeNeither as _};
+    };
     let mut generator = Generator {
         return_type: nameable_return_type(&sig.output),
         args,
@@ -136,6 +144,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         policy: &policy,
         budget: &budget,
         site: site_expr,
+        decision_items,
         needs_start: args.needs_start(),
         return_span,
         attempts: args.context.is_some().then_some(&attempts),
@@ -185,7 +194,6 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     brace.surround(&mut block, |out| {
         out.extend(quote! {
             #(#inner_attrs)*
-            #site_item
             #policy_item
             #budget_item
             #retry_loop
@@ -209,6 +217,8 @@ struct Generator<'a> {
     budget: &'a TokenStream,
     /// The function's site, as `Site` (see [`site_item`]).
     site: TokenStream,
+    /// The items a block that decides declares first (the site's static).
+    decision_items: TokenStream,
     needs_start: bool,
     return_span: Span,
     /// The local holding the `AttemptSource`, with `context = ...`.
@@ -222,19 +232,16 @@ impl Generator<'_> {
     /// type: a function that returns no `Result` is reported once, by the
     /// result check, whose error this one duplicates.
     fn as_plain_result(&self, value: &Ident) -> TokenStream {
-        let krate = self.args.runtime_crate();
+        let private = self.private;
         // The call and its argument (a local of the expansion, which keeps
         // its hygiene: the return span is mixed-site too).
-        respan_exactly(
-            quote!(#krate::bounds::RetryResult::into_result(#value)),
-            self.return_span,
-        )
+        respan_exactly(quote!(#private::RetryResult::into_result(#value)), self.return_span)
     }
 
     /// `RetryResult::from_result(result)`, spanned as [`as_plain_result`](Self::as_plain_result).
     fn returned_result(&self, result: TokenStream) -> TokenStream {
-        let krate = self.args.runtime_crate();
-        let path = respan_exactly(quote!(#krate::bounds::RetryResult::from_result), self.return_span);
+        let private = self.private;
+        let path = respan_exactly(quote!(#private::RetryResult::from_result), self.return_span);
         quote!(#path(#result))
     }
 
@@ -273,20 +280,7 @@ impl Generator<'_> {
         // How the events see what failed, found by autoref specialisation
         // on the concrete type: its `Debug` form, OpenTelemetry's
         // attributes. No bound on it.
-        quote! {
-            #chain.report_with(#private::reporter(
-                {
-                    #[allow(unused_imports)]
-                    use #private::{ProbeDebug as _, ProbeOpaque as _};
-                    (&&#private::DebugProbe::of(#seen)).debug_choice()
-                },
-                {
-                    #[allow(unused_imports)]
-                    use #private::{ProbeConventions as _, ProbeNoConventions as _};
-                    (&&#private::ConventionsProbe::of(#seen)).conventions_choice()
-                },
-            ))
-        }
+        quote!(#chain.report_with((&&&&#private::Probe::of(#seen)).report()))
     }
 
     /// `on_success` as the success path of the expansion passes it.
@@ -302,7 +296,12 @@ impl Generator<'_> {
     /// bound; a success returns, a failure goes to the runtime's cold
     /// entry, which returns the final result or hands back the retry (its
     /// wait, or with an action the `NextAttempt`).
-    fn after_attempt(&self, result: &Ident, below: &Ident, mode: TokenStream) -> TokenStream {
+    fn after_attempt(&self, result: &Ident, below: &Ident, acts: bool) -> TokenStream {
+        let (settle, failed) = if acts {
+            (quote!(settle_acting), quote!(failed_acting))
+        } else {
+            (quote!(settle), quote!(failed))
+        };
         let Generator {
             private,
             policy,
@@ -316,9 +315,11 @@ impl Generator<'_> {
         let returned = self.returned_result(quote!(#result));
         if self.args.retry_if_ok.is_some() {
             let hooks = self.hooks(quote!(for_result(&#result)), &quote!(&#result), true);
+            let items = &self.decision_items;
             return quote! {{
+                #items
                 let #result = #into_result;
-                match #private::Loop::settle::<#private::#mode, _, _, _>(&mut #state, #policy, #budget, &#hooks, (#result, #below)) {
+                match #private::Loop::#settle(&mut #state, #policy, #budget, &#hooks, (#result, #below)) {
                     #private::Step::Return(#result) => return #returned,
                     #private::Step::Retry(#retry) => #retry,
                 }
@@ -329,20 +330,22 @@ impl Generator<'_> {
         let hooks = self.hooks(quote!(for_error(&#error)), &quote!(&#error), false);
         let on_success = self.on_success();
         let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
-        quote! {
+        let items = &self.decision_items;
+        quote! {{
+            #items
             match #into_result {
                 ::core::result::Result::Ok(#value) => {
                     #private::Loop::succeeded(&mut #state, #budget, #site, #on_success);
                     return #succeeded;
                 }
                 ::core::result::Result::Err(#error) => {
-                    match #private::Loop::failed::<#private::#mode, _, _, _>(&mut #state, #policy, #budget, &#hooks, #error, #below) {
+                    match #private::Loop::#failed(&mut #state, #policy, #budget, &#hooks, #error, #below) {
                         #private::Step::Return(#result) => return #returned,
                         #private::Step::Retry(#retry) => #retry,
                     }
                 }
             }
-        }
+        }}
     }
 
     /// After the action on `next`: the wait, unless the action ran past
@@ -359,12 +362,14 @@ impl Generator<'_> {
         };
         let hooks = self.hooks(seed, &quote!(#next.outcome()), false);
         let returned = self.returned_result(quote!(#result));
-        quote! {
+        let items = &self.decision_items;
+        quote! {{
+            #items
             match #private::Loop::after_action(&mut #state, #policy, &#hooks, #next) {
                 #private::Step::Return(#result) => return #returned,
                 #private::Step::Retry(#wait) => #wait,
             }
-        }
+        }}
     }
 
     /// The async loop: the body in a non-`move` async block per attempt, the
@@ -447,7 +452,7 @@ impl Generator<'_> {
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
         let next_sleep = match action {
             None => {
-                let after_attempt = self.after_attempt(&result, &below, quote!(Waits));
+                let after_attempt = self.after_attempt(&result, &below, false);
                 quote! {
                     let (#result, #below) = #private::NestedAttempt::new(#attempt).await;
                     let #wait = #after_attempt;
@@ -459,7 +464,7 @@ impl Generator<'_> {
                 // borrow what the body borrows (`&mut self` included), and
                 // its parameter types come from the failure.
                 let next = local("next");
-                let after_attempt = self.after_attempt(&result, &below, quote!(Acts));
+                let after_attempt = self.after_attempt(&result, &below, true);
                 // Spanned on the action: a closure that is not async is
                 // reported there (by the bound, and by the `.await`).
                 let before_retry = respan(quote!(#krate::bounds::async_before_retry), action.span());
@@ -548,6 +553,7 @@ impl Generator<'_> {
             }
         };
         let into_first = self.as_plain_result(&first);
+        let items = &self.decision_items;
         let value = local("value");
         let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
         let settle = if args.retry_if_ok.is_some() {
@@ -555,10 +561,11 @@ impl Generator<'_> {
             let settled = self.returned_result(quote! {
                 #private::settle_blocking(#policy, #budget, #start, &#hooks, #first, #parts)
             });
-            quote! {
+            quote! {{
+                #items
                 let #first = #into_first;
                 #settled
-            }
+            }}
         } else {
             let error = local("error");
             // `on_success` is bound once: the first attempt's success
@@ -586,7 +593,8 @@ impl Generator<'_> {
             let retried = self.returned_result(quote! {
                 #private::retry_blocking(#policy, #budget, #start, &#hooks, #error, #parts)
             });
-            quote! {
+            quote! {{
+                #items
                 #bind_on_success
                 match #into_first {
                     ::core::result::Result::Ok(#value) => {
@@ -595,7 +603,7 @@ impl Generator<'_> {
                     }
                     ::core::result::Result::Err(#error) => #retried,
                 }
-            }
+            }}
         };
         quote! {
             let #sleeper = #sleeper_value;
@@ -634,7 +642,7 @@ impl Generator<'_> {
         let next = local("next");
         let act = local("action");
         let wait = local("wait");
-        let after_attempt = self.after_attempt(&result, &below, quote!(Acts));
+        let after_attempt = self.after_attempt(&result, &below, true);
         let after_action = self.after_action(&next);
         // A method spanned on the action: a wrong one is reported there.
         let sync_action = Ident::new("sync_action", action.span());
@@ -850,11 +858,11 @@ fn policy_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStre
             (quote!(let #policy: &#private::Policy = #value;), quote!(#policy))
         }
         None => {
-            // An inline `const` block: no item that a user item of the same
-            // name could shadow or be shadowed by.
+            // An inline `const` block: built at compile time, nothing
+            // stored in the function's state, and no item that a user item
+            // of the same name could shadow or be shadowed by.
             let value = policy_expr(args, private);
-            let policy = quote!(const { &#value });
-            (TokenStream::new(), policy)
+            (TokenStream::new(), quote!(const { &#value }))
         }
     }
 }

@@ -46,6 +46,11 @@
 //! | `reqwest-middleware` | no | the [`tower::RetryLayer`] as a `reqwest_middleware` middleware; implies `tower` and `reqwest` |
 //! | `test-util` | no | [`testing`]: a virtual clock for sync retry loops and a seedable generator |
 #![forbid(unsafe_code)]
+// The functions an annotated function's happy path calls are
+// `#[cfg_attr(not(debug_assertions), inline(always))]`: inlined into every
+// annotated function where it is optimised, called where it is a debug
+// build (forced inlining at opt-level 0 made each function's code bigger
+// and a dev rebuild slower; BENCHMARKS.md, "Compile cost").
 #![warn(missing_docs, missing_debug_implementations)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -534,7 +539,7 @@ pub mod bounds {
     }
 
     impl<T: Copy> FreshCopy for T {
-        #[inline(always)]
+        #[cfg_attr(not(debug_assertions), inline(always))]
         fn fresh_copy(&self) -> Self {
             *self
         }
@@ -551,7 +556,7 @@ pub mod bounds {
     /// fn is_transient(status: &u16) -> bool { *status >= 500 }
     /// assert!(backoff_runtime::bounds::ask_predicate(&503_u16, &is_transient));
     /// ```
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn ask_predicate<V, F: Fn(&V) -> bool>(value: &V, hook: &F) -> bool {
         hook(value)
     }
@@ -576,7 +581,7 @@ pub mod bounds {
     /// });
     /// # let _ = refresh;
     /// ```
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn async_before_retry<D, F>(_failed: &D, action: F) -> F
     where
         F: AsyncFnOnce(&D, &crate::RetryEvent),
@@ -604,7 +609,7 @@ pub mod bounds {
     }
 
     impl SyncBeforeRetry for () {
-        #[inline(always)]
+        #[cfg_attr(not(debug_assertions), inline(always))]
         fn returned(self) {}
     }
 
@@ -628,7 +633,7 @@ pub mod bounds {
     }
 
     impl SyncSleep for () {
-        #[inline(always)]
+        #[cfg_attr(not(debug_assertions), inline(always))]
         fn returned(self) {}
     }
 
@@ -653,7 +658,7 @@ pub mod bounds {
     }
 
     impl<F: core::future::Future> AsyncSleep for F {
-        #[inline(always)]
+        #[cfg_attr(not(debug_assertions), inline(always))]
         fn awaited(self) -> Self {
             self
         }
@@ -688,18 +693,16 @@ pub mod bounds {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::bounds::FreshCopy;
+    pub use crate::bounds::RetryResult;
     pub use crate::limits::limit::budget_of;
     pub use crate::observe::conventions::SemanticConventions;
     pub use crate::observe::site::CallSite;
     pub use crate::run::attempt::AttemptSource;
     pub use crate::run::driver::{
-        Acts, BlockingParts, Loop, Step, Waits, blocking_attempt, first_success, retry_blocking, settle_blocking,
-        start_blocking, timer_clock,
+        BlockingParts, Loop, Step, blocking_attempt, first_success, retry_blocking, settle_blocking, start_blocking,
+        timer_clock,
     };
-    pub use crate::run::hooks::{
-        ConventionsProbe, DebugProbe, Hooks, NoConventions, ProbeConventions, ProbeDebug, ProbeNoConventions,
-        ProbeOpaque, method_site, reporter, static_site,
-    };
+    pub use crate::run::hooks::{Hooks, Probe, method_site, probe, static_site};
     pub use crate::run::nested::{NestedAttempt, enter_attempt};
     pub use crate::run::result::timed_out_result;
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
@@ -709,7 +712,7 @@ pub mod __private {
 
     /// Gives the body's closure its `FnMut` type (the return type is checked
     /// once, by `after_first_attempt`).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn sync_body<R, F: FnMut() -> R>(body: F) -> F {
         body
     }

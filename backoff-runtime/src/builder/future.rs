@@ -30,7 +30,7 @@ pub trait AsyncAction<O>: ActionFuture {
 impl<O> AsyncAction<O> for NoAction {
     const SET: bool = false;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn start(&mut self, _outcome: &O, _event: &RetryEvent) -> Ready<()> {
         core::future::ready(())
     }
@@ -95,10 +95,10 @@ impl ActionFuture for NoAction {
     type Future = Ready<()>;
     type Kept<O> = ();
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn keep<O>(_next: NextAttempt<O>) {}
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn take<O>(_kept: &mut ()) -> Option<NextAttempt<O>> {
         None
     }
@@ -108,12 +108,12 @@ impl<F, Fut> ActionFuture for Action<F, Fut> {
     type Future = Fut;
     type Kept<O> = Option<NextAttempt<O>>;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn keep<O>(next: NextAttempt<O>) -> Option<NextAttempt<O>> {
         Some(next)
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn take<O>(kept: &mut Option<NextAttempt<O>>) -> Option<NextAttempt<O>> {
         kept.take()
     }
@@ -243,7 +243,7 @@ where
                     // starts, or with this future.
                     let hooks = this.identity.lend(&*this.hooks);
                     if A::SET {
-                        match this.driver.settle::<Acts, T, E, O>(policy, budget, &hooks, result) {
+                        match this.driver.settle_in::<Acts, T, E, O>(policy, budget, &hooks, result) {
                             Step::Return(result) => return Poll::Ready(result),
                             Step::Retry(next) => {
                                 let action = this.action.start(next.outcome(), next.event());
@@ -252,7 +252,7 @@ where
                             }
                         }
                     } else {
-                        match this.driver.settle::<Waits, T, E, O>(policy, budget, &hooks, result) {
+                        match this.driver.settle_in::<Waits, T, E, O>(policy, budget, &hooks, result) {
                             Step::Return(result) => return Poll::Ready(result),
                             Step::Retry(wait) => {
                                 let pending = this.timer.start(wait);

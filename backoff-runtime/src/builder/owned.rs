@@ -24,7 +24,7 @@ pub struct NoHooks;
 impl<T, E, O> OwnedHooks<T, E, O> for NoHooks {
     type Out = O;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, O> {
         hooks
     }
@@ -37,7 +37,7 @@ where
 {
     type Out = Added::Out;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, Added::Out> {
         self.1.lend(self.0.lend(hooks))
     }
@@ -53,7 +53,7 @@ macro_rules! owned_hook {
         impl<T, E, O, F: $($bound)+> OwnedHooks<T, E, O> for $name<F> {
             type Out = O;
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, O> {
                 hooks.$method(&self.0)
             }
@@ -94,7 +94,7 @@ pub struct RetryIfOk<F>(pub(crate) F);
 impl<T, E, F: Fn(&T) -> bool> OwnedHooks<T, E, E> for RetryIfOk<F> {
     type Out = Result<T, E>;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, E>) -> Hooks<'h, T, E, Result<T, E>> {
         hooks.retry_if_ok(&self.0)
     }

@@ -84,7 +84,7 @@ where
     type Output = Result<T, E>;
     const CLOCK: ClockKind = ClockKind::Sync;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn run(&mut self, attempt: Attempt) -> Result<T, E> {
         self(attempt)
     }
@@ -100,7 +100,7 @@ where
     type Output = Fut;
     const CLOCK: ClockKind = crate::time::sleep::ASYNC_CLOCK;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn run(&mut self, attempt: Attempt) -> Fut {
         self(attempt)
     }
@@ -130,7 +130,7 @@ pub trait BlockingAction<O> {
 impl<O> BlockingAction<O> for NoAction {
     const SET: bool = false;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn borrowed(&mut self) -> Option<BlockingActionRef<'_, O>> {
         None
     }
@@ -157,7 +157,7 @@ pub(crate) struct Identity {
 
 impl Identity {
     /// `owned` lent as [`Hooks`], with this identity.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn lend<'h, T, E, O, H: OwnedHooks<T, E, E, Out = O>>(&self, owned: &'h H) -> Hooks<'h, T, E, O> {
         owned
             .lend(Hooks::new())

@@ -83,12 +83,12 @@ pub trait RetryLimit: Sync {
 }
 
 impl RetryLimit for RetryBudget {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn reads_clock(&self) -> bool {
         true
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn call_started(&self, now: Instant) {
         self.deposit(now);
     }
@@ -114,7 +114,7 @@ impl RetryLimit for RetryThrottle {
         allowed
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn succeeded(&self) {
         self.record_success();
     }
@@ -124,27 +124,27 @@ impl RetryLimit for RetryThrottle {
 macro_rules! forward_limit {
     ($($pointer:ty $(: $send:ident)?),*) => {$(
         impl<L: RetryLimit $(+ $send)? + ?Sized> RetryLimit for $pointer {
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn reads_clock(&self) -> bool {
                 (**self).reads_clock()
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn call_started(&self, now: Instant) {
                 (**self).call_started(now);
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn failed(&self) {
                 (**self).failed();
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn try_retry(&self, now: Instant) -> bool {
                 (**self).try_retry(now)
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn succeeded(&self) {
                 (**self).succeeded();
             }
@@ -167,19 +167,19 @@ impl core::fmt::Debug for Limit<'_> {
 
 impl<'a> Limit<'a> {
     /// `limit`, borrowed for the call.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn of<L: RetryLimit>(limit: &'a L) -> Self {
         Limit(limit)
     }
 
     /// Whether the limit needs the call's start instant.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn needs_clock(self) -> bool {
         self.0.reads_clock()
     }
 
     /// A call started at `now`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn call_started(self, now: Instant) {
         self.0.call_started(now);
     }
@@ -197,7 +197,7 @@ impl<'a> Limit<'a> {
     }
 
     /// An attempt succeeded.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn succeeded(self) {
         self.0.succeeded();
     }
@@ -205,7 +205,7 @@ impl<'a> Limit<'a> {
 
 /// The limit of `budget = EXPR`, borrowed for the call: carries the
 /// [`RetryLimit`] bound, whose message is in the user's words.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn budget_of<L: RetryLimit>(limit: &L) -> Limit<'_> {
     Limit::of(limit)
 }

@@ -151,11 +151,11 @@ pub(crate) fn succeeded(event: &Success, from_first_failure: bool) {
 }
 
 #[cfg(not(feature = "tracing"))]
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn succeeded(_event: &Success, _from_first_failure: bool) {}
 
 #[cfg(not(feature = "tracing"))]
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn retrying(
     _event: &RetryEvent,
     _error: Option<impl Debug>,
@@ -165,7 +165,7 @@ pub(crate) fn retrying(
 }
 
 #[cfg(not(feature = "tracing"))]
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn giving_up(
     _event: &GiveUp,
     _error: Option<impl Debug>,

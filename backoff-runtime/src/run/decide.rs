@@ -41,7 +41,7 @@ pub(crate) struct Failed<'a, E> {
 /// The start instant of a call, read (and deposited in the budget) only when
 /// `max_elapsed`, a budget or a hook (`needs_start`) needs it: the happy path
 /// of everything else reads no clock.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn read_start(
     policy: &Policy,
     budget: Option<Limit<'_>>,
@@ -62,7 +62,7 @@ pub(crate) fn read_start(
 /// Whether a success will be reported: `on_success` is set, metrics record
 /// it, or (`retried`, with the `tracing` feature) it ends a call that failed
 /// before. Known at compile time on a first attempt without `on_success`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn reports_success(on_success: Option<&dyn Fn(&Success)>, retried: bool) -> bool {
     on_success.is_some() || crate::observe::metrics::RECORDS || (crate::observe::trace::COMPILED && retried)
 }
@@ -76,13 +76,13 @@ fn reports<T, E, O>(hooks: &Hooks<'_, T, E, O>) -> bool {
 impl RetryState {
     /// A fresh state; reads `clock` only when `max_elapsed` (or
     /// `needs_start`, for hooks that report elapsed time) asks for it.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn start(policy: &Policy, budget: Option<Limit<'_>>, clock: ClockKind, needs_start: bool) -> Self {
         Self::with_start(clock, read_start(policy, budget, clock, needs_start))
     }
 
     /// A fresh state with a start instant read earlier (or none).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn with_start(clock: ClockKind, start: Option<Instant>) -> Self {
         RetryState {
             backoff: Backoff::new(),
@@ -113,7 +113,7 @@ impl RetryState {
     /// and emits the tracing events that report it, and returns the retry's
     /// event when `keep_event` (for an action before the wait). The stop
     /// rules are checked in the order of [`next_wait`](Self::next_wait).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn decide_reporting<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
@@ -209,7 +209,7 @@ impl RetryState {
     /// back, and metrics, tracing and `on_success` hear of it when they
     /// listen (the report is out of line: a first-attempt success with none
     /// of them costs a few branches here).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn success(&mut self, budget: Option<Limit<'_>>, site: Site, on_success: Option<&dyn Fn(&Success)>) {
         crate::run::nested::mark_succeeded();
         if let Some(budget) = budget {
@@ -223,7 +223,7 @@ impl RetryState {
     /// [`success`](Self::success) of a first attempt, before any loop state
     /// exists: the state (from `clock` and `start`) is made only when the
     /// success is reported, so the happy path stays a branch.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn first_success(
         budget: Option<Limit<'_>>,
         clock: ClockKind,

@@ -34,7 +34,7 @@ pub enum Step<R, W> {
 
 /// Whether an action (`before_retry`) runs before each wait: what a retry
 /// hands the loop.
-pub trait Mode {
+pub(crate) trait Mode {
     /// The wait alone ([`Waits`]), or the retry to act on ([`Acts`]).
     type Retry<O>;
     /// Whether the retry's event is kept for the action.
@@ -45,17 +45,17 @@ pub trait Mode {
 
 /// No action: a retry is its wait.
 #[derive(Debug)]
-pub enum Waits {}
+pub(crate) enum Waits {}
 
 /// An action before each wait: a retry is the [`NextAttempt`] it acts on.
 #[derive(Debug)]
-pub enum Acts {}
+pub(crate) enum Acts {}
 
 impl Mode for Waits {
     type Retry<O> = Duration;
     const ACTS: bool = false;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn retry<O>(wait: Duration, _outcome: O, _event: Option<RetryEvent>) -> Result<Duration, O> {
         Ok(wait)
     }
@@ -65,7 +65,7 @@ impl Mode for Acts {
     type Retry<O> = NextAttempt<O>;
     const ACTS: bool = true;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn retry<O>(wait: Duration, outcome: O, event: Option<RetryEvent>) -> Result<NextAttempt<O>, O> {
         match event {
             Some(event) => Ok(NextAttempt { wait, outcome, event }),
@@ -86,13 +86,13 @@ pub struct NextAttempt<O> {
 
 impl<O> NextAttempt<O> {
     /// What failed: the error, or with `retry_if_ok` the whole result.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn outcome(&self) -> &O {
         &self.outcome
     }
 
     /// The retry's event.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn event(&self) -> &RetryEvent {
         &self.event
     }
@@ -100,7 +100,7 @@ impl<O> NextAttempt<O> {
     /// Types a sync `before_retry` by this retry, so a closure's parameter
     /// types are inferred; the loop then calls it in place, and checks what
     /// it returns with `bounds::SyncBeforeRetry` on the user's token.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn sync_action<F, R>(&self, action: F) -> F
     where
         F: FnOnce(&O, &RetryEvent) -> R,
@@ -119,7 +119,7 @@ pub struct Loop {
 impl Loop {
     /// A fresh loop measuring on `clock`; reads it only when `max_elapsed`,
     /// the limit or a hook (`needs_start`) needs the start.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn start(clock: ClockKind, policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
         Loop {
             state: RetryState::start(policy, budget, clock, needs_start),
@@ -146,18 +146,46 @@ impl Loop {
     /// The attempt that just ended succeeded: the limit gets its tokens
     /// back, and metrics, tracing and `on_success` hear of it when they
     /// listen. The expansion writes this call on its success path.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn succeeded(&mut self, budget: Option<Limit<'_>>, site: Site, on_success: Option<&dyn Fn(&Success)>) {
         self.state.success(budget, site, on_success);
     }
 
     /// What follows an attempt that failed with `outcome` (with whether a
-    /// retried function it called gave up): the final result, or the retry.
-    /// The cold entry of every loop that stays in its function: compiled
-    /// once per result type (and mode), not once per function.
+    /// retried function it called gave up): the final result, or the wait
+    /// before the next attempt.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn failed<T, E, O: Outcome<T, E>>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        hooks: &Hooks<'_, T, E, O>,
+        outcome: O,
+        gave_up_below: bool,
+    ) -> Step<Result<T, E>, Duration> {
+        self.decide::<Waits, T, E, O>(policy, budget, hooks, outcome, gave_up_below)
+    }
+
+    /// [`failed`](Loop::failed) with an action before the wait: the retry
+    /// to act on.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn failed_acting<T, E, O: Outcome<T, E>>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        hooks: &Hooks<'_, T, E, O>,
+        outcome: O,
+        gave_up_below: bool,
+    ) -> Step<Result<T, E>, NextAttempt<O>> {
+        self.decide::<Acts, T, E, O>(policy, budget, hooks, outcome, gave_up_below)
+    }
+
+    /// The decision on a failed attempt: the cold entry of every loop that
+    /// stays in its function, compiled once per result type (and mode), not
+    /// once per function.
     #[cold]
     #[inline(never)]
-    pub fn failed<M: Mode, T, E, O: Outcome<T, E>>(
+    fn decide<M: Mode, T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
         budget: Option<Limit<'_>>,
@@ -179,10 +207,34 @@ impl Loop {
     }
 
     /// What follows an attempt that returned `result`, judged as a whole
-    /// (with `retry_if_ok`, or by the builder): a success returns, a
-    /// pending value or an error goes to [`failed`](Loop::failed).
+    /// (with `retry_if_ok`): a success returns, a pending value or an error
+    /// goes to [`failed`](Loop::failed).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn settle<T, E, O: Outcome<T, E>>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        hooks: &Hooks<'_, T, E, O>,
+        attempt: (Result<T, E>, bool),
+    ) -> Step<Result<T, E>, Duration> {
+        self.settle_in::<Waits, T, E, O>(policy, budget, hooks, attempt)
+    }
+
+    /// [`settle`](Loop::settle) with an action before the wait.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn settle_acting<T, E, O: Outcome<T, E>>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        hooks: &Hooks<'_, T, E, O>,
+        attempt: (Result<T, E>, bool),
+    ) -> Step<Result<T, E>, NextAttempt<O>> {
+        self.settle_in::<Acts, T, E, O>(policy, budget, hooks, attempt)
+    }
+
+    /// [`settle`](Loop::settle) in either mode (the builder's future).
     #[inline]
-    pub fn settle<M: Mode, T, E, O: Outcome<T, E>>(
+    pub(crate) fn settle_in<M: Mode, T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
         budget: Option<Limit<'_>>,
@@ -194,7 +246,7 @@ impl Loop {
                 self.state.success(budget, hooks.site(), hooks.on_success_hook());
                 Step::Return(Ok(value))
             }
-            Err(outcome) => self.failed::<M, T, E, O>(policy, budget, hooks, outcome, gave_up_below),
+            Err(outcome) => self.decide::<M, T, E, O>(policy, budget, hooks, outcome, gave_up_below),
         }
     }
 
@@ -219,14 +271,14 @@ impl Loop {
 /// The clock an async loop sleeping with `timer` measures on. (A missing
 /// `tokio` feature is reported by the expansion's `bounds::DefaultAsyncSleep`
 /// check, on the user's words.)
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn timer_clock<Tm: Timer>(_timer: &Tm) -> ClockKind {
     Tm::CLOCK
 }
 
 /// The start instant of a blocking loop, read only when `policy`, the limit
 /// or a hook (`needs_start`) needs it: the happy path reads no clock.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn start_blocking<S: BlockingSleep>(
     policy: &Policy,
     budget: Option<Limit<'_>>,
@@ -238,7 +290,7 @@ pub fn start_blocking<S: BlockingSleep>(
 
 /// The first attempt of a blocking loop succeeded: what
 /// [`Loop::succeeded`] does, before any loop state exists.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn first_success<S: BlockingSleep>(
     budget: Option<Limit<'_>>,
     sleeper: &S,
@@ -353,7 +405,7 @@ pub fn retry_blocking<T, E, O: Outcome<T, E>>(
 /// Runs one attempt of a blocking loop that stays in the function (with
 /// `before_retry`): its result, and whether a retried function it called
 /// gave up.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn blocking_attempt<R>(body: impl FnOnce() -> R) -> (R, bool) {
     crate::run::nested::enter_attempt();
     let result = body();

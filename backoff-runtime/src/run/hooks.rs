@@ -36,17 +36,17 @@ pub trait Outcome<T, E>: Sized {
 }
 
 impl<T, E> Outcome<T, E> for E {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn judge(result: Result<T, E>, _retry_if_ok: Option<&dyn Fn(&T) -> bool>) -> Result<T, E> {
         result
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn view(&self) -> Result<&T, &E> {
         Err(self)
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn into_result(self) -> Result<T, E> {
         Err(self)
     }
@@ -61,12 +61,12 @@ impl<T, E> Outcome<T, E> for Result<T, E> {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn view(&self) -> Result<&T, &E> {
         self.as_ref()
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn into_result(self) -> Result<T, E> {
         self
     }
@@ -125,7 +125,7 @@ impl<T, E, O> Debug for Hooks<'_, T, E, O> {
 impl<'h, T, E> Hooks<'h, T, E> {
     /// No hooks: every error is retried, no value, nothing is observed; the
     /// operation is named `"retry"`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub const fn new() -> Self {
         Hooks {
@@ -145,14 +145,14 @@ impl<'h, T, E> Hooks<'h, T, E> {
 
     /// [`new`](Hooks::new), typed by a failed attempt's error (the
     /// expansion's: closures written without parameter types infer them).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub const fn for_error(_error: &E) -> Self {
         Self::new()
     }
 
     /// [`new`](Hooks::new), typed by an attempt's result.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub const fn for_result(_result: &Result<T, E>) -> Self {
         Self::new()
@@ -162,7 +162,7 @@ impl<'h, T, E> Hooks<'h, T, E> {
     /// wait and run the operation again (polling). The observers then see
     /// the whole `Result`, so this comes before `on_retry` and
     /// `on_give_up`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn retry_if_ok(self, retry_if_ok: &'h dyn Fn(&T) -> bool) -> Hooks<'h, T, E, Result<T, E>> {
         Hooks {
@@ -189,7 +189,7 @@ impl<T, E> Default for Hooks<'_, T, E> {
 
 impl<'h, T, E, O> Hooks<'h, T, E, O> {
     /// Retries only the errors for which `retry_if` returns `true`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn retry_if(mut self, retry_if: &'h dyn Fn(&E) -> bool) -> Self {
         self.retry_if = Some(retry_if);
@@ -197,7 +197,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     }
 
     /// The server's hint for the wait after an error (`Retry-After`).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn retry_after(mut self, retry_after: &'h dyn Fn(&E) -> Option<Duration>) -> Self {
         self.retry_after = Some(retry_after);
@@ -205,7 +205,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     }
 
     /// The server's hint for the wait after a pending value.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn retry_after_ok(mut self, retry_after_ok: &'h dyn Fn(&T) -> Option<Duration>) -> Self {
         self.retry_after_ok = Some(retry_after_ok);
@@ -213,7 +213,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     }
 
     /// Called before each wait, with what failed.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn on_retry(mut self, on_retry: &'h dyn Fn(&O, &RetryEvent)) -> Self {
         self.on_retry = Some(on_retry);
@@ -221,7 +221,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     }
 
     /// Called once when a stop rule ends the call, with what failed last.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn on_give_up(mut self, on_give_up: &'h dyn Fn(&O, &GiveUp)) -> Self {
         self.on_give_up = Some(on_give_up);
@@ -229,7 +229,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     }
 
     /// Called once when the call succeeds.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn on_success(mut self, on_success: &'h dyn Fn(&Success)) -> Self {
         self.on_success = Some(on_success);
@@ -237,7 +237,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     }
 
     /// Names the retried operation in events and metrics.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn name(mut self, name: &'static str) -> Self {
         self.site = Site::Named(name);
@@ -245,7 +245,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     }
 
     /// Names the retried operation by its site.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn at(mut self, site: Site) -> Self {
         self.site = site;
@@ -254,7 +254,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
 
     /// Retries failures a retried function below gave up on (`nested =
     /// retry`) when `retries_nested`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn retry_nested(mut self, retries_nested: bool) -> Self {
         self.retries_nested = retries_nested;
@@ -264,31 +264,24 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     /// Treats the values `retry_if_ok` retries as failures (they ask the
     /// limit, like errors) when `values_fail`: the tower layer's retried
     /// responses.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub(crate) fn values_are_failures(mut self, values_fail: bool) -> Self {
         self.values_fail = values_fail;
         self
     }
 
-    /// How the events see what failed: the function [`reporter`] made from
-    /// the expansion's probes.
-    #[inline(always)]
+    /// How the events see what failed: the function the expansion's
+    /// [`Probe`] chose.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn report_with(mut self, report: ReportFn<O>) -> Self {
         self.report = Some(report);
         self
     }
 
-    /// A zero-sized token of the outcome's type, for the expansion's
-    /// probes.
-    #[inline(always)]
-    pub fn outcome_type(&self) -> ErrorType<O> {
-        ErrorType(PhantomData)
-    }
-
     /// The value to return, or the outcome to decide on.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn judge(&self, result: Result<T, E>) -> Result<T, O>
     where
         O: Outcome<T, E>,
@@ -342,7 +335,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     }
 
     /// `on_success`, when set.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn on_success_hook(&self) -> Option<&'h dyn Fn(&Success)> {
         self.on_success
     }
@@ -358,7 +351,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     }
 
     /// The operation's site.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn site(&self) -> Site {
         self.site
     }
@@ -376,7 +369,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
 
 /// The site of a free function (or an associated function), made once per
 /// function by the expansion.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 #[must_use]
 pub const fn static_site(site: &'static CallSite) -> Site {
     Site::Static(site)
@@ -384,188 +377,103 @@ pub const fn static_site(site: &'static CallSite) -> Site {
 
 /// The site of a method, named by the type of its `self`, read when the
 /// name is first needed.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 #[must_use]
 pub const fn method_site(site: &'static CallSite, self_type: fn() -> &'static str) -> Site {
     Site::Method(site, self_type)
 }
 
-/// A zero-sized token of a type (see [`Hooks::outcome_type`]).
-pub struct ErrorType<D>(PhantomData<fn(&D)>);
-
-impl<D> Debug for ErrorType<D> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ErrorType")
-    }
-}
-
-/// Autoref-specialised `Debug` probe used by `#[retry]` expansions:
-/// `(&&DebugProbe(hooks.outcome_type())).debug_choice()` is `IsDebug` when
-/// `D: Debug` and `NotDebug` otherwise, without a `D: Debug` bound.
-#[derive(Debug)]
-pub struct DebugProbe<D>(pub ErrorType<D>);
-
-impl<D> DebugProbe<D> {
-    /// The probe of `value`'s type.
-    #[inline(always)]
-    pub fn of(_value: &D) -> Self {
-        DebugProbe(ErrorType(PhantomData))
-    }
-}
-
-/// The probe's answer when the type is `Debug`.
-pub trait ProbeDebug<D> {
-    /// `IsDebug`.
-    fn debug_choice(&self) -> IsDebug<D>;
-}
-
-impl<D: Debug> ProbeDebug<D> for &DebugProbe<D> {
-    #[inline(always)]
-    fn debug_choice(&self) -> IsDebug<D> {
-        IsDebug(PhantomData)
-    }
-}
-
-/// The probe's answer otherwise.
-pub trait ProbeOpaque<D> {
-    /// `NotDebug`.
-    fn debug_choice(&self) -> NotDebug<D>;
-}
-
-impl<D> ProbeOpaque<D> for &&DebugProbe<D> {
-    #[inline(always)]
-    fn debug_choice(&self) -> NotDebug<D> {
-        NotDebug(PhantomData)
-    }
-}
-
-/// The conventions probe, as `DebugProbe`:
-/// `(&&ConventionsProbe(hooks.outcome_type())).conventions_choice()` is
-/// `HasConventions` when `D: SemanticConventions`, `NoConventions`
-/// otherwise.
-#[derive(Debug)]
-pub struct ConventionsProbe<D>(pub ErrorType<D>);
-
-impl<D> ConventionsProbe<D> {
-    /// The probe of `value`'s type.
-    #[inline(always)]
-    pub fn of(_value: &D) -> Self {
-        ConventionsProbe(ErrorType(PhantomData))
-    }
-}
-
-/// The probe's answer when the type has attributes.
-pub trait ProbeConventions<D> {
-    /// `HasConventions`.
-    fn conventions_choice(&self) -> HasConventions<D>;
-}
-
-impl<D: SemanticConventions> ProbeConventions<D> for &ConventionsProbe<D> {
-    #[inline(always)]
-    fn conventions_choice(&self) -> HasConventions<D> {
-        HasConventions(PhantomData)
-    }
-}
-
-/// The probe's answer otherwise.
-pub trait ProbeNoConventions<D> {
-    /// `NoConventions`.
-    fn conventions_choice(&self) -> NoConventions<D>;
-}
-
-impl<D> ProbeNoConventions<D> for &&ConventionsProbe<D> {
-    #[inline(always)]
-    fn conventions_choice(&self) -> NoConventions<D> {
-        NoConventions(PhantomData)
-    }
-}
-
-/// The type is `Debug`: the events show it.
-#[derive(Debug)]
-pub struct IsDebug<D>(PhantomData<fn(&D)>);
-/// The type is not `Debug`: the events leave it out.
-#[derive(Debug)]
-pub struct NotDebug<D>(PhantomData<fn(&D)>);
-/// The type has OpenTelemetry's attributes.
-#[derive(Debug)]
-pub struct HasConventions<D>(PhantomData<fn(&D)>);
-/// The type has none (or they are not asked for).
-#[derive(Debug)]
-pub struct NoConventions<D>(PhantomData<fn(&D)>);
-
-impl<D> NoConventions<D> {
-    /// The answer when the conventions are not probed.
-    #[must_use]
-    pub const fn new() -> Self {
-        NoConventions(PhantomData)
-    }
-}
-
-impl<D> Default for NoConventions<D> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// How a type is shown: its `Debug` form or nothing.
-pub trait DebugChoice<D> {
-    /// `error` as the events show it.
-    fn view(error: &D) -> Option<&dyn Debug>;
-}
-
-impl<D: Debug> DebugChoice<D> for IsDebug<D> {
-    #[inline(always)]
-    fn view(error: &D) -> Option<&dyn Debug> {
-        Some(error)
-    }
-}
-
-impl<D> DebugChoice<D> for NotDebug<D> {
-    #[inline(always)]
-    fn view(_: &D) -> Option<&dyn Debug> {
-        None
-    }
-}
-
-/// Which attributes a type has.
-pub trait ConventionsChoice<D> {
-    /// `error`'s attributes.
-    fn of(error: &D) -> Conventions;
-}
-
-impl<D: SemanticConventions> ConventionsChoice<D> for HasConventions<D> {
-    #[inline(always)]
-    fn of(error: &D) -> Conventions {
-        error.conventions()
-    }
-}
-
-impl<D> ConventionsChoice<D> for NoConventions<D> {
-    #[inline(always)]
-    fn of(_: &D) -> Conventions {
-        Conventions::default()
-    }
-}
-
-/// The one function the events call to see what failed, from the two
-/// probes' answers.
+/// How the events see what failed, found by autoref specialisation on its
+/// concrete type where the expansion knows it, with no bound on it:
+/// `(&&&&Probe::of(&error)).report()` is the [`ReportFn`] that shows its
+/// `Debug` form and OpenTelemetry's attributes when the type has them, and
+/// leaves out what it lacks.
 ///
 /// ```
-/// use backoff_runtime::__private::{DebugProbe, ProbeDebug as _, ProbeOpaque as _, NoConventions, Hooks, reporter};
-/// let hooks = Hooks::<u32, String>::new();
-/// let debug = (&&DebugProbe(hooks.outcome_type())).debug_choice();
-/// let _hooks = hooks.report_with(reporter(debug, NoConventions::new()));
+/// use backoff_runtime::__private::Probe;
+/// use backoff_runtime::__private::probe::{ProbeBoth as _, ProbeConventions as _, ProbeDebug as _, ProbeNeither as _};
+///
+/// let error = String::from("busy");
+/// let report = (&&&&Probe::of(&error)).report();
+/// let mut shown = String::new();
+/// report(&error, &mut |debug, _| shown = format!("{:?}", debug.is_some()));
+/// assert_eq!(shown, "true", "a String is Debug");
 /// ```
-#[inline(always)]
-pub fn reporter<D, A: DebugChoice<D>, B: ConventionsChoice<D>>(_: A, _: B) -> ReportFn<D> {
-    report::<D, A, B>
+pub struct Probe<D>(PhantomData<fn(&D)>);
+
+impl<D> Debug for Probe<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Probe")
+    }
 }
 
-fn report<D, A: DebugChoice<D>, B: ConventionsChoice<D>>(
-    error: &D,
-    sink: &mut dyn FnMut(Option<&dyn Debug>, Conventions),
-) {
-    sink(A::view(error), B::of(error));
+impl<D> Probe<D> {
+    /// The probe of `value`'s type.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn of(_value: &D) -> Self {
+        Probe(PhantomData)
+    }
+}
+
+/// The probe's answers, most specific first: the expansion brings them
+/// into scope (anonymously) and calls `report` on `&&&&Probe`; the method
+/// lookup tries `&&&Probe` (both), `&&Probe` (`Debug`), `&Probe`
+/// (attributes) and `Probe` (neither) in that order and takes the first
+/// whose bounds hold.
+pub mod probe {
+    use super::{Conventions, Debug, Probe, ReportFn, SemanticConventions};
+
+    /// `Debug` and attributes.
+    pub trait ProbeBoth<D> {
+        /// The report function.
+        fn report(&self) -> ReportFn<D>;
+    }
+
+    impl<D: Debug + SemanticConventions> ProbeBoth<D> for &&&Probe<D> {
+        #[cfg_attr(not(debug_assertions), inline(always))]
+        fn report(&self) -> ReportFn<D> {
+            |error, sink| sink(Some(error), error.conventions())
+        }
+    }
+
+    /// `Debug` only.
+    pub trait ProbeDebug<D> {
+        /// The report function.
+        fn report(&self) -> ReportFn<D>;
+    }
+
+    impl<D: Debug> ProbeDebug<D> for &&Probe<D> {
+        #[cfg_attr(not(debug_assertions), inline(always))]
+        fn report(&self) -> ReportFn<D> {
+            |error, sink| sink(Some(error), Conventions::default())
+        }
+    }
+
+    /// Attributes only.
+    pub trait ProbeConventions<D> {
+        /// The report function.
+        fn report(&self) -> ReportFn<D>;
+    }
+
+    impl<D: SemanticConventions> ProbeConventions<D> for &Probe<D> {
+        #[cfg_attr(not(debug_assertions), inline(always))]
+        fn report(&self) -> ReportFn<D> {
+            |error, sink| sink(None, error.conventions())
+        }
+    }
+
+    /// Neither.
+    pub trait ProbeNeither<D> {
+        /// The report function.
+        fn report(&self) -> ReportFn<D>;
+    }
+
+    impl<D> ProbeNeither<D> for Probe<D> {
+        #[cfg_attr(not(debug_assertions), inline(always))]
+        fn report(&self) -> ReportFn<D> {
+            |_, sink| sink(None, Conventions::default())
+        }
+    }
 }
 
 #[cfg(test)]

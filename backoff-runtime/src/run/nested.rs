@@ -35,7 +35,7 @@ thread_local! {
 /// ```
 /// backoff_runtime::__private::enter_attempt();
 /// ```
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn enter_attempt() {
     GAVE_UP_BELOW.set(false);
 }
@@ -56,7 +56,7 @@ pub(crate) fn mark_given_up() {
 /// A retried call succeeded: whatever gave up below it earlier in the
 /// enclosing attempt was recovered from, so the enclosing loop may retry
 /// its own later failures.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn mark_succeeded() {
     GAVE_UP_BELOW.set(false);
 }
@@ -84,7 +84,7 @@ pin_project_lite::pin_project! {
 
 impl<F> NestedAttempt<F> {
     /// Brackets `attempt`'s polls.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn new(attempt: F) -> Self {
         NestedAttempt { attempt }
     }
@@ -93,7 +93,7 @@ impl<F> NestedAttempt<F> {
 impl<F: Future> Future for NestedAttempt<F> {
     type Output = (F::Output, bool);
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let enclosing = GAVE_UP_BELOW.replace(false);

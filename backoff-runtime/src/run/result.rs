@@ -30,12 +30,12 @@ impl<T, E> RetryResult for Result<T, E> {
     type Ok = T;
     type Err = E;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn into_result(self) -> Result<T, E> {
         self
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn from_result(result: Result<T, E>) -> Self {
         result
     }
@@ -44,7 +44,7 @@ impl<T, E> RetryResult for Result<T, E> {
 /// The result standing for a timed-out attempt, as a function pointer: the
 /// `From<Elapsed>` bound is checked here, once, so a missing impl is one
 /// error on the `timeout` key.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn timed_out_result<R>() -> fn() -> R
 where
     R: RetryResult,

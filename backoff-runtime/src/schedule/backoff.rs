@@ -156,7 +156,7 @@ pub(crate) struct Backoff {
 
 impl Backoff {
     /// No retry made yet. All zeros: nothing to compute on the happy path.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) const fn new() -> Self {
         Backoff {
             retries: 0,
@@ -165,7 +165,7 @@ impl Backoff {
     }
 
     /// Retries made so far.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) const fn retries(&self) -> u32 {
         self.retries
     }

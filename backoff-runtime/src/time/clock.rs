@@ -103,7 +103,7 @@ fn nanos_since_anchor(instant: Instant) -> u64 {
 
 impl Timeline {
     /// A timeline on `clock`, started at `start` (or not yet started).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn new(clock: ClockKind, start: Option<Instant>) -> Timeline {
         let clock_bits = match clock {
             ClockKind::Sync => 0,

@@ -30,7 +30,7 @@ pub struct TokioTimer {
 /// path of every async function drops one.
 #[cfg(feature = "tokio")]
 impl Drop for TokioTimer {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn drop(&mut self) {
         if let Some(sleep) = self.slot.take() {
             drop_sleep(sleep);
@@ -48,7 +48,7 @@ fn drop_sleep(sleep: Pin<Box<tokio::time::Sleep>>) {
 
 impl TokioTimer {
     /// A timer that allocates nothing until the first wait.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn new() -> Self {
         TokioTimer::default()
@@ -67,7 +67,7 @@ pub trait IntoTimer {
 impl IntoTimer for DefaultSleep {
     type Timer = TokioTimer;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn into_timer(self) -> TokioTimer {
         TokioTimer::new()
     }
@@ -80,7 +80,7 @@ where
 {
     type Timer = Self;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn into_timer(self) -> Self {
         self
     }
@@ -94,7 +94,7 @@ pub struct CustomSleep<F>(F);
 
 impl<F> CustomSleep<F> {
     /// Wraps the user's sleep.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn new(sleep: F) -> Self {
         CustomSleep(sleep)
     }
@@ -105,7 +105,7 @@ impl<F> CustomSleep<F> {
 /// `bounds::SyncSleep` on the user's token, so nothing is asked of it
 /// here). The sleep keeps a function pointer made here, so the loop asks
 /// nothing more of it.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn blocking_sleep<F: Fn(Duration) -> O, O>(sleep: F) -> CheckedSleep<F> {
     CheckedSleep {
         sleep,
@@ -131,7 +131,7 @@ impl<F> BlockingSleep for CheckedSleep<F> {
         (self.call)(&self.sleep, wait);
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn clock(&self) -> ClockKind {
         ClockKind::Std
     }
@@ -139,7 +139,7 @@ impl<F> BlockingSleep for CheckedSleep<F> {
 
 /// The `sleep = ...` of an async function (that it returns a future is
 /// checked by the expansion, with `bounds::AsyncSleep` on the user's token).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn async_sleep<F, Fut>(sleep: F) -> CustomSleep<F>
 where
     F: Fn(Duration) -> Fut,
@@ -169,7 +169,7 @@ impl BlockingSleep for DefaultSleep {
         std::thread::sleep(wait);
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn clock(&self) -> ClockKind {
         ClockKind::Sync
     }
@@ -181,7 +181,7 @@ impl<F: Fn(Duration)> BlockingSleep for CustomSleep<F> {
         (self.0)(wait);
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn clock(&self) -> ClockKind {
         ClockKind::Std
     }
@@ -217,7 +217,7 @@ pub trait Timer {
     fn poll_wait(&mut self, pending: Pin<&mut Self::Pending>, cx: &mut Context<'_>) -> Poll<()>;
 
     /// A wait of `wait`, to await in place.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn sleep(&mut self, wait: Duration) -> Sleeping<'_, Self>
     where
         Self: Sized,

@@ -134,7 +134,7 @@ pin_project_lite::pin_project! {
 
 impl<Fut: Future, R> Timed<Fut, R> {
     /// `attempt` without a limit.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn unlimited(attempt: Fut) -> Self {
         Timed::Unlimited { attempt }
     }
@@ -158,7 +158,7 @@ impl<Fut: Future, R> Timed<Fut, R> {
 
 /// One attempt of the attribute's async loop under `timeout = ...`, limited
 /// to `limit`. `S` carries the bound that names a missing `tokio` feature.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn with_timeout<S: TimeoutSupport, R, Fut: Future>(
     limit: Duration,
     attempt: Fut,
