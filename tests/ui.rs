@@ -14,14 +14,22 @@ fn ui() {
 
 /// What no compile error a user reads may name: the runtime's `__private`
 /// module (what the expansion calls, not public API), the loop's internals
-/// and the hook set, and the modules behind the public re-exports.
+/// and the hook set of old (`Loop`, `HookSet`, `Slot`, `Unset`), and the
+/// modules behind the public re-exports. `closures_not_written` adds a
+/// closure type the user never wrote.
 const FORBIDDEN: &[&str] = &[
     "__private",
     "HookSet",
-    "Loop::step",
+    "Loop",
+    "Slot",
+    "Unset",
     "after_first_attempt",
-    "::run::",
-    "::time::sleep::",
+    "backoff_runtime::builder::",
+    "backoff_runtime::limits::",
+    "backoff_runtime::observe::",
+    "backoff_runtime::run::",
+    "backoff_runtime::schedule::",
+    "backoff_runtime::time::",
 ];
 
 /// The snapshots allowed to name one of [`FORBIDDEN`]: none. Kept as a
@@ -47,8 +55,12 @@ fn no_snapshot_names_private_items() {
             }
             let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
             read += 1;
+            let case = std::fs::read_to_string(path.with_extension("rs")).unwrap_or_default();
             for (n, line) in text.lines().enumerate() {
                 let name = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+                for closure in closures_not_written(line, &path, &case) {
+                    offenders.push(format!("{name}:{}: a closure the user never wrote: {closure}", n + 1));
+                }
                 if FORBIDDEN.iter().any(|word| line.contains(word)) {
                     if STILL_NAMING_PRIVATE.contains(&name.as_str()) {
                         still.push(name);
@@ -74,5 +86,55 @@ fn no_snapshot_names_private_items() {
          public item or a message in the user's words:\n{}",
         offenders.len(),
         offenders.join("\n")
+    );
+}
+
+/// The closure types `line` names (`{closure@$DIR/tests/ui/case.rs:4:20: 4:34}`)
+/// that are not a closure the user wrote in the case itself: one of another
+/// file (the runtime's, the expansion's), or one whose position in the case
+/// holds no `|` (nor `move |`, `async |`).
+fn closures_not_written(line: &str, snapshot: &std::path::Path, case: &str) -> Vec<String> {
+    let own = snapshot
+        .with_extension("rs")
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut found = Vec::new();
+    for (start, _) in line.match_indices("{closure@") {
+        let rest = &line[start + "{closure@".len()..];
+        let end = rest.find('}').unwrap_or(rest.len());
+        let location = &rest[..end];
+        let mut parts = location.split(':');
+        let file = parts.next().unwrap_or_default();
+        let row: usize = parts.next().and_then(|n| n.trim().parse().ok()).unwrap_or(0);
+        let column: usize = parts.next().and_then(|n| n.trim().parse().ok()).unwrap_or(0);
+        let written = file.ends_with(&format!("/{own}"))
+            && case
+                .lines()
+                .nth(row.wrapping_sub(1))
+                .and_then(|text| text.get(column.saturating_sub(1)..))
+                .is_some_and(|at| at.starts_with('|') || at.starts_with("move") || at.starts_with("async"));
+        if !written {
+            found.push(location.to_owned());
+        }
+    }
+    found
+}
+
+/// The closure check accepts the user's closure and rejects one of the
+/// runtime's.
+#[test]
+fn a_closure_is_checked_against_the_case() {
+    let case = "#[retry(retry_if = |e: &u8| true)]\n";
+    let snapshot = std::path::Path::new("tests/ui/example.stderr");
+    let own = "required for the cast from `&{closure@$DIR/tests/ui/example.rs:1:20: 1:28}` to `&dyn Fn(&u8)`";
+    assert!(closures_not_written(own, snapshot, case).is_empty());
+    let runtime = "required for `{closure@backoff-runtime/src/lib.rs:10:5: 10:9}` to implement `Fn`";
+    assert_eq!(closures_not_written(runtime, snapshot, case).len(), 1);
+    let elsewhere = "`{closure@$DIR/tests/ui/example.rs:1:3: 1:8}`";
+    assert_eq!(
+        closures_not_written(elsewhere, snapshot, case).len(),
+        1,
+        "no closure at 1:3"
     );
 }

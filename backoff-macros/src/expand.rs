@@ -421,7 +421,7 @@ impl Generator<'_> {
         let sleep = local("sleep");
         let timer = local("timer");
         let timer_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
-            Some(custom) => sleep_checked(custom, &krate, private, true),
+            Some(custom) => sleep_checked(custom, &krate, true),
             None => quote!(#private::TokioTimer::new()),
         };
         // Without `sleep = ...` the loop sleeps on tokio: a missing feature
@@ -438,17 +438,8 @@ impl Generator<'_> {
                 }
             }
         });
-        // With `sleep = ...`, the loop's uses of the timer carry exactly the
-        // span of the check in `sleep_checked`: a sleep that returns no
-        // future is reported there alone.
-        let at_sleep = |tokens: TokenStream| match &args.sleep {
-            Some(custom) => respan_exactly(tokens, Span::mixed_site().located_at(custom.value.span())),
-            None => tokens,
-        };
-        let sleep_value = at_sleep(quote!(#private::Timer::sleep(&mut #timer, #wait)));
-        let timer_clock = at_sleep(quote!(#private::timer_clock(&#timer)));
-        let sleep_binding = at_sleep(quote!(#sleep));
-        let sleep_await = at_sleep(quote!(#sleep.await));
+        let sleep_value = quote!(#private::Timer::sleep(&mut #timer, #wait));
+        let timer_clock = quote!(#private::timer_clock(&#timer));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
         let next_sleep = match action {
             None => {
@@ -492,10 +483,10 @@ impl Generator<'_> {
             let mut #state = #private::Loop::start(#timer_clock, #policy, #budget, #needs_start);
             #attempts_value
             loop {
-                let #sleep_binding = {
+                let #sleep = {
                     #next_sleep
                 };
-                #sleep_await;
+                #sleep.await;
             }
         }
     }
@@ -528,7 +519,7 @@ impl Generator<'_> {
         };
         let sleeper = local("sleeper");
         let sleeper_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
-            Some(custom) => sleep_checked(custom, &args.runtime_crate(), private, false),
+            Some(custom) => sleep_checked(custom, &args.runtime_crate(), false),
             None => quote!(#private::DefaultSleep),
         };
         let attempts_value = attempts.map(|attempts| {
@@ -644,11 +635,11 @@ impl Generator<'_> {
         let wait = local("wait");
         let after_attempt = self.after_attempt(&result, &below, true);
         let after_action = self.after_action(&next);
-        // A method spanned on the action: a wrong one is reported there.
-        let sync_action = Ident::new("sync_action", action.span());
-        // What it returns is checked through the public trait's method, on
-        // the action: no note names the loop.
+        // Typed through the public `bounds::sync_before_retry`, spanned on
+        // the action: a wrong one is reported there. What it returns is
+        // checked through the public trait's method, on the action.
         let krate = self.args.runtime_crate();
+        let sync_before_retry = respan(quote!(#krate::bounds::sync_before_retry), action.span());
         let run_action = respan(
             quote!(<_ as #krate::bounds::SyncBeforeRetry>::returned(#act(#next.outcome(), #next.event()))),
             action.span(),
@@ -664,7 +655,7 @@ impl Generator<'_> {
                     let (#result, #below) = #attempt;
                     #after_attempt
                 };
-                let #act = #next.#sync_action(#action);
+                let #act = #sync_before_retry(#next.outcome(), #action);
                 #run_action;
                 let #wait = #after_action;
                 #private::BlockingSleep::sleep(&#sleeper, #wait);
@@ -694,45 +685,19 @@ fn site_item(args: &Args, private: &TokenStream, function: &Ident, has_receiver:
     (item, expr)
 }
 
-/// The user's `sleep = ...`, bound once and checked through a public
-/// trait's method spanned on it (`bounds::AsyncSleep`: it returns a future;
-/// `bounds::SyncSleep`: it returns `()`), then handed to the loop, which
-/// asks nothing more of what it returns.
-fn sleep_checked(custom: &syn::Expr, krate: &syn::Path, private: &TokenStream, is_async: bool) -> TokenStream {
-    let span = custom.span();
-    let sleep = local("custom_sleep");
-    let (check, wrap) = if is_async {
-        (
-            quote!(<_ as #krate::bounds::AsyncSleep>::awaited),
-            quote!(#private::async_sleep),
-        )
+/// The user's `sleep = ...`, handed to the loop through the public
+/// `bounds::sync_sleep` or `bounds::async_sleep`, spanned on it: the one
+/// function whose bounds say what a sleep is (`Fn(Duration)` returning `()`,
+/// or a future), so a sleep of the wrong type is one error on the user's
+/// token; the loop asks nothing more of what it returns.
+fn sleep_checked(custom: &syn::Expr, krate: &syn::Path, is_async: bool) -> TokenStream {
+    let check = if is_async {
+        quote!(#krate::bounds::async_sleep)
     } else {
-        (
-            quote!(<_ as #krate::bounds::SyncSleep>::returned),
-            quote!(#private::blocking_sleep),
-        )
+        quote!(#krate::bounds::sync_sleep)
     };
-    // Exactly the span of the loop's own uses of the sleep (see
-    // `async_loop`): rustc reports this error and drops theirs.
-    let check = respan_exactly(check, Span::mixed_site().located_at(span));
-    let allow = allow_generated();
-    // An async sleep's tokens are moved to its first, as they were before
-    // the check (lints and errors inside it stay where they were).
-    let custom = if is_async {
-        respan(quote!(#custom), span)
-    } else {
-        quote!(#custom)
-    };
-    quote_spanned! {span=>
-        {
-            let #sleep = #custom;
-            #allow
-            if false {
-                let _ = #check(#sleep(#private::Duration::ZERO));
-            }
-            #wrap(#sleep)
-        }
-    }
+    let check = respan(check, custom.span());
+    quote_spanned!(custom.span()=> #check(#custom))
 }
 
 /// `if false { let __r: R = loop {}; return __r; }` with `impl Trait` in `R`

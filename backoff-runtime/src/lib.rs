@@ -504,10 +504,27 @@ pub use crate::time::timeout::Elapsed;
 pub use backoff_macros::retry;
 
 /// What `#[retry]` requires of the function it rewrites and of its keys'
-/// values, one trait per requirement. The expansion checks each where the
-/// key is written, so a compile error names the requirement in these words
-/// (never the loop's internals). You rarely name them yourself; each is
-/// implemented for everything that fits.
+/// values, one item per requirement: names compile errors use, not
+/// interfaces to implement. The expansion checks each where the key or type
+/// is written, so an error names the requirement in these words (never the
+/// loop's internals):
+///
+/// - [`RetryResult`](bounds::RetryResult): the function returns a `Result`;
+/// - [`FromElapsed`](bounds::FromElapsed): `timeout = ...` needs
+///   `E: From<Elapsed>`;
+/// - [`FreshCopy`](bounds::FreshCopy): a `mut` argument is `Copy`;
+/// - [`sync_before_retry`](bounds::sync_before_retry),
+///   [`async_before_retry`](bounds::async_before_retry) and
+///   [`SyncBeforeRetry`](bounds::SyncBeforeRetry): what `before_retry` is;
+/// - [`sync_sleep`](bounds::sync_sleep), [`async_sleep`](bounds::async_sleep),
+///   [`SyncSleep`](bounds::SyncSleep) and [`AsyncSleep`](bounds::AsyncSleep):
+///   what `sleep = ...` is;
+/// - [`DefaultAsyncSleep`](bounds::DefaultAsyncSleep): an async loop without
+///   `sleep = ...` needs the `tokio` feature.
+///
+/// The hooks need no item here: each is lent to the loop as a `&dyn Fn` of
+/// its signature (`&dyn Fn(&E) -> bool` for `retry_if`), so a hook of the
+/// wrong type is reported as that cast, on the user's token.
 ///
 /// ```
 /// use backoff_runtime::bounds::RetryResult;
@@ -517,7 +534,9 @@ pub use backoff_macros::retry;
 /// ```
 pub mod bounds {
     pub use crate::run::result::RetryResult;
+    use crate::time::sleep::{CheckedSleep, CheckedTimer};
     pub use crate::time::timeout::FromElapsed;
+    use core::time::Duration;
 
     /// What a `mut` argument of a `#[retry]` function must be: `Copy`, since
     /// each attempt starts from a fresh copy of the caller's value.
@@ -543,22 +562,6 @@ pub mod bounds {
         fn fresh_copy(&self) -> Self {
             *self
         }
-    }
-
-    /// Asks a `retry_if` hook about an error, or a `retry_if_ok` hook about
-    /// a value: what the expansion calls, so a hook of the wrong shape is
-    /// reported against this public item (the signature expected and the one
-    /// found) rather than the loop's internals. A generic predicate (`fn
-    /// is_transient<E: Status>(e: &E)`) takes the function's type as its
-    /// parameter.
-    ///
-    /// ```
-    /// fn is_transient(status: &u16) -> bool { *status >= 500 }
-    /// assert!(backoff_runtime::bounds::ask_predicate(&503_u16, &is_transient));
-    /// ```
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn ask_predicate<V, F: Fn(&V) -> bool>(value: &V, hook: &F) -> bool {
-        hook(value)
     }
 
     /// What the `before_retry` of an `async fn` must be: an async action on
@@ -589,6 +592,32 @@ pub mod bounds {
         action
     }
 
+    /// What the `before_retry` of a sync function must be: an action on
+    /// what failed and the retry's event (`|error, event| { ... }`, or a
+    /// path to a `fn(&E, &RetryEvent)`), run before the wait. The expansion
+    /// hands the action through this function, so a closure's parameter
+    /// types are inferred from `_failed` and an action of the wrong type is
+    /// reported against this public item; the loop calls it in place (it
+    /// may borrow `&mut self`).
+    ///
+    /// ```
+    /// use backoff_runtime::RetryEvent;
+    /// use backoff_runtime::bounds::sync_before_retry;
+    ///
+    /// let error = String::from("token expired");
+    /// let refresh = sync_before_retry(&error, |error: &String, _: &RetryEvent| {
+    ///     let _ = error;
+    /// });
+    /// # let _ = refresh;
+    /// ```
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn sync_before_retry<D, F, R>(_failed: &D, action: F) -> F
+    where
+        F: FnOnce(&D, &crate::RetryEvent) -> R,
+    {
+        action
+    }
+
     /// What the `before_retry` action of a sync function returns: `()`. A
     /// future would never be awaited, a value never used.
     ///
@@ -614,78 +643,81 @@ pub mod bounds {
     }
 
     /// What the `sleep = ...` of a sync function returns: `()`, once it has
-    /// waited (a `Fn(Duration)`, such as `std::thread::sleep`).
+    /// waited (a `Fn(Duration)`, such as `std::thread::sleep`). A name
+    /// compile errors use (see [`sync_sleep`]), not an interface to
+    /// implement.
     ///
     /// ```
     /// use backoff_runtime::bounds::SyncSleep;
-    /// use std::time::Duration;
     ///
-    /// SyncSleep::returned(std::thread::sleep(Duration::ZERO));
+    /// fn blocks<R: SyncSleep>(_: fn(std::time::Duration) -> R) {}
+    /// blocks(std::thread::sleep);
     /// ```
     #[diagnostic::on_unimplemented(
         message = "`sleep = ...` on a sync function must block and return `()`, but it returns `{Self}`",
         label = "a sync function's sleep must wait before it returns",
         note = "pass a blocking sleep such as `std::thread::sleep`; an async sleep (returning a future) belongs on an `async fn`"
     )]
-    pub trait SyncSleep {
-        /// Takes what the sleep returned.
-        fn returned(self);
-    }
+    pub trait SyncSleep {}
 
-    impl SyncSleep for () {
-        #[cfg_attr(not(debug_assertions), inline(always))]
-        fn returned(self) {}
-    }
+    impl SyncSleep for () {}
 
     /// What the `sleep = ...` of an `async fn` returns: a future to await
     /// (its output is ignored), such as `tokio::time::sleep`'s or
-    /// `async_io::Timer::after`'s.
+    /// `async_io::Timer::after`'s. A name compile errors use (see
+    /// [`async_sleep`]), not an interface to implement.
     ///
     /// ```
     /// use backoff_runtime::bounds::AsyncSleep;
     ///
-    /// let wait = AsyncSleep::awaited(std::future::ready(()));
-    /// # drop(wait);
+    /// fn awaits<F: AsyncSleep>(_: F) {}
+    /// awaits(std::future::ready(()));
     /// ```
     #[diagnostic::on_unimplemented(
         message = "`sleep = ...` on an `async fn` must return a future to await, but it returns `{Self}`",
         label = "this sleep does not return a future",
         note = "pass your runtime's async sleep, such as `async_io::Timer::after`; a blocking sleep belongs on a sync fn"
     )]
-    pub trait AsyncSleep: Sized {
-        /// The future, to await.
-        fn awaited(self) -> Self;
-    }
+    pub trait AsyncSleep: core::future::Future {}
 
-    impl<F: core::future::Future> AsyncSleep for F {
-        #[cfg_attr(not(debug_assertions), inline(always))]
-        fn awaited(self) -> Self {
-            self
-        }
-    }
+    impl<F: core::future::Future> AsyncSleep for F {}
 
-    /// What an `async fn` needs to sleep between attempts without
-    /// `sleep = ...`: the `tokio` feature (on by default). `Self` is the
-    /// function's return type; with the feature every type implements it.
+    /// The `sleep = ...` of a sync function, as the loop uses it: what the
+    /// expansion hands it through, so a sleep of the wrong type is reported
+    /// against this function's bounds (`Fn(Duration)` returning `()`), on
+    /// the user's token.
     ///
     /// ```
-    /// use backoff_runtime::bounds::DefaultAsyncSleep;
-    ///
-    /// fn sleeps_on_tokio<R: DefaultAsyncSleep>() {}
-    /// sleeps_on_tokio::<Result<u8, String>>();
+    /// let _sleep = backoff_runtime::bounds::sync_sleep(std::thread::sleep);
     /// ```
-    #[diagnostic::on_unimplemented(
-        message = "`#[retry]` on an `async fn` needs the `tokio` feature of `backoff-runtime`, or a `sleep = ...` argument",
-        label = "async retry loops sleep with `tokio::time::sleep` unless given `sleep = ...`",
-        note = "enable the feature: `backoff-runtime = {{ version = \"0.1\", features = [\"tokio\"] }}`, or pass your runtime's sleep: `#[retry(sleep = async_io::Timer::after)]`"
-    )]
-    pub trait DefaultAsyncSleep {
-        /// Nothing: the bound is the check.
-        fn tokio_sleeps() {}
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn sync_sleep<F, R>(sleep: F) -> CheckedSleep<F>
+    where
+        F: Fn(Duration) -> R,
+        R: SyncSleep,
+    {
+        crate::time::sleep::blocking_sleep(sleep)
     }
 
-    #[cfg(feature = "tokio")]
-    impl<R: ?Sized> DefaultAsyncSleep for R {}
+    /// The `sleep = ...` of an `async fn`, as the loop uses it: what the
+    /// expansion hands it through, so a sleep of the wrong type is reported
+    /// against this function's bounds (`Fn(Duration)` returning a future),
+    /// on the user's token.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokio")]
+    /// let _timer = backoff_runtime::bounds::async_sleep(tokio::time::sleep);
+    /// ```
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn async_sleep<F, Fut>(sleep: F) -> CheckedTimer<F, Fut>
+    where
+        F: Fn(Duration) -> Fut,
+        Fut: AsyncSleep,
+    {
+        crate::time::sleep::checked_timer(sleep)
+    }
+
+    pub use crate::time::sleep::DefaultAsyncSleep;
 }
 
 /// Not public API: what `#[retry]` expansions name. May change in any
@@ -706,7 +738,7 @@ pub mod __private {
     pub use crate::run::nested::{NestedAttempt, enter_attempt};
     pub use crate::run::result::timed_out_result;
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
-    pub use crate::time::sleep::{BlockingSleep, DefaultSleep, Timer, TokioTimer, async_sleep, blocking_sleep};
+    pub use crate::time::sleep::{BlockingSleep, CheckedSleep, CheckedTimer, DefaultSleep, Timer, TokioTimer};
     pub use crate::time::timeout::{TimeoutSupport, with_timeout};
     pub use core::time::Duration;
 

@@ -66,7 +66,10 @@ impl Client {
         Err(self.calls.get())
     }
 
-    #[retry(policy = self.policy, sleep = |d| std::future::ready(slept.set(slept.get() + d)))]
+    #[retry(policy = self.policy, sleep = |d| {
+        slept.set(slept.get() + d);
+        std::future::ready(())
+    })]
     async fn call_async(&self, slept: &Cell<Duration>) -> Result<(), u32> {
         self.calls.set(self.calls.get() + 1);
         Err(self.calls.get())

@@ -15,7 +15,7 @@ use crate::run::driver::{Acts, Loop, NextAttempt, Step, Waits};
 use crate::run::hooks::Outcome;
 use crate::run::nested::NestedAttempt;
 use crate::schedule::policy::Policy;
-use crate::time::sleep::{AsyncSleepSupport, IntoTimer, Timer};
+use crate::time::sleep::{DefaultAsyncSleep, IntoTimer, Timer};
 use crate::time::timeout::Timed;
 
 /// What an awaited retry does before each wait: nothing, or the builder's
@@ -190,7 +190,7 @@ where
     Fut: Future<Output = Result<T, E>>,
     O: Outcome<T, E>,
     H: OwnedHooks<T, E, E, Out = O>,
-    S: IntoTimer<Timer: AsyncSleepSupport>,
+    S: IntoTimer<Timer: DefaultAsyncSleep>,
     A: AsyncAction<O>,
     A::Future: Future<Output = ()>,
 {

@@ -96,17 +96,6 @@ impl<O> NextAttempt<O> {
     pub fn event(&self) -> &RetryEvent {
         &self.event
     }
-
-    /// Types a sync `before_retry` by this retry, so a closure's parameter
-    /// types are inferred; the loop then calls it in place, and checks what
-    /// it returns with `bounds::SyncBeforeRetry` on the user's token.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn sync_action<F, R>(&self, action: F) -> F
-    where
-        F: FnOnce(&O, &RetryEvent) -> R,
-    {
-        action
-    }
 }
 
 /// The state of one call's retry loop (20 bytes, 4-byte aligned: it lives

@@ -106,10 +106,50 @@ impl<F> CustomSleep<F> {
 /// here). The sleep keeps a function pointer made here, so the loop asks
 /// nothing more of it.
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub fn blocking_sleep<F: Fn(Duration) -> O, O>(sleep: F) -> CheckedSleep<F> {
+pub(crate) fn blocking_sleep<F: Fn(Duration) -> O, O>(sleep: F) -> CheckedSleep<F> {
     CheckedSleep {
         sleep,
         call: |sleep, wait| drop(sleep(wait)),
+    }
+}
+
+/// An async function's `sleep = ...`, checked by `bounds::async_sleep`:
+/// it keeps function pointers made there, where the sleep's signature and
+/// its future were checked, so the loop asks nothing more of them.
+pub struct CheckedTimer<F, Fut> {
+    sleep: F,
+    start: fn(&F, Duration) -> Fut,
+    poll: fn(Pin<&mut Fut>, &mut Context<'_>) -> Poll<()>,
+}
+
+impl<F, Fut> core::fmt::Debug for CheckedTimer<F, Fut> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("CheckedTimer")
+    }
+}
+
+/// The `sleep = ...` of an async function, as the loop keeps it.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn checked_timer<F: Fn(Duration) -> Fut, Fut: Future>(sleep: F) -> CheckedTimer<F, Fut> {
+    CheckedTimer {
+        sleep,
+        start: |sleep, wait| sleep(wait),
+        poll: |pending, cx| pending.poll(cx).map(drop),
+    }
+}
+
+impl<F, Fut> Timer for CheckedTimer<F, Fut> {
+    type Pending = Fut;
+    const CLOCK: ClockKind = ASYNC_CLOCK;
+
+    #[inline]
+    fn start(&mut self, wait: Duration) -> Fut {
+        (self.start)(&self.sleep, wait)
+    }
+
+    #[inline]
+    fn poll_wait(&mut self, pending: Pin<&mut Fut>, cx: &mut Context<'_>) -> Poll<()> {
+        (self.poll)(pending, cx)
     }
 }
 
@@ -135,16 +175,6 @@ impl<F> BlockingSleep for CheckedSleep<F> {
     fn clock(&self) -> ClockKind {
         ClockKind::Std
     }
-}
-
-/// The `sleep = ...` of an async function (that it returns a future is
-/// checked by the expansion, with `bounds::AsyncSleep` on the user's token).
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub fn async_sleep<F, Fut>(sleep: F) -> CustomSleep<F>
-where
-    F: Fn(Duration) -> Fut,
-{
-    CustomSleep(sleep)
 }
 
 /// How a blocking loop waits, and which clock it measures `max_elapsed` on.
@@ -187,19 +217,35 @@ impl<F: Fn(Duration)> BlockingSleep for CustomSleep<F> {
     }
 }
 
-/// The bound that reports an async loop without a timer: the default sleep
-/// without the `tokio` feature.
+/// What an async retry loop needs to sleep between attempts: the `tokio`
+/// feature (on by default), or a sleep of the caller's runtime. A name
+/// compile errors use: the attribute checks it on the function's return
+/// type, the builder on its timer; with the feature every type has it,
+/// without it only a custom sleep.
+///
+/// ```
+/// use backoff_runtime::bounds::DefaultAsyncSleep;
+///
+/// fn sleeps<R: DefaultAsyncSleep>() {}
+/// # #[cfg(feature = "tokio")]
+/// sleeps::<Result<u8, String>>();
+/// ```
 #[diagnostic::on_unimplemented(
-    message = "`#[retry]` on an `async fn` (and an awaited `Policy::retry`) needs the `tokio` feature of `backoff-runtime`, or a `sleep = ...` argument",
-    label = "async retry loops sleep with `tokio::time::sleep` unless given `sleep = ...` (`.sleep(...)`)",
+    message = "an async retry loop (`#[retry]` on an `async fn`, or an awaited `Policy::retry`) needs the `tokio` feature of `backoff-runtime`, or a sleep of your runtime",
+    label = "async retry loops sleep with `tokio::time::sleep` unless given `sleep = ...` (the builder's `.sleep(...)`)",
     note = "enable the feature: `backoff-runtime = {{ version = \"0.1\", features = [\"tokio\"] }}`, or pass your runtime's sleep: `#[retry(sleep = async_io::Timer::after)]`"
 )]
-pub trait AsyncSleepSupport {}
+pub trait DefaultAsyncSleep {
+    /// Nothing: the bound is the check.
+    fn tokio_sleeps() {}
+}
 
 #[cfg(feature = "tokio")]
-impl AsyncSleepSupport for TokioTimer {}
+impl<R: ?Sized> DefaultAsyncSleep for R {}
 
-impl<F> AsyncSleepSupport for CustomSleep<F> {}
+#[cfg(not(feature = "tokio"))]
+#[diagnostic::do_not_recommend]
+impl<F> DefaultAsyncSleep for CustomSleep<F> {}
 
 /// How an async loop waits, and which clock it measures `max_elapsed` on:
 /// tokio's timer (the default, feature `tokio`) or the user's async sleep.
@@ -259,7 +305,7 @@ impl Timer for TokioTimer {
 }
 
 /// Without the `tokio` feature the default sleep cannot wait: no loop can
-/// get here, since [`AsyncSleepSupport`] does not hold and the attribute's
+/// get here, since [`DefaultAsyncSleep`] does not hold and the attribute's
 /// expansion does not compile; the impl exists so that the one error a
 /// user sees is the missing feature.
 #[cfg(not(feature = "tokio"))]
