@@ -581,8 +581,9 @@ impl Generator<'_> {
                     self.hooks(quote!(for_error(&#error)), &quote!(&#error), false),
                 ),
             };
+            // The body's closure moves to the runtime only on a failure.
             let retried = self.returned_result(quote! {
-                #private::retry_blocking(#policy, #budget, #start, &#hooks, #error, #parts)
+                #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #error, move || { let #rerun = #body_fn(); #into_result }, &#sleeper)
             });
             quote! {{
                 #items
@@ -677,10 +678,12 @@ fn site_item(args: &Args, private: &TokenStream, function: &Ident, has_receiver:
         }
     };
     let item = quote!(static #site: #private::CallSite = #new_site;);
+    // A `&'static Site`, made at compile time: passing it costs the
+    // happy path nothing.
     let expr = if has_receiver && args.name.is_none() {
-        quote!(#private::method_site(&#site, ::core::any::type_name::<Self>))
+        quote!(const { &#private::method_site(&#site, ::core::any::type_name::<Self>) })
     } else {
-        quote!(#private::static_site(&#site))
+        quote!(const { &#private::static_site(&#site) })
     };
     (item, expr)
 }

@@ -11,6 +11,7 @@ use crate::builder::owned::OwnedHooks;
 use crate::builder::retry::{Action, Awaited, Config, Identity, NoAction, Retry};
 use crate::limits::limit::Limit;
 use crate::observe::events::RetryEvent;
+use crate::observe::site::Site;
 use crate::run::driver::{Acts, Loop, NextAttempt, Step, Waits};
 use crate::run::hooks::Outcome;
 use crate::run::nested::NestedAttempt;
@@ -200,7 +201,7 @@ where
     #[inline]
     fn into_future(self) -> Self::IntoFuture {
         let config = self.config;
-        let needs_start = config.identity.lend(&config.hooks).observes() || A::SET;
+        let needs_start = H::OBSERVES || A::SET;
         RetryFuture {
             policy: self.policy,
             budget: self.budget,
@@ -238,9 +239,17 @@ where
             match this.phase.as_mut().project() {
                 PhaseProj::Start => {}
                 PhaseProj::Attempting { attempt } => {
-                    let result = ready!(attempt.poll(cx));
+                    let (result, below) = ready!(attempt.poll(cx));
                     // A finished attempt is dropped when the next phase
                     // starts, or with this future.
+                    let result = match result {
+                        // A success nobody but metrics hears of: no hooks lent.
+                        Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
+                            this.driver.succeeded(budget, &Site::Named(this.identity.name), None);
+                            return Poll::Ready(Ok(value));
+                        }
+                        result => (result, below),
+                    };
                     let hooks = this.identity.lend(&*this.hooks);
                     if A::SET {
                         match this.driver.settle_in::<Acts, T, E, O>(policy, budget, &hooks, result) {

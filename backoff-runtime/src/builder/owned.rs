@@ -13,6 +13,13 @@ use crate::run::hooks::Hooks;
 pub trait OwnedHooks<T, E, O> {
     /// The outcome the observers see once this hook is added.
     type Out;
+    /// Whether an observer (`on_retry`, `on_give_up`, `on_success`) is
+    /// among them: the call's start is then read up front.
+    const OBSERVES: bool = false;
+    /// Whether `on_success` is among them.
+    const OBSERVES_SUCCESS: bool = false;
+    /// Whether `retry_if_ok` is among them (an `Ok` may be pending).
+    const JUDGES_VALUES: bool = false;
     /// `hooks` with these hooks lent to it.
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, Self::Out>;
 }
@@ -36,6 +43,9 @@ where
     Added: OwnedHooks<T, E, Earlier::Out>,
 {
     type Out = Added::Out;
+    const OBSERVES: bool = Earlier::OBSERVES || Added::OBSERVES;
+    const OBSERVES_SUCCESS: bool = Earlier::OBSERVES_SUCCESS || Added::OBSERVES_SUCCESS;
+    const JUDGES_VALUES: bool = Earlier::JUDGES_VALUES || Added::JUDGES_VALUES;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, Added::Out> {
@@ -45,13 +55,15 @@ where
 
 /// Declares one owned hook: its wrapper and how it is lent.
 macro_rules! owned_hook {
-    ($(#[$doc:meta])* $name:ident, $method:ident, $($bound:tt)+) => {
+    ($(#[$doc:meta])* $name:ident, $method:ident, observes: $observes:expr, succeeds: $succeeds:expr, $($bound:tt)+) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug)]
         pub struct $name<F>(pub(crate) F);
 
         impl<T, E, O, F: $($bound)+> OwnedHooks<T, E, O> for $name<F> {
             type Out = O;
+            const OBSERVES: bool = $observes;
+            const OBSERVES_SUCCESS: bool = $succeeds;
 
             #[cfg_attr(not(debug_assertions), inline(always))]
             fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, O> {
@@ -63,27 +75,27 @@ macro_rules! owned_hook {
 
 owned_hook!(
     /// A `retry_if` the builder owns.
-    RetryIf, retry_if, Fn(&E) -> bool
+    RetryIf, retry_if, observes: false, succeeds: false, Fn(&E) -> bool
 );
 owned_hook!(
     /// A `retry_after` the builder owns.
-    RetryAfter, retry_after, Fn(&E) -> Option<Duration>
+    RetryAfter, retry_after, observes: false, succeeds: false, Fn(&E) -> Option<Duration>
 );
 owned_hook!(
     /// A `retry_after_ok` the builder owns.
-    RetryAfterOk, retry_after_ok, Fn(&T) -> Option<Duration>
+    RetryAfterOk, retry_after_ok, observes: false, succeeds: false, Fn(&T) -> Option<Duration>
 );
 owned_hook!(
     /// An `on_retry` the builder owns.
-    OnRetry, on_retry, Fn(&O, &RetryEvent)
+    OnRetry, on_retry, observes: true, succeeds: false, Fn(&O, &RetryEvent)
 );
 owned_hook!(
     /// An `on_give_up` the builder owns.
-    OnGiveUp, on_give_up, Fn(&O, &GiveUp)
+    OnGiveUp, on_give_up, observes: true, succeeds: false, Fn(&O, &GiveUp)
 );
 owned_hook!(
     /// An `on_success` the builder owns.
-    OnSuccess, on_success, Fn(&Success)
+    OnSuccess, on_success, observes: true, succeeds: true, Fn(&Success)
 );
 
 /// A `retry_if_ok` the builder owns: from here on the observers see the
@@ -93,6 +105,7 @@ pub struct RetryIfOk<F>(pub(crate) F);
 
 impl<T, E, F: Fn(&T) -> bool> OwnedHooks<T, E, E> for RetryIfOk<F> {
     type Out = Result<T, E>;
+    const JUDGES_VALUES: bool = true;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, E>) -> Hooks<'h, T, E, Result<T, E>> {

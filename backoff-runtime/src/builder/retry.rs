@@ -17,7 +17,7 @@ use crate::limits::limit::{Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::run::attempt::{Attempt, AttemptSource};
-use crate::run::driver::{BlockingActionRef, BlockingParts, settle_blocking, start_blocking};
+use crate::run::driver::{BlockingActionRef, BlockingParts, first_success, settle_blocking, start_blocking};
 use crate::run::hooks::{Hooks, Outcome};
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
@@ -106,6 +106,35 @@ where
     }
 }
 
+/// The first attempt of a `.call()` that failed (or whose value or
+/// success its hooks must see): the hooks are lent and the retries run.
+/// Out of line, so the happy path neither lends nor stores them.
+#[cold]
+#[inline(never)]
+fn call_settling<Op, T, E, O, H, S, A>(
+    policy: &Policy,
+    budget: Option<Limit<'_>>,
+    start: Option<std::time::Instant>,
+    (hooks, identity, sleep, mut action): (H, Identity, S, A),
+    first: Result<T, E>,
+    mut op: Op,
+) -> Result<T, E>
+where
+    Op: FnMut() -> Result<T, E>,
+    O: Outcome<T, E>,
+    H: OwnedHooks<T, E, E, Out = O>,
+    S: BlockingSleep,
+    A: BlockingAction<O>,
+{
+    let hooks = identity.lend(&hooks);
+    let parts = BlockingParts {
+        body: &mut op,
+        sleeper: &sleep,
+        action: action.borrowed(),
+    };
+    settle_blocking(policy, budget, start, &hooks, first, parts)
+}
+
 /// No action before the wait.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoAction;
@@ -150,7 +179,7 @@ impl<O, F: FnMut(&O, &RetryEvent)> BlockingAction<O> for Action<F, ()> {
 /// are failures (the tower layer's responses).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Identity {
-    site: Site,
+    pub(crate) name: &'static str,
     retries_nested: bool,
     values_fail: bool,
 }
@@ -161,7 +190,7 @@ impl Identity {
     pub(crate) fn lend<'h, T, E, O, H: OwnedHooks<T, E, E, Out = O>>(&self, owned: &'h H) -> Hooks<'h, T, E, O> {
         owned
             .lend(Hooks::new())
-            .at(self.site)
+            .name(self.name)
             .retry_nested(self.retries_nested)
             .values_are_failures(self.values_fail)
     }
@@ -185,7 +214,7 @@ pub struct Config<K, T, E, O, H, S, A> {
 impl<K, T, E, O, H, S: core::fmt::Debug, A> core::fmt::Debug for Config<K, T, E, O, H, S, A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Config")
-            .field("name", &self.identity.site.name())
+            .field("name", &self.identity.name)
             .field("sleep", &self.sleep)
             .field("timeout", &self.timeout.map(|(limit, _)| limit))
             .finish_non_exhaustive()
@@ -200,7 +229,7 @@ impl<K, T, E> Fresh<K, T, E> {
         Config {
             hooks: NoHooks,
             identity: Identity {
-                site: Site::Named("retry"),
+                name: "retry",
                 retries_nested: false,
                 values_fail: false,
             },
@@ -547,7 +576,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// assert_eq!(name.get(), "load_config");
     /// ```
     pub fn name(mut self, name: &'static str) -> Self {
-        self.config.identity.site = Site::Named(name);
+        self.config.identity.name = name;
         self
     }
 
@@ -662,22 +691,26 @@ where
             budget,
             config,
         } = self;
-        let Config {
-            hooks,
-            identity,
-            sleep,
-            mut action,
-            ..
-        } = config;
-        let hooks = identity.lend(&hooks);
-        let start = start_blocking(policy, budget, hooks.observes() || A::SET, &sleep);
+        let start = start_blocking(policy, budget, H::OBSERVES || A::SET, &config.sleep);
         crate::run::nested::enter_attempt();
-        let first = op();
-        let parts = BlockingParts {
-            body: &mut op,
-            sleeper: &sleep,
-            action: action.borrowed(),
-        };
-        settle_blocking(policy, budget, start, &hooks, first, parts)
+        match op() {
+            // A success nobody but metrics hears of: handled here, inline.
+            Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
+                first_success(budget, &config.sleep, start, &Site::Named(config.identity.name), None);
+                Ok(value)
+            }
+            // Each part moved here, in the cold branch (a move of the
+            // whole `config` would pin it to the stack from the start).
+            first => {
+                let Config {
+                    hooks,
+                    identity,
+                    sleep,
+                    action,
+                    ..
+                } = config;
+                call_settling(policy, budget, start, (hooks, identity, sleep, action), first, op)
+            }
+        }
     }
 }

@@ -210,7 +210,7 @@ impl RetryState {
     /// listen (the report is out of line: a first-attempt success with none
     /// of them costs a few branches here).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn success(&mut self, budget: Option<Limit<'_>>, site: Site, on_success: Option<&dyn Fn(&Success)>) {
+    pub(crate) fn success(&mut self, budget: Option<Limit<'_>>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
         crate::run::nested::mark_succeeded();
         if let Some(budget) = budget {
             budget.succeeded();
@@ -228,7 +228,7 @@ impl RetryState {
         budget: Option<Limit<'_>>,
         clock: ClockKind,
         start: Option<Instant>,
-        site: Site,
+        site: &Site,
         on_success: Option<&dyn Fn(&Success)>,
     ) {
         crate::run::nested::mark_succeeded();
@@ -245,7 +245,8 @@ impl RetryState {
     /// generic: compiled once, in this crate.
     #[cold]
     #[inline(never)]
-    fn succeeded(&mut self, site: Site, on_success: Option<&dyn Fn(&Success)>) {
+    fn succeeded(&mut self, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
+        let site = *site;
         let attempts = self.backoff.retries().saturating_add(1);
         crate::observe::metrics::success(site, attempts);
         let retried = attempts > 1;

@@ -136,7 +136,7 @@ impl Loop {
     /// back, and metrics, tracing and `on_success` hear of it when they
     /// listen. The expansion writes this call on its success path.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn succeeded(&mut self, budget: Option<Limit<'_>>, site: Site, on_success: Option<&dyn Fn(&Success)>) {
+    pub fn succeeded(&mut self, budget: Option<Limit<'_>>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
         self.state.success(budget, site, on_success);
     }
 
@@ -232,7 +232,7 @@ impl Loop {
     ) -> Step<Result<T, E>, M::Retry<O>> {
         match hooks.judge(result) {
             Ok(value) => {
-                self.state.success(budget, hooks.site(), hooks.on_success_hook());
+                self.state.success(budget, &hooks.site(), hooks.on_success_hook());
                 Step::Return(Ok(value))
             }
             Err(outcome) => self.decide::<M, T, E, O>(policy, budget, hooks, outcome, gave_up_below),
@@ -284,7 +284,7 @@ pub fn first_success<S: BlockingSleep>(
     budget: Option<Limit<'_>>,
     sleeper: &S,
     start: Option<Instant>,
-    site: Site,
+    site: &Site,
     on_success: Option<&dyn Fn(&Success)>,
 ) {
     RetryState::first_success(budget, sleeper.clock(), start, site, on_success);
@@ -330,7 +330,7 @@ pub fn settle_blocking<T, E, O: Outcome<T, E>>(
                 budget,
                 parts.sleeper.clock(),
                 start,
-                hooks.site(),
+                &hooks.site(),
                 hooks.on_success_hook(),
             );
             Ok(value)
@@ -345,7 +345,7 @@ pub fn settle_blocking<T, E, O: Outcome<T, E>>(
 /// once per result type, not once per retried function.
 #[cold]
 #[inline(never)]
-pub fn retry_blocking<T, E, O: Outcome<T, E>>(
+pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
     policy: &Policy,
     budget: Option<Limit<'_>>,
     start: Option<Instant>,
@@ -383,12 +383,35 @@ pub fn retry_blocking<T, E, O: Outcome<T, E>>(
         crate::run::nested::enter_attempt();
         match hooks.judge(body()) {
             Ok(value) => {
-                state.success(budget, hooks.site(), hooks.on_success_hook());
+                state.success(budget, &hooks.site(), hooks.on_success_hook());
                 return Ok(value);
             }
             Err(next) => outcome = next,
         }
     }
+}
+
+/// [`retry_blocking`] for a body the caller still owns (the attribute's
+/// sync loop): moved here only on a failure, so on the happy path the
+/// body's closure keeps its captures in registers. The only part compiled
+/// per function: a call.
+#[cold]
+#[inline(never)]
+pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
+    policy: &Policy,
+    budget: Option<Limit<'_>>,
+    start: Option<Instant>,
+    hooks: &Hooks<'_, T, E, O>,
+    first: O,
+    mut body: impl FnMut() -> Result<T, E>,
+    sleeper: &dyn BlockingSleep,
+) -> Result<T, E> {
+    let parts = BlockingParts {
+        body: &mut body,
+        sleeper,
+        action: None,
+    };
+    retry_blocking(policy, budget, start, hooks, first, parts)
 }
 
 /// Runs one attempt of a blocking loop that stays in the function (with

@@ -249,8 +249,8 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     /// Names the retried operation by its site.
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
-    pub fn at(mut self, site: Site) -> Self {
-        self.site = site;
+    pub fn at(mut self, site: &Site) -> Self {
+        self.site = *site;
         self
     }
 
