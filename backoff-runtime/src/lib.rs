@@ -743,7 +743,7 @@ pub mod __private {
     pub use core::time::Duration;
 
     /// Gives the body's closure its `FnMut` type (the return type is checked
-    /// once, by `after_first_attempt`).
+    /// once, by `bounds::RetryResult::into_result` on the return type).
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn sync_body<R, F: FnMut() -> R>(body: F) -> F {
         body
