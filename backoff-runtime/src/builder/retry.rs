@@ -82,7 +82,7 @@ where
     type Ok = T;
     type Error = E;
     type Output = Result<T, E>;
-    const CLOCK: ClockKind = ClockKind::Sync;
+    const CLOCK: ClockKind = ClockKind::StdOrVirtual;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn run(&mut self, attempt: Attempt) -> Result<T, E> {

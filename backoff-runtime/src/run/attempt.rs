@@ -135,8 +135,8 @@ impl Attempt {
     /// system), not from the jitter's generator: seeing ids tells nothing
     /// about other ids, and the ids of different processes collide only by
     /// chance (see [`InvocationId`]). It is computed on each call of this
-    /// method (about 660 instructions: one ChaCha12 call; BENCHMARKS.md, row
-    /// 22), never before, so a body that does not read it pays nothing for
+    /// method (one ChaCha12 call; its cost is in BENCHMARKS.md, "Happy path
+    /// instructions"), never before, so a body that does not read it pays nothing for
     /// it: keep it in a local when it is used more than once.
     ///
     /// ```
@@ -270,7 +270,7 @@ pub struct AttemptSource {
 
 impl AttemptSource {
     /// The clock of sync loops (the test's virtual clock when installed).
-    pub const SYNC_CLOCK: ClockKind = ClockKind::Sync;
+    pub const SYNC_CLOCK: ClockKind = ClockKind::StdOrVirtual;
 
     /// Attempts of one call under `policy`, measured from `start` on `clock`
     /// (read now when `None`).

@@ -33,8 +33,8 @@ pub(crate) struct RetryState {
 /// `retry_if_ok` the whole result) and whether a retried function it called
 /// gave up.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Failed<'a, E> {
-    pub(crate) error: &'a E,
+pub(crate) struct FailedAttempt<'a, O> {
+    pub(crate) outcome: &'a O,
     pub(crate) gave_up_below: bool,
 }
 
@@ -118,11 +118,14 @@ impl RetryState {
         &mut self,
         policy: &Policy,
         budget: Option<Limit<'_>>,
-        failure: Failed<'_, O>,
+        failure: FailedAttempt<'_, O>,
         hooks: &Hooks<'_, T, E, O>,
         keep_event: bool,
     ) -> Result<(Duration, Option<RetryEvent>), StopReason> {
-        let Failed { error, gave_up_below } = failure;
+        let FailedAttempt {
+            outcome: error,
+            gave_up_below,
+        } = failure;
         match self.next_wait(policy, budget, error, gave_up_below, hooks) {
             Ok((wait, hinted)) => {
                 crate::observe::metrics::retry(hooks.site(), wait, hinted);

@@ -17,7 +17,7 @@ use crate::limits::limit::Limit;
 use crate::observe::events::{RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::run::attempt::AttemptSource;
-use crate::run::decide::{Failed, RetryState};
+use crate::run::decide::{FailedAttempt, RetryState};
 use crate::run::hooks::{Hooks, Outcome};
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
@@ -182,8 +182,8 @@ impl Loop {
         outcome: O,
         gave_up_below: bool,
     ) -> Step<Result<T, E>, M::Retry<O>> {
-        let failure = Failed {
-            error: &outcome,
+        let failure = FailedAttempt {
+            outcome: &outcome,
             gave_up_below,
         };
         match self.state.decide_reporting(policy, budget, failure, hooks, M::ACTS) {
@@ -361,8 +361,8 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
     let mut state = RetryState::with_start(sleeper.clock(), start);
     let mut outcome = first;
     loop {
-        let failure = Failed {
-            error: &outcome,
+        let failure = FailedAttempt {
+            outcome: &outcome,
             gave_up_below: crate::run::nested::gave_up_below(),
         };
         let acts = action.is_some();
@@ -391,7 +391,7 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
     }
 }
 
-/// [`retry_blocking`] for a body the caller still owns (the attribute's
+/// The blocking retries (`retry_blocking`) for a body the caller still owns (the attribute's
 /// sync loop): moved here only on a failure, so on the happy path the
 /// body's closure keeps its captures in registers. The only part compiled
 /// per function: a call.

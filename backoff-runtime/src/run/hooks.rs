@@ -85,7 +85,7 @@ pub(crate) type Observer<'h, O, Ev> = &'h dyn Fn(&O, &Ev);
 
 /// The hooks of one retried call returning `Result<T, E>`, each an optional
 /// reference to the user's closure or function, and the call's identity.
-/// `O` is the [`Outcome`] the observers see: `E`, or after
+/// `O` is the `Outcome` the observers see: `E`, or after
 /// [`retry_if_ok`](Hooks::retry_if_ok) the whole result. A hook that is not
 /// set keeps the default (every error is retried, no hint, nothing
 /// observed).
@@ -387,7 +387,7 @@ pub const fn method_site(site: &'static CallSite, self_type: fn() -> &'static st
 
 /// How the events see what failed, found by autoref specialisation on its
 /// concrete type where the expansion knows it, with no bound on it:
-/// `(&&&&Probe::of(&error)).report()` is the [`ReportFn`] that shows its
+/// `(&&&&Probe::of(&error)).report()` is the report function that shows its
 /// `Debug` form and OpenTelemetry's attributes when the type has them, and
 /// leaves out what it lacks.
 ///

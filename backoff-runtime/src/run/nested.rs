@@ -15,8 +15,8 @@
 //!   each poll runs on; other tasks polled on the thread in between never
 //!   see or change it, and spawned tasks are separate chains. The attempt
 //!   keeps no value across polls: remembering one byte would cost the
-//!   function's future 8 bytes (measured: over the 48-byte budget for a
-//!   `&mut self` method), so the flag counts when the retried call ended in
+//!   function's future 8 bytes (over the budget for a `&mut self` method;
+//!   BENCHMARKS.md, "Future sizes"), so the flag counts when the retried call ended in
 //!   the poll that ends the attempt: `inner().await?`, and any body that
 //!   does not await something not yet ready after it.
 

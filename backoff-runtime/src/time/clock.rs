@@ -1,6 +1,6 @@
 //! Monotonic clocks: where "now" comes from for `max_elapsed`.
 //!
-//! Sync loops read the thread's virtual clock when a test installed one and
+//! Blocking loops with the default sleep read the thread's virtual clock when a test installed one and
 //! `std::time::Instant` otherwise; async loops on tokio read tokio's clock, so
 //! `tokio::time::pause` drives them; async loops with a custom `sleep =` read
 //! `std::time::Instant`.
@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 /// through `__private`; not public API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClockKind {
-    /// The virtual clock of `testing::VirtualClock` if installed, else std.
-    Sync,
-    /// `std::time::Instant`.
+    /// The thread's virtual clock (`testing::VirtualClock`) when a test
+    /// installed one, else `std::time::Instant`: the default sleep's.
+    StdOrVirtual,
+    /// `std::time::Instant`, never virtual: a custom sleep's.
     Std,
     /// `tokio::time::Instant` (paused-clock aware).
     #[cfg(feature = "tokio")]
@@ -27,9 +28,9 @@ impl ClockKind {
     pub(crate) fn now(self) -> Instant {
         match self {
             #[cfg(any(test, feature = "test-util"))]
-            ClockKind::Sync => crate::testing::virtual_now().unwrap_or_else(Instant::now),
+            ClockKind::StdOrVirtual => crate::testing::virtual_now().unwrap_or_else(Instant::now),
             #[cfg(not(any(test, feature = "test-util")))]
-            ClockKind::Sync => Instant::now(),
+            ClockKind::StdOrVirtual => Instant::now(),
             ClockKind::Std => Instant::now(),
             #[cfg(feature = "tokio")]
             ClockKind::Tokio => tokio::time::Instant::now().into_std(),
@@ -106,7 +107,7 @@ impl Timeline {
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn new(clock: ClockKind, start: Option<Instant>) -> Timeline {
         let clock_bits = match clock {
-            ClockKind::Sync => 0,
+            ClockKind::StdOrVirtual => 0,
             ClockKind::Std => 1,
             #[cfg(feature = "tokio")]
             ClockKind::Tokio => 2,
@@ -118,7 +119,7 @@ impl Timeline {
     /// The clock.
     pub(crate) fn clock(self) -> ClockKind {
         match self.0 >> CLOCK_SHIFT {
-            0 => ClockKind::Sync,
+            0 => ClockKind::StdOrVirtual,
             #[cfg(feature = "tokio")]
             2 => ClockKind::Tokio,
             _ => ClockKind::Std,
@@ -168,7 +169,7 @@ mod tests {
     #[test]
     fn timeline_round_trips() {
         let start = Instant::now();
-        for clock in [ClockKind::Sync, ClockKind::Std] {
+        for clock in [ClockKind::StdOrVirtual, ClockKind::Std] {
             let timeline = Timeline::new(clock, Some(start));
             assert_eq!(timeline.clock(), clock);
             assert!(!timeline.started_at_first_failure());

@@ -153,7 +153,7 @@ impl<F, Fut> Timer for CheckedTimer<F, Fut> {
     }
 }
 
-/// A sync function's `sleep = ...`, checked by [`blocking_sleep`].
+/// A sync function's `sleep = ...`, checked by `bounds::sync_sleep`.
 pub struct CheckedSleep<F> {
     sleep: F,
     call: fn(&F, Duration),
@@ -201,7 +201,7 @@ impl BlockingSleep for DefaultSleep {
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn clock(&self) -> ClockKind {
-        ClockKind::Sync
+        ClockKind::StdOrVirtual
     }
 }
 

@@ -307,14 +307,14 @@ impl<S: core::fmt::Debug, C, T> core::fmt::Debug for RetryService<S, C, T> {
 }
 
 /// A per-attempt limit and the result standing for a timed-out attempt.
-type AttemptTimeout<T, E> = Option<(Duration, fn() -> Result<T, E>)>;
+type TimedOutAttempt<T, E> = Option<(Duration, fn() -> Result<T, E>)>;
 
 /// How the layer's timeout reaches the builder: nothing, or
 /// [`Retry::timeout`](crate::Retry::timeout).
 ///
 /// ```
-/// use backoff_runtime::tower::{AttemptLimit, NoTimeout};
-/// fn takes<L: AttemptLimit<std::io::Error>>(_: L) {}
+/// use backoff_runtime::tower::{PerAttemptTimeout, NoTimeout};
+/// fn takes<L: PerAttemptTimeout<std::io::Error>>(_: L) {}
 /// takes(NoTimeout);
 /// ```
 #[diagnostic::on_unimplemented(
@@ -322,19 +322,19 @@ type AttemptTimeout<T, E> = Option<(Duration, fn() -> Result<T, E>)>;
     label = "a timed-out attempt becomes this error",
     note = "tower's `BoxError` is; or map the service's error into one that is"
 )]
-pub trait AttemptLimit<E>: Clone + Send + Sync + 'static {
+pub trait PerAttemptTimeout<E>: Clone + Send + Sync + 'static {
     /// The limit, and the result that stands for a timed-out attempt.
-    fn limit<T>(&self) -> AttemptTimeout<T, E>;
+    fn limit<T>(&self) -> TimedOutAttempt<T, E>;
 }
 
-impl<E> AttemptLimit<E> for NoTimeout {
-    fn limit<T>(&self) -> AttemptTimeout<T, E> {
+impl<E> PerAttemptTimeout<E> for NoTimeout {
+    fn limit<T>(&self) -> TimedOutAttempt<T, E> {
         None
     }
 }
 
-impl<E: From<Elapsed>> AttemptLimit<E> for WithTimeout {
-    fn limit<T>(&self) -> AttemptTimeout<T, E> {
+impl<E: From<Elapsed>> PerAttemptTimeout<E> for WithTimeout {
+    fn limit<T>(&self) -> TimedOutAttempt<T, E> {
         Some((self.0, || Err(E::from(Elapsed::new()))))
     }
 }
@@ -350,7 +350,7 @@ where
     S::Error: Send + 'static,
     Req: Send + 'static,
     C: Classify<Req, S::Response, S::Error>,
-    T: AttemptLimit<S::Error>,
+    T: PerAttemptTimeout<S::Error>,
 {
     type Response = S::Response;
     type Error = S::Error;
@@ -404,7 +404,7 @@ pub(crate) async fn retry_attempts<Req, Res, E, C, T, Send, Fut>(
 ) -> Result<Res, E>
 where
     C: Classify<Req, Res, E>,
-    T: AttemptLimit<E>,
+    T: PerAttemptTimeout<E>,
     Send: FnMut(Req) -> Fut,
     Fut: Future<Output = Result<Res, E>>,
 {

@@ -18,7 +18,7 @@ use crate::classify::reqwest_errors::is_retryable_reqwest_error;
 use crate::run::attempt::Attempt;
 use crate::tower::classify::Classify;
 use crate::tower::http::HttpRetry;
-use crate::tower::layer::{AttemptLimit, RetryLayer, retry_attempts};
+use crate::tower::layer::{PerAttemptTimeout, RetryLayer, retry_attempts};
 
 /// HTTP's rules for reqwest's requests: as for `http::Request`, and a
 /// request whose body is a stream (not in memory) gets its one attempt; the
@@ -74,7 +74,7 @@ impl Classify<reqwest::Request, reqwest::Response, Error> for HttpRetry {
 impl<C, T> Middleware for RetryLayer<C, T>
 where
     C: Classify<reqwest::Request, reqwest::Response, Error>,
-    T: AttemptLimit<Error>,
+    T: PerAttemptTimeout<Error>,
 {
     fn handle<'life0, 'life1, 'life2, 'async_trait>(
         &'life0 self,

@@ -79,4 +79,4 @@ mod middleware;
 
 pub use self::classify::Classify;
 pub use self::http::HttpRetry;
-pub use self::layer::{AttemptLimit, NoTimeout, RetryLayer, RetryService, RetryServiceFuture, WithTimeout};
+pub use self::layer::{NoTimeout, PerAttemptTimeout, RetryLayer, RetryService, RetryServiceFuture, WithTimeout};
