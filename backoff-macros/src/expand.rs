@@ -297,11 +297,6 @@ impl Generator<'_> {
     /// entry, which returns the final result or hands back the retry (its
     /// wait, or with an action the `NextAttempt`).
     fn after_attempt(&self, result: &Ident, below: &Ident, acts: bool) -> TokenStream {
-        let (settle, failed) = if acts {
-            (quote!(settle_acting), quote!(failed_acting))
-        } else {
-            (quote!(settle), quote!(failed))
-        };
         let Generator {
             private,
             policy,
@@ -309,6 +304,11 @@ impl Generator<'_> {
             site,
             ..
         } = self;
+        let mode = if acts {
+            quote!(#private::Acts)
+        } else {
+            quote!(#private::Waits)
+        };
         let state = local("loop");
         let retry = local("retry");
         let into_result = self.as_plain_result(result);
@@ -319,7 +319,7 @@ impl Generator<'_> {
             return quote! {{
                 #items
                 let #result = #into_result;
-                match #private::Loop::#settle(&mut #state, #policy, #budget, &#hooks, (#result, #below)) {
+                match #private::Loop::settle(&mut #state, #mode, #policy, #budget, &#hooks, (#result, #below)) {
                     #private::Step::Return(#result) => return #returned,
                     #private::Step::Retry(#retry) => #retry,
                 }
@@ -339,7 +339,7 @@ impl Generator<'_> {
                     return #succeeded;
                 }
                 ::core::result::Result::Err(#error) => {
-                    match #private::Loop::#failed(&mut #state, #policy, #budget, &#hooks, #error, #below) {
+                    match #private::Loop::failed(&mut #state, #mode, #policy, #budget, &#hooks, #error, #below) {
                         #private::Step::Return(#result) => return #returned,
                         #private::Step::Retry(#retry) => #retry,
                     }

@@ -731,7 +731,7 @@ pub mod __private {
     pub use crate::observe::site::CallSite;
     pub use crate::run::attempt::AttemptSource;
     pub use crate::run::driver::{
-        BlockingParts, Loop, Step, blocking_attempt, first_success, retry_blocking_owned, settle_blocking,
+        Acts, BlockingParts, Loop, Step, Waits, blocking_attempt, first_success, retry_blocking_owned, settle_blocking,
         start_blocking, timer_clock,
     };
     pub use crate::run::hooks::{Hooks, Probe, method_site, probe, static_site};

@@ -252,7 +252,7 @@ where
                     };
                     let hooks = this.identity.lend(&*this.hooks);
                     if A::SET {
-                        match this.driver.settle_in::<Acts, T, E, O>(policy, budget, &hooks, result) {
+                        match this.driver.settle(Acts, policy, budget, &hooks, result) {
                             Step::Return(result) => return Poll::Ready(result),
                             Step::Retry(next) => {
                                 let action = this.action.start(next.outcome(), next.event());
@@ -261,7 +261,7 @@ where
                             }
                         }
                     } else {
-                        match this.driver.settle_in::<Waits, T, E, O>(policy, budget, &hooks, result) {
+                        match this.driver.settle(Waits, policy, budget, &hooks, result) {
                             Step::Return(result) => return Poll::Ready(result),
                             Step::Retry(wait) => {
                                 let pending = this.timer.start(wait);

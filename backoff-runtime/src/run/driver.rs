@@ -34,7 +34,7 @@ pub enum Step<R, W> {
 
 /// Whether an action (`before_retry`) runs before each wait: what a retry
 /// hands the loop.
-pub(crate) trait Mode {
+pub trait Mode {
     /// The wait alone ([`Waits`]), or the retry to act on ([`Acts`]).
     type Retry<O>;
     /// Whether the retry's event is kept for the action.
@@ -43,13 +43,14 @@ pub(crate) trait Mode {
     fn retry<O>(wait: Duration, outcome: O, event: Option<RetryEvent>) -> Result<Self::Retry<O>, O>;
 }
 
-/// No action: a retry is its wait.
-#[derive(Debug)]
-pub(crate) enum Waits {}
+/// No action: a retry is its wait. Passed as a value, so the mode is
+/// inferred at the call.
+#[derive(Clone, Copy, Debug)]
+pub struct Waits;
 
-/// An action before each wait: a retry is the [`NextAttempt`] it acts on.
-#[derive(Debug)]
-pub(crate) enum Acts {}
+/// An action before each wait: a retry is the `NextAttempt` it acts on.
+#[derive(Clone, Copy, Debug)]
+pub struct Acts;
 
 impl Mode for Waits {
     type Retry<O> = Duration;
@@ -141,41 +142,15 @@ impl Loop {
     }
 
     /// What follows an attempt that failed with `outcome` (with whether a
-    /// retried function it called gave up): the final result, or the wait
-    /// before the next attempt.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn failed<T, E, O: Outcome<T, E>>(
-        &mut self,
-        policy: &Policy,
-        budget: Option<Limit<'_>>,
-        hooks: &Hooks<'_, T, E, O>,
-        outcome: O,
-        gave_up_below: bool,
-    ) -> Step<Result<T, E>, Duration> {
-        self.decide::<Waits, T, E, O>(policy, budget, hooks, outcome, gave_up_below)
-    }
-
-    /// [`failed`](Loop::failed) with an action before the wait: the retry
-    /// to act on.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn failed_acting<T, E, O: Outcome<T, E>>(
-        &mut self,
-        policy: &Policy,
-        budget: Option<Limit<'_>>,
-        hooks: &Hooks<'_, T, E, O>,
-        outcome: O,
-        gave_up_below: bool,
-    ) -> Step<Result<T, E>, NextAttempt<O>> {
-        self.decide::<Acts, T, E, O>(policy, budget, hooks, outcome, gave_up_below)
-    }
-
-    /// The decision on a failed attempt: the cold entry of every loop that
-    /// stays in its function, compiled once per result type (and mode), not
-    /// once per function.
+    /// retried function it called gave up): the final result, or the retry
+    /// (its wait in mode [`Waits`], the `NextAttempt` to act on in mode
+    /// [`Acts`]). The cold entry of every loop that stays in its function:
+    /// compiled once per result type and mode, not once per function.
     #[cold]
     #[inline(never)]
-    fn decide<M: Mode, T, E, O: Outcome<T, E>>(
+    pub fn failed<M: Mode, T, E, O: Outcome<T, E>>(
         &mut self,
+        _mode: M,
         policy: &Policy,
         budget: Option<Limit<'_>>,
         hooks: &Hooks<'_, T, E, O>,
@@ -196,35 +171,12 @@ impl Loop {
     }
 
     /// What follows an attempt that returned `result`, judged as a whole
-    /// (with `retry_if_ok`): a success returns, a pending value or an error
-    /// goes to [`failed`](Loop::failed).
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn settle<T, E, O: Outcome<T, E>>(
-        &mut self,
-        policy: &Policy,
-        budget: Option<Limit<'_>>,
-        hooks: &Hooks<'_, T, E, O>,
-        attempt: (Result<T, E>, bool),
-    ) -> Step<Result<T, E>, Duration> {
-        self.settle_in::<Waits, T, E, O>(policy, budget, hooks, attempt)
-    }
-
-    /// [`settle`](Loop::settle) with an action before the wait.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn settle_acting<T, E, O: Outcome<T, E>>(
-        &mut self,
-        policy: &Policy,
-        budget: Option<Limit<'_>>,
-        hooks: &Hooks<'_, T, E, O>,
-        attempt: (Result<T, E>, bool),
-    ) -> Step<Result<T, E>, NextAttempt<O>> {
-        self.settle_in::<Acts, T, E, O>(policy, budget, hooks, attempt)
-    }
-
-    /// [`settle`](Loop::settle) in either mode (the builder's future).
+    /// (with `retry_if_ok`, and in the builder's future): a success returns,
+    /// a pending value or an error goes to [`failed`](Loop::failed).
     #[inline]
-    pub(crate) fn settle_in<M: Mode, T, E, O: Outcome<T, E>>(
+    pub fn settle<M: Mode, T, E, O: Outcome<T, E>>(
         &mut self,
+        mode: M,
         policy: &Policy,
         budget: Option<Limit<'_>>,
         hooks: &Hooks<'_, T, E, O>,
@@ -235,7 +187,7 @@ impl Loop {
                 self.state.success(budget, &hooks.site(), hooks.on_success_hook());
                 Step::Return(Ok(value))
             }
-            Err(outcome) => self.decide::<M, T, E, O>(policy, budget, hooks, outcome, gave_up_below),
+            Err(outcome) => self.failed(mode, policy, budget, hooks, outcome, gave_up_below),
         }
     }
 
