@@ -151,7 +151,7 @@ impl RetryState {
                         kept = Some(event);
                     }
                 }
-                self.backoff.advance(wait);
+                self.backoff.advance(policy, wait);
                 Ok((wait, kept))
             }
             Err(reason) => {

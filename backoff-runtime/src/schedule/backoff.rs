@@ -7,7 +7,7 @@ use core::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::schedule::jitter::{self, as_nanos, from_nanos};
+use crate::schedule::jitter::{self, as_nanos, from_nanos, saturating_nanos};
 use crate::schedule::policy::{Jitter, Policy};
 use crate::schedule::rng::with_thread_rng;
 
@@ -60,12 +60,46 @@ impl Policy {
         }
     }
 
+    /// `base_backoff(n + 1)` in nanoseconds (saturating at `u64::MAX`),
+    /// given `base`, `base_backoff(n)` in nanoseconds: one integer product
+    /// for an integral multiplier (the retry loops step the base this way,
+    /// so a retry never computes a power), the power itself otherwise.
+    pub(crate) fn next_base_nanos(&self, n: u32, base: u64) -> u64 {
+        let cap = as_nanos(self.max_backoff);
+        match self.integral_multiplier() {
+            // A base at the cap stays there (the product is at least the
+            // base), and `base_backoff` caps a product beyond u64 too.
+            Some(m) => match base.checked_mul(m) {
+                Some(grown) if u128::from(grown) < cap => grown,
+                _ => saturating_nanos(cap),
+            },
+            None => saturating_nanos(as_nanos(self.base_backoff(n.saturating_add(1)))),
+        }
+    }
+
+    /// The multiplier as an integer, when it is one up to `u32::MAX` (`2.0`,
+    /// not `1.5`). The cast saturates, so the comparison holds exactly for
+    /// those; no `fract` (a libm call), and a `u32` cast is one instruction.
+    fn integral_multiplier(&self) -> Option<u64> {
+        let m = self.multiplier;
+        let whole = m as u32;
+        (f64::from(whole) == m).then_some(u64::from(whole))
+    }
+
     /// The wait before retry `n`, jitter included, drawing from `rng` (one
     /// draw at most). `previous` is the wait used before the previous retry
     /// (only decorrelated jitter reads it; `initial_backoff` for the first
     /// retry). The result is always `<= max_backoff`.
+    #[cfg(test)]
     pub(crate) fn wait_for<R: Rng + ?Sized>(&self, n: u32, previous: Duration, rng: &mut R) -> Duration {
-        let base = self.base_backoff(n);
+        self.jittered(self.base_backoff(n), previous, rng)
+    }
+
+    /// The wait jitter makes of `base` (the retry's base wait; unread by
+    /// decorrelated jitter), drawing from `rng` (one draw at most).
+    /// `previous` is the wait used before the previous retry (only
+    /// decorrelated jitter reads it). The result is always `<= max_backoff`.
+    fn jittered<R: Rng + ?Sized>(&self, base: Duration, previous: Duration, rng: &mut R) -> Duration {
         let cap = self.max_backoff;
         let wait = match self.jitter {
             Jitter::None => base,
@@ -148,10 +182,12 @@ impl Policy {
 pub(crate) struct Backoff {
     /// Retries made so far (`n` of the next retry).
     retries: u32,
-    /// The wait used before the latest retry, scheduled or hinted, in
-    /// nanoseconds (saturating at `u64::MAX`, 584 years); read only by
-    /// decorrelated jitter, and only once a retry was made.
-    previous_nanos: u64,
+    /// Read only once a retry was made, in nanoseconds. With decorrelated
+    /// jitter, the wait used before the latest retry, scheduled or hinted
+    /// (saturating at `u64::MAX`, 584 years); with any other, the base of
+    /// the next retry, `base_backoff(retries)` (`u64::MAX`: beyond 584 years,
+    /// computed again when read).
+    carried_nanos: u64,
 }
 
 impl Backoff {
@@ -160,7 +196,7 @@ impl Backoff {
     pub(crate) const fn new() -> Self {
         Backoff {
             retries: 0,
-            previous_nanos: 0,
+            carried_nanos: 0,
         }
     }
 
@@ -170,25 +206,44 @@ impl Backoff {
         self.retries
     }
 
-    /// The previous wait as decorrelated jitter reads it: `initial_backoff`
-    /// before the first retry, then the wait actually used.
-    fn previous(&self, policy: &Policy) -> Duration {
+    /// What the next retry's wait is made of: its base, and the previous
+    /// wait as decorrelated jitter reads it (`initial_backoff` before the
+    /// first retry, then the wait actually used). Only the one the jitter
+    /// reads is meaningful.
+    fn inputs(&self, policy: &Policy) -> (Duration, Duration) {
         if self.retries == 0 {
-            policy.initial_backoff
+            (policy.base_backoff(0), policy.initial_backoff)
+        } else if self.carried_nanos == u64::MAX {
+            (policy.base_backoff(self.retries), Duration::from_nanos(u64::MAX))
         } else {
-            Duration::from_nanos(self.previous_nanos)
+            let carried = Duration::from_nanos(self.carried_nanos);
+            (carried, carried)
         }
     }
 
     /// The scheduled wait for the next retry (jitter drawn from `rng`).
     pub(crate) fn next_wait<R: Rng + ?Sized>(&self, policy: &Policy, rng: &mut R) -> Duration {
-        policy.wait_for(self.retries, self.previous(policy), rng)
+        let (base, previous) = self.inputs(policy);
+        policy.jittered(base, previous, rng)
     }
 
     /// Records that a retry is made after `wait` (scheduled or hinted).
-    pub(crate) fn advance(&mut self, wait: Duration) {
+    pub(crate) fn advance(&mut self, policy: &Policy, wait: Duration) {
+        self.carried_nanos = if matches!(policy.jitter, Jitter::Decorrelated) {
+            saturating_nanos(as_nanos(wait))
+        } else {
+            let base = if self.retries == 0 {
+                saturating_nanos(as_nanos(policy.base_backoff(0)))
+            } else {
+                self.carried_nanos
+            };
+            if base == u64::MAX {
+                saturating_nanos(as_nanos(policy.base_backoff(self.retries.saturating_add(1))))
+            } else {
+                policy.next_base_nanos(self.retries, base)
+            }
+        };
         self.retries = self.retries.saturating_add(1);
-        self.previous_nanos = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
     }
 
     /// Takes back the retry recorded last: it was announced, then did not
@@ -239,7 +294,7 @@ impl Iterator for Schedule {
             Draws::ThisThread => with_thread_rng(|rng| self.backoff.next_wait(&self.policy, rng)),
             Draws::Seeded(rng) => self.backoff.next_wait(&self.policy, rng),
         };
-        self.backoff.advance(wait);
+        self.backoff.advance(&self.policy, wait);
         Some(wait)
     }
 
@@ -314,10 +369,10 @@ mod tests {
         // starting at initial_backoff.
         let first = backoff.next_wait(&p, &mut FixedDraw(u64::MAX));
         assert_eq!(first, secs(3));
-        backoff.advance(first);
+        backoff.advance(&p, first);
         assert_eq!(backoff.next_wait(&p, &mut FixedDraw(u64::MAX)), secs(9));
         // A hinted wait is the previous wait too.
-        backoff.advance(secs(20));
+        backoff.advance(&p, secs(20));
         assert_eq!(backoff.next_wait(&p, &mut FixedDraw(u64::MAX)), secs(60));
         assert_eq!(backoff.next_wait(&p, &mut FixedDraw(0)), secs(1));
     }

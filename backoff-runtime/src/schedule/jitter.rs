@@ -13,6 +13,11 @@ pub(crate) const fn as_nanos(d: Duration) -> u128 {
 
 /// The duration of `nanos` nanoseconds; callers guarantee `nanos` came from a
 /// `Duration` or is below one.
+/// Nanoseconds in a `u64`, saturating at `u64::MAX` (584 years).
+pub(crate) fn saturating_nanos(nanos: u128) -> u64 {
+    u64::try_from(nanos).unwrap_or(u64::MAX)
+}
+
 pub(crate) fn from_nanos(nanos: u128) -> Duration {
     // Below 584 years, u64 arithmetic (a hardware division, not u128's).
     if let Ok(nanos) = u64::try_from(nanos) {

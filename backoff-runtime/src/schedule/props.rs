@@ -1,7 +1,8 @@
 //! Schedule invariants under proptest (unit tests: they reach the wait
 //! formula for any retry number and previous wait): for arbitrary initial wait, cap,
 //! multiplier, jitter mode and amount, retry number (up to `u32::MAX`) and
-//! seed, every wait is `<= max_backoff`, the base never decreases, nothing
+//! seed, every wait is `<= max_backoff`, the base never decreases (and the
+//! loops step it to exactly the formula's value), nothing
 //! panics or overflows, and each mode stays inside its formula. The retry
 //! loops take exactly the waits of `Policy::schedule` for the same seed.
 
@@ -80,6 +81,16 @@ proptest! {
         let next = n.saturating_add(1);
         prop_assert!(policy.base_backoff(n) <= policy.base_backoff(next));
         prop_assert!(policy.base_backoff(0) == policy.initial_backoff_value().min(policy.max_backoff_value()));
+    }
+
+    #[test]
+    fn the_stepped_base_is_the_formula_s(policy in policy(), retries in 1u32..80) {
+        // The loops grow the base by one product per retry (`next_base`); a
+        // schedule without jitter shows each base: exactly `base_backoff(n)`.
+        let policy = policy.max_retries(retries).jitter(Jitter::None);
+        let waits: Vec<Duration> = policy.schedule_seeded(0).collect();
+        let bases: Vec<Duration> = (0..retries).map(|n| policy.base_backoff(n)).collect();
+        prop_assert_eq!(waits, bases);
     }
 
     #[test]
