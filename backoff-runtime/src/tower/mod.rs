@@ -72,6 +72,8 @@
 //! nameable, and the retry's state lives in it.
 
 mod classify;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 mod http;
 mod layer;
 #[cfg(feature = "reqwest-middleware")]
