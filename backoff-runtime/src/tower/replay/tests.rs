@@ -503,3 +503,32 @@ fn the_call_and_its_attempts_can_cross_threads() {
         body::<ReplayBody<tonic::body::Body>>();
     }
 }
+
+proptest! {
+    /// Committed at any point of a retry's replay, the retry still sends
+    /// the whole body once, the call is no longer replayable, and every
+    /// reserved byte is given back by the time it has sent them.
+    #[test]
+    fn a_commit_at_any_point_keeps_the_retry_whole(
+        data in proptest::collection::vec(any::<u8>(), 0..200),
+        cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        first_reads in 0usize..16,
+        commit_after in 0usize..16,
+    ) {
+        let pieces = chunks(&data, &cuts);
+        let limits = ReplayLimits::new();
+        let replay = wrap(Planned::new(pieces.iter().map(Vec::as_slice)), &limits);
+        let mut first = replay.attempt().unwrap();
+        let early = read(&mut first, first_reads);
+        prop_assert!(data.starts_with(&early.bytes));
+        let mut second = replay.attempt().unwrap();
+        let before = read(&mut second, commit_after);
+        replay.commit();
+        prop_assert!(!replay.is_replayable());
+        prop_assert!(replay.attempt().is_none());
+        let after = read_all(&mut second);
+        prop_assert_eq!([before.bytes, after.bytes].concat(), data);
+        prop_assert_eq!(after.stopped, None);
+        prop_assert_eq!(limits.reserved_value(), 0);
+    }
+}
