@@ -3,7 +3,8 @@
 //! only with a `RetryInfo`, whose delay is the wait; `INVALID_ARGUMENT`
 //! never), a `RetryInfo` above `max_backoff` ending the call, and each
 //! attempt's `grpc-timeout` from the time left before `max_elapsed`, through
-//! the attribute and the builder. Tokio's clock is paused.
+//! the attribute and the builder. Tokio's clock is paused. (The events'
+//! `rpc.grpc.status_code` is read in `tests/telemetry/grpc_status.rs`.)
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -233,62 +234,4 @@ async fn each_attempt_s_grpc_timeout_is_the_time_left() {
     for (got, want) in timeouts.iter().zip([20_000, 19_000, 17_000]) {
         assert!((want - 50..=want).contains(got), "{timeouts:?}");
     }
-}
-
-/// An event's `rpc.grpc.status_code` and `http.request.resend_count`.
-type Attributes = (Option<i64>, Option<u64>);
-
-/// The OpenTelemetry attributes of every event of the retry loop.
-#[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<Attributes>>>);
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
-    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        if event.metadata().target() != "backoff_runtime" {
-            return; // tonic's and hyper's own events
-        }
-        #[derive(Default)]
-        struct Fields(Option<i64>, Option<u64>);
-        impl tracing::field::Visit for Fields {
-            fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
-                if field.name() == "rpc.grpc.status_code" {
-                    self.0 = Some(value);
-                }
-            }
-            fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
-                if field.name() == "http.request.resend_count" {
-                    self.1 = Some(value);
-                }
-            }
-            fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
-        }
-        let mut fields = Fields::default();
-        event.record(&mut fields);
-        self.0.lock().unwrap().push((fields.0, fields.1));
-    }
-}
-
-#[tokio::test(start_paused = true)]
-async fn each_retry_event_carries_the_grpc_status_code() {
-    use tracing_subscriber::layer::SubscriberExt;
-    let (server, mut client) = start().await;
-    let gave_up = Mutex::new(None);
-    // A retry before the subscriber exists registers the events' callsites
-    // first (see the tower layer's span test).
-    server.plan("warm", vec![Status::unavailable("down")]);
-    check(&mut client, "warm", &gave_up).await.unwrap();
-    let events = Events::default();
-    let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(events.clone()));
-    server.plan("db", vec![Status::unavailable("down"), Status::unavailable("down")]);
-    check(&mut client, "db", &gave_up).await.unwrap();
-    server.plan("bad", vec![Status::invalid_argument("no")]);
-    assert!(check(&mut client, "bad", &gave_up).await.is_err());
-    let seen = events.0.lock().unwrap().clone();
-    // Two retries of UNAVAILABLE (14), the success after them (no status),
-    // then the give-up on INVALID_ARGUMENT (3); no HTTP resend count on a
-    // gRPC failure.
-    assert_eq!(
-        seen,
-        [(Some(14), None), (Some(14), None), (None, None), (Some(3), None)]
-    );
 }

@@ -1,9 +1,11 @@
 //! The workspace's behaviour tests in one binary: each module was a test
 //! binary of its own, and each binary linked the whole dev tree (on two
-//! cores that was most of a cold `cargo test --workspace`). Three tests stay
-//! binaries of their own because they change the process: `tests/alloc.rs`
-//! (a counting global allocator), `tests/metrics.rs` (the global recorder)
-//! and `tests/ui.rs` (trybuild's compile-fail cases).
+//! cores that was most of a cold `cargo test --workspace`). Four stay
+//! binaries of their own because they depend on the whole process:
+//! `tests/alloc.rs` (a counting global allocator), `tests/metrics.rs` (the
+//! global recorder), `tests/telemetry/` (what tracing records: its callsite
+//! interest is process-wide) and `tests/ui.rs` (trybuild's compile-fail
+//! cases). No test here reads tracing's output.
 //!
 //! Run one module: `cargo test --test behaviour hooks::`.
 
@@ -35,4 +37,3 @@ pub mod stopping;
 pub mod throttle;
 pub mod timeout;
 pub mod tower;
-pub mod tracing_events;

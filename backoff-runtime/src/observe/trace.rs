@@ -27,12 +27,31 @@ pub(crate) fn report<D>(
     }
 }
 
+/// Whether this thread has a subscriber: its own default, or the global
+/// one (a `NoSubscriber` set on purpose counts as none).
+///
+/// Every callsite of this crate (its events, the `enabled!` checks, the
+/// `resend` span) is reached only when it does. tracing caches a
+/// callsite's interest when the callsite is first reached, and while
+/// exactly one `Dispatch` exists in the process it asks only the default of
+/// the thread that got there first (tracing-core 0.1.36; tokio-rs/tracing
+/// issues 3611 and 2874). A thread without a subscriber would cache
+/// "never", and the events of a subscriber set on another thread with
+/// `set_default` or `with_default` (a test's, a worker's) would be lost
+/// until the next `Dispatch` is made. Skipping costs nothing: without a
+/// subscriber the events go nowhere.
+#[cfg(feature = "tracing")]
+fn thread_has_subscriber() -> bool {
+    tracing::dispatcher::get_default(|dispatch| !dispatch.is::<tracing::subscriber::NoSubscriber>())
+}
+
 /// Whether a subscriber would record this crate's events at `$level`
 /// (`WARN`, `INFO`); without the feature, never.
 macro_rules! listening {
     ($level:ident) => {{
         #[cfg(feature = "tracing")]
-        let listening = tracing::enabled!(target: "backoff_runtime", tracing::Level::$level);
+        let listening =
+            thread_has_subscriber() && tracing::enabled!(target: "backoff_runtime", tracing::Level::$level);
         #[cfg(not(feature = "tracing"))]
         let listening = false;
         listening
@@ -71,10 +90,15 @@ fn times(
 
 /// Emits an event at `$level` about `$event`, with its fields in this
 /// order: `function`; `$before` (each followed by a comma); the time
-/// fields ([`times`]); `$after` (likewise); then `$message`.
+/// fields ([`times`]); `$after` (likewise); then `$message`. Nothing on a
+/// thread without a subscriber ([`thread_has_subscriber`]: the hooks may
+/// ask for the event while no subscriber listens).
 #[cfg(feature = "tracing")]
 macro_rules! emit {
     ($level:ident, $event:ident, $from_first_failure:ident, {$($before:tt)*}, {$($after:tt)*}, $message:literal) => {{
+        if !thread_has_subscriber() {
+            return;
+        }
         let (elapsed, since_first_failure) = times($event.elapsed, $from_first_failure);
         tracing::$level!(
             target: "backoff_runtime",
@@ -176,8 +200,9 @@ pub(crate) fn giving_up(
 
 /// Runs `attempt` (the `number`th of a call, 1-based) inside a span that
 /// carries OpenTelemetry's `http.request.resend_count` when it is a resend
-/// (`number - 1`, from 1 on); the first attempt gets no span. Without the
-/// feature, `attempt` itself.
+/// (`number - 1`, from 1 on); the first attempt gets no span, nor does a
+/// resend on a thread without a subscriber ([`thread_has_subscriber`]).
+/// Without the feature, `attempt` itself.
 #[cfg(feature = "tower")]
 pub(crate) fn resend<F: core::future::Future>(
     number: u32,
@@ -185,7 +210,7 @@ pub(crate) fn resend<F: core::future::Future>(
 ) -> impl core::future::Future<Output = F::Output> {
     #[cfg(feature = "tracing")]
     {
-        let span = if number > 1 {
+        let span = if number > 1 && thread_has_subscriber() {
             tracing::info_span!(target: "backoff_runtime", "resend", "http.request.resend_count" = number - 1)
         } else {
             tracing::Span::none()

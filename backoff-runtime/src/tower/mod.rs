@@ -52,11 +52,11 @@
 //! - **The body.** Each attempt sends a clone of the request: its method,
 //!   URI, version, headers, extensions and body (`B: Clone`: `String`,
 //!   `Vec<u8>`, `Bytes`, `http_body_util::Full<Bytes>` or `Empty`). A
-//!   streaming body cannot be replayed, so a service whose body type is not
-//!   `Clone` does not get the layer (a compile error); buffer the body first.
-//!   No replay buffer with a size cap is kept for streaming bodies (linkerd's
-//!   approach): whether a large body should be buffered at all is the
-//!   caller's choice.
+//!   streaming body cannot be replayed by cloning, so a service whose body
+//!   type is not `Clone` does not get the layer (a compile error); buffer the
+//!   body first. [`Replay`] keeps a streaming body for replay up to a cap
+//!   (linkerd's lazy tee: each frame is sent at once and a reference-counted
+//!   clone kept); the layer does not use it yet.
 //!
 //! Other requests (a protocol of your own) are classified by a
 //! [`Classify`] of your own, given to [`RetryLayer::classify`]. With the
@@ -72,11 +72,15 @@
 //! nameable, and the retry's state lives in it.
 
 mod classify;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 mod http;
 mod layer;
 #[cfg(feature = "reqwest-middleware")]
 mod middleware;
+mod replay;
 
 pub use self::classify::Classify;
 pub use self::http::HttpRetry;
 pub use self::layer::{NoTimeout, PerAttemptTimeout, RetryLayer, RetryService, RetryServiceFuture, WithTimeout};
+pub use self::replay::{Replay, ReplayBody, ReplayError, ReplayLimits};

@@ -85,7 +85,7 @@ fn a_warn_event_per_retry_and_one_at_give_up() {
     assert!(events.iter().all(|e| e.level == Level::WARN));
 
     let first = &events[0].fields;
-    assert_eq!(first["function"], "behaviour::tracing_events::debug_error");
+    assert_eq!(first["function"], "telemetry::events::debug_error");
     assert_eq!(first["attempt"], "1");
     assert_eq!(first["wait"], "1ms");
     assert_eq!(first["retries_left"], "1");
@@ -147,7 +147,7 @@ fn a_success_after_retries_emits_one_info_event() {
     let success = &events[1];
     assert_eq!(success.level, Level::INFO);
     assert_eq!(success.fields["message"], "succeeded after retries");
-    assert_eq!(success.fields["function"], "behaviour::tracing_events::recovers");
+    assert_eq!(success.fields["function"], "telemetry::events::recovers");
     assert_eq!(success.fields["attempts"], "2");
     assert_eq!(success.fields["since_first_failure"], "1ms");
 
@@ -179,10 +179,7 @@ fn an_async_success_after_retries_emits_one_info_event() {
     assert_eq!(events.len(), 2, "{events:#?}");
     assert_eq!(events[1].level, Level::INFO);
     assert_eq!(events[1].fields["message"], "succeeded after retries");
-    assert_eq!(
-        events[1].fields["function"],
-        "behaviour::tracing_events::recovers_async"
-    );
+    assert_eq!(events[1].fields["function"], "telemetry::events::recovers_async");
     assert_eq!(events[1].fields["attempts"], "2");
 }
 
@@ -192,7 +189,7 @@ fn errors_that_are_not_debug_are_left_out() {
     let (_, events) = capture(opaque_error);
     assert_eq!(events.len(), 2);
     assert!(events.iter().all(|e| !e.fields.contains_key("error")), "{events:#?}");
-    assert_eq!(events[0].fields["function"], "behaviour::tracing_events::opaque_error");
+    assert_eq!(events[0].fields["function"], "telemetry::events::opaque_error");
 
     let (_, events) = capture(|| generic_error(|| Unavailable { code: 500 }));
     assert_eq!(events.len(), 2);
@@ -213,7 +210,7 @@ async fn the_give_up_event_names_the_reason() {
     let events = capture.0.lock().unwrap().clone();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].fields["reason"], "error is not retryable");
-    assert_eq!(events[0].fields["function"], "behaviour::tracing_events::classified");
+    assert_eq!(events[0].fields["function"], "telemetry::events::classified");
     assert_eq!(events[0].fields["attempts"], "1");
 }
 
