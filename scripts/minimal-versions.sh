@@ -51,8 +51,9 @@ cp Cargo.lock "$ws/Cargo.lock"
 # tokio-stream calls tokio 1.3x's mpsc methods while declaring ^1.15), so
 # its floor is "tonic 0.14 and what it needs", checked by the workspace's
 # own tests at the locked versions. The scratch runtime drops the feature
-# and its two dependencies.
-grep -vE '^tonic(-types)? = ' "$ws/backoff-runtime/Cargo.toml" >"$ws/backoff-runtime/Cargo.toml.new"
+# and its two dependencies, and the `grpc` feature, which needs it (so the
+# floors of serde and serde_json, only `grpc` uses, fall under the same rule).
+grep -vE '^(tonic(-types)?|grpc) = ' "$ws/backoff-runtime/Cargo.toml" >"$ws/backoff-runtime/Cargo.toml.new"
 mv "$ws/backoff-runtime/Cargo.toml.new" "$ws/backoff-runtime/Cargo.toml"
 cargo=(cargo --quiet)
 meta() { "${cargo[@]}" metadata --all-features --format-version 1 --manifest-path "$ws/Cargo.toml"; }

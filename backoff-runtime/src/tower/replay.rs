@@ -527,16 +527,13 @@ impl<B: Body + Unpin> Replay<B> {
     /// use backoff_runtime::tower::{Replay, ReplayLimits};
     /// use bytes::Bytes;
     /// use http_body::Frame;
-    /// use http_body_util::BodyExt;
-    /// use http_body_util::channel::Channel;
+    /// use http_body_util::{BodyExt, StreamBody};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// // A streamed body (no size hint) that turns out larger than the cap.
-    /// let (mut sender, streamed) = Channel::<Bytes, std::io::Error>::new(2);
-    /// sender.try_send(Frame::data(Bytes::from("too"))).unwrap();
-    /// sender.try_send(Frame::data(Bytes::from(" large"))).unwrap();
-    /// drop(sender);
+    /// let frames = [Frame::data(Bytes::from("too")), Frame::data(Bytes::from(" large"))];
+    /// let streamed = StreamBody::new(futures_util::stream::iter(frames.map(Ok::<_, std::io::Error>)));
     ///
     /// let replay = Replay::try_new(streamed, &ReplayLimits::new().per_call(4)).unwrap();
     /// let sent = replay.attempt().unwrap().collect().await.unwrap().to_bytes();
