@@ -581,9 +581,10 @@ impl Generator<'_> {
                     self.hooks(quote!(for_error(&#error)), &quote!(&#error), false),
                 ),
             };
-            // The body's closure moves to the runtime only on a failure.
+            // The body runs again through a closure made only on a failure, lent
+            // as `&mut dyn FnMut` (the runtime's loop is one per result type).
             let retried = self.returned_result(quote! {
-                #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #error, move || { let #rerun = #body_fn(); #into_result }, &#sleeper)
+                #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #error, &mut move || { let #rerun = #body_fn(); #into_result }, &#sleeper)
             });
             quote! {{
                 #items

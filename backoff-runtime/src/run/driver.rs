@@ -343,10 +343,11 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
     }
 }
 
-/// The blocking retries (`retry_blocking`) for a body the caller still owns (the attribute's
-/// sync loop): moved here only on a failure, so on the happy path the
-/// body's closure keeps its captures in registers. The only part compiled
-/// per function: a call.
+/// The blocking retries (`retry_blocking`) of the attribute's sync loop:
+/// `rerun` runs the body again, a closure the expansion makes only in its
+/// failure arm (so on the happy path the body's closure keeps its captures
+/// in registers) and lends as `&mut dyn FnMut`, so this entry is compiled
+/// once per result type, not once per function.
 #[cold]
 #[inline(never)]
 pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
@@ -355,11 +356,11 @@ pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
     start: Option<Instant>,
     hooks: &Hooks<'_, T, E, O>,
     first: O,
-    mut body: impl FnMut() -> Result<T, E>,
+    rerun: &mut dyn FnMut() -> Result<T, E>,
     sleeper: &dyn BlockingSleep,
 ) -> Result<T, E> {
     let parts = BlockingParts {
-        body: &mut body,
+        body: rerun,
         sleeper,
         action: None,
     };
