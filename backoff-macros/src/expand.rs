@@ -598,11 +598,12 @@ impl Generator<'_> {
                 }
             }}
         };
+        let runtime = args.runtime_crate();
         quote! {
             let #sleeper = #sleeper_value;
             let #start = #private::start_blocking(#policy, #budget, #needs_start, &#sleeper);
             #attempts_value
-            let mut #body_fn = #private::sync_body(#closure);
+            let mut #body_fn = #runtime::bounds::each_attempt_runs_the_body_again(#closure);
             #private::enter_attempt();
             let #first = #body_fn();
             #settle

@@ -513,6 +513,9 @@ pub use backoff_macros::retry;
 /// - [`FromElapsed`](bounds::FromElapsed): `timeout = ...` needs
 ///   `E: From<Elapsed>`;
 /// - [`FreshCopy`](bounds::FreshCopy): a `mut` argument is `Copy`;
+/// - [`each_attempt_runs_the_body_again`](bounds::each_attempt_runs_the_body_again):
+///   a sync body is an `FnMut` closure, so it may not move out what it
+///   captures (an argument taken by value, `self`);
 /// - [`sync_before_retry`](bounds::sync_before_retry),
 ///   [`async_before_retry`](bounds::async_before_retry) and
 ///   [`SyncBeforeRetry`](bounds::SyncBeforeRetry): what `before_retry` is;
@@ -537,6 +540,36 @@ pub mod bounds {
     use crate::time::sleep::{CheckedSleep, CheckedTimer};
     pub use crate::time::timeout::FromElapsed;
     use core::time::Duration;
+
+    /// The body of a sync `#[retry]` function as its attempts run it: one
+    /// `FnMut` closure, called again for every attempt (the return type is
+    /// checked once, by [`RetryResult`] on the return type).
+    ///
+    /// rustc's E0507 pointing here ("cannot move out of `payload`, a
+    /// captured variable in an `FnMut` closure") means the body moves out
+    /// something the next attempt needs: an argument taken by value passed on
+    /// by value (`send(payload)`), a `match` that moves it, `self` consumed.
+    /// The first attempt would leave nothing for the second. Borrow it
+    /// (`send(&payload)`, `payload.as_slice()`), or clone it where it is
+    /// moved (`send(payload.clone())`) so every attempt starts from what the
+    /// caller passed. The attribute does not clone it for you: it cannot see
+    /// whether the body moves or only borrows (a method taking `self`, a
+    /// macro), and a clone per attempt would need `Clone` of every argument.
+    /// In an `async fn` the same mistake reads "use of moved value: `payload`
+    /// ... value moved here, in previous iteration of loop", the loop being
+    /// the `#[retry]` attribute.
+    ///
+    /// ```
+    /// use backoff_runtime::bounds::each_attempt_runs_the_body_again;
+    ///
+    /// let payload = vec![1_u8, 2, 3];
+    /// let mut attempt = each_attempt_runs_the_body_again(|| payload.len());
+    /// assert_eq!((attempt(), attempt()), (3, 3));
+    /// ```
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn each_attempt_runs_the_body_again<R, F: FnMut() -> R>(so_borrow_or_clone_what_it_moves: F) -> F {
+        so_borrow_or_clone_what_it_moves
+    }
 
     /// What a `mut` argument of a `#[retry]` function must be: `Copy`, since
     /// each attempt starts from a fresh copy of the caller's value.
@@ -741,11 +774,4 @@ pub mod __private {
     pub use crate::time::sleep::{BlockingSleep, CheckedSleep, CheckedTimer, DefaultSleep, Timer, TokioTimer};
     pub use crate::time::timeout::{TimeoutSupport, with_timeout};
     pub use core::time::Duration;
-
-    /// Gives the body's closure its `FnMut` type (the return type is checked
-    /// once, by `bounds::RetryResult::into_result` on the return type).
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn sync_body<R, F: FnMut() -> R>(body: F) -> F {
-        body
-    }
 }
