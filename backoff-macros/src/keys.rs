@@ -50,6 +50,12 @@ declare_keys! {
         path_example: "poll_hint",
         closure_example: "|job| job.retry_after",
     };
+    /// The error a still-pending value becomes when a stop rule ends the call.
+    pending_error: Hook {
+        signature: "fn(T) -> E",
+        path_example: "still_running",
+        closure_example: "|job| Error::StillRunning(job.id)",
+    };
     /// Called before each wait.
     on_retry: Hook {
         signature: "fn(&E, &RetryEvent)",

@@ -22,7 +22,7 @@ pub(crate) fn validate(args: &Args, function: Option<&FnFacts>, errors: &mut Err
     initial_above_max(args, errors);
     jitter_above_max(args, errors);
     max_elapsed_below_first_wait(args, errors);
-    retry_after_ok_without_retry_if_ok(args, errors);
+    value_hooks_without_retry_if_ok(args, errors);
     move_action(args, errors);
     unlimited_without_max_elapsed(args, errors);
     hint_rule_without_hint(args, errors);
@@ -106,17 +106,26 @@ fn timeout_on_sync_fn(args: &Args, function: &FnFacts, errors: &mut Errors) {
     }
 }
 
-/// `retry_after_ok` without `retry_if_ok`: no value is ever pending, so the
-/// hint would never be asked.
-fn retry_after_ok_without_retry_if_ok(args: &Args, errors: &mut Errors) {
+/// `retry_after_ok` or `pending_error` without `retry_if_ok`: no value is
+/// ever pending, so the hook would never be asked.
+fn value_hooks_without_retry_if_ok(args: &Args, errors: &mut Errors) {
     if args.retry_if_ok.is_some() {
         return;
     }
-    if let Some(hint) = &args.retry_after_ok {
-        errors.push(
-            hint.key_span,
+    let rules = [
+        (
+            &args.retry_after_ok,
             "`retry_after_ok` needs `retry_if_ok`: without it no value is pending, so no hint is ever asked; add `retry_if_ok = |value| ...` or use `retry_after` for errors",
-        );
+        ),
+        (
+            &args.pending_error,
+            "`pending_error` needs `retry_if_ok`: without it no value is pending, so none is ever left when the retries end; add `retry_if_ok = |value| ...`, or remove `pending_error`",
+        ),
+    ];
+    for (hook, message) in rules {
+        if let Some(hook) = hook {
+            errors.push(hook.key_span, message);
+        }
     }
 }
 

@@ -122,6 +122,7 @@ pub use crate::time::timeout::Elapsed;
 /// | `hint_above_cap` | `stop` | `stop` or `cap`; needs `retry_after` or `retry_after_ok` | a server hint longer than `max_backoff`: `stop` ends the call ([`StopReason::HintAboveCap`]: the server will not be ready sooner, and the caller will not wait that long), `cap` waits `max_backoff` and retries (see [`HintAboveCap`]) |
 /// | `retry_if_ok` | no value is retried | path or closure, `Fn(&T) -> bool` on the `Ok` type | which values are still pending: wait and run the body again (polling, see "Polling"); when a stop rule holds the last value is returned as it is |
 /// | `retry_after_ok` | none | path or closure, `Fn(&T) -> Option<Duration>`; needs `retry_if_ok` | the server's hint for the wait after a pending value (a `202` with `Retry-After`), as `retry_after` is for errors |
+/// | `pending_error` | the last value is returned | path or closure, `Fn(T) -> E`, taking the value; needs `retry_if_ok` | the error a value still pending becomes when a stop rule ends the call: "still running after 10 polls" instead of the last `Running` (see "Polling") |
 /// | `on_retry` | none | path or closure, `Fn(&E, &`[`RetryEvent`]`)`; with `retry_if_ok`, `Fn(&Result<T, E>, &RetryEvent)` | called before each wait |
 /// | `on_give_up` | none | path or closure, `Fn(&E, &`[`GiveUp`]`)`; with `retry_if_ok`, `Fn(&Result<T, E>, &GiveUp)` | called once when a stop rule ends the call, never on success |
 /// | `on_success` | none | path or closure, `Fn(&`[`Success`]`)` | called once when the call succeeds, with the attempts and the time it took; never when it gives up |
@@ -230,7 +231,26 @@ pub use crate::time::timeout::Elapsed;
 /// ask the limit as usual. Bound polling by `max_retries` or `max_elapsed`. When a stop rule holds on a pending value, the
 /// call returns that value as it is: the caller sees it is still pending
 /// (ask `retry_if_ok`'s question again), and `on_give_up` and the tracing
-/// event say why ([`StopReason`]). With `retry_if_ok`, `on_retry`,
+/// event say why ([`StopReason`]). `pending_error = |job| ...` turns that
+/// last value into the call's error instead (it takes the value), for
+/// callers that should not have to ask again:
+///
+/// ```
+/// use backoff_runtime::retry;
+///
+/// #[retry(
+///     max_retries = 2,
+///     initial_backoff = "1ms",
+///     retry_if_ok = |state| *state == "running",
+///     pending_error = |state| format!("still {state} after 3 polls"),
+/// )]
+/// fn poll() -> Result<&'static str, String> {
+///     Ok("running")
+/// }
+///
+/// assert_eq!(poll(), Err("still running after 3 polls".to_owned()));
+/// ```
+/// With `retry_if_ok`, `on_retry`,
 /// `on_give_up` and `before_retry` see the attempt's whole `Result`.
 ///
 /// ```

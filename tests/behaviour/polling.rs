@@ -1,6 +1,7 @@
 //! `retry_if_ok`: an `Ok` value that is still pending is waited on and asked
 //! again, under the same schedule and stop rules as errors; when a stop rule
-//! holds, the last value is returned as it is.
+//! holds, the last value is returned as it is, or with `pending_error` the
+//! error it becomes.
 
 use std::cell::RefCell;
 use std::sync::Mutex;
@@ -33,6 +34,8 @@ impl Job {
 enum PollError {
     Transient,
     Permanent,
+    /// What `pending_error` makes of a job still running when the polls end.
+    StillRunning(Job),
 }
 
 impl PollError {
@@ -272,6 +275,126 @@ fn a_sync_function_polls_on_the_schedule() {
     let counter = RefCell::new(0);
     assert_eq!(count_up(&counter), Ok(3));
     assert_eq!(clock.waits(), [Duration::from_secs(1), Duration::from_secs(2)]);
+}
+
+// ---- pending_error: the last pending value becomes the call's error -----------
+
+#[retry(
+    max_retries = 2,
+    jitter = none,
+    retry_if_ok = |job: &Job| job.is_running(),
+    pending_error = PollError::StillRunning,
+    on_give_up = |result: &Result<Job, PollError>, event: &GiveUp| {
+        PENDING_GIVE_UPS.with(|g| g.borrow_mut().push((result.clone(), event.reason())));
+    },
+)]
+async fn poll_or_fail(status: &Status) -> Result<Job, PollError> {
+    status.answer()
+}
+
+thread_local! {
+    static PENDING_GIVE_UPS: RefCell<Vec<(Polled, StopReason)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// With `pending_error`, a value still pending when `max_retries` ends the
+/// polling becomes the call's error (the hook takes the value); the
+/// observers still see the value as it was. A value that is done, and an
+/// error, are returned as they are.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn pending_error_makes_the_last_pending_value_the_error() {
+    let status = Status::new(vec![running()]);
+    assert_eq!(
+        poll_or_fail(&status).await,
+        Err(PollError::StillRunning(Job::Running { retry_after: None }))
+    );
+    assert_eq!(status.poll_times(), [0.0, 1.0, 3.0], "the schedule is the same");
+    assert_eq!(
+        PENDING_GIVE_UPS.with(|g| g.borrow().clone()),
+        [(running(), StopReason::Exhausted)]
+    );
+
+    let status = Status::new(vec![running(), Ok(Job::Done(7))]);
+    assert_eq!(poll_or_fail(&status).await, Ok(Job::Done(7)));
+    let status = Status::new(vec![running(), Err(PollError::Permanent)]);
+    assert_eq!(poll_or_fail(&status).await, Err(PollError::Permanent));
+}
+
+#[retry(
+    max_retries = 10,
+    jitter = none,
+    max_elapsed = "5s",
+    retry_if_ok = |job: &Job| job.is_running(),
+    pending_error = PollError::StillRunning,
+)]
+async fn poll_or_fail_in_time(status: &Status) -> Result<Job, PollError> {
+    status.answer()
+}
+
+#[retry(
+    max_retries = 10,
+    jitter = none,
+    max_elapsed = "5s",
+    retry_if_ok = |job: &Job| job.is_running(),
+    pending_error = PollError::StillRunning,
+    before_retry = async |_, _| tokio::time::sleep(Duration::from_secs(10)).await,
+)]
+async fn poll_with_a_slow_action(status: &Status) -> Result<Job, PollError> {
+    status.answer()
+}
+
+/// The deadline ends the polling with the same error, whether the next wait
+/// would pass it or the action before the wait already did.
+#[tokio::test(start_paused = true)]
+async fn pending_error_applies_when_the_deadline_ends_the_polling() {
+    let still_running = Err(PollError::StillRunning(Job::Running { retry_after: None }));
+    let status = Status::new(vec![running()]);
+    assert_eq!(poll_or_fail_in_time(&status).await, still_running);
+    assert_eq!(status.poll_times(), [0.0, 1.0, 3.0]);
+
+    let status = Status::new(vec![running()]);
+    assert_eq!(poll_with_a_slow_action(&status).await, still_running);
+    assert_eq!(status.poll_times(), [0.0], "the action ran past max_elapsed");
+}
+
+#[test]
+fn pending_error_in_a_sync_function_and_the_builder() {
+    #[retry(max_retries = 2, jitter = none, retry_if_ok = |n: &u32| *n < 100, pending_error = |n| format!("only {n}"))]
+    fn count_slowly(counter: &RefCell<u32>) -> Result<u32, String> {
+        *counter.borrow_mut() += 1;
+        Ok(*counter.borrow())
+    }
+    let clock = backoff_runtime::testing::VirtualClock::install();
+    let counter = RefCell::new(0);
+    assert_eq!(count_slowly(&counter), Err("only 3".to_owned()));
+    assert_eq!(clock.waits(), [Duration::from_secs(1), Duration::from_secs(2)]);
+
+    let counter = RefCell::new(0);
+    let polled = backoff_runtime::Policy::new()
+        .max_retries(2)
+        .jitter(backoff_runtime::Jitter::None)
+        .retry(|| {
+            *counter.borrow_mut() += 1;
+            Ok::<u32, String>(*counter.borrow())
+        })
+        .retry_if_ok(|n| *n < 100)
+        .pending_error(|n| format!("only {n}"))
+        .call();
+    assert_eq!(polled, Err("only 3".to_owned()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn pending_error_in_the_builder_s_future() {
+    let status = Status::new(vec![running(), running(), Ok(Job::Done(2))]);
+    let policy = backoff_runtime::Policy::new()
+        .max_retries(1)
+        .jitter(backoff_runtime::Jitter::None);
+    let polled = policy
+        .retry(|| async { status.answer() })
+        .retry_if_ok(Job::is_running)
+        .pending_error(PollError::StillRunning)
+        .await;
+    assert_eq!(polled, Err(PollError::StillRunning(Job::Running { retry_after: None })));
+    assert_eq!(status.poll_times(), [0.0, 1.0]);
 }
 
 // ---- pending values and retry limits ------------------------------------------

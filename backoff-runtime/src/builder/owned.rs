@@ -86,6 +86,10 @@ owned_hook!(
     RetryAfterOk, retry_after_ok, observes: false, succeeds: false, Fn(&T) -> Option<Duration>
 );
 owned_hook!(
+    /// A `pending_error` the builder owns.
+    PendingError, pending_error, observes: false, succeeds: false, Fn(T) -> E
+);
+owned_hook!(
     /// An `on_retry` the builder owns.
     OnRetry, on_retry, observes: true, succeeds: false, Fn(&O, &RetryEvent)
 );

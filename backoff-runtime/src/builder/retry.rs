@@ -11,7 +11,7 @@ use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::builder::owned::{
-    NoHooks, OnGiveUp, OnRetry, OnSuccess, OwnedHooks, RetryAfter, RetryAfterOk, RetryIf, RetryIfOk,
+    NoHooks, OnGiveUp, OnRetry, OnSuccess, OwnedHooks, PendingError, RetryAfter, RetryAfterOk, RetryIf, RetryIfOk,
 };
 use crate::limits::limit::{Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
@@ -466,6 +466,29 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
         retry_after_ok: F,
     ) -> Retry<'a, Op, Config<K, T, E, O, (H, RetryAfterOk<F>), S, A>> {
         self.add(RetryAfterOk(retry_after_ok))
+    }
+
+    /// The error a still-pending value becomes when a stop rule ends the
+    /// call (`pending_error`, with [`retry_if_ok`](Retry::retry_if_ok));
+    /// without it the last value is returned as it is.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::new().max_retries(2).initial_backoff(Duration::from_millis(1));
+    /// let result = policy
+    ///     .retry(|| Ok::<&str, String>("running"))
+    ///     .retry_if_ok(|state| *state == "running")
+    ///     .pending_error(|state| format!("still {state} after 3 polls"))
+    ///     .call();
+    /// assert_eq!(result, Err("still running after 3 polls".to_owned()));
+    /// ```
+    pub fn pending_error<F: Fn(T) -> E>(
+        self,
+        pending_error: F,
+    ) -> Retry<'a, Op, Config<K, T, E, O, (H, PendingError<F>), S, A>> {
+        self.add(PendingError(pending_error))
     }
 
     /// Called before each wait (`on_retry`), with the error (or with

@@ -164,9 +164,9 @@ impl Loop {
         match self.state.decide_reporting(policy, budget, failure, hooks, M::ACTS) {
             Ok((wait, event)) => match M::retry(wait, outcome, event) {
                 Ok(retry) => Step::Retry(retry),
-                Err(outcome) => Step::Return(outcome.into_result()),
+                Err(outcome) => Step::Return(hooks.given_up(outcome)),
             },
-            Err(_reason) => Step::Return(outcome.into_result()),
+            Err(_reason) => Step::Return(hooks.given_up(outcome)),
         }
     }
 
@@ -204,7 +204,7 @@ impl Loop {
         if self.state.still_in_time(policy, next.wait, &next.outcome, hooks) {
             Step::Retry(next.wait)
         } else {
-            Step::Return(next.outcome.into_result())
+            Step::Return(hooks.given_up(next.outcome))
         }
     }
 }
@@ -324,12 +324,12 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
                     action(&outcome, &event);
                 }
                 if !state.still_in_time(policy, wait, &outcome, hooks) {
-                    return outcome.into_result();
+                    return hooks.given_up(outcome);
                 }
                 wait
             }
             Ok((wait, _)) => wait,
-            Err(_reason) => return outcome.into_result(),
+            Err(_reason) => return hooks.given_up(outcome),
         };
         sleeper.sleep(wait);
         crate::run::nested::enter_attempt();

@@ -103,6 +103,7 @@ pub struct Hooks<'h, T, E, O = E> {
     retry_after: Option<Hint<'h, E>>,
     retry_if_ok: Option<Predicate<'h, T>>,
     retry_after_ok: Option<Hint<'h, T>>,
+    pending_error: Option<&'h dyn Fn(T) -> E>,
     on_retry: Option<Observer<'h, O, RetryEvent>>,
     on_give_up: Option<Observer<'h, O, GiveUp>>,
     on_success: Option<&'h dyn Fn(&Success)>,
@@ -135,6 +136,7 @@ impl<'h, T, E> Hooks<'h, T, E> {
             retry_after: None,
             retry_if_ok: None,
             retry_after_ok: None,
+            pending_error: None,
             on_retry: None,
             on_give_up: None,
             on_success: None,
@@ -172,6 +174,7 @@ impl<'h, T, E> Hooks<'h, T, E> {
             retry_after: self.retry_after,
             retry_if_ok: Some(retry_if_ok),
             retry_after_ok: self.retry_after_ok,
+            pending_error: self.pending_error,
             on_retry: None,
             on_give_up: None,
             on_success: self.on_success,
@@ -212,6 +215,28 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     pub fn retry_after_ok(mut self, retry_after_ok: &'h dyn Fn(&T) -> Option<Duration>) -> Self {
         self.retry_after_ok = Some(retry_after_ok);
         self
+    }
+
+    /// The error a pending value becomes when a stop rule ends the call
+    /// (without it, the value is returned as it is).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[must_use]
+    pub fn pending_error(mut self, pending_error: &'h dyn Fn(T) -> E) -> Self {
+        self.pending_error = Some(pending_error);
+        self
+    }
+
+    /// The call's result when a stop rule ends it on `outcome`: the error,
+    /// or a pending value as it is, unless `pending_error` makes it an
+    /// error. (A value only reaches a stop rule while pending.)
+    pub(crate) fn given_up(&self, outcome: O) -> Result<T, E>
+    where
+        O: Outcome<T, E>,
+    {
+        match (outcome.into_result(), self.pending_error) {
+            (Ok(value), Some(into_error)) => Err(into_error(value)),
+            (result, _) => result,
+        }
     }
 
     /// Called before each wait, with what failed.
