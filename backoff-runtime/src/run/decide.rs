@@ -91,11 +91,13 @@ impl RetryState {
     }
 
     /// The start instant, when it was read.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn start_instant(&self) -> Option<Instant> {
         self.timeline.start()
     }
 
     /// The clock this loop reads.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn clock(&self) -> ClockKind {
         self.timeline.clock()
     }

@@ -123,6 +123,16 @@ impl Loop {
         AttemptSource::new(policy, self.state.start_instant(), self.state.clock())
     }
 
+    /// The [`AttemptSource`] of this call for a caller that never reads an
+    /// attempt's `elapsed` (the tower layer with a `Classify` that says
+    /// so): the loop's start when a key had it read, and no clock read
+    /// otherwise.
+    #[cfg(feature = "tower")]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn attempts_without_elapsed(&self, policy: &Policy) -> AttemptSource {
+        AttemptSource::from_start(policy, self.state.start_instant(), self.state.clock())
+    }
+
     /// The time limit of the next attempt under `timeout = limit`: the
     /// limit, or less when `max_elapsed` ends sooner.
     #[inline]
