@@ -288,17 +288,13 @@ impl AttemptSource {
     #[inline]
     pub fn new(policy: &Policy, start: Option<Instant>, clock: ClockKind) -> Self {
         let start = start.unwrap_or_else(|| clock.now());
-        Self::from_start(policy, Some(start), clock)
+        Self::of_call(policy, CallNonce::next(), Some(start), clock)
     }
 
-    /// Attempts of one call under `policy` whose start is `start` when the
-    /// loop read it, and is left unread otherwise: for a caller that never
-    /// reads [`Attempt::elapsed`] (the tower layer's `Classify` with
-    /// `READS_ATTEMPT_TIME = false`). The deadline is whole: the loop reads
-    /// the start whenever `max_elapsed` is set.
-    #[must_use]
+    /// Attempts of the call `call` under `policy`, started at `start`
+    /// (unread when `None`), from its first attempt on.
     #[inline]
-    pub(crate) fn from_start(policy: &Policy, start: Option<Instant>, clock: ClockKind) -> Self {
+    fn of_call(policy: &Policy, call: CallNonce, start: Option<Instant>, clock: ClockKind) -> Self {
         let deadline = match (start, policy.max_elapsed) {
             // Never an overflow panic: a deadline beyond what `Instant` holds
             // is decades away, as tokio does.
@@ -309,13 +305,34 @@ impl AttemptSource {
             next: Attempt {
                 number: 1,
                 retries_left: policy.max_retries,
-                call: CallNonce::next(),
+                call,
                 start,
                 deadline,
                 clock,
             },
             max_retries: policy.max_retries,
         }
+    }
+
+    /// The attempt `number` (1-based) of the call `call` under `policy`,
+    /// started at `start`: the one [`next_attempt`](Self::next_attempt)
+    /// would give. For a front end that keeps only the call's nonce and
+    /// start between attempts (the tower layer's future, which then stores
+    /// two words, not a whole source, on its happy path).
+    #[cfg(feature = "tower")]
+    #[must_use]
+    #[inline]
+    pub(crate) fn nth(
+        policy: &Policy,
+        call: CallNonce,
+        start: Option<Instant>,
+        clock: ClockKind,
+        number: u32,
+    ) -> Attempt {
+        let mut attempt = Self::of_call(policy, call, start, clock).next;
+        attempt.number = number;
+        attempt.retries_left = policy.max_retries.saturating_sub(number.saturating_sub(1));
+        attempt
     }
 
     /// The next attempt's context.

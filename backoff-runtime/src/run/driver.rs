@@ -123,14 +123,23 @@ impl Loop {
         AttemptSource::new(policy, self.state.start_instant(), self.state.clock())
     }
 
-    /// The [`AttemptSource`] of this call for a caller that never reads an
-    /// attempt's `elapsed` (the tower layer with a `Classify` that says
-    /// so): the loop's start when a key had it read, and no clock read
-    /// otherwise.
+    /// A fresh loop on `clock` that reads no start: for a front end that
+    /// knows, once for all its calls, that nothing needs it
+    /// ([`start_needed`](crate::run::decide::start_needed) is false; the
+    /// tower layer asks when it is made).
     #[cfg(feature = "tower")]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn attempts_without_elapsed(&self, policy: &Policy) -> AttemptSource {
-        AttemptSource::from_start(policy, self.state.start_instant(), self.state.clock())
+    pub(crate) fn unstarted(clock: ClockKind) -> Self {
+        Loop {
+            state: RetryState::with_start(clock, None),
+        }
+    }
+
+    /// The call's start instant, when it was read.
+    #[cfg(feature = "tower")]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn start_instant(&self) -> Option<Instant> {
+        self.state.start_instant()
     }
 
     /// The time limit of the next attempt under `timeout = limit`: the

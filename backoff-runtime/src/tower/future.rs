@@ -8,18 +8,19 @@ use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 use core::time::Duration;
 use std::sync::Arc;
+use std::time::Instant;
 
 use tower_service::Service;
 
 use crate::limits::limit::Limit;
 use crate::observe::events::{GiveUp, RetryEvent, Success};
-use crate::observe::site::Site;
 use crate::observe::trace::{ResendSpan, in_resend_span, resend_span};
 use crate::run::attempt::AttemptSource;
 use crate::run::driver::{Loop, Step, Waits};
 use crate::run::hooks::Hooks;
+use crate::run::invocation::CallNonce;
 use crate::run::nested::NestedAttempt;
-use crate::time::sleep::{ASYNC_CLOCK, Timer, TokioTimer};
+use crate::time::sleep::{ASYNC_CLOCK, Timer, TokioSleep};
 use crate::time::timeout::Timed;
 use crate::tower::classify::Classify;
 use crate::tower::http::HttpRetry;
@@ -66,30 +67,46 @@ where
     }
 }
 
-/// An attempt of the call: its send, bracketed for nested retries
-/// ([`NestedAttempt`]), under the per-attempt timeout when there is one.
-type Attempt<S, Req, F, R> = NestedAttempt<Timed<Sending<S, Req, F>, R>>;
-
 pin_project_lite::pin_project! {
-    /// What the call is doing.
+    /// What a retried call is doing. Each attempt is bracketed for nested
+    /// retries ([`NestedAttempt`]).
     #[project = PhaseProj]
     enum Phase<S, Req, F, R> {
+        /// The first attempt runs: the inner service's call, as made.
+        First { #[pin] attempt: NestedAttempt<F> },
+        /// A resend runs (a service clone made ready, then called), in its
+        /// `resend` span when a subscriber sees it: entered on each of its
+        /// polls, closed when it ends.
+        Resending { #[pin] attempt: NestedAttempt<Sending<S, Req, F>>, span: Option<ResendSpan> },
+        /// An attempt runs under the layer's per-attempt timeout (only with
+        /// [`RetryLayer::timeout`](crate::tower::RetryLayer::timeout)), a
+        /// resend in its span.
+        Limited { #[pin] attempt: NestedAttempt<Timed<Sending<S, Req, F>, R>>, span: Option<ResendSpan> },
+        /// The wait before the next attempt.
+        Sleeping { #[pin] pending: tokio::time::Sleep },
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// One call: a request that may not be sent twice, or its retries.
+    #[project = CallProj]
+    enum Call<S, Req, C, T, F, R> {
         /// A request that may not be sent twice: its one attempt, as the
         /// inner service answers it.
         Once { #[pin] response: F },
-        /// An attempt runs; a resend seen by a subscriber runs in its
-        /// `resend` span.
-        Attempting { #[pin] attempt: Attempt<S, Req, F, R>, span: Option<ResendSpan> },
-        /// The wait before the next attempt (tokio's timer keeps it).
-        Sleeping,
+        /// A request that may be retried: what it is doing, and what it keeps.
+        Retrying { #[pin] phase: Phase<S, Req, F, R>, retry: Retrying<S, Req, C, T> },
     }
 }
 
 /// The answer of the inner service `S` to a `Req`.
 type Answer<S, Req> = Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>;
 
-/// The phase of a call of `S` with `Req`.
+/// The phase of a retried call of `S` with `Req`.
 type PhaseOf<S, Req> = Phase<S, Req, <S as Service<Req>>::Future, Answer<S, Req>>;
+
+/// A call of `S` with `Req`, retried with `C` and `T`.
+type CallOf<S, Req, C, T> = Call<S, Req, C, T, <S as Service<Req>>::Future, Answer<S, Req>>;
 
 /// What a retried call keeps besides its phase: the layer's keys, the
 /// caller's request (each attempt sends a replay of it), a clone of the
@@ -99,8 +116,14 @@ struct Retrying<S, Req, C, T> {
     request: Req,
     service: S,
     driver: Loop,
-    attempts: AttemptSource,
-    timer: TokioTimer,
+    /// The call's nonce (its invocation id), the same for every attempt.
+    call: CallNonce,
+    /// The call's start as the attempts see it (unread when neither a key
+    /// nor the classification needs it).
+    start: Option<Instant>,
+    /// The number of the attempt last started (1-based).
+    number: u32,
+    timer: TokioSleep,
 }
 
 pin_project_lite::pin_project! {
@@ -140,16 +163,19 @@ pin_project_lite::pin_project! {
         S: Service<Req>,
     {
         #[pin]
-        phase: PhaseOf<S, Req>,
-        retry: Option<Retrying<S, Req, C, T>>,
+        call: CallOf<S, Req, C, T>,
     }
 }
 
 impl<S: Service<Req>, Req, C, T> core::fmt::Debug for ResponseFuture<S, Req, C, T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (retried, waiting) = match &self.call {
+            Call::Once { .. } => (false, false),
+            Call::Retrying { phase, .. } => (true, matches!(phase, Phase::Sleeping { .. })),
+        };
         f.debug_struct("ResponseFuture")
-            .field("retried", &self.retry.is_some())
-            .field("waiting", &matches!(self.phase, Phase::Sleeping))
+            .field("retried", &retried)
+            .field("waiting", &waiting)
             .finish_non_exhaustive()
     }
 }
@@ -171,33 +197,43 @@ where
     pub(crate) fn start(service: &mut S, config: &Arc<RetryLayer<C, T>>, request: Req) -> Self {
         if !config.classify.may_retry(&request) {
             return ResponseFuture {
-                phase: Phase::Once {
+                call: Call::Once {
                     response: service.call(request),
                 },
-                retry: None,
             };
         }
         let policy = &config.policy;
-        let driver = Loop::start(ASYNC_CLOCK, policy, limit_of(config), config.observers.any());
-        let mut attempts = if C::READS_ATTEMPT_TIME {
-            driver.attempts(policy)
+        let driver = if config.reads_start {
+            Loop::start(ASYNC_CLOCK, policy, limit_of(config), true)
         } else {
-            driver.attempts_without_elapsed(policy)
+            Loop::unstarted(ASYNC_CLOCK)
         };
-        let first = attempts.next_attempt();
+        let start = match driver.start_instant() {
+            None if C::READS_ATTEMPT_TIME => Some(ASYNC_CLOCK.now()),
+            start => start,
+        };
+        let call = CallNonce::next();
+        let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
         let response = service.call(config.classify.replay(&request, &first));
         let retry = Retrying {
             config: Arc::clone(config),
             request,
             service: service.clone(),
             driver,
-            attempts,
-            timer: TokioTimer::new(),
+            call,
+            start,
+            number: 1,
+            timer: TokioSleep,
         };
-        let phase = retry.attempt(Sending::Called { response }, None);
+        let phase = if config.timeout.limit::<S::Response>().is_none() {
+            Phase::First {
+                attempt: NestedAttempt::new(response),
+            }
+        } else {
+            retry.attempt(Sending::Called { response }, None)
+        };
         ResponseFuture {
-            phase,
-            retry: Some(retry),
+            call: Call::Retrying { phase, retry },
         }
     }
 }
@@ -212,31 +248,30 @@ where
     /// per-attempt timeout when the layer has one (never past
     /// `max_elapsed`), in `span` when it is a resend someone sees.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn attempt(
-        &self,
-        sending: Sending<S, Req, S::Future>,
-        span: Option<ResendSpan>,
-    ) -> PhaseOf<S, Req> {
-        let timed = match self.config.timeout.limit() {
-            None => Timed::unlimited(sending),
-            Some((limit, on_elapsed)) => Timed::limited(
-                self.driver.attempt_limit(&self.config.policy, limit),
-                sending,
-                on_elapsed,
-            ),
-        };
-        Phase::Attempting {
-            attempt: NestedAttempt::new(timed),
-            span,
+    fn attempt(&self, sending: Sending<S, Req, S::Future>, span: Option<ResendSpan>) -> PhaseOf<S, Req> {
+        match self.config.timeout.limit() {
+            None => Phase::Resending {
+                attempt: NestedAttempt::new(sending),
+                span,
+            },
+            Some((limit, on_elapsed)) => {
+                let limit = self.driver.attempt_limit(&self.config.policy, limit);
+                Phase::Limited {
+                    attempt: NestedAttempt::new(Timed::limited(limit, sending, on_elapsed)),
+                    span,
+                }
+            }
         }
     }
 
     /// The next attempt, after a wait: the request replayed for it, sent
-    /// through a clone of the service made ready first.
+    /// through a clone of the service made ready first, in its `resend`
+    /// span.
     #[cold]
     #[inline(never)]
     fn resend(&mut self) -> PhaseOf<S, Req> {
-        let attempt = self.attempts.next_attempt();
+        self.number = self.number.saturating_add(1);
+        let attempt = AttemptSource::nth(&self.config.policy, self.call, self.start, ASYNC_CLOCK, self.number);
         let request = self.config.classify.replay(&self.request, &attempt);
         let sending = Sending::Readying {
             service: self.service.clone(),
@@ -278,10 +313,8 @@ where
             .retry_after(&retry_after)
             .retry_if_ok(&retry_if_ok)
             .retry_after_ok(&retry_after_ok)
-            .values_are_failures(true);
-        if let Some(name) = config.name {
-            hooks = hooks.name(name);
-        }
+            .values_are_failures(true)
+            .at(&config.site);
         if observers.on_retry.is_some() {
             hooks = hooks.on_retry(&on_retry);
         }
@@ -301,13 +334,12 @@ where
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn succeeded(&mut self) {
         let config = &*self.config;
-        let site = Site::Named(config.name.unwrap_or("retry"));
         let on_success = config
             .observers
             .on_success
             .as_deref()
             .map(|hook| hook as &dyn Fn(&Success));
-        self.driver.succeeded(limit_of(config), &site, on_success);
+        self.driver.succeeded(limit_of(config), &config.site, on_success);
     }
 }
 
@@ -321,38 +353,34 @@ where
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut this = self.project();
+        let (mut phase, retry) = match self.project().call.project() {
+            CallProj::Once { response } => return response.poll(cx),
+            CallProj::Retrying { phase, retry } => (phase, retry),
+        };
         loop {
-            let Some(retry) = this.retry.as_mut() else {
-                // Only a request that may not be sent twice has no retry.
-                return match this.phase.as_mut().project() {
-                    PhaseProj::Once { response } => response.poll(cx),
-                    _ => Poll::Pending,
-                };
-            };
-            match this.phase.as_mut().project() {
-                PhaseProj::Once { response } => return response.poll(cx),
-                PhaseProj::Attempting { attempt, span } => {
-                    let (result, below) = ready!(in_resend_span(span.as_ref(), || attempt.poll(cx)));
-                    let outcome = match result {
-                        Ok(response) if !retry.config.classify.retry_response(&response) => {
-                            retry.succeeded();
-                            return Poll::Ready(Ok(response));
-                        }
-                        outcome => outcome,
-                    };
-                    match retry.failed(outcome, below) {
-                        Step::Return(result) => return Poll::Ready(result),
-                        Step::Retry(wait) => {
-                            retry.timer.start(wait);
-                            this.phase.set(Phase::Sleeping);
-                        }
-                    }
-                }
-                PhaseProj::Sleeping => {
-                    ready!(retry.timer.poll_wait(Pin::new(&mut ()), cx));
+            let (result, below) = match phase.as_mut().project() {
+                PhaseProj::First { attempt } => ready!(attempt.poll(cx)),
+                PhaseProj::Resending { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
+                PhaseProj::Limited { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
+                PhaseProj::Sleeping { pending } => {
+                    ready!(retry.timer.poll_wait(pending, cx));
                     let next = retry.resend();
-                    this.phase.set(next);
+                    phase.set(next);
+                    continue;
+                }
+            };
+            let outcome = match result {
+                Ok(response) if !retry.config.classify.retry_response(&response) => {
+                    retry.succeeded();
+                    return Poll::Ready(Ok(response));
+                }
+                outcome => outcome,
+            };
+            match retry.failed(outcome, below) {
+                Step::Return(result) => return Poll::Ready(result),
+                Step::Retry(wait) => {
+                    let pending = retry.timer.start(wait);
+                    phase.set(Phase::Sleeping { pending });
                 }
             }
         }

@@ -5,8 +5,10 @@
 use core::time::Duration;
 use std::sync::Arc;
 
-use crate::limits::limit::RetryLimit;
+use crate::limits::limit::{Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
+use crate::observe::site::Site;
+use crate::run::decide::start_needed;
 use crate::schedule::policy::Policy;
 use crate::time::timeout::Elapsed;
 use crate::tower::http::HttpRetry;
@@ -64,15 +66,20 @@ pub struct RetryLayer<C = HttpRetry, T = NoTimeout> {
     pub(super) classify: C,
     pub(super) timeout: T,
     pub(super) budget: Option<Arc<dyn RetryLimit + Send>>,
-    pub(super) name: Option<&'static str>,
+    /// What events and metrics name the calls: `"retry"`, or [`name`](Self::name)'s.
+    pub(super) site: Site,
     pub(super) observers: Observers,
+    /// Whether a call reads its start when it starts (`max_elapsed`, a limit
+    /// that reads the clock, or an observer): asked once, by
+    /// [`shared`](Self::shared), not on every call.
+    pub(super) reads_start: bool,
 }
 
 impl core::fmt::Debug for RetryLayer {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("RetryLayer")
             .field("policy", &self.policy)
-            .field("name", &self.name)
+            .field("name", &self.site.name())
             .field("budget", &self.budget.is_some())
             .finish_non_exhaustive()
     }
@@ -94,8 +101,9 @@ impl RetryLayer {
             classify: HttpRetry::new(),
             timeout: NoTimeout,
             budget: None,
-            name: None,
+            site: Site::Named("retry"),
             observers: Observers::default(),
+            reads_start: false,
         }
     }
 
@@ -160,8 +168,9 @@ impl<C, T> RetryLayer<C, T> {
             classify,
             timeout: self.timeout,
             budget: self.budget,
-            name: self.name,
+            site: self.site,
             observers: self.observers,
+            reads_start: self.reads_start,
         }
     }
 
@@ -183,8 +192,9 @@ impl<C, T> RetryLayer<C, T> {
             classify: self.classify,
             timeout: WithTimeout(limit),
             budget: self.budget,
-            name: self.name,
+            site: self.site,
             observers: self.observers,
+            reads_start: self.reads_start,
         }
     }
 
@@ -218,7 +228,7 @@ impl<C, T> RetryLayer<C, T> {
     /// ```
     #[must_use]
     pub fn name(mut self, name: &'static str) -> Self {
-        self.name = Some(name);
+        self.site = Site::Named(name);
         self
     }
 
@@ -264,6 +274,18 @@ impl<C, T> RetryLayer<C, T> {
     pub fn on_success(mut self, hook: impl Fn(&Success) + Send + Sync + 'static) -> Self {
         self.observers.on_success = Some(Arc::new(hook));
         self
+    }
+}
+
+impl<C: Clone, T: Clone> RetryLayer<C, T> {
+    /// The keys as every call of a service shares them, with what each call
+    /// would otherwise ask again asked once: whether it reads its start.
+    pub(super) fn shared(&self) -> Arc<Self> {
+        let mut shared = self.clone();
+        let budget = shared.budget.as_ref().map(Limit::of);
+        let reads_start = start_needed(&shared.policy, budget, shared.observers.any());
+        shared.reads_start = reads_start;
+        Arc::new(shared)
     }
 }
 

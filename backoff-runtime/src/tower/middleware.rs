@@ -10,7 +10,6 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
-use std::sync::Arc;
 
 use http::Extensions;
 use reqwest_middleware::{Error, Middleware, Next};
@@ -129,7 +128,7 @@ where
             extensions: extensions.clone(),
         };
         // The layer's keys, shared as a layered service shares them.
-        let config = Arc::new(self.clone());
+        let config = self.shared();
         Box::pin(ResponseFuture::start(&mut chain, &config, request))
     }
 }

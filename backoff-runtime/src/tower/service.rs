@@ -15,7 +15,7 @@ impl<S, C: Clone, T: Clone> tower_layer::Layer<S> for RetryLayer<C, T> {
     fn layer(&self, inner: S) -> Self::Service {
         RetryService {
             inner,
-            config: Arc::new(self.clone()),
+            config: self.shared(),
         }
     }
 }
