@@ -110,7 +110,8 @@ type CallOf<S, Req, C, T> = Call<S, Req, C, T, <S as Service<Req>>::Future, Answ
 
 /// What a retried call keeps besides its phase: the layer's keys, the
 /// caller's request (each attempt sends a replay of it), a clone of the
-/// service for the resends, the driver's state and the attempts' source.
+/// service for the resends, the driver's state, and what each attempt's
+/// [`Attempt`](crate::Attempt) is made from.
 struct Retrying<S, Req, C, T> {
     config: Arc<RetryLayer<C, T>>,
     request: Req,
@@ -123,6 +124,7 @@ struct Retrying<S, Req, C, T> {
     start: Option<Instant>,
     /// The number of the attempt last started (1-based).
     number: u32,
+    /// How a wait starts: its `Sleep` is kept in [`Phase::Sleeping`].
     timer: TokioSleep,
 }
 
@@ -136,8 +138,9 @@ pin_project_lite::pin_project! {
     /// The first attempt is the inner service's call made by
     /// `RetryService::call`. A request that may not be sent twice
     /// ([`Classify::may_retry`]) is that call alone; otherwise each failed
-    /// attempt goes to the driver's decision, each wait is tokio's timer
-    /// and each resend a clone of the service, made ready first.
+    /// attempt goes to the driver's decision, each wait is a tokio `Sleep`
+    /// kept in the future, and each resend a clone of the service, made
+    /// ready first.
     ///
     /// ```
     /// use backoff_runtime::Policy;
