@@ -1,5 +1,6 @@
 //! Heap allocations of `#[retry]` functions (BENCHMARKS.md, the
-//! performance targets): none per call on the happy path, sync or async; none on the
+//! performance targets): none per call on the happy path, sync or async, and
+//! none per call through the tower layer; none on the
 //! sync failure path; at most one per failing async call on tokio (the boxed
 //! `Sleep`, allocated on the first failure and reset for later waits); none
 //! on an async failure path with a custom sleep.
@@ -138,6 +139,69 @@ fn async_happy_path_never_allocates() {
     assert_eq!(
         info.count_total, 0,
         "allocations in 1000 successful async calls: {info:?}"
+    );
+}
+
+/// A ready tower service of `work`.
+#[derive(Clone, Copy)]
+struct Work;
+
+impl tower::Service<u64> for Work {
+    type Response = u64;
+    type Error = Busy;
+    type Future = std::future::Ready<Result<u64, Busy>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Busy>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, x: u64) -> Self::Future {
+        ready(work(x))
+    }
+}
+
+/// Every `u64` request may be sent again, as itself.
+#[derive(Clone, Copy)]
+struct Same;
+
+impl backoff_runtime::tower::Classify<u64, u64, Busy> for Same {
+    fn may_retry(&self, _: &u64) -> bool {
+        true
+    }
+
+    fn replay(&self, request: &u64, _: &backoff_runtime::Attempt) -> u64 {
+        *request
+    }
+}
+
+/// The tower layer's call is a named future, not a box: a successful call
+/// allocates nothing (the layer's keys are shared through one `Arc`, made
+/// when the service is).
+#[test]
+fn the_tower_layer_s_happy_path_never_allocates() {
+    use tower::{Layer, Service};
+    let rt = paused_runtime();
+    let _context = rt.enter();
+    let policy = backoff_runtime::Policy::new().max_retries(5);
+    let mut service = backoff_runtime::tower::RetryLayer::new(policy)
+        .classify(Same)
+        .layer(Work);
+    let mut call = |x: u64| {
+        match service.poll_ready(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(ready) => assert!(ready.is_ok()),
+            Poll::Pending => panic!("the service is always ready"),
+        }
+        poll_ready(service.call(x))
+    };
+    assert!(call(black_box(3)).is_ok());
+    let info = measure(|| {
+        for x in 0..1000 {
+            assert!(black_box(call(black_box(x + 1))).is_ok());
+        }
+    });
+    assert_eq!(
+        info.count_total, 0,
+        "allocations in 1000 successful calls through the layer: {info:?}"
     );
 }
 

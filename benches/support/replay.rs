@@ -8,6 +8,9 @@ use super::MyError;
 pub(crate) struct Replay;
 
 impl backoff_runtime::tower::Classify<u64, u64, MyError> for Replay {
+    /// A copy reads no time, as `HttpRetry`'s replay reads none.
+    const READS_ATTEMPT_TIME: bool = false;
+
     fn may_retry(&self, _: &u64) -> bool {
         true
     }

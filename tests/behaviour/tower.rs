@@ -2,8 +2,11 @@
 //! hyper-util's client (a tower `Service`): statuses and `Retry-After`,
 //! idempotency (a `POST` without a key is sent once; with one, or with the
 //! layer adding one, it is retried under the same key), a budget shared by
-//! two services, and cancellation. Tokio's clock is paused: the waits take no
-//! real time, and the server's arrival times are read on the same clock.
+//! two services, and cancellation; then the layer over inner services with
+//! real readiness (`ConcurrencyLimit`, behind `Buffer` from spawned tasks),
+//! and a classification of one's own that relies on `Classify`'s defaults.
+//! Tokio's clock is paused: the waits take no real time, and the server's
+//! arrival times are read on the same clock.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -14,8 +17,8 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::any;
-use backoff_runtime::tower::RetryLayer;
-use backoff_runtime::{Policy, RetryBudget, StopReason};
+use backoff_runtime::tower::{Classify, RetryLayer};
+use backoff_runtime::{Attempt, Policy, RetryBudget, StopReason};
 use bytes::Bytes;
 use http::{Method, Request};
 use http_body_util::{BodyExt, Full};
@@ -354,4 +357,228 @@ async fn the_reqwest_middleware_does_not_resend_a_streamed_body() {
 /// A one-chunk stream body.
 fn one_chunk() -> impl tokio_stream::Stream<Item = Result<Bytes, std::io::Error>> + Send + Sync + 'static {
     tokio_stream::once(Ok(Bytes::from_static(b"chunk")))
+}
+
+// ---- readiness: an inner service that is not always ready ----------------
+
+/// A backend whose every path answers 503 to its first request and 200
+/// (with the request's number) after; each answer takes 10 ms. It counts
+/// the requests and the most in flight at once.
+#[derive(Clone, Default)]
+struct Backend {
+    requests: Arc<Mutex<HashMap<String, u32>>>,
+    in_flight: Arc<AtomicU32>,
+    most_in_flight: Arc<AtomicU32>,
+}
+
+impl Backend {
+    fn service(
+        &self,
+    ) -> impl tower::Service<
+        Request<String>,
+        Response = http::Response<String>,
+        Error = tower::BoxError,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + 'static {
+        let backend = self.clone();
+        tower::service_fn(move |request: Request<String>| {
+            let backend = backend.clone();
+            async move {
+                let path = request.uri().path().to_owned();
+                let n = {
+                    let mut requests = backend.requests.lock().unwrap();
+                    let count = requests.entry(path.clone()).or_default();
+                    *count += 1;
+                    *count
+                };
+                let now = backend.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                backend.most_in_flight.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                backend.in_flight.fetch_sub(1, Ordering::SeqCst);
+                let status = if n == 1 { 503 } else { 200 };
+                Ok(http::Response::builder().status(status).body(format!("{path} #{n}"))?)
+            }
+        })
+    }
+
+    fn requests(&self) -> u32 {
+        self.requests.lock().unwrap().values().sum()
+    }
+}
+
+fn get(path: &str) -> Request<String> {
+    Request::get(format!("http://backend{path}"))
+        .body(String::new())
+        .unwrap()
+}
+
+/// tower's `Buffer` shares one layered service among tasks, as servers
+/// share a client: 50 spawned tasks call it at once, each call is retried
+/// once, and `ConcurrencyLimit` under the layer admits 4 attempts at a time
+/// (its `call` panics when `poll_ready` did not make it ready first, so
+/// each attempt, the retries' clones included, was made ready).
+#[tokio::test(start_paused = true)]
+async fn a_buffered_layer_is_called_from_fifty_spawned_tasks() {
+    let backend = Backend::default();
+    let limited = tower::limit::ConcurrencyLimit::new(backend.service(), 4);
+    let client = tower::buffer::Buffer::new(RetryLayer::new(POLICY).layer(limited), 64);
+    let calls: Vec<_> = (0..50)
+        .map(|i| {
+            let client = client.clone();
+            tokio::spawn(async move { client.oneshot(get(&format!("/{i}"))).await })
+        })
+        .collect();
+    for (i, call) in calls.into_iter().enumerate() {
+        let response = call.await.expect("the task ends").expect("the call succeeds");
+        assert_eq!(
+            (response.status().as_u16(), response.into_body()),
+            (200, format!("/{i} #2"))
+        );
+    }
+    assert_eq!(backend.requests(), 100, "each call: a 503, then its retry");
+    let most = backend.most_in_flight.load(Ordering::SeqCst);
+    assert_eq!(most, 4, "the limit admitted 4 attempts at a time, and no more");
+}
+
+/// Without `Buffer`: the layer's `poll_ready` is the inner service's, and
+/// each retry waits for a clone of it to be ready. With a limit of one,
+/// three concurrent calls and their retries run one attempt at a time.
+#[tokio::test(start_paused = true)]
+async fn each_attempt_waits_for_the_inner_service_to_be_ready() {
+    let backend = Backend::default();
+    let service = RetryLayer::new(POLICY).layer(tower::limit::ConcurrencyLimit::new(backend.service(), 1));
+    let (a, b, c) = tokio::join!(
+        service.clone().oneshot(get("/a")),
+        service.clone().oneshot(get("/b")),
+        service.clone().oneshot(get("/c")),
+    );
+    for (response, path) in [(a, "/a"), (b, "/b"), (c, "/c")] {
+        assert_eq!(response.unwrap().into_body(), format!("{path} #2"));
+    }
+    assert_eq!(backend.requests(), 6);
+    assert_eq!(backend.most_in_flight.load(Ordering::SeqCst), 1);
+}
+
+// ---- a classification of one's own, relying on the defaults --------------
+
+/// A request that carries what its attempt knew: the call's request number
+/// and the attempt's elapsed time.
+#[derive(Clone, Debug)]
+struct Stamped {
+    id: u32,
+    elapsed: Duration,
+}
+
+/// A protocol whose classification writes only the two methods it must:
+/// every error is retried, no hint is read, every response is accepted.
+#[derive(Clone)]
+struct Defaults;
+
+impl Classify<Stamped, &'static str, &'static str> for Defaults {
+    fn may_retry(&self, _: &Stamped) -> bool {
+        true
+    }
+
+    fn replay(&self, request: &Stamped, attempt: &Attempt) -> Stamped {
+        Stamped {
+            id: request.id,
+            elapsed: attempt.elapsed(),
+        }
+    }
+}
+
+/// [`Defaults`], but the response `"busy"` is retried (no hint read).
+#[derive(Clone)]
+struct BusyRetried;
+
+impl Classify<Stamped, &'static str, &'static str> for BusyRetried {
+    fn may_retry(&self, _: &Stamped) -> bool {
+        true
+    }
+
+    fn replay(&self, request: &Stamped, attempt: &Attempt) -> Stamped {
+        Defaults.replay(request, attempt)
+    }
+
+    fn retry_response(&self, response: &&'static str) -> bool {
+        *response == "busy"
+    }
+}
+
+/// A service answering `answers` in order (then `"done"`), recording the
+/// elapsed time each request carried.
+fn scripted(
+    answers: Vec<Result<&'static str, &'static str>>,
+) -> (
+    impl tower::Service<Stamped, Response = &'static str, Error = &'static str, Future: Send> + Clone,
+    Arc<Mutex<Vec<Duration>>>,
+) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    let answers = Arc::new(Mutex::new(answers.into_iter()));
+    let service = tower::service_fn(move |request: Stamped| {
+        record.lock().unwrap().push(request.elapsed);
+        let answer = answers.lock().unwrap().next().unwrap_or(Ok("done"));
+        std::future::ready(answer)
+    });
+    (service, seen)
+}
+
+/// The schedule's waits: 100 ms, then 200 ms, each with up to 100 ms of jitter.
+const SCHEDULED: Policy = POLICY.max_retries(3);
+
+#[tokio::test(start_paused = true)]
+async fn a_classification_of_one_s_own_retries_every_error_on_the_schedule() {
+    let (service, seen) = scripted(vec![Err("down"), Err("down")]);
+    let service = RetryLayer::new(SCHEDULED).classify(Defaults).layer(service);
+    let response = service
+        .oneshot(Stamped {
+            id: 1,
+            elapsed: Duration::MAX,
+        })
+        .await;
+    assert_eq!(response, Ok("done"));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3, "two errors retried, then the answer: {seen:?}");
+    assert_eq!(seen[0], Duration::ZERO, "the first attempt starts the call");
+    assert!(
+        seen[1] >= Duration::from_millis(100),
+        "the first wait, no hint: {seen:?}"
+    );
+    assert!(seen[2] >= Duration::from_millis(300), "both waits: {seen:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_classification_of_one_s_own_accepts_every_response() {
+    let (service, seen) = scripted(vec![Ok("busy")]);
+    let service = RetryLayer::new(SCHEDULED).classify(Defaults).layer(service);
+    let response = service
+        .oneshot(Stamped {
+            id: 2,
+            elapsed: Duration::MAX,
+        })
+        .await;
+    assert_eq!((response, seen.lock().unwrap().len()), (Ok("busy"), 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retried_response_waits_the_schedule_when_no_hint_is_read() {
+    let (service, seen) = scripted(vec![Ok("busy"), Ok("busy")]);
+    let service = RetryLayer::new(SCHEDULED).classify(BusyRetried).layer(service);
+    let response = service
+        .oneshot(Stamped {
+            id: 3,
+            elapsed: Duration::MAX,
+        })
+        .await;
+    assert_eq!(response, Ok("done"));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3);
+    assert!(
+        seen[1] >= Duration::from_millis(100),
+        "the first wait, no hint: {seen:?}"
+    );
+    assert!(seen[2] >= Duration::from_millis(300), "both waits: {seen:?}");
 }

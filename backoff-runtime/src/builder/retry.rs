@@ -174,14 +174,12 @@ impl<O, F: FnMut(&O, &RetryEvent)> BlockingAction<O> for Action<F, ()> {
     }
 }
 
-/// The call's identity apart from its hooks: its name, whether failures a
-/// retried call below gave up on are retried, and whether retried values
-/// are failures (the tower layer's responses).
+/// The call's identity apart from its hooks: its name, and whether failures
+/// a retried call below gave up on are retried.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Identity {
     pub(crate) name: &'static str,
     retries_nested: bool,
-    values_fail: bool,
 }
 
 impl Identity {
@@ -192,7 +190,6 @@ impl Identity {
             .lend(Hooks::new())
             .name(self.name)
             .retry_nested(self.retries_nested)
-            .values_are_failures(self.values_fail)
     }
 }
 
@@ -231,7 +228,6 @@ impl<K, T, E> Fresh<K, T, E> {
             identity: Identity {
                 name: "retry",
                 retries_nested: false,
-                values_fail: false,
             },
             sleep: DefaultSleep,
             action: NoAction,
@@ -621,14 +617,6 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// ```
     pub fn nested_retry(mut self) -> Self {
         self.config.identity.retries_nested = true;
-        self
-    }
-
-    /// The values `retry_if_ok` retries are failures, not pending ones: they
-    /// ask the limit like errors (the tower layer's retried responses).
-    #[cfg(feature = "tower")]
-    pub(crate) fn values_are_failures(mut self) -> Self {
-        self.config.identity.values_fail = true;
         self
     }
 }

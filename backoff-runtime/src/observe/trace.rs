@@ -198,28 +198,48 @@ pub(crate) fn giving_up(
 ) {
 }
 
-/// Runs `attempt` (the `number`th of a call, 1-based) inside a span that
-/// carries OpenTelemetry's `http.request.resend_count` when it is a resend
-/// (`number - 1`, from 1 on); the first attempt gets no span, nor does a
-/// resend on a thread without a subscriber ([`thread_has_subscriber`]).
-/// Without the feature, `attempt` itself.
+/// The span a resend runs in (tracing's `Span`; without the feature, a
+/// type with no value: no resend has one).
+#[cfg(all(feature = "tower", feature = "tracing"))]
+pub(crate) type ResendSpan = tracing::Span;
+
+/// The span a resend runs in: without the `tracing` feature, none exists.
+#[cfg(all(feature = "tower", not(feature = "tracing")))]
+#[derive(Debug)]
+pub(crate) enum ResendSpan {}
+
+/// The span of the `number`th attempt of a call (1-based), made only for a
+/// resend (`number > 1`) on a thread with a subscriber
+/// ([`thread_has_subscriber`]): it carries OpenTelemetry's
+/// `http.request.resend_count` (`number - 1`, from 1 on). The first attempt
+/// gets none, so the happy path builds, enters and drops no span.
 #[cfg(feature = "tower")]
-pub(crate) fn resend<F: core::future::Future>(
-    number: u32,
-    attempt: F,
-) -> impl core::future::Future<Output = F::Output> {
+#[cfg_attr(not(feature = "tracing"), inline(always))]
+pub(crate) fn resend_span(number: u32) -> Option<ResendSpan> {
     #[cfg(feature = "tracing")]
     {
-        let span = if number > 1 && thread_has_subscriber() {
-            tracing::info_span!(target: "backoff_runtime", "resend", "http.request.resend_count" = number - 1)
-        } else {
-            tracing::Span::none()
-        };
-        tracing::Instrument::instrument(attempt, span)
+        (number > 1 && thread_has_subscriber())
+            .then(|| tracing::info_span!(target: "backoff_runtime", "resend", "http.request.resend_count" = number - 1))
     }
     #[cfg(not(feature = "tracing"))]
     {
         let _ = number;
-        attempt
+        None
+    }
+}
+
+/// Runs `poll` (one poll of an attempt) inside `span` when there is one.
+#[cfg(feature = "tower")]
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn in_resend_span<R>(span: Option<&ResendSpan>, poll: impl FnOnce() -> R) -> R {
+    match span {
+        None => poll(),
+        #[cfg(feature = "tracing")]
+        Some(span) => {
+            let _entered = span.enter();
+            poll()
+        }
+        #[cfg(not(feature = "tracing"))]
+        Some(never) => match *never {},
     }
 }

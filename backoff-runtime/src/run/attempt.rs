@@ -37,7 +37,10 @@ pub struct Attempt {
     number: u32,
     retries_left: u32,
     call: CallNonce,
-    start: Instant,
+    /// The call's start; `None` only for a caller that declared it never
+    /// reads [`elapsed`](Attempt::elapsed) (a tower `Classify` with
+    /// `READS_ATTEMPT_TIME = false`).
+    start: Option<Instant>,
     deadline: Option<Instant>,
     clock: ClockKind,
 }
@@ -82,7 +85,11 @@ impl Attempt {
     }
 
     /// Time since the call started, read now on the retry loop's clock (so
-    /// tokio's paused clock in tests).
+    /// tokio's paused clock in tests). Zero, and no clock read, in the one
+    /// case where the call's start was not read for the attempts: the
+    /// [`Classify`](crate::tower::Classify) of a tower layer that declares
+    /// `READS_ATTEMPT_TIME = false` (as `HttpRetry` does) and no key that
+    /// needed it.
     ///
     /// ```
     /// # fn f(attempt: backoff_runtime::Attempt) -> std::time::Duration {
@@ -91,7 +98,10 @@ impl Attempt {
     /// ```
     #[must_use]
     pub fn elapsed(&self) -> Duration {
-        self.clock.now().saturating_duration_since(self.start)
+        match self.start {
+            Some(start) => self.clock.now().saturating_duration_since(start),
+            None => Duration::ZERO,
+        }
     }
 
     /// The time left before `max_elapsed` ends the call, read now; `None`
@@ -278,22 +288,51 @@ impl AttemptSource {
     #[inline]
     pub fn new(policy: &Policy, start: Option<Instant>, clock: ClockKind) -> Self {
         let start = start.unwrap_or_else(|| clock.now());
-        let deadline = policy.max_elapsed.map(|max_elapsed| {
+        Self::of_call(policy, CallNonce::next(), Some(start), clock)
+    }
+
+    /// Attempts of the call `call` under `policy`, started at `start`
+    /// (unread when `None`), from its first attempt on.
+    #[inline]
+    fn of_call(policy: &Policy, call: CallNonce, start: Option<Instant>, clock: ClockKind) -> Self {
+        let deadline = match (start, policy.max_elapsed) {
             // Never an overflow panic: a deadline beyond what `Instant` holds
             // is decades away, as tokio does.
-            crate::time::clock::far_deadline(start, max_elapsed)
-        });
+            (Some(start), Some(max_elapsed)) => Some(crate::time::clock::far_deadline(start, max_elapsed)),
+            _ => None,
+        };
         AttemptSource {
             next: Attempt {
                 number: 1,
                 retries_left: policy.max_retries,
-                call: CallNonce::next(),
+                call,
                 start,
                 deadline,
                 clock,
             },
             max_retries: policy.max_retries,
         }
+    }
+
+    /// The attempt `number` (1-based) of the call `call` under `policy`,
+    /// started at `start`: the one [`next_attempt`](Self::next_attempt)
+    /// would give. For a front end that keeps only the call's nonce and
+    /// start between attempts (the tower layer's future, which then stores
+    /// two words, not a whole source, on its happy path).
+    #[cfg(feature = "tower")]
+    #[must_use]
+    #[inline]
+    pub(crate) fn nth(
+        policy: &Policy,
+        call: CallNonce,
+        start: Option<Instant>,
+        clock: ClockKind,
+        number: u32,
+    ) -> Attempt {
+        let mut attempt = Self::of_call(policy, call, start, clock).next;
+        attempt.number = number;
+        attempt.retries_left = policy.max_retries.saturating_sub(number.saturating_sub(1));
+        attempt
     }
 
     /// The next attempt's context.

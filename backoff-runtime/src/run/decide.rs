@@ -38,6 +38,13 @@ pub(crate) struct FailedAttempt<'a, O> {
     pub(crate) gave_up_below: bool,
 }
 
+/// Whether a call's start must be read when it starts: `max_elapsed`, a
+/// limit that reads the clock, or a hook (`needs_start`) needs it.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn start_needed(policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> bool {
+    needs_start || policy.max_elapsed.is_some() || budget.is_some_and(Limit::needs_clock)
+}
+
 /// The start instant of a call, read (and deposited in the budget) only when
 /// `max_elapsed`, a budget or a hook (`needs_start`) needs it: the happy path
 /// of everything else reads no clock.
@@ -48,7 +55,7 @@ pub(crate) fn read_start(
     clock: ClockKind,
     needs_start: bool,
 ) -> Option<Instant> {
-    if needs_start || policy.max_elapsed.is_some() || budget.is_some_and(Limit::needs_clock) {
+    if start_needed(policy, budget, needs_start) {
         let now = clock.now();
         if let Some(budget) = budget {
             budget.call_started(now);
@@ -91,11 +98,13 @@ impl RetryState {
     }
 
     /// The start instant, when it was read.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn start_instant(&self) -> Option<Instant> {
         self.timeline.start()
     }
 
     /// The clock this loop reads.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn clock(&self) -> ClockKind {
         self.timeline.clock()
     }

@@ -123,6 +123,25 @@ impl Loop {
         AttemptSource::new(policy, self.state.start_instant(), self.state.clock())
     }
 
+    /// A fresh loop on `clock` that reads no start: for a front end that
+    /// knows, once for all its calls, that nothing needs it
+    /// ([`start_needed`](crate::run::decide::start_needed) is false; the
+    /// tower layer asks when it is made).
+    #[cfg(feature = "tower")]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn unstarted(clock: ClockKind) -> Self {
+        Loop {
+            state: RetryState::with_start(clock, None),
+        }
+    }
+
+    /// The call's start instant, when it was read.
+    #[cfg(feature = "tower")]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn start_instant(&self) -> Option<Instant> {
+        self.state.start_instant()
+    }
+
     /// The time limit of the next attempt under `timeout = limit`: the
     /// limit, or less when `max_elapsed` ends sooner.
     #[inline]

@@ -291,6 +291,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     /// Treats the values `retry_if_ok` retries as failures (they ask the
     /// limit, like errors) when `values_fail`: the tower layer's retried
     /// responses.
+    #[cfg(feature = "tower")]
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub(crate) fn values_are_failures(mut self, values_fail: bool) -> Self {

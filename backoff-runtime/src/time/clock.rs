@@ -117,6 +117,7 @@ impl Timeline {
     }
 
     /// The clock.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn clock(self) -> ClockKind {
         match self.0 >> CLOCK_SHIFT {
             0 => ClockKind::StdOrVirtual,
@@ -132,6 +133,7 @@ impl Timeline {
     }
 
     /// The start instant, when it was read.
+    #[inline]
     pub(crate) fn start(self) -> Option<Instant> {
         let start = self.0 & START_MASK;
         (start != NO_START).then(|| {

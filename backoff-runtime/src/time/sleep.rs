@@ -304,6 +304,29 @@ impl Timer for TokioTimer {
     }
 }
 
+/// tokio's timer whose pending wait is the `Sleep` itself, kept by the
+/// future that waits (the tower layer's): no allocation, and nothing to
+/// drop on a call that never waits.
+#[cfg(feature = "tower")]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TokioSleep;
+
+#[cfg(feature = "tower")]
+impl Timer for TokioSleep {
+    type Pending = tokio::time::Sleep;
+    const CLOCK: ClockKind = ClockKind::Tokio;
+
+    /// Panics, naming the fix, outside a tokio runtime.
+    fn start(&mut self, wait: Duration) -> tokio::time::Sleep {
+        new_tokio_sleep(crate::time::clock::far_deadline(tokio::time::Instant::now(), wait))
+    }
+
+    #[inline]
+    fn poll_wait(&mut self, pending: Pin<&mut tokio::time::Sleep>, cx: &mut Context<'_>) -> Poll<()> {
+        pending.poll(cx)
+    }
+}
+
 /// Without the `tokio` feature the default sleep cannot wait: no loop can
 /// get here, since [`DefaultAsyncSleep`] does not hold and the attribute's
 /// expansion does not compile; the impl exists so that the one error a

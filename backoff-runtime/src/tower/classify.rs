@@ -34,6 +34,32 @@ use crate::run::attempt::Attempt;
 /// # let _ = Codes;
 /// ```
 pub trait Classify<Req, Res, E>: Clone + Send + Sync + 'static {
+    /// Whether [`replay`](Classify::replay) reads the attempt's
+    /// [`elapsed`](crate::Attempt::elapsed). When `false`, the layer reads
+    /// no clock for the attempts (the call's start is read only when a key
+    /// needs it: `max_elapsed`, a limit or a hook), and `elapsed` is zero.
+    /// The deadline (`deadline`, `time_left`) is whole either way. Default:
+    /// `true`; [`HttpRetry`](crate::tower::HttpRetry) says `false`.
+    ///
+    /// ```
+    /// use backoff_runtime::tower::Classify;
+    ///
+    /// /// Requests replayed as they are: no time read.
+    /// #[derive(Clone)]
+    /// struct Same;
+    /// impl Classify<u8, u8, ()> for Same {
+    ///     const READS_ATTEMPT_TIME: bool = false;
+    ///     fn may_retry(&self, _: &u8) -> bool {
+    ///         true
+    ///     }
+    ///     fn replay(&self, request: &u8, _: &backoff_runtime::Attempt) -> u8 {
+    ///         *request
+    ///     }
+    /// }
+    /// # let _ = Same;
+    /// ```
+    const READS_ATTEMPT_TIME: bool = true;
+
     /// Whether `request` may be sent more than once. A request that may not
     /// gets its one attempt, unretried.
     fn may_retry(&self, request: &Req) -> bool;

@@ -110,6 +110,9 @@ impl<B, RB, E> Classify<Request<B>, Response<RB>, E> for HttpRetry
 where
     B: Clone + Send + 'static,
 {
+    /// The idempotency key is the call's id: no time is read.
+    const READS_ATTEMPT_TIME: bool = false;
+
     fn may_retry(&self, request: &Request<B>) -> bool {
         self.allows(request.method(), request.headers())
     }
@@ -133,3 +136,6 @@ where
         retry_after_header(response.headers())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,19 +1,16 @@
-//! [`RetryLayer`] and the [`RetryService`] it makes: each call runs
-//! [`Policy::retry_with_attempt`] over clones of the request and of the
-//! inner service, with the keys the layer was given.
+//! [`RetryLayer`]: the keys of a layered service's retries (the policy,
+//! the classification, the per-attempt timeout, the limit, the name and the
+//! observing hooks), shared by every call of the services it makes.
 
-use core::future::Future;
-use core::pin::Pin;
-use core::task::{Context, Poll};
 use core::time::Duration;
 use std::sync::Arc;
 
-use crate::limits::limit::RetryLimit;
+use crate::limits::limit::{Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
-use crate::run::attempt::Attempt;
+use crate::observe::site::Site;
+use crate::run::decide::start_needed;
 use crate::schedule::policy::Policy;
 use crate::time::timeout::Elapsed;
-use crate::tower::classify::Classify;
 use crate::tower::http::HttpRetry;
 
 /// No per-attempt timeout (the layer's default).
@@ -30,14 +27,15 @@ type Hook<A> = Arc<dyn Fn(&A) + Send + Sync>;
 
 /// What is observed of each call: `on_retry`, `on_give_up`, `on_success`.
 #[derive(Clone, Default)]
-struct Observers {
-    on_retry: Option<Hook<RetryEvent>>,
-    on_give_up: Option<Hook<GiveUp>>,
-    on_success: Option<Hook<Success>>,
+pub(super) struct Observers {
+    pub(super) on_retry: Option<Hook<RetryEvent>>,
+    pub(super) on_give_up: Option<Hook<GiveUp>>,
+    pub(super) on_success: Option<Hook<Success>>,
 }
 
 impl Observers {
-    fn any(&self) -> bool {
+    /// Whether a hook observes the calls (their start is then read).
+    pub(super) fn any(&self) -> bool {
         self.on_retry.is_some() || self.on_give_up.is_some() || self.on_success.is_some()
     }
 }
@@ -64,19 +62,24 @@ impl Observers {
 /// ```
 #[derive(Clone)]
 pub struct RetryLayer<C = HttpRetry, T = NoTimeout> {
-    policy: Policy,
-    classify: C,
-    timeout: T,
-    budget: Option<Arc<dyn RetryLimit + Send>>,
-    name: Option<&'static str>,
-    observers: Observers,
+    pub(super) policy: Policy,
+    pub(super) classify: C,
+    pub(super) timeout: T,
+    pub(super) budget: Option<Arc<dyn RetryLimit + Send>>,
+    /// What events and metrics name the calls: `"retry"`, or [`name`](Self::name)'s.
+    pub(super) site: Site,
+    pub(super) observers: Observers,
+    /// Whether a call reads its start when it starts (`max_elapsed`, a limit
+    /// that reads the clock, or an observer): asked once, by
+    /// [`shared`](Self::shared), not on every call.
+    pub(super) reads_start: bool,
 }
 
 impl core::fmt::Debug for RetryLayer {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("RetryLayer")
             .field("policy", &self.policy)
-            .field("name", &self.name)
+            .field("name", &self.site.name())
             .field("budget", &self.budget.is_some())
             .finish_non_exhaustive()
     }
@@ -98,8 +101,9 @@ impl RetryLayer {
             classify: HttpRetry::new(),
             timeout: NoTimeout,
             budget: None,
-            name: None,
+            site: Site::Named("retry"),
             observers: Observers::default(),
+            reads_start: false,
         }
     }
 
@@ -164,8 +168,9 @@ impl<C, T> RetryLayer<C, T> {
             classify,
             timeout: self.timeout,
             budget: self.budget,
-            name: self.name,
+            site: self.site,
             observers: self.observers,
+            reads_start: self.reads_start,
         }
     }
 
@@ -187,8 +192,9 @@ impl<C, T> RetryLayer<C, T> {
             classify: self.classify,
             timeout: WithTimeout(limit),
             budget: self.budget,
-            name: self.name,
+            site: self.site,
             observers: self.observers,
+            reads_start: self.reads_start,
         }
     }
 
@@ -222,7 +228,7 @@ impl<C, T> RetryLayer<C, T> {
     /// ```
     #[must_use]
     pub fn name(mut self, name: &'static str) -> Self {
-        self.name = Some(name);
+        self.site = Site::Named(name);
         self
     }
 
@@ -271,46 +277,25 @@ impl<C, T> RetryLayer<C, T> {
     }
 }
 
-impl<C, T> RetryLayer<C, T> {
-    /// The classification this layer uses.
-    #[cfg(feature = "reqwest-middleware")]
-    pub(crate) fn classify_ref(&self) -> &C {
-        &self.classify
-    }
-}
-
-impl<S, C: Clone, T: Clone> tower_layer::Layer<S> for RetryLayer<C, T> {
-    type Service = RetryService<S, C, T>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        RetryService {
-            inner,
-            config: Arc::new(self.clone()),
-        }
-    }
-}
-
-/// The service a [`RetryLayer`] makes: each call retries the inner service.
-#[derive(Clone)]
-pub struct RetryService<S, C = HttpRetry, T = NoTimeout> {
-    inner: S,
-    config: Arc<RetryLayer<C, T>>,
-}
-
-impl<S: core::fmt::Debug, C, T> core::fmt::Debug for RetryService<S, C, T> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RetryService")
-            .field("inner", &self.inner)
-            .field("policy", &self.config.policy)
-            .finish_non_exhaustive()
+impl<C: Clone, T: Clone> RetryLayer<C, T> {
+    /// The keys as every call of a service shares them, with what each call
+    /// would otherwise ask again asked once: whether it reads its start.
+    pub(super) fn shared(&self) -> Arc<Self> {
+        let mut shared = self.clone();
+        let budget = shared.budget.as_ref().map(Limit::of);
+        let reads_start = start_needed(&shared.policy, budget, shared.observers.any());
+        shared.reads_start = reads_start;
+        Arc::new(shared)
     }
 }
 
 /// A per-attempt limit and the result standing for a timed-out attempt.
 type TimedOutAttempt<T, E> = Option<(Duration, fn() -> Result<T, E>)>;
 
-/// How the layer's timeout reaches the builder: nothing, or
-/// [`Retry::timeout`](crate::Retry::timeout).
+/// How the layer's timeout reaches each attempt: nothing ([`NoTimeout`]:
+/// the attempt is polled as it is), or a limit ([`WithTimeout`]: the
+/// attempt runs under tokio's timeout, as with
+/// [`Retry::timeout`](crate::Retry::timeout)).
 ///
 /// ```
 /// use backoff_runtime::tower::{PerAttemptTimeout, NoTimeout};
@@ -328,138 +313,15 @@ pub trait PerAttemptTimeout<E>: Clone + Send + Sync + 'static {
 }
 
 impl<E> PerAttemptTimeout<E> for NoTimeout {
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn limit<T>(&self) -> TimedOutAttempt<T, E> {
         None
     }
 }
 
 impl<E: From<Elapsed>> PerAttemptTimeout<E> for WithTimeout {
+    #[inline]
     fn limit<T>(&self) -> TimedOutAttempt<T, E> {
         Some((self.0, || Err(E::from(Elapsed::new()))))
     }
-}
-
-/// The future of a [`RetryService`] call.
-pub type RetryServiceFuture<R, E> = Pin<Box<dyn Future<Output = Result<R, E>> + Send>>;
-
-impl<S, Req, C, T> tower_service::Service<Req> for RetryService<S, C, T>
-where
-    S: tower_service::Service<Req> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Response: Send + 'static,
-    S::Error: Send + 'static,
-    Req: Send + 'static,
-    C: Classify<Req, S::Response, S::Error>,
-    T: PerAttemptTimeout<S::Error>,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = RetryServiceFuture<S::Response, S::Error>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Req) -> Self::Future {
-        // The service made ready goes into the call; a clone stays here.
-        let clone = self.inner.clone();
-        let ready = core::mem::replace(&mut self.inner, clone);
-        let config = Arc::clone(&self.config);
-        // One call: a request that may not be sent twice gets its one
-        // attempt; otherwise `retry_attempts` over ready clones of the
-        // service.
-        Box::pin(async move {
-            let mut ready = ready;
-            if !config.classify.may_retry(&request) {
-                return ready.call(request).await;
-            }
-            let template = ready.clone();
-            let mut first = Some(ready);
-            let send = move |request: Req| {
-                // The first attempt takes the service `poll_ready` made ready; each
-                // later one a clone, made ready before it is called.
-                let (mut service, is_ready) = match first.take() {
-                    Some(service) => (service, true),
-                    None => (template.clone(), false),
-                };
-                async move {
-                    if !is_ready {
-                        core::future::poll_fn(|cx| service.poll_ready(cx)).await?;
-                    }
-                    service.call(request).await
-                }
-            };
-            retry_attempts(&config, request, send).await
-        })
-    }
-}
-
-/// The attempts of one call, each sending (with `send`) the request the
-/// classifier replays from the caller's: the one loop of the tower service
-/// and of the reqwest middleware.
-pub(crate) async fn retry_attempts<Req, Res, E, C, T, Send, Fut>(
-    config: &RetryLayer<C, T>,
-    request: Req,
-    mut send: Send,
-) -> Result<Res, E>
-where
-    C: Classify<Req, Res, E>,
-    T: PerAttemptTimeout<E>,
-    Send: FnMut(Req) -> Fut,
-    Fut: Future<Output = Result<Res, E>>,
-{
-    let policy = config.policy;
-    // Owned clones in `move` closures: closures that borrowed the config
-    // would make the future's `Send` proof higher-ranked (rustc then cannot
-    // show the hooks judge every lifetime).
-    let replay = config.classify.clone();
-    let attempt = move |attempt: Attempt| {
-        let request = replay.replay(&request, &attempt);
-        crate::observe::trace::resend(attempt.number(), send(request))
-    };
-    let (if_error, after_error, if_response, after_response) = (
-        config.classify.clone(),
-        config.classify.clone(),
-        config.classify.clone(),
-        config.classify.clone(),
-    );
-    let mut retry = policy
-        .retry_with_attempt(attempt)
-        .retry_if(move |error| if_error.retry_error(error))
-        .retry_after(move |error| after_error.error_hint(error))
-        .retry_if_ok(move |response| if_response.retry_response(response))
-        .retry_after_ok(move |response| after_response.response_hint(response))
-        .values_are_failures();
-    retry.config.timeout = config.timeout.limit();
-    if let Some(name) = config.name {
-        retry = retry.name(name);
-    }
-    if let Some(budget) = &config.budget {
-        retry = retry.budget(budget);
-    }
-    if !config.observers.any() {
-        return retry.await;
-    }
-    let Observers {
-        on_retry,
-        on_give_up,
-        on_success,
-    } = config.observers.clone();
-    retry
-        .on_retry(move |_, event| {
-            if let Some(hook) = &on_retry {
-                hook(event);
-            }
-        })
-        .on_give_up(move |_, give_up| {
-            if let Some(hook) = &on_give_up {
-                hook(give_up);
-            }
-        })
-        .on_success(move |success| {
-            if let Some(hook) = &on_success {
-                hook(success);
-            }
-        })
-        .await
 }

@@ -8,6 +8,7 @@
 
 use core::future::Future;
 use core::pin::Pin;
+use core::task::{Context, Poll};
 use core::time::Duration;
 
 use http::Extensions;
@@ -17,14 +18,17 @@ use crate::classify::http_errors::{is_retryable_status, retry_after_header};
 use crate::classify::reqwest_errors::is_retryable_reqwest_error;
 use crate::run::attempt::Attempt;
 use crate::tower::classify::Classify;
+use crate::tower::future::ResponseFuture;
 use crate::tower::http::HttpRetry;
-use crate::tower::layer::{PerAttemptTimeout, RetryLayer, retry_attempts};
+use crate::tower::layer::{PerAttemptTimeout, RetryLayer};
 
 /// HTTP's rules for reqwest's requests: as for `http::Request`, and a
 /// request whose body is a stream (not in memory) gets its one attempt; the
 /// errors retried are those [`is_retryable_reqwest_error`] retries (another
 /// middleware's errors are not).
 impl Classify<reqwest::Request, reqwest::Response, Error> for HttpRetry {
+    const READS_ATTEMPT_TIME: bool = false;
+
     fn may_retry(&self, request: &reqwest::Request) -> bool {
         let replayable = request.body().is_none_or(|body| body.as_bytes().is_some());
         replayable && self.allows(request.method(), request.headers())
@@ -54,6 +58,34 @@ impl Classify<reqwest::Request, reqwest::Response, Error> for HttpRetry {
 
     fn response_hint(&self, response: &reqwest::Response) -> Option<Duration> {
         retry_after_header(response.headers())
+    }
+}
+
+/// The future of one run of the rest of the chain.
+type ChainFuture<'a> = Pin<Box<dyn Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'a>>;
+
+/// The rest of the middleware chain as a tower service, so that a
+/// middleware call is the layer's [`ResponseFuture`]: each attempt runs it
+/// with its own copy of the request's extensions. Always ready.
+#[derive(Clone)]
+struct Chain<'a> {
+    next: Next<'a>,
+    extensions: Extensions,
+}
+
+impl<'a> tower_service::Service<reqwest::Request> for Chain<'a> {
+    type Response = reqwest::Response;
+    type Error = Error;
+    type Future = ChainFuture<'a>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: reqwest::Request) -> ChainFuture<'a> {
+        let next = self.next.clone();
+        let mut extensions = self.extensions.clone();
+        Box::pin(async move { next.run(request, &mut extensions).await })
     }
 }
 
@@ -88,17 +120,15 @@ where
         'life2: 'async_trait,
         Self: 'async_trait,
     {
-        Box::pin(async move {
-            if !self.classify_ref().may_retry(&request) {
-                return next.run(request, extensions).await;
-            }
-            let shared = extensions.clone();
-            let send = move |request: reqwest::Request| {
-                let next = next.clone();
-                let mut extensions = shared.clone();
-                async move { next.run(request, &mut extensions).await }
-            };
-            retry_attempts(self, request, send).await
-        })
+        if !self.classify.may_retry(&request) {
+            return next.run(request, extensions);
+        }
+        let mut chain = Chain {
+            next,
+            extensions: extensions.clone(),
+        };
+        // The layer's keys, shared as a layered service shares them.
+        let config = self.shared();
+        Box::pin(ResponseFuture::start(&mut chain, &config, request))
     }
 }

@@ -63,15 +63,21 @@
 //! `reqwest-middleware` feature the same layer is a reqwest middleware:
 //! `reqwest_middleware::ClientBuilder::new(client).with(RetryLayer::new(POLICY))`.
 //!
-//! Every attempt runs the inner service from a clone of it, made ready
-//! before the attempt (tower's rule for services used more than once).
+//! The first attempt is the call of the service `poll_ready` made ready;
+//! each resend runs a clone of it, made ready first (tower's rule for
+//! services used more than once), so an inner service with real readiness
+//! (`ConcurrencyLimit`, `Buffer`, a connection pool) admits every attempt.
 //! With the `tracing` feature, each resent attempt runs in a span named
 //! `resend` that carries OpenTelemetry's `http.request.resend_count` (1 for
 //! the first resend), beside the retry's WARN event.
-//! The future is boxed (one allocation per call): a layer's future must be
-//! nameable, and the retry's state lives in it.
+//! A call's future is a named type, [`ResponseFuture`] (no allocation per
+//! call, no clock read and no span unless a key needs one): it is `Send`
+//! whenever the inner service, its future, the request and the response
+//! are, so the layered service can sit behind tower's `Buffer` and be
+//! called from spawned tasks.
 
 mod classify;
+mod future;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 mod http;
@@ -79,8 +85,11 @@ mod layer;
 #[cfg(feature = "reqwest-middleware")]
 mod middleware;
 mod replay;
+mod service;
 
 pub use self::classify::Classify;
+pub use self::future::ResponseFuture;
 pub use self::http::HttpRetry;
-pub use self::layer::{NoTimeout, PerAttemptTimeout, RetryLayer, RetryService, RetryServiceFuture, WithTimeout};
+pub use self::layer::{NoTimeout, PerAttemptTimeout, RetryLayer, WithTimeout};
 pub use self::replay::{Replay, ReplayBody, ReplayError, ReplayLimits};
+pub use self::service::RetryService;

@@ -1,0 +1,391 @@
+//! [`ResponseFuture`]: the future of one call through a
+//! [`RetryService`](crate::tower::RetryService), polled by hand over the
+//! driver's steps (`Loop::succeeded`, `Loop::failed`), as the builder's
+//! future is: no box, no clock read and no span unless a key needs one.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll, ready};
+use core::time::Duration;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tower_service::Service;
+
+use crate::limits::limit::Limit;
+use crate::observe::events::{GiveUp, RetryEvent, Success};
+use crate::observe::trace::{ResendSpan, in_resend_span, resend_span};
+use crate::run::attempt::AttemptSource;
+use crate::run::driver::{Loop, Step, Waits};
+use crate::run::hooks::Hooks;
+use crate::run::invocation::CallNonce;
+use crate::run::nested::NestedAttempt;
+use crate::time::sleep::{ASYNC_CLOCK, Timer, TokioSleep};
+use crate::time::timeout::Timed;
+use crate::tower::classify::Classify;
+use crate::tower::http::HttpRetry;
+use crate::tower::layer::{NoTimeout, PerAttemptTimeout, RetryLayer};
+
+pin_project_lite::pin_project! {
+    /// One attempt's send: the first is called at once (by
+    /// `RetryService::call`, on the service `poll_ready` made ready); each
+    /// resend owns a clone of the service, made ready before it is called
+    /// (tower's rule for a service used more than once), so its readiness
+    /// counts toward the per-attempt timeout as the call does.
+    #[project = SendingProj]
+    enum Sending<S, Req, F> {
+        /// The inner service was called: its future.
+        Called { #[pin] response: F },
+        /// A clone of the service, being made ready for `request`.
+        Readying { service: S, request: Option<Req> },
+    }
+}
+
+impl<S, Req, F> Future for Sending<S, Req, F>
+where
+    S: Service<Req, Future = F>,
+    F: Future<Output = Result<S::Response, S::Error>>,
+{
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        loop {
+            match self.as_mut().project() {
+                SendingProj::Called { response } => return response.poll(cx),
+                SendingProj::Readying { service, request } => {
+                    ready!(service.poll_ready(cx))?;
+                    // Taken once: the phase changes to `Called` below.
+                    let Some(request) = request.take() else {
+                        return Poll::Pending;
+                    };
+                    let response = service.call(request);
+                    self.set(Sending::Called { response });
+                }
+            }
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// What a retried call is doing. Each attempt is bracketed for nested
+    /// retries ([`NestedAttempt`]).
+    #[project = PhaseProj]
+    enum Phase<S, Req, F, R> {
+        /// The first attempt runs: the inner service's call, as made.
+        First { #[pin] attempt: NestedAttempt<F> },
+        /// A resend runs (a service clone made ready, then called), in its
+        /// `resend` span when a subscriber sees it: entered on each of its
+        /// polls, closed when it ends.
+        Resending { #[pin] attempt: NestedAttempt<Sending<S, Req, F>>, span: Option<ResendSpan> },
+        /// An attempt runs under the layer's per-attempt timeout (only with
+        /// [`RetryLayer::timeout`](crate::tower::RetryLayer::timeout)), a
+        /// resend in its span.
+        Limited { #[pin] attempt: NestedAttempt<Timed<Sending<S, Req, F>, R>>, span: Option<ResendSpan> },
+        /// The wait before the next attempt.
+        Sleeping { #[pin] pending: tokio::time::Sleep },
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// One call: a request that may not be sent twice, or its retries.
+    #[project = CallProj]
+    enum Call<S, Req, C, T, F, R> {
+        /// A request that may not be sent twice: its one attempt, as the
+        /// inner service answers it.
+        Once { #[pin] response: F },
+        /// A request that may be retried: what it is doing, and what it keeps.
+        Retrying { #[pin] phase: Phase<S, Req, F, R>, retry: Retrying<S, Req, C, T> },
+    }
+}
+
+/// The answer of the inner service `S` to a `Req`.
+type Answer<S, Req> = Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>;
+
+/// The phase of a retried call of `S` with `Req`.
+type PhaseOf<S, Req> = Phase<S, Req, <S as Service<Req>>::Future, Answer<S, Req>>;
+
+/// A call of `S` with `Req`, retried with `C` and `T`.
+type CallOf<S, Req, C, T> = Call<S, Req, C, T, <S as Service<Req>>::Future, Answer<S, Req>>;
+
+/// What a retried call keeps besides its phase: the layer's keys, the
+/// caller's request (each attempt sends a replay of it), a clone of the
+/// service for the resends, the driver's state, and what each attempt's
+/// [`Attempt`](crate::Attempt) is made from.
+struct Retrying<S, Req, C, T> {
+    config: Arc<RetryLayer<C, T>>,
+    request: Req,
+    service: S,
+    driver: Loop,
+    /// The call's nonce (its invocation id), the same for every attempt.
+    call: CallNonce,
+    /// The call's start as the attempts see it (unread when neither a key
+    /// nor the classification needs it).
+    start: Option<Instant>,
+    /// The number of the attempt last started (1-based).
+    number: u32,
+    /// How a wait starts: its `Sleep` is kept in [`Phase::Sleeping`].
+    timer: TokioSleep,
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a [`RetryService`](crate::tower::RetryService) call:
+    /// the retries of one request, as a named type (no box per call). It is
+    /// `Send` when the inner service, its future, the request and the
+    /// response are, so a layered service works behind tower's `Buffer`
+    /// and from spawned tasks.
+    ///
+    /// The first attempt is the inner service's call made by
+    /// `RetryService::call`. A request that may not be sent twice
+    /// ([`Classify::may_retry`]) is that call alone; otherwise each failed
+    /// attempt goes to the driver's decision, each wait is a tokio `Sleep`
+    /// kept in the future, and each resend a clone of the service, made
+    /// ready first.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_runtime::tower::{HttpRetry, ResponseFuture, RetryLayer, RetryService};
+    /// use tower::{Layer, Service, ServiceExt};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let backend = tower::service_fn(|_: http::Request<String>| async {
+    ///     Ok::<_, std::io::Error>(http::Response::new("hello"))
+    /// });
+    /// let mut client = RetryLayer::new(Policy::new()).layer(backend);
+    /// let request = http::Request::get("http://backend/").body(String::new()).unwrap();
+    /// let future = client.ready().await.unwrap().call(request);
+    /// // A named type: it can be a field, or a tower `Service::Future` of yours.
+    /// fn is_named<S: Service<http::Request<String>>>(_: &ResponseFuture<S, http::Request<String>, HttpRetry>) {}
+    /// is_named(&future);
+    /// assert_eq!(*future.await.unwrap().body(), "hello");
+    /// # }
+    /// ```
+    pub struct ResponseFuture<S, Req, C = HttpRetry, T = NoTimeout>
+    where
+        S: Service<Req>,
+    {
+        #[pin]
+        call: CallOf<S, Req, C, T>,
+    }
+}
+
+impl<S: Service<Req>, Req, C, T> core::fmt::Debug for ResponseFuture<S, Req, C, T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (retried, waiting) = match &self.call {
+            Call::Once { .. } => (false, false),
+            Call::Retrying { phase, .. } => (true, matches!(phase, Phase::Sleeping { .. })),
+        };
+        f.debug_struct("ResponseFuture")
+            .field("retried", &retried)
+            .field("waiting", &waiting)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The layer's limit, as the driver borrows it.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn limit_of<C, T>(config: &RetryLayer<C, T>) -> Option<Limit<'_>> {
+    config.budget.as_ref().map(Limit::of)
+}
+
+impl<S, Req, C, T> ResponseFuture<S, Req, C, T>
+where
+    S: Service<Req> + Clone,
+    C: Classify<Req, S::Response, S::Error>,
+    T: PerAttemptTimeout<S::Error>,
+{
+    /// The call of `request` on `service`, which `poll_ready` made ready.
+    #[inline]
+    pub(crate) fn start(service: &mut S, config: &Arc<RetryLayer<C, T>>, request: Req) -> Self {
+        if !config.classify.may_retry(&request) {
+            return ResponseFuture {
+                call: Call::Once {
+                    response: service.call(request),
+                },
+            };
+        }
+        let policy = &config.policy;
+        let driver = if config.reads_start {
+            Loop::start(ASYNC_CLOCK, policy, limit_of(config), true)
+        } else {
+            Loop::unstarted(ASYNC_CLOCK)
+        };
+        let start = match driver.start_instant() {
+            None if C::READS_ATTEMPT_TIME => Some(ASYNC_CLOCK.now()),
+            start => start,
+        };
+        let call = CallNonce::next();
+        let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
+        let response = service.call(config.classify.replay(&request, &first));
+        let retry = Retrying {
+            config: Arc::clone(config),
+            request,
+            service: service.clone(),
+            driver,
+            call,
+            start,
+            number: 1,
+            timer: TokioSleep,
+        };
+        let phase = if config.timeout.limit::<S::Response>().is_none() {
+            Phase::First {
+                attempt: NestedAttempt::new(response),
+            }
+        } else {
+            retry.attempt(Sending::Called { response }, None)
+        };
+        ResponseFuture {
+            call: Call::Retrying { phase, retry },
+        }
+    }
+}
+
+impl<S, Req, C, T> Retrying<S, Req, C, T>
+where
+    S: Service<Req> + Clone,
+    C: Classify<Req, S::Response, S::Error>,
+    T: PerAttemptTimeout<S::Error>,
+{
+    /// The phase of an attempt that sends with `sending`: under the
+    /// per-attempt timeout when the layer has one (never past
+    /// `max_elapsed`), in `span` when it is a resend someone sees.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn attempt(&self, sending: Sending<S, Req, S::Future>, span: Option<ResendSpan>) -> PhaseOf<S, Req> {
+        match self.config.timeout.limit() {
+            None => Phase::Resending {
+                attempt: NestedAttempt::new(sending),
+                span,
+            },
+            Some((limit, on_elapsed)) => {
+                let limit = self.driver.attempt_limit(&self.config.policy, limit);
+                Phase::Limited {
+                    attempt: NestedAttempt::new(Timed::limited(limit, sending, on_elapsed)),
+                    span,
+                }
+            }
+        }
+    }
+
+    /// The next attempt, after a wait: the request replayed for it, sent
+    /// through a clone of the service made ready first, in its `resend`
+    /// span.
+    #[cold]
+    #[inline(never)]
+    fn resend(&mut self) -> PhaseOf<S, Req> {
+        self.number = self.number.saturating_add(1);
+        let attempt = AttemptSource::nth(&self.config.policy, self.call, self.start, ASYNC_CLOCK, self.number);
+        let request = self.config.classify.replay(&self.request, &attempt);
+        let sending = Sending::Readying {
+            service: self.service.clone(),
+            request: Some(request),
+        };
+        self.attempt(sending, resend_span(attempt.number()))
+    }
+
+    /// The decision on an attempt that failed (an error, or a response the
+    /// classification retries), with the layer's classification and hooks
+    /// lent as [`Hooks`]: the final result, or the wait before the next
+    /// attempt. Out of line: the happy path never builds the hooks.
+    #[cold]
+    #[inline(never)]
+    fn failed(
+        &mut self,
+        outcome: Result<S::Response, S::Error>,
+        gave_up_below: bool,
+    ) -> Step<Result<S::Response, S::Error>, Duration> {
+        let config = &*self.config;
+        let classify = &config.classify;
+        let observers = &config.observers;
+        let retry_if = |error: &S::Error| classify.retry_error(error);
+        let retry_after = |error: &S::Error| classify.error_hint(error);
+        let retry_if_ok = |response: &S::Response| classify.retry_response(response);
+        let retry_after_ok = |response: &S::Response| classify.response_hint(response);
+        let on_retry = |_: &Result<S::Response, S::Error>, event: &RetryEvent| {
+            if let Some(hook) = &observers.on_retry {
+                hook(event);
+            }
+        };
+        let on_give_up = |_: &Result<S::Response, S::Error>, give_up: &GiveUp| {
+            if let Some(hook) = &observers.on_give_up {
+                hook(give_up);
+            }
+        };
+        let mut hooks = Hooks::new()
+            .retry_if(&retry_if)
+            .retry_after(&retry_after)
+            .retry_if_ok(&retry_if_ok)
+            .retry_after_ok(&retry_after_ok)
+            .values_are_failures(true)
+            .at(&config.site);
+        if observers.on_retry.is_some() {
+            hooks = hooks.on_retry(&on_retry);
+        }
+        if observers.on_give_up.is_some() {
+            hooks = hooks.on_give_up(&on_give_up);
+        }
+        if let Some(on_success) = &observers.on_success {
+            hooks = hooks.on_success(&**on_success);
+        }
+        self.driver
+            .failed(Waits, &config.policy, limit_of(config), &hooks, outcome, gave_up_below)
+    }
+
+    /// The attempt that just ended returned `response`, which the
+    /// classification accepts: the limit gets its tokens back, and
+    /// metrics, tracing and `on_success` hear of it when they listen.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn succeeded(&mut self) {
+        let config = &*self.config;
+        let on_success = config
+            .observers
+            .on_success
+            .as_deref()
+            .map(|hook| hook as &dyn Fn(&Success));
+        self.driver.succeeded(limit_of(config), &config.site, on_success);
+    }
+}
+
+impl<S, Req, C, T> Future for ResponseFuture<S, Req, C, T>
+where
+    S: Service<Req> + Clone,
+    C: Classify<Req, S::Response, S::Error>,
+    T: PerAttemptTimeout<S::Error>,
+{
+    type Output = Result<S::Response, S::Error>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (mut phase, retry) = match self.project().call.project() {
+            CallProj::Once { response } => return response.poll(cx),
+            CallProj::Retrying { phase, retry } => (phase, retry),
+        };
+        loop {
+            let (result, below) = match phase.as_mut().project() {
+                PhaseProj::First { attempt } => ready!(attempt.poll(cx)),
+                PhaseProj::Resending { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
+                PhaseProj::Limited { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
+                PhaseProj::Sleeping { pending } => {
+                    ready!(retry.timer.poll_wait(pending, cx));
+                    let next = retry.resend();
+                    phase.set(next);
+                    continue;
+                }
+            };
+            let outcome = match result {
+                Ok(response) if !retry.config.classify.retry_response(&response) => {
+                    retry.succeeded();
+                    return Poll::Ready(Ok(response));
+                }
+                outcome => outcome,
+            };
+            match retry.failed(outcome, below) {
+                Step::Return(result) => return Poll::Ready(result),
+                Step::Retry(wait) => {
+                    let pending = retry.timer.start(wait);
+                    phase.set(Phase::Sleeping { pending });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! [`RetryService`]: the service a [`RetryLayer`] makes, whose calls are
+//! [`ResponseFuture`]s.
+
+use core::task::{Context, Poll};
+use std::sync::Arc;
+
+use crate::tower::classify::Classify;
+use crate::tower::future::ResponseFuture;
+use crate::tower::http::HttpRetry;
+use crate::tower::layer::{NoTimeout, PerAttemptTimeout, RetryLayer};
+
+impl<S, C: Clone, T: Clone> tower_layer::Layer<S> for RetryLayer<C, T> {
+    type Service = RetryService<S, C, T>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RetryService {
+            inner,
+            config: self.shared(),
+        }
+    }
+}
+
+/// The service a [`RetryLayer`] makes: each call retries the inner service.
+///
+/// ```
+/// use backoff_runtime::Policy;
+/// use backoff_runtime::tower::{RetryLayer, RetryService};
+/// use tower::Layer;
+///
+/// let backend = tower::service_fn(|_: http::Request<String>| async {
+///     Ok::<_, std::io::Error>(http::Response::new(String::new()))
+/// });
+/// let service: RetryService<_> = RetryLayer::new(Policy::new()).layer(backend);
+/// # let _ = service;
+/// ```
+#[derive(Clone)]
+pub struct RetryService<S, C = HttpRetry, T = NoTimeout> {
+    inner: S,
+    config: Arc<RetryLayer<C, T>>,
+}
+
+impl<S: core::fmt::Debug, C, T> core::fmt::Debug for RetryService<S, C, T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RetryService")
+            .field("inner", &self.inner)
+            .field("policy", &self.config.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S, Req, C, T> tower_service::Service<Req> for RetryService<S, C, T>
+where
+    S: tower_service::Service<Req> + Clone,
+    C: Classify<Req, S::Response, S::Error>,
+    T: PerAttemptTimeout<S::Error>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = ResponseFuture<S, Req, C, T>;
+
+    #[inline]
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    /// Calls the inner service (made ready by `poll_ready`) with the first
+    /// attempt; the future keeps a clone of it for the resends.
+    #[inline]
+    fn call(&mut self, request: Req) -> Self::Future {
+        ResponseFuture::start(&mut self.inner, &self.config, request)
+    }
+}
