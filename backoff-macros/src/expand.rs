@@ -251,6 +251,18 @@ impl Generator<'_> {
     /// `Debug` form and attributes). `with_on_success`: whether the loop
     /// that reads them reports a success.
     fn hooks(&self, seed: TokenStream, seen: &TokenStream, with_on_success: bool) -> TokenStream {
+        self.hooks_judged_by(seed, seen, with_on_success, None)
+    }
+
+    /// [`hooks`](Self::hooks), with `retry_if_ok` lent as `judge` (the
+    /// predicate the success path already judged with) when it is given.
+    fn hooks_judged_by(
+        &self,
+        seed: TokenStream,
+        seen: &TokenStream,
+        with_on_success: bool,
+        judge: Option<&Ident>,
+    ) -> TokenStream {
         let private = self.private;
         let site = &self.site;
         let mut chain = quote!(#private::Hooks::#seed.at(#site));
@@ -270,7 +282,10 @@ impl Generator<'_> {
             if let Some(WithSpan { value: hook, .. }) = hook {
                 // Lent as `&dyn Fn(..)`: a hook of the wrong type is one
                 // error on the user's token, in the hook's public signature.
-                let lent = quote_spanned!(hook.span()=> &(#hook));
+                let lent = match judge {
+                    Some(judge) if method == "retry_if_ok" => quote!(#judge),
+                    _ => quote_spanned!(hook.span()=> &(#hook)),
+                };
                 let method = Ident::new(method, hook.span());
                 chain = quote!(#chain.#method(#lent));
             }
@@ -314,15 +329,29 @@ impl Generator<'_> {
         let retry = local("retry");
         let into_result = self.as_plain_result(result);
         let returned = self.returned_result(quote!(#result));
-        if self.args.retry_if_ok.is_some() {
-            let hooks = self.hooks(quote!(for_result(&#result)), &quote!(&#result), true);
+        if let Some(WithSpan { value: retry_if_ok, .. }) = &self.args.retry_if_ok {
+            // The value is judged here, so a success returns without lending
+            // the hooks; the predicate is written once and lent to the loop.
+            let judge = local("judge");
+            let value = local("value");
+            let lent = quote_spanned!(retry_if_ok.span()=> &(#retry_if_ok));
+            let hooks = self.hooks_judged_by(quote!(for_result(&#result)), &quote!(&#result), false, Some(&judge));
+            let on_success = self.on_success();
+            let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
             let items = &self.decision_items;
             return quote! {{
                 #items
-                let #result = #into_result;
-                match #private::Loop::settle(&mut #state, #mode, #policy, #budget, &#hooks, (#result, #below)) {
-                    #private::Step::Return(#result) => return #returned,
-                    #private::Step::Retry(#retry) => #retry,
+                match #private::judged(#into_result, #lent) {
+                    #private::Judged::Done(#value) => {
+                        #private::Loop::succeeded(&mut #state, #budget, #site, #on_success);
+                        return #succeeded;
+                    }
+                    #private::Judged::Again(#result, #judge) => {
+                        match #private::Loop::failed(&mut #state, #mode, #policy, #budget, &#hooks, #result, #below) {
+                            #private::Step::Return(#result) => return #returned,
+                            #private::Step::Retry(#retry) => #retry,
+                        }
+                    }
                 }
             }};
         }
@@ -537,26 +566,50 @@ impl Generator<'_> {
         }
         let rerun = local("rerun");
         let into_result = self.as_plain_result(&rerun);
-        let parts = quote! {
-            #private::BlockingParts {
-                body: &mut || { let #rerun = #body_fn(); #into_result },
-                sleeper: &#sleeper,
-                action: ::core::option::Option::None,
-            }
-        };
         let into_first = self.as_plain_result(&first);
         let items = &self.decision_items;
         let value = local("value");
         let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
-        let settle = if args.retry_if_ok.is_some() {
-            let hooks = self.hooks(quote!(for_result(&#first)), &quote!(&#first), true);
-            let settled = self.returned_result(quote! {
-                #private::settle_blocking(#policy, #budget, #start, &#hooks, #first, #parts)
+        let settle = if let Some(WithSpan { value: retry_if_ok, .. }) = &args.retry_if_ok {
+            // The first value is judged here: a success returns at once; the
+            // predicate is written once and lent to the runtime's loop.
+            let judge = local("judge");
+            let pending = local("pending");
+            let lent = quote_spanned!(retry_if_ok.span()=> &(#retry_if_ok));
+            let on_success_hook = local("on_success");
+            let krate = args.runtime_crate();
+            let (bind_on_success, on_success, hooks) = match &args.on_success {
+                Some(WithSpan { value: hook, .. }) => {
+                    let bind = quote_spanned! {hook.span()=>
+                        let #on_success_hook: &dyn ::core::ops::Fn(&#krate::Success) = &(#hook);
+                    };
+                    let hooks =
+                        self.hooks_judged_by(quote!(for_result(&#pending)), &quote!(&#pending), false, Some(&judge));
+                    (
+                        bind,
+                        quote!(::core::option::Option::Some(#on_success_hook)),
+                        quote!(#hooks.on_success(#on_success_hook)),
+                    )
+                }
+                None => (
+                    TokenStream::new(),
+                    quote!(::core::option::Option::None),
+                    self.hooks_judged_by(quote!(for_result(&#pending)), &quote!(&#pending), false, Some(&judge)),
+                ),
+            };
+            let retried = self.returned_result(quote! {
+                #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #pending, &mut move || { let #rerun = #body_fn(); #into_result }, &#sleeper)
             });
             quote! {{
                 #items
-                let #first = #into_first;
-                #settled
+                #bind_on_success
+                match #private::judged(#into_first, #lent) {
+                    #private::Judged::Done(#value) => {
+                        #private::first_success(#budget, &#sleeper, #start, #site, #on_success);
+                        #succeeded
+                    }
+                    #private::Judged::Again(#pending, #judge) => #retried,
+                }
             }}
         } else {
             let error = local("error");

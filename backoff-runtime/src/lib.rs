@@ -784,10 +784,9 @@ pub mod __private {
     pub use crate::observe::site::CallSite;
     pub use crate::run::attempt::AttemptSource;
     pub use crate::run::driver::{
-        Acts, BlockingParts, Loop, Step, Waits, blocking_attempt, first_success, retry_blocking_owned, settle_blocking,
-        start_blocking, timer_clock,
+        Acts, Loop, Step, Waits, blocking_attempt, first_success, retry_blocking_owned, start_blocking, timer_clock,
     };
-    pub use crate::run::hooks::{Hooks, Probe, method_site, probe, static_site};
+    pub use crate::run::hooks::{Hooks, Judged, Probe, judged, method_site, probe, static_site};
     pub use crate::run::nested::{NestedAttempt, enter_attempt};
     pub use crate::run::result::timed_out_result;
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};

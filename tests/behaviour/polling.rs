@@ -578,3 +578,31 @@ async fn a_polling_function_s_own_hooks_and_nested_mode() {
         "nested = retry: every attempt of the poll ran"
     );
 }
+
+// ---- the predicate is asked once per result -------------------------------------
+
+#[retry(max_retries = 5, jitter = none, retry_if_ok = |job: &Job| { asked.set(asked.get() + 1); job.is_running() })]
+async fn poll_counting(status: &Status, asked: &std::cell::Cell<u32>) -> Result<Job, PollError> {
+    status.answer()
+}
+
+#[retry(max_retries = 5, jitter = none, retry_if_ok = |n: &u32| { asked.set(asked.get() + 1); *n < 3 })]
+fn count_counting(counter: &RefCell<u32>, asked: &std::cell::Cell<u32>) -> Result<u32, ()> {
+    *counter.borrow_mut() += 1;
+    Ok(*counter.borrow())
+}
+
+/// `retry_if_ok` is asked once per `Ok` value, the first attempt's (judged
+/// on the success path) included, and never about an error.
+#[tokio::test(start_paused = true)]
+async fn the_predicate_is_asked_once_per_value() {
+    let asked = std::cell::Cell::new(0);
+    let status = Status::new(vec![running(), Err(PollError::Transient), running(), Ok(Job::Done(4))]);
+    assert_eq!(poll_counting(&status, &asked).await, Ok(Job::Done(4)));
+    assert_eq!(asked.get(), 3, "three values, one error");
+
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let (counter, asked) = (RefCell::new(0), std::cell::Cell::new(0));
+    assert_eq!(count_counting(&counter, &asked), Ok(3));
+    assert_eq!(asked.get(), 3);
+}

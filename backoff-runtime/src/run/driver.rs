@@ -266,7 +266,7 @@ pub(crate) type BlockingActionRef<'a, O> = &'a mut dyn FnMut(&O, &RetryEvent);
 
 /// What a blocking loop borrows for its retries: the body, the sleep and
 /// the action (if any).
-pub struct BlockingParts<'a, T, E, O> {
+pub(crate) struct BlockingParts<'a, T, E, O> {
     /// Runs one attempt.
     pub body: &'a mut dyn FnMut() -> Result<T, E>,
     /// Waits.
@@ -287,7 +287,7 @@ impl<T, E, O> core::fmt::Debug for BlockingParts<'_, T, E, O> {
 /// whole (with `retry_if_ok`, or by the builder's `.call()`): its value
 /// when it succeeded, the `#[cold]` retries otherwise.
 #[inline]
-pub fn settle_blocking<T, E, O: Outcome<T, E>>(
+pub(crate) fn settle_blocking<T, E, O: Outcome<T, E>>(
     policy: &Policy,
     budget: Option<Limit<'_>>,
     start: Option<Instant>,

@@ -74,6 +74,44 @@ impl<T, E> Outcome<T, E> for Result<T, E> {
     }
 }
 
+/// A result that `retry_if_ok` judged where the expansion does it, on its
+/// success path: a value that is not pending, or what the loop decides on,
+/// with the predicate that judged it (lent to the loop, so it is written,
+/// checked and evaluated once).
+pub enum Judged<'h, T, E> {
+    /// Not pending: the call's value.
+    Done(T),
+    /// A pending value or an error, and the `retry_if_ok` that judged it.
+    Again(Result<T, E>, &'h dyn Fn(&T) -> bool),
+}
+
+impl<T, E> Debug for Judged<'_, T, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Judged::Done(_) => "Judged::Done(..)",
+            Judged::Again(..) => "Judged::Again(..)",
+        })
+    }
+}
+
+/// Judges `result` by `retry_if_ok`: [`Judged::Done`] for a value that is
+/// not pending.
+///
+/// ```
+/// use backoff_runtime::__private::{Judged, judged};
+///
+/// let running = |state: &&str| *state == "running";
+/// assert!(matches!(judged(Ok::<_, ()>("done"), &running), Judged::Done("done")));
+/// assert!(matches!(judged(Ok::<_, ()>("running"), &running), Judged::Again(Ok("running"), _)));
+/// ```
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn judged<'h, T, E>(result: Result<T, E>, retry_if_ok: &'h dyn Fn(&T) -> bool) -> Judged<'h, T, E> {
+    match result {
+        Ok(value) if !retry_if_ok(&value) => Judged::Done(value),
+        other => Judged::Again(other, retry_if_ok),
+    }
+}
+
 /// A hook that judges an error or a value (`retry_if`, `retry_if_ok`).
 pub(crate) type Predicate<'h, X> = &'h dyn Fn(&X) -> bool;
 /// A hook that reads the server's suggested wait (`retry_after`,
