@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Adding backoff-runtime to an existing project leaves its lockfile's
-# versions alone (issue #24): base64 0.23.1, as published with its
+# versions alone: base64 0.23.1, as published with its
 # Cargo.lock (syn 3.0.3 under clap_derive 4.6.4, rand 0.10.2,
 # pin-project-lite 0.2.17), gets `backoff-runtime = { path = ... }` with
 # every feature; cargo must resolve it by adding packages only, never by
@@ -62,7 +62,7 @@ features = ["tracing", "http", "reqwest", "metrics"]
 EOF
 
 # 3. Resolve against the published lockfile (cargo adds what is missing and
-#    keeps what is locked, or fails as in issue #24).
+#    keeps what is locked, or fails as it did before the floors were set).
 locked() { grep -A1 '^name = ' "$1" | paste - - - 2>/dev/null | sed -E 's/name = "([^"]*)".*version = "([^"]*)".*/\1 \2/' | sort; }
 if ! cargo tree --quiet --manifest-path "$proj/Cargo.toml" --edges normal >"$scratch/tree.txt" 2>"$scratch/resolve.err"; then
     cat "$scratch/resolve.err" >&2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The declared floors of the two published crates are the versions they
-# build and pass their tests with (issue #24).
+# build and pass their tests with.
 #
 # In a scratch copy of the workspace (the two crates only: the root
 # package's dev-dependencies are not the users'), starting from the

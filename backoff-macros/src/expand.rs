@@ -299,6 +299,38 @@ impl Generator<'_> {
         quote!(#chain.report_with((&&&&#private::Probe::of(#seen)).report()))
     }
 
+    /// How an attempt's result is matched: as it is, or with `retry_if_ok`
+    /// judged here (the predicate written once and lent to the loop), so a
+    /// success returns without the runtime. The scrutinee, the success's
+    /// pattern (binding `value`), the failure's (binding `failed`) and the
+    /// hooks lent for a failure.
+    fn result_match(
+        &self,
+        result: TokenStream,
+        value: &Ident,
+        failed: &Ident,
+    ) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
+        let private = self.private;
+        match &self.args.retry_if_ok {
+            Some(WithSpan { value: retry_if_ok, .. }) => {
+                let judge = local("judge");
+                let lent = quote_spanned!(retry_if_ok.span()=> &(#retry_if_ok));
+                (
+                    quote!(#private::judged(#result, #lent)),
+                    quote!(#private::Judged::Done(#value)),
+                    quote!(#private::Judged::Again(#failed, #judge)),
+                    self.hooks_judged_by(quote!(for_result(&#failed)), &quote!(&#failed), false, Some(&judge)),
+                )
+            }
+            None => (
+                result,
+                quote!(::core::result::Result::Ok(#value)),
+                quote!(::core::result::Result::Err(#failed)),
+                self.hooks(quote!(for_error(&#failed)), &quote!(&#failed), false),
+            ),
+        }
+    }
+
     /// `on_success` as the success path of the expansion passes it.
     fn on_success(&self) -> TokenStream {
         match &self.args.on_success {
@@ -329,47 +361,21 @@ impl Generator<'_> {
         let retry = local("retry");
         let into_result = self.as_plain_result(result);
         let returned = self.returned_result(quote!(#result));
-        if let Some(WithSpan { value: retry_if_ok, .. }) = &self.args.retry_if_ok {
-            // The value is judged here, so a success returns without lending
-            // the hooks; the predicate is written once and lent to the loop.
-            let judge = local("judge");
-            let value = local("value");
-            let lent = quote_spanned!(retry_if_ok.span()=> &(#retry_if_ok));
-            let hooks = self.hooks_judged_by(quote!(for_result(&#result)), &quote!(&#result), false, Some(&judge));
-            let on_success = self.on_success();
-            let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
-            let items = &self.decision_items;
-            return quote! {{
-                #items
-                match #private::judged(#into_result, #lent) {
-                    #private::Judged::Done(#value) => {
-                        #private::Loop::succeeded(&mut #state, #budget, #site, #on_success);
-                        return #succeeded;
-                    }
-                    #private::Judged::Again(#result, #judge) => {
-                        match #private::Loop::failed(&mut #state, #mode, #policy, #budget, &#hooks, #result, #below) {
-                            #private::Step::Return(#result) => return #returned,
-                            #private::Step::Retry(#retry) => #retry,
-                        }
-                    }
-                }
-            }};
-        }
-        let error = local("error");
         let value = local("value");
-        let hooks = self.hooks(quote!(for_error(&#error)), &quote!(&#error), false);
+        let failed = local("failed");
+        let (scrutinee, done, again, hooks) = self.result_match(into_result, &value, &failed);
         let on_success = self.on_success();
         let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
         let items = &self.decision_items;
         quote! {{
             #items
-            match #into_result {
-                ::core::result::Result::Ok(#value) => {
+            match #scrutinee {
+                #done => {
                     #private::Loop::succeeded(&mut #state, #budget, #site, #on_success);
                     return #succeeded;
                 }
-                ::core::result::Result::Err(#error) => {
-                    match #private::Loop::failed(&mut #state, #mode, #policy, #budget, &#hooks, #error, #below) {
+                #again => {
+                    match #private::Loop::failed(&mut #state, #mode, #policy, #budget, &#hooks, #failed, #below) {
                         #private::Step::Return(#result) => return #returned,
                         #private::Step::Retry(#retry) => #retry,
                     }
@@ -570,88 +576,38 @@ impl Generator<'_> {
         let items = &self.decision_items;
         let value = local("value");
         let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
-        let settle = if let Some(WithSpan { value: retry_if_ok, .. }) = &args.retry_if_ok {
-            // The first value is judged here: a success returns at once; the
-            // predicate is written once and lent to the runtime's loop.
-            let judge = local("judge");
-            let pending = local("pending");
-            let lent = quote_spanned!(retry_if_ok.span()=> &(#retry_if_ok));
-            let on_success_hook = local("on_success");
-            let krate = args.runtime_crate();
-            let (bind_on_success, on_success, hooks) = match &args.on_success {
-                Some(WithSpan { value: hook, .. }) => {
-                    let bind = quote_spanned! {hook.span()=>
-                        let #on_success_hook: &dyn ::core::ops::Fn(&#krate::Success) = &(#hook);
-                    };
-                    let hooks =
-                        self.hooks_judged_by(quote!(for_result(&#pending)), &quote!(&#pending), false, Some(&judge));
-                    (
-                        bind,
-                        quote!(::core::option::Option::Some(#on_success_hook)),
-                        quote!(#hooks.on_success(#on_success_hook)),
-                    )
-                }
-                None => (
-                    TokenStream::new(),
-                    quote!(::core::option::Option::None),
-                    self.hooks_judged_by(quote!(for_result(&#pending)), &quote!(&#pending), false, Some(&judge)),
-                ),
-            };
-            let retried = self.returned_result(quote! {
-                #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #pending, &mut move || { let #rerun = #body_fn(); #into_result }, &#sleeper)
-            });
-            quote! {{
-                #items
-                #bind_on_success
-                match #private::judged(#into_first, #lent) {
-                    #private::Judged::Done(#value) => {
-                        #private::first_success(#budget, &#sleeper, #start, #site, #on_success);
-                        #succeeded
-                    }
-                    #private::Judged::Again(#pending, #judge) => #retried,
-                }
-            }}
-        } else {
-            let error = local("error");
-            // `on_success` is bound once: the first attempt's success
-            // reports it here, a later one in the runtime's loop.
-            let on_success_hook = local("on_success");
-            let krate = args.runtime_crate();
-            let (bind_on_success, on_success, hooks) = match &args.on_success {
-                Some(WithSpan { value: hook, .. }) => {
-                    let bind = quote_spanned! {hook.span()=>
-                        let #on_success_hook: &dyn ::core::ops::Fn(&#krate::Success) = &(#hook);
-                    };
-                    let hooks = self.hooks(quote!(for_error(&#error)), &quote!(&#error), false);
-                    (
-                        bind,
-                        quote!(::core::option::Option::Some(#on_success_hook)),
-                        quote!(#hooks.on_success(#on_success_hook)),
-                    )
-                }
-                None => (
-                    TokenStream::new(),
-                    quote!(::core::option::Option::None),
-                    self.hooks(quote!(for_error(&#error)), &quote!(&#error), false),
-                ),
-            };
-            // The body runs again through a closure made only on a failure, lent
-            // as `&mut dyn FnMut` (the runtime's loop is one per result type).
-            let retried = self.returned_result(quote! {
-                #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #error, &mut move || { let #rerun = #body_fn(); #into_result }, &#sleeper)
-            });
-            quote! {{
-                #items
-                #bind_on_success
-                match #into_first {
-                    ::core::result::Result::Ok(#value) => {
-                        #private::first_success(#budget, &#sleeper, #start, #site, #on_success);
-                        #succeeded
-                    }
-                    ::core::result::Result::Err(#error) => #retried,
-                }
-            }}
+        let failed = local("failed");
+        let (scrutinee, done, again, hooks) = self.result_match(into_first, &value, &failed);
+        // `on_success` is bound once: the first attempt's success reports it
+        // here, a later one in the runtime's loop.
+        let on_success_hook = local("on_success");
+        let krate = args.runtime_crate();
+        let (bind_on_success, on_success, hooks) = match &args.on_success {
+            Some(WithSpan { value: hook, .. }) => (
+                quote_spanned! {hook.span()=>
+                    let #on_success_hook: &dyn ::core::ops::Fn(&#krate::Success) = &(#hook);
+                },
+                quote!(::core::option::Option::Some(#on_success_hook)),
+                quote!(#hooks.on_success(#on_success_hook)),
+            ),
+            None => (TokenStream::new(), quote!(::core::option::Option::None), hooks),
         };
+        // The body runs again through a closure made only on a failure, lent
+        // as `&mut dyn FnMut` (the runtime's loop is one per result type).
+        let retried = self.returned_result(quote! {
+            #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, &mut move || { let #rerun = #body_fn(); #into_result }, &#sleeper)
+        });
+        let settle = quote! {{
+            #items
+            #bind_on_success
+            match #scrutinee {
+                #done => {
+                    #private::first_success(#budget, &#sleeper, #start, #site, #on_success);
+                    #succeeded
+                }
+                #again => #retried,
+            }
+        }};
         let runtime = args.runtime_crate();
         quote! {
             let #sleeper = #sleeper_value;

@@ -106,35 +106,6 @@ where
     }
 }
 
-/// The first attempt of a `.call()` that failed (or whose value or
-/// success its hooks must see): the hooks are lent and the retries run.
-/// Out of line, so the happy path neither lends nor stores them.
-#[cold]
-#[inline(never)]
-fn call_settling<Op, T, E, O, H, S, A>(
-    policy: &Policy,
-    budget: Option<Limit<'_>>,
-    start: Option<std::time::Instant>,
-    (hooks, identity, sleep, mut action): (H, Identity, S, A),
-    first: Result<T, E>,
-    mut op: Op,
-) -> Result<T, E>
-where
-    Op: FnMut() -> Result<T, E>,
-    O: Outcome<T, E>,
-    H: OwnedHooks<T, E, E, Out = O>,
-    S: BlockingSleep,
-    A: BlockingAction<O>,
-{
-    let hooks = identity.lend(&hooks);
-    let parts = BlockingParts {
-        body: &mut op,
-        sleeper: &sleep,
-        action: action.borrowed(),
-    };
-    settle_blocking(policy, budget, start, &hooks, first, parts)
-}
-
 /// No action before the wait.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoAction;
@@ -720,8 +691,30 @@ where
                     action,
                     ..
                 } = config;
-                call_settling(policy, budget, start, (hooks, identity, sleep, action), first, op)
+                Self::call_settling(policy, budget, start, (hooks, identity, sleep, action), first, op)
             }
         }
+    }
+
+    /// The first attempt of a `.call()` that failed (or whose value or
+    /// success its hooks must see): the hooks are lent and the retries run.
+    /// Out of line, so the happy path neither lends nor stores them.
+    #[cold]
+    #[inline(never)]
+    fn call_settling(
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        start: Option<std::time::Instant>,
+        (hooks, identity, sleep, mut action): (H, Identity, S, A),
+        first: Result<T, E>,
+        mut op: Op,
+    ) -> Result<T, E> {
+        let hooks = identity.lend(&hooks);
+        let parts = BlockingParts {
+            body: &mut op,
+            sleeper: &sleep,
+            action: action.borrowed(),
+        };
+        settle_blocking(policy, budget, start, &hooks, first, parts)
     }
 }
