@@ -248,11 +248,18 @@ where
                             this.driver.succeeded(budget, &Site::Named(this.identity.name), None);
                             return Poll::Ready(Ok(value));
                         }
-                        result => (result, below),
+                        result => result,
                     };
                     let hooks = this.identity.lend(&*this.hooks);
+                    let outcome = match hooks.judge(result) {
+                        Ok(value) => {
+                            this.driver.succeeded(budget, &hooks.site(), hooks.on_success_hook());
+                            return Poll::Ready(Ok(value));
+                        }
+                        Err(outcome) => outcome,
+                    };
                     if A::SET {
-                        match this.driver.settle(Acts, policy, budget, &hooks, result) {
+                        match this.driver.failed(Acts, policy, budget, &hooks, outcome, below) {
                             Step::Return(result) => return Poll::Ready(result),
                             Step::Retry(next) => {
                                 let action = this.action.start(next.outcome(), next.event());
@@ -261,7 +268,7 @@ where
                             }
                         }
                     } else {
-                        match this.driver.settle(Waits, policy, budget, &hooks, result) {
+                        match this.driver.failed(Waits, policy, budget, &hooks, outcome, below) {
                             Step::Return(result) => return Poll::Ready(result),
                             Step::Retry(wait) => {
                                 let pending = this.timer.start(wait);

@@ -189,27 +189,6 @@ impl Loop {
         }
     }
 
-    /// What follows an attempt that returned `result`, judged as a whole
-    /// (with `retry_if_ok`, and in the builder's future): a success returns,
-    /// a pending value or an error goes to [`failed`](Loop::failed).
-    #[inline]
-    pub fn settle<M: Mode, T, E, O: Outcome<T, E>>(
-        &mut self,
-        mode: M,
-        policy: &Policy,
-        budget: Option<Limit<'_>>,
-        hooks: &Hooks<'_, T, E, O>,
-        (result, gave_up_below): (Result<T, E>, bool),
-    ) -> Step<Result<T, E>, M::Retry<O>> {
-        match hooks.judge(result) {
-            Ok(value) => {
-                self.state.success(budget, &hooks.site(), hooks.on_success_hook());
-                Step::Return(Ok(value))
-            }
-            Err(outcome) => self.failed(mode, policy, budget, hooks, outcome, gave_up_below),
-        }
-    }
-
     /// After the action on `next`: its wait, or (when the action ran so
     /// long that the wait would end past `max_elapsed`) the final result,
     /// reported as a give-up with [`StopReason::Deadline`](crate::StopReason).
