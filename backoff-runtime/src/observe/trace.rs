@@ -40,9 +40,14 @@ pub(crate) fn report<D>(
 /// `set_default` or `with_default` (a test's, a worker's) would be lost
 /// until the next `Dispatch` is made. Skipping costs nothing: without a
 /// subscriber the events go nowhere.
+///
+/// A process that never set a dispatcher (no global default, no scoped
+/// one) answers from one relaxed load, without looking up the thread's
+/// default.
 #[cfg(feature = "tracing")]
 fn thread_has_subscriber() -> bool {
-    tracing::dispatcher::get_default(|dispatch| !dispatch.is::<tracing::subscriber::NoSubscriber>())
+    tracing::dispatcher::has_been_set()
+        && tracing::dispatcher::get_default(|dispatch| !dispatch.is::<tracing::subscriber::NoSubscriber>())
 }
 
 /// Whether a subscriber would record this crate's events at `$level`

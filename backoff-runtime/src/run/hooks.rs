@@ -583,6 +583,7 @@ mod tests {
         assert!(hooks.should_retry(&Ok("running")));
         assert!(!hooks.should_retry(&Err(404)));
         assert!(hooks.is_pending(&Ok("running")) && !hooks.is_pending(&Err(503)));
+        #[cfg(feature = "tower")]
         assert!(!hooks.values_are_failures(true).is_pending(&Ok("running")));
     }
 

@@ -7,7 +7,7 @@ use core::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::schedule::jitter::{self, as_nanos, from_nanos, saturating_nanos};
+use crate::schedule::jitter::{self, as_nanos, from_nanos, saturating_nanos, u64_nanos};
 use crate::schedule::policy::{Jitter, Policy};
 use crate::schedule::rng::with_thread_rng;
 
@@ -78,12 +78,9 @@ impl Policy {
     }
 
     /// The multiplier as an integer, when it is one up to `u32::MAX` (`2.0`,
-    /// not `1.5`). The cast saturates, so the comparison holds exactly for
-    /// those; no `fract` (a libm call), and a `u32` cast is one instruction.
+    /// not `1.5`): worked out when the policy was built.
     fn integral_multiplier(&self) -> Option<u64> {
-        let m = self.multiplier;
-        let whole = m as u32;
-        (f64::from(whole) == m).then_some(u64::from(whole))
+        (self.whole_multiplier != 0).then_some(u64::from(self.whole_multiplier))
     }
 
     /// The wait before retry `n`, jitter included, drawing from `rng` (one
@@ -223,8 +220,82 @@ impl Backoff {
 
     /// The scheduled wait for the next retry (jitter drawn from `rng`).
     pub(crate) fn next_wait<R: Rng + ?Sized>(&self, policy: &Policy, rng: &mut R) -> Duration {
+        if let Some(nanos) = self.next_wait_nanos(policy, rng) {
+            return Duration::from_nanos(nanos);
+        }
         let (base, previous) = self.inputs(policy);
         policy.jittered(base, previous, rng)
+    }
+
+    /// A state of `retries` retries carrying `carried_nanos` (for tests
+    /// that start anywhere in a schedule).
+    #[cfg(test)]
+    pub(crate) const fn at(retries: u32, carried_nanos: u64) -> Self {
+        Backoff { retries, carried_nanos }
+    }
+
+    /// [`next_wait`](Self::next_wait) on the exact path alone (`u128`
+    /// nanoseconds), which the `u64` path must match draw for draw.
+    #[cfg(test)]
+    pub(crate) fn exact_next_wait<R: Rng + ?Sized>(&self, policy: &Policy, rng: &mut R) -> Duration {
+        let (base, previous) = self.inputs(policy);
+        policy.jittered(base, previous, rng)
+    }
+
+    /// Whether [`next_wait`](Self::next_wait) takes the `u64` path here.
+    #[cfg(test)]
+    pub(crate) fn takes_u64_path(&self, policy: &Policy) -> bool {
+        self.next_wait_nanos(policy, &mut rand::rngs::SmallRng::seed_from_u64(0))
+            .is_some()
+    }
+
+    /// [`next_wait`](Self::next_wait) in `u64` nanoseconds, the same draw
+    /// and the same wait, when every duration it reads is below 584 years
+    /// (any policy in practice); `None` (before drawing) sends the rest to
+    /// the exact path.
+    #[inline]
+    fn next_wait_nanos<R: Rng + ?Sized>(&self, policy: &Policy, rng: &mut R) -> Option<u64> {
+        let cap = u64_nanos(policy.max_backoff)?;
+        let initial = u64_nanos(policy.initial_backoff)?;
+        // Only the jitter's own input is meaningful: the base, or (for
+        // decorrelated jitter) the previous wait.
+        let carried = if self.retries == 0 {
+            None
+        } else {
+            Some(self.carried_nanos).filter(|&nanos| nanos != u64::MAX)
+        };
+        let base = || match carried {
+            Some(base) => Some(base),
+            None if self.retries == 0 => Some(initial.min(cap)),
+            None => None,
+        };
+        let uniform = |rng: &mut R, low: u64, high: u64| {
+            // Within [low, high], so it fits where `high` does.
+            jitter::uniform_nanos(rng, u128::from(low), u128::from(high)) as u64
+        };
+        let wait = match policy.jitter {
+            Jitter::None => base()?,
+            Jitter::Additive => base()?.saturating_add(uniform(rng, 0, initial)),
+            Jitter::AdditiveUpTo(amount) => {
+                let amount = u64_nanos(amount)?;
+                base()?.saturating_add(uniform(rng, 0, amount))
+            }
+            Jitter::Full => uniform(rng, 0, base()?),
+            Jitter::Equal => {
+                let half = base()? / 2;
+                half + uniform(rng, 0, half)
+            }
+            Jitter::Decorrelated => {
+                let previous = if self.retries == 0 { initial } else { carried? };
+                let high = previous.checked_mul(3)?.max(initial);
+                uniform(rng, initial, high)
+            }
+            Jitter::Grpc => {
+                let (low, high) = jitter::grpc_bounds_nanos(u128::from(base()?));
+                jitter::uniform_nanos(rng, low, high).min(u128::from(cap)) as u64
+            }
+        };
+        Some(wait.min(cap))
     }
 
     /// Records that a retry is made after `wait` (scheduled or hinted).

@@ -61,8 +61,20 @@ pub(crate) fn uniform_nanos<R: Rng + ?Sized>(rng: &mut R, low: u128, high: u128)
 /// rounding past either end (`base * 6` fits a `u128`: a `Duration` holds
 /// at most ~2^94 ns).
 pub(crate) const fn grpc_bounds(base: Duration) -> (u128, u128) {
-    let base = as_nanos(base);
+    grpc_bounds_nanos(as_nanos(base))
+}
+
+/// [`grpc_bounds`] of a base in nanoseconds.
+pub(crate) const fn grpc_bounds_nanos(base: u128) -> (u128, u128) {
     ((base * 4).div_ceil(5), base * 6 / 5)
+}
+
+/// A duration in `u64` nanoseconds, when it fits (below 584 years).
+#[inline]
+pub(crate) fn u64_nanos(d: Duration) -> Option<u64> {
+    d.as_secs()
+        .checked_mul(1_000_000_000)?
+        .checked_add(u64::from(d.subsec_nanos()))
 }
 
 #[cfg(test)]

@@ -178,6 +178,10 @@ pub struct Policy {
     pub(crate) initial_backoff: Duration,
     pub(crate) max_backoff: Duration,
     pub(crate) multiplier: f64,
+    /// `multiplier` when it is a whole number up to `u32::MAX`, else 0:
+    /// worked out when the multiplier is set, so a retry steps its base by
+    /// one integer product without looking at the float.
+    pub(crate) whole_multiplier: u32,
     pub(crate) jitter: Jitter,
     pub(crate) max_elapsed: Option<Duration>,
     pub(crate) hint_above_cap: HintAboveCap,
@@ -191,6 +195,14 @@ impl Default for Policy {
 
 /// The policy, or a panic with the error's message: the plain builders'
 /// face of their `try_` twins (a compile error in a `const`).
+/// `m` when it is a whole number from 1 to `u32::MAX`, else 0.
+const fn whole_number(m: f64) -> u32 {
+    // Saturating cast: NaN is 0, anything above `u32::MAX` is `u32::MAX`
+    // (then only equal when `m` is exactly that).
+    let whole = m as u32;
+    if whole as f64 == m { whole } else { 0 }
+}
+
 const fn expect_valid(result: Result<Policy, PolicyError>) -> Policy {
     match result {
         Ok(policy) => policy,
@@ -254,6 +266,7 @@ impl Policy {
             initial_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(32),
             multiplier: 2.0,
+            whole_multiplier: 2,
             jitter: Jitter::Additive,
             max_elapsed: None,
             hint_above_cap: HintAboveCap::Stop,
@@ -339,7 +352,7 @@ impl Policy {
         /// use backoff_runtime::Policy;
         /// assert_eq!(Policy::new().multiplier(1.5).multiplier_value(), 1.5);
         /// ```
-        fn multiplier(m: f64) sets multiplier = m;
+        fn multiplier(m: f64) sets multiplier = m, whole_multiplier = whole_number(m);
         /// Like [`multiplier`](Self::multiplier), but returns an error for bad values.
         ///
         /// ```

@@ -102,6 +102,54 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The loops' `u64` path draws the exact (`u128`) path's wait, for any
+    /// policy, from any state a schedule reaches (the base or previous wait
+    /// it carries), on the same draw.
+    #[test]
+    fn the_u64_path_draws_the_exact_path_s_wait(policy in policy(), retries in retry_number(), carried in prop_oneof![any::<u64>(), 0u64..10_000_000_000, Just(u64::MAX)], seed in any::<u64>()) {
+        let carried = if matches!(policy.jitter_value(), Jitter::Decorrelated) {
+            carried
+        } else {
+            // Any other jitter carries the base, which is the formula's.
+            crate::schedule::jitter::saturating_nanos(policy.base_backoff(retries).as_nanos())
+        };
+        let state = crate::schedule::backoff::Backoff::at(retries, if retries == 0 { 0 } else { carried });
+        let fast = state.next_wait(&policy, &mut SmallRng::seed_from_u64(seed));
+        let exact = state.exact_next_wait(&policy, &mut SmallRng::seed_from_u64(seed));
+        prop_assert_eq!(fast, exact);
+    }
+}
+
+/// Real policies take the `u64` path (a test of the one above would pass
+/// with the exact path alone).
+#[test]
+fn real_policies_take_the_u64_path() {
+    use crate::schedule::backoff::Backoff;
+    for jitter in [
+        Jitter::Additive,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::Grpc,
+        Jitter::None,
+    ] {
+        let policy = Policy::new().jitter(jitter);
+        assert!(Backoff::at(0, 0).takes_u64_path(&policy), "{jitter:?}, first retry");
+        assert!(
+            Backoff::at(3, 8_000_000_000).takes_u64_path(&policy),
+            "{jitter:?}, fourth retry"
+        );
+    }
+    let beyond = Policy::new().max_backoff(Duration::MAX);
+    assert!(
+        !Backoff::at(0, 0).takes_u64_path(&beyond),
+        "a cap past 584 years takes the exact path"
+    );
+}
+
 #[crate::retry(policy = *policy, crate = "crate")]
 fn always_failing_sync(policy: &Policy) -> Result<(), ()> {
     let _ = policy;
