@@ -20,6 +20,7 @@ use crate::run::driver::{Loop, Step, Waits};
 use crate::run::hooks::Hooks;
 use crate::run::invocation::CallNonce;
 use crate::run::nested::NestedAttempt;
+use crate::schedule::policy::Policy;
 use crate::time::sleep::{ASYNC_CLOCK, Timer, TokioSleep};
 use crate::time::timeout::Timed;
 use crate::tower::classify::Classify;
@@ -183,6 +184,16 @@ impl<S: Service<Req>, Req, C, T> core::fmt::Debug for ResponseFuture<S, Req, C, 
     }
 }
 
+/// The policy of a call with its own `deadline` (a gRPC call's): the
+/// layer's, with `max_elapsed` no later than the deadline.
+#[cold]
+fn bounded_by(policy: &Policy, deadline: Duration) -> Policy {
+    let limit = policy
+        .max_elapsed
+        .map_or(deadline, |max_elapsed| max_elapsed.min(deadline));
+    policy.max_elapsed(limit)
+}
+
 /// The layer's limit, as the driver borrows it.
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn limit_of<C, T>(config: &RetryLayer<C, T>) -> Option<Limit<'_>> {
@@ -205,8 +216,15 @@ where
                 },
             };
         }
-        let policy = &config.policy;
-        let driver = if config.reads_start {
+        let bounded;
+        let policy = match config.classify.deadline(&request) {
+            None => &config.policy,
+            Some(deadline) => {
+                bounded = bounded_by(&config.policy, deadline);
+                &bounded
+            }
+        };
+        let driver = if config.reads_start || policy.max_elapsed.is_some() {
             Loop::start(ASYNC_CLOCK, policy, limit_of(config), true)
         } else {
             Loop::unstarted(ASYNC_CLOCK)
@@ -247,6 +265,16 @@ where
     C: Classify<Req, S::Response, S::Error>,
     T: PerAttemptTimeout<S::Error>,
 {
+    /// The call's policy: the layer's, bounded by the call's own deadline
+    /// when the classification gives one.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn policy(&self) -> Policy {
+        match self.config.classify.deadline(&self.request) {
+            None => self.config.policy,
+            Some(deadline) => bounded_by(&self.config.policy, deadline),
+        }
+    }
+
     /// The phase of an attempt that sends with `sending`: under the
     /// per-attempt timeout when the layer has one (never past
     /// `max_elapsed`), in `span` when it is a resend someone sees.
@@ -258,7 +286,7 @@ where
                 span,
             },
             Some((limit, on_elapsed)) => {
-                let limit = self.driver.attempt_limit(&self.config.policy, limit);
+                let limit = self.driver.attempt_limit(&self.policy(), limit);
                 Phase::Limited {
                     attempt: NestedAttempt::new(Timed::limited(limit, sending, on_elapsed)),
                     span,
@@ -274,7 +302,7 @@ where
     #[inline(never)]
     fn resend(&mut self) -> PhaseOf<S, Req> {
         self.number = self.number.saturating_add(1);
-        let attempt = AttemptSource::nth(&self.config.policy, self.call, self.start, ASYNC_CLOCK, self.number);
+        let attempt = AttemptSource::nth(&self.policy(), self.call, self.start, ASYNC_CLOCK, self.number);
         let request = self.config.classify.replay(&self.request, &attempt);
         let sending = Sending::Readying {
             service: self.service.clone(),
@@ -301,6 +329,7 @@ where
         let retry_after = |error: &S::Error| classify.error_hint(error);
         let retry_if_ok = |response: &S::Response| classify.retry_response(response);
         let retry_after_ok = |response: &S::Response| classify.response_hint(response);
+        let pushback = |error: &S::Error| classify.pushback(error);
         let on_retry = |_: &Result<S::Response, S::Error>, event: &RetryEvent| {
             if let Some(hook) = &observers.on_retry {
                 hook(event);
@@ -316,8 +345,12 @@ where
             .retry_after(&retry_after)
             .retry_if_ok(&retry_if_ok)
             .retry_after_ok(&retry_after_ok)
+            .pushback(&pushback)
             .values_are_failures(true)
             .at(&config.site);
+        if let Some(report) = classify.report() {
+            hooks = hooks.report_with(report);
+        }
         if observers.on_retry.is_some() {
             hooks = hooks.on_retry(&on_retry);
         }
@@ -327,8 +360,9 @@ where
         if let Some(on_success) = &observers.on_success {
             hooks = hooks.on_success(&**on_success);
         }
+        let policy = self.policy();
         self.driver
-            .failed(Waits, &config.policy, limit_of(config), &hooks, outcome, gave_up_below)
+            .failed(Waits, &policy, limit_of(config), &hooks, outcome, gave_up_below)
     }
 
     /// The attempt that just ended returned `response`, which the

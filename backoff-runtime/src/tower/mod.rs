@@ -93,3 +93,4 @@ pub use self::http::HttpRetry;
 pub use self::layer::{NoTimeout, PerAttemptTimeout, RetryLayer, WithTimeout};
 pub use self::replay::{Replay, ReplayBody, ReplayError, ReplayLimits};
 pub use self::service::RetryService;
+pub use crate::run::hooks::Pushback;
