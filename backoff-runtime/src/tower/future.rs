@@ -125,6 +125,8 @@ struct Retrying<S, Req, C, T> {
     start: Option<Instant>,
     /// The number of the attempt last started (1-based).
     number: u32,
+    /// The waits so far, together.
+    waited: Duration,
     /// How a wait starts: its `Sleep` is kept in [`Phase::Sleeping`].
     timer: TokioSleep,
 }
@@ -200,6 +202,18 @@ fn limit_of<C, T>(config: &RetryLayer<C, T>) -> Option<Limit<'_>> {
     config.budget.as_ref().map(Limit::of)
 }
 
+impl<S: Service<Req>, Req, C, T> ResponseFuture<S, Req, C, T> {
+    /// The caller's request, the retries made and the waits before them
+    /// together, of a call that may be retried (gRPC's per-call metrics).
+    #[cfg(feature = "grpc")]
+    pub(crate) fn retried(&self) -> Option<(&Req, u32, Duration)> {
+        match &self.call {
+            Call::Once { .. } => None,
+            Call::Retrying { retry, .. } => Some((&retry.request, retry.number.saturating_sub(1), retry.waited)),
+        }
+    }
+}
+
 impl<S, Req, C, T> ResponseFuture<S, Req, C, T>
 where
     S: Service<Req> + Clone,
@@ -244,6 +258,7 @@ where
             call,
             start,
             number: 1,
+            waited: Duration::ZERO,
             timer: TokioSleep,
         };
         let phase = if config.timeout.limit::<S::Response>().is_none() {
@@ -416,6 +431,7 @@ where
             match retry.failed(outcome, below) {
                 Step::Return(result) => return Poll::Ready(result),
                 Step::Retry(wait) => {
+                    retry.waited = retry.waited.saturating_add(wait);
                     let pending = retry.timer.start(wait);
                     phase.set(Phase::Sleeping { pending });
                 }

@@ -185,7 +185,13 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().answer.project() {
             AnswerProj::Once { response } => response.poll(cx),
-            AnswerProj::Retried { call } => Poll::Ready(ready!(call.poll(cx)).or_else(Failure::into_result)),
+            AnswerProj::Retried { mut call } => {
+                let result = ready!(call.as_mut().poll(cx));
+                if let Some((request, retries, delay)) = call.retried() {
+                    crate::observe::metrics::grpc_call(request.uri.path(), retries, delay);
+                }
+                Poll::Ready(result.or_else(Failure::into_result))
+            }
         }
     }
 }
