@@ -503,3 +503,68 @@ fn throttles_are_reported_and_unnamed_limits_stay_apart() {
     }
     assert!(backoff_runtime::StopReason::Budget.to_string().contains("throttle"));
 }
+
+// ---- the gRPC layer: gRPC's own series (A96) beside the crate's ----
+
+#[test]
+fn the_grpc_layer_records_grpc_s_retry_series_beside_the_crate_s() {
+    use backoff_runtime::metrics::{GRPC_CALL_RETRIES, GRPC_CALL_RETRY_DELAY};
+    use backoff_runtime::tower::grpc::{GrpcRetryLayer, ServiceConfig};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use tonic::body::Body;
+    use tower::{Layer, ServiceExt};
+
+    let snapshot = recorded(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            // UNAVAILABLE twice (Trailers-Only), then OK.
+            let answers = Arc::new(AtomicU32::new(0));
+            let channel = tower::service_fn(move |_: http::Request<Body>| {
+                let answer = answers.fetch_add(1, Ordering::SeqCst);
+                async move {
+                    let status = if answer < 2 {
+                        tonic::Status::unavailable("down")
+                    } else {
+                        tonic::Status::ok("")
+                    };
+                    Ok::<_, std::convert::Infallible>(status.into_http::<Body>())
+                }
+            });
+            let config = ServiceConfig::from_json(
+                r#"{"methodConfig": [{"name": [{"service": "test.Planned"}], "retryPolicy": {"maxAttempts": 5,
+                    "initialBackoff": "0.1s", "maxBackoff": "0.1s", "backoffMultiplier": 1,
+                    "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#,
+            )
+            .unwrap();
+            let service = GrpcRetryLayer::new(config).name("grpc_channel").layer(channel);
+            let call = |path: &str| http::Request::post(path).body(Body::empty()).unwrap();
+            service.clone().oneshot(call("/test.Planned/Unary")).await.unwrap();
+            // Not retried: no gRPC series of its own.
+            service.oneshot(call("/test.Planned/Once")).await.unwrap();
+        });
+    });
+    let method = [("grpc.method", "test.Planned/Unary")];
+    assert_eq!(histogram(&snapshot, GRPC_CALL_RETRIES, &method), [2.0]);
+    let delay = histogram(&snapshot, GRPC_CALL_RETRY_DELAY, &method);
+    assert!(
+        delay.len() == 1 && (0.16..=0.24).contains(&delay[0]),
+        "two waits of 100 ms ±20%: {delay:?}"
+    );
+    let once = (
+        MetricKind::Histogram,
+        GRPC_CALL_RETRIES.to_string(),
+        labels(&[("grpc.method", "test.Planned/Once")]),
+    );
+    assert!(
+        !snapshot.contains_key(&once),
+        "a call without retries records no retry count"
+    );
+    // The crate's own series, under the layer's name.
+    assert_eq!(calls_of(&snapshot, "grpc_channel", "after_retries"), 1);
+    assert_eq!(calls_of(&snapshot, "grpc_channel", "first_attempt"), 1);
+}

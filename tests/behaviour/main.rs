@@ -17,6 +17,7 @@ pub mod concurrency;
 pub mod edges;
 pub mod future_size;
 pub mod grpc;
+pub mod grpc_channel;
 pub mod hooks;
 pub mod http;
 pub mod integrations;

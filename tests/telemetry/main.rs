@@ -8,6 +8,7 @@
 //! Run one module: `cargo test --test telemetry events::`.
 
 pub mod events;
+pub mod grpc_channel;
 pub mod grpc_status;
 pub mod instrument;
 pub mod layer_spans;

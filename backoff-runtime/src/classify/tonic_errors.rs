@@ -26,11 +26,13 @@
 //! # }
 //! ```
 //!
-//! The calls of a tonic client stream their request body, so they are
-//! retried at the call (the attribute or [`Policy::retry`](crate::Policy::retry)
-//! around the client's method, with a fresh `tonic::Request` per attempt),
-//! not by the tower layer below the channel. [`set_grpc_timeout`] gives each
-//! attempt the time left before `max_elapsed` as its `grpc-timeout`.
+//! These retry a call at the call (the attribute or
+//! [`Policy::retry`](crate::Policy::retry) around the client's method, with a
+//! fresh `tonic::Request` per attempt). To retry in the channel instead, by
+//! the service config, as gRPC's Go and Java clients do, put
+//! `tower::grpc::GrpcRetryLayer` (feature `grpc`) under the client.
+//! [`set_grpc_timeout`] gives each attempt the time left before
+//! `max_elapsed` as its `grpc-timeout`.
 
 use core::time::Duration;
 

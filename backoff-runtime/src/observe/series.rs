@@ -22,6 +22,13 @@ pub const BUDGET_AVAILABLE_RETRIES: &str = "backoff_budget_available_retries";
 /// Tokens left in a named throttle.
 pub const THROTTLE_TOKENS: &str = "backoff_throttle_tokens";
 
+/// gRPC's retries per call (A96), by `grpc.method`: recorded by the gRPC
+/// layer for each call that was retried.
+pub const GRPC_CALL_RETRIES: &str = "grpc.client.call.retries";
+/// gRPC's total wait between the attempts of a call, in seconds (A96), by
+/// `grpc.method`: recorded by the gRPC layer for each call that was retried.
+pub const GRPC_CALL_RETRY_DELAY: &str = "grpc.client.call.retry_delay";
+
 /// The keys of every series of one name, built (and hashed) once.
 pub(crate) struct Keys {
     pub(crate) first_attempt: Key,

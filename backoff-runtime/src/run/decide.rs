@@ -9,7 +9,7 @@ use crate::limits::limit::Limit;
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::observe::stop::StopReason;
-use crate::run::hooks::{Hooks, Outcome};
+use crate::run::hooks::{Hooks, Outcome, Pushback};
 use crate::schedule::backoff::Backoff;
 use crate::schedule::policy::{HintAboveCap, Policy};
 use crate::schedule::rng::with_thread_rng;
@@ -136,7 +136,7 @@ impl RetryState {
             gave_up_below,
         } = failure;
         match self.next_wait(policy, budget, error, gave_up_below, hooks) {
-            Ok((wait, hinted)) => {
+            Ok(Wait { wait, hinted, exact }) => {
                 crate::observe::metrics::retry(hooks.site(), wait, hinted);
                 let mut kept = None;
                 if keep_event || reports(hooks) {
@@ -160,7 +160,11 @@ impl RetryState {
                         kept = Some(event);
                     }
                 }
-                self.backoff.advance(policy, wait);
+                if exact {
+                    self.backoff.restart(policy);
+                } else {
+                    self.backoff.advance(policy, wait);
+                }
                 Ok((wait, kept))
             }
             Err(reason) => {
@@ -278,7 +282,7 @@ impl RetryState {
     }
 
     /// The stop rules, in their documented order, and the wait when none
-    /// holds (with whether it came from the server's hint).
+    /// holds (with whether it came from the server).
     fn next_wait<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
@@ -286,7 +290,7 @@ impl RetryState {
         error: &O,
         gave_up_below: bool,
         hooks: &Hooks<'_, T, E, O>,
-    ) -> Result<(Duration, bool), StopReason> {
+    ) -> Result<Wait, StopReason> {
         if !hooks.should_retry(error) {
             return Err(StopReason::Permanent);
         }
@@ -301,17 +305,24 @@ impl RetryState {
         if gave_up_below && !pending && !hooks.retries_nested() {
             return Err(StopReason::RetriedBelow);
         }
+        // A server's refusal ends the call once the limit has counted it.
+        let pushback = hooks.pushback_of(error);
+        if pushback == Some(Pushback::Stop) {
+            return Err(StopReason::Permanent);
+        }
         if self.backoff.retries() >= policy.max_retries {
             return Err(StopReason::Exhausted);
         }
-        let (wait, hinted) = match hooks.hint(error) {
-            Some(hint) if hint > policy.max_backoff => match policy.hint_above_cap {
+        let (wait, hinted) = match (pushback, hooks.hint(error)) {
+            (Some(Pushback::After(exact)), _) => (exact, true),
+            (_, Some(hint)) if hint > policy.max_backoff => match policy.hint_above_cap {
                 HintAboveCap::Stop => return Err(StopReason::HintAboveCap),
                 HintAboveCap::WaitCap => (policy.max_backoff, true),
             },
-            Some(hint) => (hint, true),
-            None => (with_thread_rng(|rng| self.backoff.next_wait(policy, rng)), false),
+            (_, Some(hint)) => (hint, true),
+            (_, None) => (with_thread_rng(|rng| self.backoff.next_wait(policy, rng)), false),
         };
+        let exact = matches!(pushback, Some(Pushback::After(_)));
         if let Some(max_elapsed) = policy.max_elapsed {
             // `start` is always read up front when `max_elapsed` is set.
             let elapsed = self.timeline.elapsed();
@@ -326,6 +337,16 @@ impl RetryState {
                 return Err(StopReason::Budget);
             }
         }
-        Ok((wait, hinted))
+        Ok(Wait { wait, hinted, exact })
     }
+}
+
+/// The wait before the next attempt, as the stop rules chose it.
+#[derive(Clone, Copy, Debug)]
+struct Wait {
+    wait: Duration,
+    /// It came from the server (a hint or a pushback).
+    hinted: bool,
+    /// It is a server's exact pushback: the schedule restarts after it.
+    exact: bool,
 }

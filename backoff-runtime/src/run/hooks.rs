@@ -121,6 +121,36 @@ pub(crate) type Hint<'h, X> = &'h dyn Fn(&X) -> Option<Duration>;
 /// `on_give_up`).
 pub(crate) type Observer<'h, O, Ev> = &'h dyn Fn(&O, &Ev);
 
+/// A hook that reads the server's pushback on an error.
+pub(crate) type PushbackOf<'h, X> = &'h dyn Fn(&X) -> Option<Pushback>;
+
+/// A server's instruction that overrides the schedule after a failure
+/// (gRPC's `grpc-retry-pushback-ms`), read by
+/// [`Classify::pushback`](crate::tower::Classify::pushback).
+///
+/// Unlike a hint ([`Classify::error_hint`](crate::tower::Classify::error_hint)),
+/// an exact wait is not capped by `max_backoff`, and the schedule restarts
+/// from `initial_backoff` after it; a refusal ends the call (reported as
+/// [`StopReason::Permanent`](crate::StopReason::Permanent)) once a limit
+/// has counted the failure.
+///
+/// ```
+/// use backoff_runtime::tower::Pushback;
+/// use std::time::Duration;
+/// let at_once = Pushback::After(Duration::ZERO);
+/// assert_ne!(at_once, Pushback::Stop);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "tower"), allow(dead_code, unreachable_pub))]
+pub enum Pushback {
+    /// Wait exactly this long (no jitter, even above `max_backoff`; zero:
+    /// at once), then restart the schedule. The other stop rules still
+    /// hold: `max_retries`, `max_elapsed`, the limit.
+    After(Duration),
+    /// Do not retry.
+    Stop,
+}
+
 /// The hooks of one retried call returning `Result<T, E>`, each an optional
 /// reference to the user's closure or function, and the call's identity.
 /// `O` is the `Outcome` the observers see: `E`, or after
@@ -142,6 +172,8 @@ pub struct Hooks<'h, T, E, O = E> {
     retry_if_ok: Option<Predicate<'h, T>>,
     retry_after_ok: Option<Hint<'h, T>>,
     pending_error: Option<&'h dyn Fn(T) -> E>,
+    /// The server's pushback on an error (the tower layers' classification).
+    pushback: Option<PushbackOf<'h, E>>,
     on_retry: Option<Observer<'h, O, RetryEvent>>,
     on_give_up: Option<Observer<'h, O, GiveUp>>,
     on_success: Option<&'h dyn Fn(&Success)>,
@@ -175,6 +207,7 @@ impl<'h, T, E> Hooks<'h, T, E> {
             retry_if_ok: None,
             retry_after_ok: None,
             pending_error: None,
+            pushback: None,
             on_retry: None,
             on_give_up: None,
             on_success: None,
@@ -213,6 +246,7 @@ impl<'h, T, E> Hooks<'h, T, E> {
             retry_if_ok: Some(retry_if_ok),
             retry_after_ok: self.retry_after_ok,
             pending_error: self.pending_error,
+            pushback: self.pushback,
             on_retry: None,
             on_give_up: None,
             on_success: self.on_success,
@@ -337,6 +371,16 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
         self
     }
 
+    /// The server's pushback on an error: an exact wait, or a refusal
+    /// (the tower layers' [`Classify::pushback`](crate::tower::Classify::pushback)).
+    #[cfg(feature = "tower")]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[must_use]
+    pub(crate) fn pushback(mut self, pushback: PushbackOf<'h, E>) -> Self {
+        self.pushback = Some(pushback);
+        self
+    }
+
     /// How the events see what failed: the function the expansion's
     /// [`Probe`] chose.
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -375,6 +419,18 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
         match outcome.view() {
             Ok(value) => self.retry_after_ok.and_then(|hint| hint(value)),
             Err(error) => self.retry_after.and_then(|hint| hint(error)),
+        }
+    }
+
+    /// The server's pushback on `outcome`, if it is an error and a hook
+    /// reads one.
+    pub(crate) fn pushback_of(&self, outcome: &O) -> Option<Pushback>
+    where
+        O: Outcome<T, E>,
+    {
+        match outcome.view() {
+            Ok(_) => None,
+            Err(error) => self.pushback.and_then(|pushback| pushback(error)),
         }
     }
 

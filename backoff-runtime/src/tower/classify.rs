@@ -3,7 +3,9 @@
 
 use core::time::Duration;
 
+use crate::observe::trace::ReportFn;
 use crate::run::attempt::Attempt;
+use crate::run::hooks::Pushback;
 
 /// How a [`RetryLayer`](crate::tower::RetryLayer) treats a request, its response and its error: the
 /// layer's `retry_if`, `retry_if_ok`, `retry_after` and `retry_after_ok`,
@@ -90,6 +92,52 @@ pub trait Classify<Req, Res, E>: Clone + Send + Sync + 'static {
     /// The server's suggested wait after a response that is retried
     /// (`retry_after_ok`: its `Retry-After`). Default: none.
     fn response_hint(&self, _response: &Res) -> Option<Duration> {
+        None
+    }
+
+    /// The server's instruction after an error that overrides the schedule
+    /// (gRPC's `grpc-retry-pushback-ms`): an exact wait, not capped by
+    /// `max_backoff`, after which the schedule restarts; or a refusal,
+    /// which ends the call once the limit has counted the failure (so
+    /// [`retry_error`](Classify::retry_error) should accept the error).
+    /// Default: none.
+    ///
+    /// ```
+    /// use backoff_runtime::tower::{Classify, Pushback};
+    /// use std::time::Duration;
+    ///
+    /// /// Errors that carry the server's "retry in n ms" (negative: never).
+    /// #[derive(Clone)]
+    /// struct Told;
+    /// impl Classify<u8, u8, i64> for Told {
+    ///     fn may_retry(&self, _: &u8) -> bool {
+    ///         true
+    ///     }
+    ///     fn replay(&self, request: &u8, _: &backoff_runtime::Attempt) -> u8 {
+    ///         *request
+    ///     }
+    ///     fn pushback(&self, millis: &i64) -> Option<Pushback> {
+    ///         Some(u64::try_from(*millis).map_or(Pushback::Stop, |ms| Pushback::After(Duration::from_millis(ms))))
+    ///     }
+    /// }
+    /// assert_eq!(Classify::<u8, u8, i64>::pushback(&Told, &-1), Some(Pushback::Stop));
+    /// ```
+    fn pushback(&self, _error: &E) -> Option<Pushback> {
+        None
+    }
+
+    /// A limit on the time all the attempts and waits of the call of
+    /// `request` take together, besides `max_elapsed` (the shorter holds):
+    /// a gRPC call's deadline. Each [`Attempt`]'s
+    /// [`time_left`](Attempt::time_left) counts down to it. Default: none.
+    fn deadline(&self, _request: &Req) -> Option<Duration> {
+        None
+    }
+
+    /// How the retry events show a failed attempt (OpenTelemetry's
+    /// attributes): none by default.
+    #[doc(hidden)]
+    fn report(&self) -> Option<ReportFn<Result<Res, E>>> {
         None
     }
 }

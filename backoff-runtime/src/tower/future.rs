@@ -20,6 +20,7 @@ use crate::run::driver::{Loop, Step, Waits};
 use crate::run::hooks::Hooks;
 use crate::run::invocation::CallNonce;
 use crate::run::nested::NestedAttempt;
+use crate::schedule::policy::Policy;
 use crate::time::sleep::{ASYNC_CLOCK, Timer, TokioSleep};
 use crate::time::timeout::Timed;
 use crate::tower::classify::Classify;
@@ -124,6 +125,8 @@ struct Retrying<S, Req, C, T> {
     start: Option<Instant>,
     /// The number of the attempt last started (1-based).
     number: u32,
+    /// The waits so far, together.
+    waited: Duration,
     /// How a wait starts: its `Sleep` is kept in [`Phase::Sleeping`].
     timer: TokioSleep,
 }
@@ -183,10 +186,32 @@ impl<S: Service<Req>, Req, C, T> core::fmt::Debug for ResponseFuture<S, Req, C, 
     }
 }
 
+/// The policy of a call with its own `deadline` (a gRPC call's): the
+/// layer's, with `max_elapsed` no later than the deadline.
+#[cold]
+fn bounded_by(policy: &Policy, deadline: Duration) -> Policy {
+    let limit = policy
+        .max_elapsed
+        .map_or(deadline, |max_elapsed| max_elapsed.min(deadline));
+    policy.max_elapsed(limit)
+}
+
 /// The layer's limit, as the driver borrows it.
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn limit_of<C, T>(config: &RetryLayer<C, T>) -> Option<Limit<'_>> {
     config.budget.as_ref().map(Limit::of)
+}
+
+impl<S: Service<Req>, Req, C, T> ResponseFuture<S, Req, C, T> {
+    /// The caller's request, the retries made and the waits before them
+    /// together, of a call that may be retried (gRPC's per-call metrics).
+    #[cfg(feature = "grpc")]
+    pub(crate) fn retried(&self) -> Option<(&Req, u32, Duration)> {
+        match &self.call {
+            Call::Once { .. } => None,
+            Call::Retrying { retry, .. } => Some((&retry.request, retry.number.saturating_sub(1), retry.waited)),
+        }
+    }
 }
 
 impl<S, Req, C, T> ResponseFuture<S, Req, C, T>
@@ -205,8 +230,15 @@ where
                 },
             };
         }
-        let policy = &config.policy;
-        let driver = if config.reads_start {
+        let bounded;
+        let policy = match config.classify.deadline(&request) {
+            None => &config.policy,
+            Some(deadline) => {
+                bounded = bounded_by(&config.policy, deadline);
+                &bounded
+            }
+        };
+        let driver = if config.reads_start || policy.max_elapsed.is_some() {
             Loop::start(ASYNC_CLOCK, policy, limit_of(config), true)
         } else {
             Loop::unstarted(ASYNC_CLOCK)
@@ -226,6 +258,7 @@ where
             call,
             start,
             number: 1,
+            waited: Duration::ZERO,
             timer: TokioSleep,
         };
         let phase = if config.timeout.limit::<S::Response>().is_none() {
@@ -247,6 +280,16 @@ where
     C: Classify<Req, S::Response, S::Error>,
     T: PerAttemptTimeout<S::Error>,
 {
+    /// The call's policy: the layer's, bounded by the call's own deadline
+    /// when the classification gives one.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn policy(&self) -> Policy {
+        match self.config.classify.deadline(&self.request) {
+            None => self.config.policy,
+            Some(deadline) => bounded_by(&self.config.policy, deadline),
+        }
+    }
+
     /// The phase of an attempt that sends with `sending`: under the
     /// per-attempt timeout when the layer has one (never past
     /// `max_elapsed`), in `span` when it is a resend someone sees.
@@ -258,7 +301,7 @@ where
                 span,
             },
             Some((limit, on_elapsed)) => {
-                let limit = self.driver.attempt_limit(&self.config.policy, limit);
+                let limit = self.driver.attempt_limit(&self.policy(), limit);
                 Phase::Limited {
                     attempt: NestedAttempt::new(Timed::limited(limit, sending, on_elapsed)),
                     span,
@@ -274,7 +317,7 @@ where
     #[inline(never)]
     fn resend(&mut self) -> PhaseOf<S, Req> {
         self.number = self.number.saturating_add(1);
-        let attempt = AttemptSource::nth(&self.config.policy, self.call, self.start, ASYNC_CLOCK, self.number);
+        let attempt = AttemptSource::nth(&self.policy(), self.call, self.start, ASYNC_CLOCK, self.number);
         let request = self.config.classify.replay(&self.request, &attempt);
         let sending = Sending::Readying {
             service: self.service.clone(),
@@ -301,6 +344,7 @@ where
         let retry_after = |error: &S::Error| classify.error_hint(error);
         let retry_if_ok = |response: &S::Response| classify.retry_response(response);
         let retry_after_ok = |response: &S::Response| classify.response_hint(response);
+        let pushback = |error: &S::Error| classify.pushback(error);
         let on_retry = |_: &Result<S::Response, S::Error>, event: &RetryEvent| {
             if let Some(hook) = &observers.on_retry {
                 hook(event);
@@ -316,8 +360,12 @@ where
             .retry_after(&retry_after)
             .retry_if_ok(&retry_if_ok)
             .retry_after_ok(&retry_after_ok)
+            .pushback(&pushback)
             .values_are_failures(true)
             .at(&config.site);
+        if let Some(report) = classify.report() {
+            hooks = hooks.report_with(report);
+        }
         if observers.on_retry.is_some() {
             hooks = hooks.on_retry(&on_retry);
         }
@@ -327,8 +375,9 @@ where
         if let Some(on_success) = &observers.on_success {
             hooks = hooks.on_success(&**on_success);
         }
+        let policy = self.policy();
         self.driver
-            .failed(Waits, &config.policy, limit_of(config), &hooks, outcome, gave_up_below)
+            .failed(Waits, &policy, limit_of(config), &hooks, outcome, gave_up_below)
     }
 
     /// The attempt that just ended returned `response`, which the
@@ -382,6 +431,7 @@ where
             match retry.failed(outcome, below) {
                 Step::Return(result) => return Poll::Ready(result),
                 Step::Retry(wait) => {
+                    retry.waited = retry.waited.saturating_add(wait);
                     let pending = retry.timer.start(wait);
                     phase.set(Phase::Sleeping { pending });
                 }

@@ -56,7 +56,13 @@
 //!   type is not `Clone` does not get the layer (a compile error); buffer the
 //!   body first. [`Replay`] keeps a streaming body for replay up to a cap
 //!   (linkerd's lazy tee: each frame is sent at once and a reference-counted
-//!   clone kept); the layer does not use it yet.
+//!   clone kept); the gRPC layer uses it, this one not yet.
+//!
+//! gRPC (feature `grpc`): [`grpc::GrpcRetryLayer`] goes under any tonic
+//! client and retries as gRPC's own clients do, by the service config
+//! (per-method policies, Trailers-Only statuses, pushback, throttling, the
+//! deadline across attempts, streaming request bodies replayed up to a
+//! cap); it never retries a call whose response headers arrived.
 //!
 //! Other requests (a protocol of your own) are classified by a
 //! [`Classify`] of your own, given to [`RetryLayer::classify`]. With the
@@ -93,3 +99,4 @@ pub use self::http::HttpRetry;
 pub use self::layer::{NoTimeout, PerAttemptTimeout, RetryLayer, WithTimeout};
 pub use self::replay::{Replay, ReplayBody, ReplayError, ReplayLimits};
 pub use self::service::RetryService;
+pub use crate::run::hooks::Pushback;

@@ -564,6 +564,15 @@ impl<B: Body + Unpin> Replay<B> {
 }
 
 impl<B> Replay<B> {
+    /// Another handle on the same call's body (the gRPC layer keeps one in
+    /// the call and gives one to each attempt).
+    #[cfg(feature = "grpc")]
+    pub(crate) fn handle(&self) -> Self {
+        Replay {
+            state: Arc::clone(&self.state),
+        }
+    }
+
     /// Whether another attempt may still be made: nothing has gone past a
     /// cap, the body has not failed, the call is not committed.
     ///

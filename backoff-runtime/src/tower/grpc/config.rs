@@ -76,10 +76,25 @@ impl ServiceConfig {
     /// ```
     #[must_use]
     pub fn method_config(&self, path: &str) -> Option<&MethodConfig> {
-        self.methods
-            .get(path)
-            .or_else(|| service_of(path).and_then(|service| self.services.get(service)))
-            .or(self.every_method.as_ref())
+        lookup(&self.methods, &self.services, self.every_method.as_ref(), path)
+    }
+
+    /// The entries with `made` of each in place of the entry, found by path
+    /// as [`method_config`](Self::method_config) finds them.
+    pub(crate) fn map_entries<V>(&self, mut made: impl FnMut(&MethodConfig) -> V) -> ByPath<V> {
+        let mut map = |entries: &HashMap<String, MethodConfig>| {
+            entries
+                .iter()
+                .map(|(name, entry)| (name.clone(), made(entry)))
+                .collect::<HashMap<_, _>>()
+        };
+        let methods = map(&self.methods);
+        let services = map(&self.services);
+        ByPath {
+            methods,
+            services,
+            every_method: self.every_method.as_ref().map(made),
+        }
     }
 
     /// The retry policy of the request whose path is `path`: that of its
@@ -106,6 +121,37 @@ impl ServiceConfig {
     pub fn retry_throttling(&self) -> Option<&RetryThrottling> {
         self.throttling.as_ref()
     }
+}
+
+/// Values by the names of a service config's entries, found by path as
+/// [`ServiceConfig::method_config`] finds its entries.
+#[derive(Clone, Debug)]
+pub(crate) struct ByPath<V> {
+    methods: HashMap<String, V>,
+    services: HashMap<String, V>,
+    every_method: Option<V>,
+}
+
+impl<V> ByPath<V> {
+    /// The value of the entry that names `path`'s method, else its
+    /// service, else every method.
+    pub(crate) fn get(&self, path: &str) -> Option<&V> {
+        lookup(&self.methods, &self.services, self.every_method.as_ref(), path)
+    }
+}
+
+/// The entry of `path`: the one that names the method, else its service,
+/// else every method (gRPC's clients' order).
+fn lookup<'a, V>(
+    methods: &'a HashMap<String, V>,
+    services: &'a HashMap<String, V>,
+    every_method: Option<&'a V>,
+    path: &str,
+) -> Option<&'a V> {
+    methods
+        .get(path)
+        .or_else(|| service_of(path).and_then(|service| services.get(service)))
+        .or(every_method)
 }
 
 /// The service of a gRPC path: `package.Service` of `/package.Service/Method`.

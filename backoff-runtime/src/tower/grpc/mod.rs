@@ -45,11 +45,18 @@
 //! - `hedgingPolicy` (and every field not named above) is ignored.
 
 mod builder;
+mod call;
 mod codes;
 mod config;
 mod error;
 mod json;
+mod layer;
+mod rules;
+mod service;
+mod wire;
 
 pub use self::builder::{MethodConfigSpec, RetryPolicySpec, ServiceConfigBuilder};
 pub use self::config::{MethodConfig, RetryPolicy, RetryThrottling, ServiceConfig};
 pub use self::error::ConfigError;
+pub use self::layer::GrpcRetryLayer;
+pub use self::service::{GrpcResponseFuture, GrpcRetryService};

@@ -1,0 +1,213 @@
+//! One gRPC call as the retry loop sees it: the request it keeps
+//! ([`GrpcCall`]: the head, and the body kept for replay), the service
+//! that sends each attempt ([`Attempts`]: the body replayed, the answer
+//! judged as it arrives) and what a failed attempt is ([`Failure`]).
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll, ready};
+use core::time::Duration;
+
+use http::{Extensions, HeaderMap, Method, Request, Response, Uri, Version};
+use tonic::body::Body;
+use tonic::{Code, Status};
+use tower_service::Service;
+
+use super::wire;
+use crate::classify::tonic_errors::retry_info_delay;
+use crate::run::hooks::Pushback;
+use crate::tower::replay::Replay;
+
+/// The request of a call, kept by its future: each attempt is made from it.
+pub(crate) struct GrpcCall {
+    pub(crate) method: Method,
+    pub(crate) uri: Uri,
+    pub(crate) version: Version,
+    pub(crate) headers: HeaderMap,
+    pub(crate) extensions: Extensions,
+    pub(crate) body: CallBody,
+    /// The call's deadline from its start: the caller's `grpc-timeout`, or
+    /// the method's `timeout` (the shorter).
+    pub(crate) deadline: Option<Duration>,
+}
+
+/// A call's request body.
+pub(crate) enum CallBody {
+    /// Sent once: it could not be kept (its size hint is above the cap),
+    /// or the method is not retried.
+    Once(Body),
+    /// Kept for replay: each attempt reads it from its first byte.
+    Kept(Replay<Body>),
+    /// A body sent once already, asked for again: no attempt is sent (the
+    /// classification never retries a call whose body is not kept).
+    Spent,
+}
+
+impl GrpcCall {
+    /// The request of an attempt: the head as given (`headers`), and the
+    /// body (the original, or a replay of it, with the call's body kept
+    /// beside it); `None` when the body is no longer kept.
+    fn request(self) -> Option<Sent> {
+        let (body, replay) = match self.body {
+            CallBody::Once(body) => (body, None),
+            CallBody::Kept(replay) => (Body::new(replay.attempt()?), Some(replay)),
+            CallBody::Spent => return None,
+        };
+        let mut request = Request::new(body);
+        *request.method_mut() = self.method;
+        *request.uri_mut() = self.uri;
+        *request.version_mut() = self.version;
+        *request.headers_mut() = self.headers;
+        *request.extensions_mut() = self.extensions;
+        Some((request, replay))
+    }
+}
+
+/// An attempt's request, and the call's kept body when it has one.
+type Sent = (Request<Body>, Option<Replay<Body>>);
+
+/// The answer standing for an attempt that could not be sent.
+fn not_kept() -> Response<Body> {
+    Status::unavailable("the request body is no longer kept for a retry").into_http()
+}
+
+/// An attempt that failed: what it ended with, and whether the call may
+/// still be sent again (its body is kept: not past the cap, not committed).
+pub(crate) struct Failure<E> {
+    pub(crate) kind: FailureKind<E>,
+    pub(crate) replayable: bool,
+}
+
+/// What a failed attempt ended with.
+pub(crate) enum FailureKind<E> {
+    /// The inner service failed before any response (a transport error):
+    /// retried as `UNAVAILABLE`.
+    Transport(E),
+    /// A Trailers-Only response with a status other than `OK`.
+    Status {
+        response: Response<Body>,
+        code: Code,
+        pushback: Option<Pushback>,
+        retry_info: Option<Duration>,
+    },
+}
+
+impl<E> Failure<E> {
+    /// The status code the retry policy judges.
+    pub(crate) fn code(&self) -> Code {
+        match &self.kind {
+            FailureKind::Transport(_) => Code::Unavailable,
+            FailureKind::Status { code, .. } => *code,
+        }
+    }
+
+    /// What the caller gets when this failure ends the call: the inner
+    /// service's error, or the response as it came.
+    pub(crate) fn into_result(self) -> Result<Response<Body>, E> {
+        match self.kind {
+            FailureKind::Transport(error) => Err(error),
+            FailureKind::Status { response, .. } => Ok(response),
+        }
+    }
+}
+
+/// Sends each attempt of a call through the inner service (tonic's
+/// `Channel`, or any service of `http::Request<tonic::body::Body>`), and
+/// judges its answer when the response headers arrive.
+#[derive(Clone, Debug)]
+pub(crate) struct Attempts<S> {
+    pub(crate) inner: S,
+}
+
+impl<S> Service<GrpcCall> for Attempts<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>>,
+{
+    type Response = Response<Body>;
+    type Error = Failure<S::Error>;
+    type Future = AttemptFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Nothing was sent: the body is untouched.
+        self.inner.poll_ready(cx).map_err(|error| Failure {
+            kind: FailureKind::Transport(error),
+            replayable: true,
+        })
+    }
+
+    fn call(&mut self, call: GrpcCall) -> Self::Future {
+        match call.request() {
+            Some((request, replay)) => AttemptFuture::Sent {
+                response: self.inner.call(request),
+                replay,
+            },
+            None => AttemptFuture::Lost {
+                response: Some(not_kept()),
+            },
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// One attempt: the inner service's future, and the call's body (to
+    /// commit it, or to tell whether it can still be replayed).
+    #[project = AttemptProj]
+    pub(crate) enum AttemptFuture<F> {
+        Sent { #[pin] response: F, replay: Option<Replay<Body>> },
+        /// The body was no longer kept: no attempt was sent.
+        Lost { response: Option<Response<Body>> },
+    }
+}
+
+impl<F, E> Future for AttemptFuture<F>
+where
+    F: Future<Output = Result<Response<Body>, E>>,
+{
+    type Output = Result<Response<Body>, Failure<E>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (response, replay) = match self.project() {
+            AttemptProj::Sent { response, replay } => (response, replay),
+            AttemptProj::Lost { response } => {
+                let Some(response) = response.take() else {
+                    return Poll::Pending;
+                };
+                return Poll::Ready(Err(Failure {
+                    kind: FailureKind::Status {
+                        response,
+                        code: Code::Unavailable,
+                        pushback: None,
+                        retry_info: None,
+                    },
+                    replayable: false,
+                }));
+            }
+        };
+        let replayable = |replay: &Option<Replay<Body>>| replay.as_ref().is_some_and(Replay::is_replayable);
+        Poll::Ready(match ready!(response.poll(cx)) {
+            Err(error) => Err(Failure {
+                kind: FailureKind::Transport(error),
+                replayable: replayable(replay),
+            }),
+            Ok(response) => match wire::trailers_only_status(response.headers()) {
+                Some(status) if status.code() != Code::Ok => Err(Failure {
+                    replayable: replayable(replay),
+                    kind: FailureKind::Status {
+                        code: status.code(),
+                        pushback: wire::pushback(response.headers()),
+                        retry_info: retry_info_delay(&status),
+                        response,
+                    },
+                }),
+                _ => {
+                    // Response headers (or an OK): the call is committed,
+                    // and the body is no longer kept.
+                    if let Some(replay) = replay {
+                        replay.commit();
+                    }
+                    Ok(response)
+                }
+            },
+        })
+    }
+}

@@ -1,0 +1,197 @@
+//! [`GrpcRetryService`]: the service a [`GrpcRetryLayer`] makes, and
+//! [`GrpcResponseFuture`], one call through it.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll, ready};
+use std::sync::Arc;
+
+use http::{Request, Response};
+use tonic::body::Body;
+use tower_service::Service;
+
+use super::call::{Attempts, CallBody, Failure, GrpcCall};
+use super::layer::{GrpcRetryLayer, Methods};
+use super::rules::GrpcRules;
+use super::wire;
+use crate::tower::future::ResponseFuture;
+use crate::tower::replay::Replay;
+
+impl<S> tower_layer::Layer<S> for GrpcRetryLayer {
+    type Service = GrpcRetryService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        GrpcRetryService {
+            attempts: Attempts { inner },
+            methods: self.methods(),
+        }
+    }
+}
+
+/// The service a [`GrpcRetryLayer`] makes over a gRPC channel (tonic's
+/// `Channel`, or any `Service<http::Request<tonic::body::Body>>` answering
+/// `http::Response<tonic::body::Body>`): give it to a tonic client,
+/// `Client::new(service)`.
+///
+/// ```
+/// use backoff_runtime::tower::grpc::{GrpcRetryLayer, GrpcRetryService, ServiceConfig};
+/// use tower::Layer;
+///
+/// let channel = tower::service_fn(|_: http::Request<tonic::body::Body>| async {
+///     Ok::<_, std::io::Error>(http::Response::new(tonic::body::Body::empty()))
+/// });
+/// let service: GrpcRetryService<_> = GrpcRetryLayer::new(ServiceConfig::default()).layer(channel);
+/// # let _ = service;
+/// ```
+#[derive(Clone)]
+pub struct GrpcRetryService<S> {
+    attempts: Attempts<S>,
+    methods: Arc<Methods>,
+}
+
+impl<S: core::fmt::Debug> core::fmt::Debug for GrpcRetryService<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("GrpcRetryService")
+            .field("inner", &self.attempts.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> Service<Request<Body>> for GrpcRetryService<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>> + Clone,
+{
+    type Response = Response<Body>;
+    type Error = S::Error;
+    type Future = GrpcResponseFuture<S>;
+
+    #[inline]
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.attempts.inner.poll_ready(cx)
+    }
+
+    /// The call of `request`'s method: sent once when the method has no
+    /// `retryPolicy` (or its body is larger than the cap says up front),
+    /// else retried by the method's policy, the first attempt sent at once
+    /// through the inner service `poll_ready` made ready.
+    fn call(&mut self, mut request: Request<Body>) -> Self::Future {
+        let methods = &*self.methods;
+        let method = methods.by_path.get(request.uri().path());
+        let timeout = method.and_then(|method| method.timeout);
+        let asked = wire::read_timeout(request.headers());
+        if let (None, Some(timeout)) = (asked, timeout) {
+            request
+                .headers_mut()
+                .insert(wire::GRPC_TIMEOUT, wire::timeout_value(timeout));
+        }
+        let Some(retry) = method.and_then(|method| method.retry.as_ref()) else {
+            return GrpcResponseFuture {
+                answer: Answer::Once {
+                    response: self.attempts.inner.call(request),
+                },
+            };
+        };
+        let deadline = match (asked, timeout) {
+            (Some(asked), Some(timeout)) => Some(asked.min(timeout)),
+            (asked, timeout) => asked.or(timeout),
+        };
+        let (parts, body) = request.into_parts();
+        let body = match Replay::try_new(body, &methods.limits) {
+            Ok(replay) => CallBody::Kept(replay),
+            Err(body) => CallBody::Once(body),
+        };
+        let call = GrpcCall {
+            method: parts.method,
+            uri: parts.uri,
+            version: parts.version,
+            headers: parts.headers,
+            extensions: parts.extensions,
+            body,
+            deadline,
+        };
+        GrpcResponseFuture {
+            answer: Answer::Retried {
+                call: ResponseFuture::start(&mut self.attempts, retry, call),
+            },
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A call: sent once, or retried.
+    #[project = AnswerProj]
+    enum Answer<S>
+    where
+        S: Service<Request<Body>, Response = Response<Body>>,
+        S: Clone,
+    {
+        Once { #[pin] response: S::Future },
+        Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, GrpcRules> },
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a [`GrpcRetryService`] call: a named type (no box per
+    /// call), `Send` when the inner service and its future are, so the
+    /// layered channel works behind tower's `Buffer` and from spawned
+    /// tasks. It ends with the last attempt's response (a failed status
+    /// stays in it, as the server sent it, for the client to read) or the
+    /// inner service's error.
+    ///
+    /// ```
+    /// use backoff_runtime::tower::grpc::{GrpcResponseFuture, GrpcRetryLayer, ServiceConfig};
+    /// use tower::{Layer, Service, ServiceExt};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let channel = tower::service_fn(|_: http::Request<tonic::body::Body>| async {
+    ///     Ok::<_, std::io::Error>(http::Response::new(tonic::body::Body::empty()))
+    /// });
+    /// let mut service = GrpcRetryLayer::new(ServiceConfig::default()).layer(channel);
+    /// let request = http::Request::post("/a.B/C").body(tonic::body::Body::empty()).unwrap();
+    /// let future = service.ready().await.unwrap().call(request);
+    /// fn is_send<F: Send>(_: &F) {}
+    /// is_send(&future);
+    /// assert_eq!(future.await.unwrap().status(), 200);
+    /// # }
+    /// ```
+    pub struct GrpcResponseFuture<S>
+    where
+        S: Service<Request<Body>, Response = Response<Body>>,
+        S: Clone,
+    {
+        #[pin]
+        answer: Answer<S>,
+    }
+}
+
+impl<S> core::fmt::Debug for GrpcResponseFuture<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>> + Clone,
+{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("GrpcResponseFuture")
+            .field("retried", &matches!(self.answer, Answer::Retried { .. }))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> Future for GrpcResponseFuture<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>> + Clone,
+{
+    type Output = Result<Response<Body>, S::Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().answer.project() {
+            AnswerProj::Once { response } => response.poll(cx),
+            AnswerProj::Retried { mut call } => {
+                let result = ready!(call.as_mut().poll(cx));
+                if let Some((request, retries, delay)) = call.retried() {
+                    crate::observe::metrics::grpc_call(request.uri.path(), retries, delay);
+                }
+                Poll::Ready(result.or_else(Failure::into_result))
+            }
+        }
+    }
+}

@@ -1,0 +1,822 @@
+//! The gRPC layer (`tower::grpc::GrpcRetryLayer`) under tonic's generic
+//! client, against a real tonic server on loopback whose answers are
+//! planned per method: a hand-written service (messages by `prost` derive,
+//! gRPC's framing by hand, no protoc), so that a test chooses exactly what
+//! the wire carries: a Trailers-Only status, response headers then a status
+//! in the trailers, the server's pushback, a `RetryInfo`, an answer before
+//! the request stream ends, an answer that never comes. Tokio's clock is
+//! paused: every wait is measured on it, none is waited for.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use backoff_runtime::tower::ReplayLimits;
+use backoff_runtime::tower::grpc::{GrpcRetryLayer, ServiceConfig};
+use backoff_runtime::{RetryThrottle, StopReason};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use http::{HeaderMap, HeaderValue};
+use http_body::Frame;
+use http_body_util::{BodyExt, StreamBody};
+use prost::Message as _;
+use tokio::time::Instant;
+use tonic::body::Body;
+use tonic::client::Grpc;
+use tonic::codegen::http::uri::PathAndQuery;
+use tonic::server::NamedService;
+use tonic::transport::{Channel, Server};
+use tonic::{Code, Request, Status};
+use tonic_prost::ProstCodec;
+use tonic_types::{ErrorDetails, StatusExt};
+use tower::{Layer, Service};
+
+/// The one message type: a number.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Num {
+    #[prost(uint64, tag = "1")]
+    pub value: u64,
+}
+
+/// What the server does with one attempt of a method.
+#[derive(Clone)]
+enum Plan {
+    /// A Trailers-Only answer at once: this status, with these extra
+    /// headers (a pushback).
+    Refuse(Status, Vec<(&'static str, &'static str)>),
+    /// Reads the first request message, then a Trailers-Only `UNAVAILABLE`
+    /// while the request stream is still open.
+    RefuseAfterFirst,
+    /// Response headers, these messages, then this status in the trailers.
+    Stream(Vec<u64>, Code),
+    /// Never answers; the flag turns true when the attempt is cancelled.
+    Hang(Arc<AtomicBool>),
+}
+
+/// What the server saw of one attempt.
+#[derive(Clone, Debug)]
+struct Seen {
+    at: Instant,
+    headers: HeaderMap,
+    /// The request messages it read (all of them, when it answered OK).
+    values: Vec<u64>,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<String> {
+        self.headers.get(name).map(|value| value.to_str().unwrap().to_owned())
+    }
+
+    /// Its `grpc-timeout`, in microseconds.
+    fn timeout_micros(&self) -> u64 {
+        let value = self.header("grpc-timeout").expect("the attempt carries a grpc-timeout");
+        let (digits, unit) = value.split_at(value.len() - 1);
+        let count: u64 = digits.parse().unwrap();
+        match unit {
+            "n" => count / 1000,
+            "u" => count,
+            "m" => count * 1000,
+            "S" => count * 1_000_000,
+            other => panic!("unit {other}"),
+        }
+    }
+}
+
+/// A gRPC service whose answers are planned per method path: the planned
+/// answers in order, then the sum of the request's messages, `OK`.
+#[derive(Clone, Default)]
+struct Planned {
+    plans: Arc<Mutex<HashMap<String, VecDeque<Plan>>>>,
+    seen: Arc<Mutex<HashMap<String, Vec<Seen>>>>,
+}
+
+impl NamedService for Planned {
+    const NAME: &'static str = "test.Planned";
+}
+
+impl Planned {
+    fn plan(&self, path: &str, plans: Vec<Plan>) {
+        self.plans.lock().unwrap().insert(path.to_owned(), plans.into());
+    }
+
+    fn seen(&self, path: &str) -> Vec<Seen> {
+        self.seen.lock().unwrap().get(path).cloned().unwrap_or_default()
+    }
+
+    fn attempts(&self, path: &str) -> usize {
+        self.seen(path).len()
+    }
+
+    fn record(&self, path: &str, seen: Seen) -> usize {
+        let mut all = self.seen.lock().unwrap();
+        let list = all.entry(path.to_owned()).or_default();
+        list.push(seen);
+        list.len() - 1
+    }
+
+    fn update(&self, path: &str, index: usize, values: Vec<u64>) {
+        self.seen.lock().unwrap().get_mut(path).unwrap()[index].values = values;
+    }
+
+    async fn answer(self, request: http::Request<Body>) -> http::Response<Body> {
+        let path = request.uri().path().to_owned();
+        let (parts, mut body) = request.into_parts();
+        let index = self.record(
+            &path,
+            Seen {
+                at: Instant::now(),
+                headers: parts.headers,
+                values: Vec::new(),
+            },
+        );
+        let plan = self.plans.lock().unwrap().get_mut(&path).and_then(VecDeque::pop_front);
+        match plan {
+            Some(Plan::Refuse(status, extra)) => {
+                let mut response = status.into_http::<Body>();
+                for (name, value) in extra {
+                    response.headers_mut().append(name, HeaderValue::from_static(value));
+                }
+                response
+            }
+            Some(Plan::RefuseAfterFirst) => {
+                let mut reader = Messages::default();
+                let first = reader.next(&mut body).await;
+                self.update(&path, index, first.into_iter().collect());
+                Status::unavailable("answered before the request ended").into_http()
+            }
+            Some(Plan::Stream(values, code)) => streamed(values, Status::new(code, "planned")),
+            Some(Plan::Hang(cancelled)) => {
+                let _guard = OnDrop(cancelled);
+                std::future::pending::<()>().await;
+                unreachable!()
+            }
+            None => {
+                let mut reader = Messages::default();
+                let mut values = Vec::new();
+                while let Some(value) = reader.next(&mut body).await {
+                    values.push(value);
+                }
+                self.update(&path, index, values.clone());
+                streamed(vec![values.iter().sum()], Status::ok(""))
+            }
+        }
+    }
+}
+
+/// Sets its flag when dropped: the server's attempt was cancelled.
+struct OnDrop(Arc<AtomicBool>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A response: headers, `values` as messages, `status` in the trailers.
+fn streamed(values: Vec<u64>, status: Status) -> http::Response<Body> {
+    let mut trailers = HeaderMap::new();
+    status.add_header(&mut trailers).unwrap();
+    let frames: Vec<Result<Frame<Bytes>, Status>> = values
+        .into_iter()
+        .map(|value| Ok(Frame::data(framed(value))))
+        .chain([Ok(Frame::trailers(trailers))])
+        .collect();
+    let body = StreamBody::new(futures_util::stream::iter(frames));
+    http::Response::builder()
+        .header("content-type", "application/grpc")
+        .body(Body::new(body))
+        .unwrap()
+}
+
+/// One gRPC message frame: uncompressed, its length, the message.
+fn framed(value: u64) -> Bytes {
+    let message = Num { value }.encode_to_vec();
+    let mut frame = BytesMut::with_capacity(5 + message.len());
+    frame.put_u8(0);
+    frame.put_u32(message.len() as u32);
+    frame.put_slice(&message);
+    frame.freeze()
+}
+
+/// Reads gRPC message frames from a request body.
+#[derive(Default)]
+struct Messages {
+    buffer: BytesMut,
+}
+
+impl Messages {
+    /// The next message's value, or `None` at the end of the body.
+    async fn next(&mut self, body: &mut Body) -> Option<u64> {
+        loop {
+            if self.buffer.len() >= 5 {
+                let len = u32::from_be_bytes(self.buffer[1..5].try_into().unwrap()) as usize;
+                if self.buffer.len() >= 5 + len {
+                    self.buffer.advance(5);
+                    let message = self.buffer.split_to(len);
+                    return Some(Num::decode(message.freeze()).unwrap().value);
+                }
+            }
+            let frame = body.frame().await?.ok()?;
+            if let Ok(data) = frame.into_data() {
+                self.buffer.extend_from_slice(&data);
+            }
+        }
+    }
+}
+
+impl Service<http::Request<Body>> for Planned {
+    type Response = http::Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<http::Response<Body>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+        let planned = self.clone();
+        Box::pin(async move { Ok(planned.answer(request).await) })
+    }
+}
+
+const UNARY: &str = "/test.Planned/Unary";
+const UPLOAD: &str = "/test.Planned/Upload";
+const WATCH: &str = "/test.Planned/Watch";
+
+/// The server on loopback, and a channel to it.
+async fn start() -> (Planned, Channel) {
+    let planned = Planned::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let service = planned.clone();
+    tokio::spawn(async move {
+        Server::builder()
+            .add_service(service)
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
+            .await
+            .unwrap();
+    });
+    let channel = Channel::from_shared(url).unwrap().connect().await.unwrap();
+    (planned, channel)
+}
+
+/// A config retrying every method of `test.Planned` by this policy.
+fn config(policy: &str) -> ServiceConfig {
+    ServiceConfig::from_json(&format!(
+        r#"{{"methodConfig": [{{"name": [{{"service": "test.Planned"}}], "retryPolicy": {policy}}}]}}"#
+    ))
+    .unwrap()
+}
+
+/// Up to 5 attempts, 100 ms to 1 s, retrying `UNAVAILABLE`.
+const UNAVAILABLE_5: &str = r#"{"maxAttempts": 5, "initialBackoff": "0.1s", "maxBackoff": "1s",
+    "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}"#;
+
+/// Why the layer's calls gave up, in order.
+#[derive(Clone, Default)]
+struct GaveUp(Arc<Mutex<Vec<StopReason>>>);
+
+impl GaveUp {
+    fn hook(&self) -> impl Fn(&backoff_runtime::GiveUp) + Send + Sync + 'static {
+        let reasons = Arc::clone(&self.0);
+        move |give_up| reasons.lock().unwrap().push(give_up.reason())
+    }
+
+    fn reasons(&self) -> Vec<StopReason> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+async fn unary<T>(client: &mut Grpc<T>, path: &'static str, value: u64) -> Result<u64, Status>
+where
+    T: tonic::client::GrpcService<Body>,
+    T::Error: Into<tonic::codegen::StdError>,
+    T::ResponseBody: http_body::Body<Data = Bytes> + Send + 'static,
+    <T::ResponseBody as http_body::Body>::Error: Into<tonic::codegen::StdError>,
+{
+    client
+        .ready()
+        .await
+        .map_err(|error| Status::unknown(error.into().to_string()))?;
+    let codec = ProstCodec::<Num, Num>::default();
+    let response = client
+        .unary(Request::new(Num { value }), PathAndQuery::from_static(path), codec)
+        .await?;
+    Ok(response.into_inner().value)
+}
+
+async fn upload<T>(
+    client: &mut Grpc<T>,
+    values: impl futures_util::Stream<Item = Num> + Send + 'static,
+) -> Result<u64, Status>
+where
+    T: tonic::client::GrpcService<Body>,
+    T::Error: Into<tonic::codegen::StdError>,
+    T::ResponseBody: http_body::Body<Data = Bytes> + Send + 'static,
+    <T::ResponseBody as http_body::Body>::Error: Into<tonic::codegen::StdError>,
+{
+    client
+        .ready()
+        .await
+        .map_err(|error| Status::unknown(error.into().to_string()))?;
+    let codec = ProstCodec::<Num, Num>::default();
+    let response = client
+        .client_streaming(Request::new(values), PathAndQuery::from_static(UPLOAD), codec)
+        .await?;
+    Ok(response.into_inner().value)
+}
+
+fn nums(values: impl IntoIterator<Item = u64>) -> impl futures_util::Stream<Item = Num> + Send + 'static {
+    let values: Vec<Num> = values.into_iter().map(|value| Num { value }).collect();
+    futures_util::stream::iter(values)
+}
+
+fn refuse(code: Code) -> Plan {
+    Plan::Refuse(Status::new(code, "planned"), Vec::new())
+}
+
+fn pushback(millis: &'static str) -> Plan {
+    Plan::Refuse(
+        Status::unavailable("pushed back"),
+        vec![("grpc-retry-pushback-ms", millis)],
+    )
+}
+
+/// The gaps between the attempts the server saw.
+fn gaps(seen: &[Seen]) -> Vec<Duration> {
+    seen.windows(2).map(|pair| pair[1].at - pair[0].at).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn trailers_only_unavailable_twice_then_ok() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable), refuse(Code::Unavailable)]);
+    let gave_up = GaveUp::default();
+    let layer = GrpcRetryLayer::new(config(UNAVAILABLE_5)).on_give_up(gave_up.hook());
+    let mut client = Grpc::new(layer.layer(channel));
+    assert_eq!(unary(&mut client, UNARY, 7).await.unwrap(), 7);
+    let seen = server.seen(UNARY);
+    assert_eq!(seen.len(), 3);
+    assert!(
+        seen.iter()
+            .all(|attempt| attempt.values == [7] || attempt.values.is_empty())
+    );
+    assert_eq!(seen[2].values, [7], "the last attempt sent the whole request");
+    // A6's schedule: 100 ms, then 200 ms, each ±20%.
+    let gaps = gaps(&seen);
+    assert!(
+        (Duration::from_millis(80)..=Duration::from_millis(120)).contains(&gaps[0]),
+        "{gaps:?}"
+    );
+    assert!(
+        (Duration::from_millis(160)..=Duration::from_millis(240)).contains(&gaps[1]),
+        "{gaps:?}"
+    );
+    assert!(gave_up.reasons().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_retry_carries_grpc_previous_rpc_attempts() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable), refuse(Code::Unavailable)]);
+    let mut client = Grpc::new(GrpcRetryLayer::new(config(UNAVAILABLE_5)).layer(channel));
+    unary(&mut client, UNARY, 1).await.unwrap();
+    let previous: Vec<Option<String>> = server
+        .seen(UNARY)
+        .iter()
+        .map(|attempt| attempt.header("grpc-previous-rpc-attempts"))
+        .collect();
+    assert_eq!(previous, [None, Some("1".into()), Some("2".into())]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn at_most_max_attempts_then_the_last_status() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable); 10]);
+    let gave_up = GaveUp::default();
+    let config = config(
+        r#"{"maxAttempts": 9, "initialBackoff": "0.01s", "maxBackoff": "0.1s",
+            "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}"#,
+    );
+    let layer = GrpcRetryLayer::new(config).on_give_up(gave_up.hook());
+    let mut client = Grpc::new(layer.layer(channel));
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    assert_eq!(server.attempts(UNARY), 5, "maxAttempts 9 is capped at 5");
+    assert_eq!(gave_up.reasons(), [StopReason::Exhausted]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_status_not_in_the_policy_is_not_retried() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::InvalidArgument)]);
+    let gave_up = GaveUp::default();
+    let layer = GrpcRetryLayer::new(config(UNAVAILABLE_5)).on_give_up(gave_up.hook());
+    let mut client = Grpc::new(layer.layer(channel));
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::InvalidArgument
+    );
+    assert_eq!(server.attempts(UNARY), 1);
+    assert_eq!(gave_up.reasons(), [StopReason::Permanent]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn headers_then_unavailable_in_the_trailers_is_committed() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![Plan::Stream(vec![], Code::Unavailable)]);
+    let mut client = Grpc::new(GrpcRetryLayer::new(config(UNAVAILABLE_5)).layer(channel));
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    assert_eq!(server.attempts(UNARY), 1, "response headers committed the call");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pushback_of_zero_retries_at_once() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![pushback("0")]);
+    // A scheduled wait would be 10 s.
+    let config = config(
+        r#"{"maxAttempts": 3, "initialBackoff": "10s", "maxBackoff": "10s",
+            "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]}"#,
+    );
+    let mut client = Grpc::new(GrpcRetryLayer::new(config).layer(channel));
+    assert_eq!(unary(&mut client, UNARY, 3).await.unwrap(), 3);
+    let seen = server.seen(UNARY);
+    assert_eq!(seen.len(), 2);
+    assert!(gaps(&seen)[0] < Duration::from_millis(5), "{:?}", gaps(&seen));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pushback_waits_exactly_its_value_then_the_backoff_restarts() {
+    let (server, channel) = start().await;
+    server.plan(
+        UNARY,
+        vec![refuse(Code::Unavailable), pushback("300"), refuse(Code::Unavailable)],
+    );
+    // The schedule: 1 s, then 10 s, each ±20%. After the 300 ms pushback
+    // it starts again: 1 s, not 10 s.
+    let config = config(
+        r#"{"maxAttempts": 5, "initialBackoff": "1s", "maxBackoff": "20s",
+            "backoffMultiplier": 10, "retryableStatusCodes": ["UNAVAILABLE"]}"#,
+    );
+    let mut client = Grpc::new(GrpcRetryLayer::new(config).layer(channel));
+    assert_eq!(unary(&mut client, UNARY, 3).await.unwrap(), 3);
+    let gaps = gaps(&server.seen(UNARY));
+    assert_eq!(gaps.len(), 3);
+    assert!(
+        (Duration::from_millis(800)..=Duration::from_millis(1200)).contains(&gaps[0]),
+        "{gaps:?}"
+    );
+    assert!(
+        (Duration::from_millis(300)..Duration::from_millis(305)).contains(&gaps[1]),
+        "exactly the pushback, no jitter: {gaps:?}"
+    );
+    assert!(
+        (Duration::from_millis(800)..=Duration::from_millis(1200)).contains(&gaps[2]),
+        "the backoff restarted from initialBackoff (not 10 s): {gaps:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pushback_above_max_backoff_is_waited_in_full() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![pushback("300")]);
+    let config = config(
+        r#"{"maxAttempts": 2, "initialBackoff": "0.01s", "maxBackoff": "0.05s",
+            "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}"#,
+    );
+    let mut client = Grpc::new(GrpcRetryLayer::new(config).layer(channel));
+    assert_eq!(unary(&mut client, UNARY, 3).await.unwrap(), 3);
+    let gaps = gaps(&server.seen(UNARY));
+    assert!(
+        (Duration::from_millis(300)..Duration::from_millis(305)).contains(&gaps[0]),
+        "{gaps:?}"
+    );
+}
+
+/// A pushback that says not to retry ends the call, and the throttle counts
+/// it as a failure.
+async fn refused_by(value: &'static str) {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![pushback(value)]);
+    let throttle = Arc::new(RetryThrottle::new(10, 0.1));
+    let gave_up = GaveUp::default();
+    let layer = GrpcRetryLayer::new(config(UNAVAILABLE_5))
+        .throttle(Arc::clone(&throttle))
+        .on_give_up(gave_up.hook());
+    let mut client = Grpc::new(layer.layer(channel));
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    assert_eq!(server.attempts(UNARY), 1, "pushback {value:?}: not retried");
+    assert_eq!(gave_up.reasons(), [StopReason::Permanent]);
+    assert_eq!(throttle.tokens_value(), 9.0, "pushback {value:?} counts as a failure");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_negative_pushback_stops() {
+    refused_by("-1").await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pushback_that_is_not_a_number_stops() {
+    refused_by("abc").await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_info_on_resource_exhausted_is_the_wait() {
+    let (server, channel) = start().await;
+    let exhausted = Status::with_error_details(
+        Code::ResourceExhausted,
+        "quota",
+        ErrorDetails::with_retry_info(Some(Duration::from_secs(2))),
+    );
+    let too_long = Status::with_error_details(
+        Code::ResourceExhausted,
+        "quota",
+        ErrorDetails::with_retry_info(Some(Duration::from_secs(60))),
+    );
+    server.plan(
+        UNARY,
+        vec![Plan::Refuse(exhausted, Vec::new()), Plan::Refuse(too_long, Vec::new())],
+    );
+    let gave_up = GaveUp::default();
+    let config = config(
+        r#"{"maxAttempts": 5, "initialBackoff": "0.01s", "maxBackoff": "5s",
+            "backoffMultiplier": 2, "retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}"#,
+    );
+    let layer = GrpcRetryLayer::new(config).on_give_up(gave_up.hook());
+    let mut client = Grpc::new(layer.layer(channel));
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::ResourceExhausted
+    );
+    let gaps = gaps(&server.seen(UNARY));
+    assert_eq!(
+        gaps.len(),
+        1,
+        "the 60 s RetryInfo is above maxBackoff: no retry after it"
+    );
+    assert!(
+        (Duration::from_secs(2)..Duration::from_millis(2005)).contains(&gaps[0]),
+        "{gaps:?}"
+    );
+    assert_eq!(gave_up.reasons(), [StopReason::HintAboveCap]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_throttle_is_shared_by_two_clients() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable); 10]);
+    let gave_up = GaveUp::default();
+    let config = ServiceConfig::from_json(&format!(
+        r#"{{"methodConfig": [{{"name": [{{"service": "test.Planned"}}], "retryPolicy": {UNAVAILABLE_5}}}],
+            "retryThrottling": {{"maxTokens": 4, "tokenRatio": 0.5}}}}"#
+    ))
+    .unwrap();
+    let layer = GrpcRetryLayer::new(config).on_give_up(gave_up.hook());
+    let mut first = Grpc::new(layer.layer(channel.clone()));
+    let mut second = Grpc::new(layer.layer(channel));
+    // 4 tokens: the first failure leaves 3 (above 2: retried), the second 2.
+    assert_eq!(unary(&mut first, UNARY, 1).await.unwrap_err().code(), Code::Unavailable);
+    assert_eq!(server.attempts(UNARY), 2);
+    // The second client's first failure finds the bucket at 2: no retry.
+    assert_eq!(
+        unary(&mut second, UNARY, 1).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    assert_eq!(server.attempts(UNARY), 3);
+    assert_eq!(gave_up.reasons(), [StopReason::Budget, StopReason::Budget]);
+    // Successes refill it for both: 1 token, and 0.5 for each of 5.
+    server.plan(UNARY, vec![]);
+    for _ in 0..5 {
+        unary(&mut second, UNARY, 1).await.unwrap();
+    }
+    server.plan(UNARY, vec![refuse(Code::Unavailable)]);
+    assert_eq!(unary(&mut first, UNARY, 5).await.unwrap(), 5, "retried again");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_stream_under_the_cap_is_replayed() {
+    let (server, channel) = start().await;
+    server.plan(UPLOAD, vec![refuse(Code::Unavailable)]);
+    let limits = ReplayLimits::new().per_call(64);
+    let layer = GrpcRetryLayer::new(config(UNAVAILABLE_5)).replay_limits(limits.clone());
+    let mut client = Grpc::new(layer.layer(channel));
+    assert_eq!(upload(&mut client, nums([1, 2, 3, 4])).await.unwrap(), 10);
+    let seen = server.seen(UPLOAD);
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[1].values, [1, 2, 3, 4]);
+    assert_eq!(limits.reserved_value(), 0, "the kept bytes are given back");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_stream_over_the_cap_is_sent_once() {
+    let (server, channel) = start().await;
+    server.plan(UPLOAD, vec![Plan::RefuseAfterFirst]);
+    // Each message is 7 bytes on the wire (5 of framing, 2 of message).
+    let layer = GrpcRetryLayer::new(config(UNAVAILABLE_5)).replay_limits(ReplayLimits::new().per_call(10));
+    let mut client = Grpc::new(layer.layer(channel));
+    let error = upload(&mut client, nums([1, 2, 3, 4])).await.unwrap_err();
+    assert_eq!(error.code(), Code::Unavailable);
+    assert_eq!(server.attempts(UPLOAD), 1, "past the cap: not retried");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_before_the_request_stream_ends_is_retried_with_the_whole_stream() {
+    let (server, channel) = start().await;
+    server.plan(UPLOAD, vec![Plan::RefuseAfterFirst]);
+    let mut client = Grpc::new(GrpcRetryLayer::new(config(UNAVAILABLE_5)).layer(channel));
+    // The caller's messages come one every 50 ms.
+    let slow = futures_util::stream::unfold(1u64, |value| async move {
+        if value > 4 {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Some((Num { value }, value + 1))
+    });
+    assert_eq!(upload(&mut client, slow).await.unwrap(), 10);
+    let seen = server.seen(UPLOAD);
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].values, [1], "the server answered after the first message");
+    assert_eq!(seen[1].values, [1, 2, 3, 4], "every message once, in order");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_caller_s_deadline_bounds_every_attempt() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable); 10]);
+    let gave_up = GaveUp::default();
+    // Waits of 400 ms ±20%: two fit in the caller's 1 s, a third never does.
+    let config = config(
+        r#"{"maxAttempts": 5, "initialBackoff": "0.4s", "maxBackoff": "0.4s",
+            "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]}"#,
+    );
+    let layer = GrpcRetryLayer::new(config).on_give_up(gave_up.hook());
+    let mut client = Grpc::new(layer.layer(channel));
+    client.ready().await.unwrap();
+    let mut request = Request::new(Num { value: 1 });
+    request.set_timeout(Duration::from_secs(1));
+    let started = Instant::now();
+    let error = client
+        .unary(
+            request,
+            PathAndQuery::from_static(UNARY),
+            ProstCodec::<Num, Num>::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Code::Unavailable);
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "no wait passes the deadline"
+    );
+    let seen = server.seen(UNARY);
+    assert_eq!(seen.len(), 3);
+    assert_eq!(gave_up.reasons(), [StopReason::Deadline]);
+    for attempt in &seen {
+        // What is left, as the attempt's grpc-timeout, plus what passed: the one deadline.
+        let passed = (attempt.at - seen[0].at).as_micros() as u64;
+        let total = attempt.timeout_micros() + passed;
+        assert!((995_000..=1_000_000).contains(&total), "{total} µs");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_method_s_timeout_is_the_deadline_when_the_caller_sets_none() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable)]);
+    let config = ServiceConfig::from_json(&format!(
+        r#"{{"methodConfig": [{{"name": [{{"service": "test.Planned"}}], "timeout": "2s", "retryPolicy": {UNAVAILABLE_5}}}]}}"#
+    ))
+    .unwrap();
+    let mut client = Grpc::new(GrpcRetryLayer::new(config).layer(channel));
+    unary(&mut client, UNARY, 1).await.unwrap();
+    let seen = server.seen(UNARY);
+    assert_eq!(seen.len(), 2);
+    assert!((1_995_000..=2_000_000).contains(&seen[0].timeout_micros()));
+    let passed = (seen[1].at - seen[0].at).as_micros() as u64;
+    assert!((1_995_000..=2_000_000).contains(&(seen[1].timeout_micros() + passed)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_stream_is_committed_at_its_first_message() {
+    let (server, channel) = start().await;
+    server.plan(WATCH, vec![Plan::Stream(vec![5], Code::Unavailable)]);
+    let mut client = Grpc::new(GrpcRetryLayer::new(config(UNAVAILABLE_5)).layer(channel));
+    client.ready().await.unwrap();
+    let response = client
+        .server_streaming(
+            Request::new(Num { value: 1 }),
+            PathAndQuery::from_static(WATCH),
+            ProstCodec::<Num, Num>::default(),
+        )
+        .await
+        .unwrap();
+    let mut stream = response.into_inner();
+    assert_eq!(stream.message().await.unwrap().unwrap().value, 5);
+    assert_eq!(stream.message().await.unwrap_err().code(), Code::Unavailable);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(server.attempts(WATCH), 1, "committed: never retried");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_call_stops() {
+    let (server, channel) = start().await;
+    let cancelled = Arc::new(AtomicBool::new(false));
+    server.plan(UNARY, vec![Plan::Hang(Arc::clone(&cancelled))]);
+    let mut client = Grpc::new(GrpcRetryLayer::new(config(UNAVAILABLE_5)).layer(channel.clone()));
+    let call = tokio::time::timeout(Duration::from_secs(1), unary(&mut client, UNARY, 1)).await;
+    assert!(call.is_err(), "the call was still running, and is dropped");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(cancelled.load(Ordering::SeqCst), "the attempt in flight is cancelled");
+
+    // Dropped while waiting: no attempt follows.
+    let slow = config(
+        r#"{"maxAttempts": 5, "initialBackoff": "10s", "maxBackoff": "10s",
+            "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]}"#,
+    );
+    server.plan(WATCH, vec![refuse(Code::Unavailable); 3]);
+    let mut client = Grpc::new(GrpcRetryLayer::new(slow).layer(channel));
+    let call = tokio::time::timeout(Duration::from_secs(1), unary(&mut client, WATCH, 1)).await;
+    assert!(call.is_err());
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(server.attempts(WATCH), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_buffered_layered_channel_serves_fifty_spawned_tasks() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable); 50]);
+    let successes = Arc::new(AtomicU32::new(0));
+    let counter = Arc::clone(&successes);
+    let layer = GrpcRetryLayer::new(config(UNAVAILABLE_5)).on_success(move |_| {
+        counter.fetch_add(1, Ordering::SeqCst);
+    });
+    let buffered = tower::buffer::Buffer::new(layer.layer(channel), 64);
+    let tasks: Vec<_> = (0..50u64)
+        .map(|value| {
+            let mut client = Grpc::new(buffered.clone());
+            tokio::spawn(async move { unary(&mut client, UNARY, value).await })
+        })
+        .collect();
+    for (value, task) in (0..50u64).zip(tasks) {
+        assert_eq!(task.await.unwrap().unwrap(), value);
+    }
+    assert_eq!(server.attempts(UNARY), 100, "each call failed once, then succeeded");
+    assert_eq!(successes.load(Ordering::SeqCst), 50);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_config_with_two_method_entries_and_a_service_default() {
+    let (server, channel) = start().await;
+    let config = ServiceConfig::from_json(
+        r#"{"methodConfig": [
+            {"name": [{"service": "test.Planned", "method": "Unary"}],
+             "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.01s", "maxBackoff": "0.1s",
+                             "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}},
+            {"name": [{"service": "test.Planned", "method": "Upload"}], "timeout": "5s"},
+            {"name": [{"service": "test.Planned"}],
+             "retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.01s", "maxBackoff": "0.1s",
+                             "backoffMultiplier": 2, "retryableStatusCodes": ["ABORTED"]}}
+        ]}"#,
+    )
+    .unwrap();
+    let mut client = Grpc::new(GrpcRetryLayer::new(config).layer(channel));
+    // Its own entry: 2 attempts, UNAVAILABLE only.
+    server.plan(UNARY, vec![refuse(Code::Unavailable); 5]);
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    assert_eq!(server.attempts(UNARY), 2);
+    // Its own entry, no retryPolicy: sent once, with the entry's timeout.
+    server.plan(UPLOAD, vec![refuse(Code::Aborted)]);
+    assert_eq!(upload(&mut client, nums([1])).await.unwrap_err().code(), Code::Aborted);
+    assert_eq!(server.attempts(UPLOAD), 1);
+    assert_eq!(
+        server.seen(UPLOAD)[0].header("grpc-timeout").as_deref(),
+        Some("5000000u")
+    );
+    // The service's default: ABORTED, 4 attempts; UNAVAILABLE not retried.
+    const OTHER: &str = "/test.Planned/Other";
+    server.plan(OTHER, vec![refuse(Code::Aborted); 5]);
+    assert_eq!(unary(&mut client, OTHER, 1).await.unwrap_err().code(), Code::Aborted);
+    assert_eq!(server.attempts(OTHER), 4);
+    server.plan(WATCH, vec![refuse(Code::Unavailable)]);
+    assert_eq!(
+        unary(&mut client, WATCH, 1).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    assert_eq!(server.attempts(WATCH), 1);
+}
