@@ -7,6 +7,7 @@
 #   bash scripts/compile_cost.sh              # dev and release profiles, 3 rebuilds each
 #   PROFILES=dev RUNS=5 bash scripts/compile_cost.sh
 #   MACRO_OPT=3 bash scripts/compile_cost.sh  # proc-macros and build scripts built with opt-level 3
+#   MEASURE=instructions bash scripts/compile_cost.sh  # instructions (cachegrind) instead of seconds
 #
 # The crates are generated into target/compile-cost/{annotated,handwritten},
 # each with its own target dir. Each is built once (dependencies, including
@@ -27,6 +28,13 @@ N=${N:-100} # functions per kind (sync, async) in each crate
 # (build-override opt-level 0); MACRO_OPT shows how much of the annotated
 # crate's time is the macro itself.
 MACRO_OPT=${MACRO_OPT:-}
+# MEASURE=instructions: count the rebuild's instructions (valgrind's
+# cachegrind over cargo and the rustc it runs, in millions) instead of its
+# time: the same on every run, on a loaded machine too (and about 50 times
+# slower to measure).
+MEASURE=${MEASURE:-time}
+unit=s
+[ "$MEASURE" = instructions ] && unit="M instr"
 
 manifest() { # name
     cat <<TOML
@@ -190,19 +198,26 @@ for profile in $PROFILES; do
         times=()
         for _ in $(seq 1 "$RUNS"); do
             touch "$dir/src/lib.rs"
+            if [ "$MEASURE" = instructions ]; then
+                # Instructions of rustc (and cargo) counted by cachegrind, in millions.
+                times+=("$(cd "$dir" && valgrind --tool=cachegrind --cache-sim=no --trace-children=yes \
+                    --cachegrind-out-file=/dev/null cargo build --quiet --profile "$profile" 2>&1 >/dev/null |
+                    awk '/I *refs:/ { gsub(",", "", $NF); total += $NF } END { printf "%.0f", total / 1e6 }')")
+                continue
+            fi
             start=$(now)
             (cd "$dir" && cargo build --quiet --profile "$profile")
             times+=("$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }')")
         done
         secs[$profile/$kind]=$(printf '%s\n' "${times[@]}" | median)
-        echo "$profile $kind: ${times[*]} s (median ${secs[$profile/$kind]} s)" >&2
+        echo "$profile $kind: ${times[*]} $unit (median ${secs[$profile/$kind]} $unit)" >&2
     done
 done
 unset CARGO_TARGET_DIR CARGO_INCREMENTAL
 
 report=$out/report.md
 {
-    echo "# Compile cost: $((2 * N)) retried functions ($N sync + $N async), median of $RUNS rebuilds of the crate alone${MACRO_OPT:+ (proc-macro opt-level $MACRO_OPT)}"
+    echo "# Compile cost: $((2 * N)) retried functions ($N sync + $N async), median of $RUNS rebuilds of the crate alone ($MEASURE)${MACRO_OPT:+ (proc-macro opt-level $MACRO_OPT)}"
     echo
     echo "| profile | annotated (#[retry]) | hand-written loops | backon's builder | annotated / hand-written | annotated / backon |"
     echo "|---|---:|---:|---:|---:|---:|"
@@ -210,7 +225,7 @@ report=$out/report.md
         a=${secs[$profile/annotated]}
         h=${secs[$profile/handwritten]}
         b=${secs[$profile/backon]}
-        echo "| $profile | $a s | $h s | $b s | $(awk -v a="$a" -v h="$h" 'BEGIN { printf "%.2f", a / h }') | $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }') |"
+        echo "| $profile | $a $unit | $h $unit | $b $unit | $(awk -v a="$a" -v h="$h" 'BEGIN { printf "%.2f", a / h }') | $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }') |"
     done
     echo
     echo "source lines: annotated $(wc -l <"$out/annotated/src/lib.rs"), hand-written $(wc -l <"$out/handwritten/src/lib.rs"), backon $(wc -l <"$out/backon/src/lib.rs")"
