@@ -38,3 +38,4 @@ pub mod stopping;
 pub mod throttle;
 pub mod timeout;
 pub mod tower;
+pub mod tower_streaming;

@@ -3,7 +3,8 @@
 //! tracing and metrics as `#[retry]` and [`Policy::retry`](crate::Policy::retry),
 //! in front of any `Service<http::Request<B>>` whose request body can be
 //! cloned (hyper-util's client, a tonic or axum stack with a buffered body,
-//! reqwest's `Service` users).
+//! reqwest's `Service` users), or, with [`RetryLayer::streaming`], whose
+//! body streams.
 //!
 //! ```
 //! use backoff_runtime::Policy;
@@ -52,11 +53,12 @@
 //! - **The body.** Each attempt sends a clone of the request: its method,
 //!   URI, version, headers, extensions and body (`B: Clone`: `String`,
 //!   `Vec<u8>`, `Bytes`, `http_body_util::Full<Bytes>` or `Empty`). A
-//!   streaming body cannot be replayed by cloning, so a service whose body
-//!   type is not `Clone` does not get the layer (a compile error); buffer the
-//!   body first. [`Replay`] keeps a streaming body for replay up to a cap
-//!   (linkerd's lazy tee: each frame is sent at once and a reference-counted
-//!   clone kept); the gRPC layer uses it, this one not yet.
+//!   streaming body (any `http_body::Body`) is retried by
+//!   [`RetryLayer::streaming`]'s layer: each attempt sends a
+//!   [`ReplayBody`], which forwards each frame at once and keeps a
+//!   reference-counted clone of it for the next attempt, up to the caps of
+//!   [`ReplayLimits`] (linkerd's lazy tee, [`Replay`]); past the cap the
+//!   attempt in flight finishes and is the last.
 //!
 //! gRPC (feature `grpc`): [`grpc::GrpcRetryLayer`] goes under any tonic
 //! client and retries as gRPC's own clients do, by the service config
@@ -87,11 +89,13 @@ mod future;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 mod http;
+mod kept;
 mod layer;
 #[cfg(feature = "reqwest-middleware")]
 mod middleware;
 mod replay;
 mod service;
+mod streaming;
 
 pub use self::classify::Classify;
 pub use self::future::ResponseFuture;
@@ -99,4 +103,5 @@ pub use self::http::HttpRetry;
 pub use self::layer::{NoTimeout, PerAttemptTimeout, RetryLayer, WithTimeout};
 pub use self::replay::{Replay, ReplayBody, ReplayError, ReplayLimits};
 pub use self::service::RetryService;
+pub use self::streaming::{StreamingResponseFuture, StreamingRetryLayer, StreamingRetryService};
 pub use crate::run::hooks::Pushback;

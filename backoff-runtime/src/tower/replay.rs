@@ -206,6 +206,9 @@ struct Cursor {
     trailers_sent: bool,
     /// The body ended for this attempt.
     done: bool,
+    /// The call could no longer be replayed when this attempt was made:
+    /// its first poll is [`ReplayError::Unavailable`].
+    lost: bool,
 }
 
 /// The one state of a call, shared by its attempts.
@@ -332,6 +335,10 @@ impl<B: Body + Unpin> State<B> {
     fn poll_for(&mut self, cursor: &mut Cursor, cx: &mut Context<'_>) -> NextFrame<B::Error> {
         if cursor.done {
             return Poll::Ready(None);
+        }
+        if cursor.lost {
+            cursor.done = true;
+            return Poll::Ready(Some(Err(ReplayError::Unavailable)));
         }
         if cursor.next < self.read {
             // A frame read by an earlier attempt: kept, or gone.
@@ -495,11 +502,17 @@ impl<B: Body + Unpin> Replay<B> {
         if body.size_hint().lower() > limits.per_call as u64 {
             return Err(body);
         }
+        Ok(Replay::keeping(Some(body), limits, true))
+    }
+
+    /// A call of `body` that keeps its frames for replay (`keep`), or sends
+    /// them once.
+    fn keeping(body: Option<B>, limits: &ReplayLimits, keep: bool) -> Self {
         let state = State {
-            original: Some(body),
+            original: body,
             ended: false,
             failed: false,
-            keeping: true,
+            keeping: keep,
             read: 0,
             kept: VecDeque::new(),
             first: 0,
@@ -511,9 +524,9 @@ impl<B: Body + Unpin> Replay<B> {
             waiting: None,
             limits: limits.clone(),
         };
-        Ok(Replay {
+        Replay {
             state: Arc::new(Mutex::new(state)),
-        })
+        }
     }
 
     /// The body of the next attempt, from its first byte; `None` when the
@@ -546,27 +559,54 @@ impl<B: Body + Unpin> Replay<B> {
         if state.generation > 0 && !state.keeping {
             return None;
         }
-        state.generation += 1;
-        state.newest_next = 0;
-        if let Some(waiting) = state.waiting.take() {
+        Some(state.next_attempt(&self.state, false))
+    }
+
+    /// The body of the next attempt; when the call can no longer be
+    /// replayed, one whose first frame is [`ReplayError::Unavailable`]
+    /// (the attempt's service fails it, and no byte is sent twice).
+    pub(crate) fn attempt_or_unavailable(&self) -> ReplayBody<B> {
+        let mut state = lock(&self.state);
+        let lost = state.generation > 0 && !state.keeping;
+        state.next_attempt(&self.state, lost)
+    }
+}
+
+impl<B: Body + Unpin> Replay<B> {
+    /// A call of `body` that keeps nothing: its one attempt sends `body`
+    /// as it comes (no body: its attempt's first frame is
+    /// [`ReplayError::Unavailable`]), for a service whose bodies are
+    /// `ReplayBody`s.
+    pub(crate) fn unkept(body: Option<B>, limits: &ReplayLimits) -> Self {
+        Replay::keeping(body, limits, false)
+    }
+}
+
+impl<B> State<B> {
+    /// A new newest attempt on `shared` (this state), which supersedes the
+    /// one before: the cursor of its body, from the first byte.
+    fn next_attempt(&mut self, shared: &Arc<Mutex<State<B>>>, lost: bool) -> ReplayBody<B> {
+        self.generation += 1;
+        self.newest_next = 0;
+        if let Some(waiting) = self.waiting.take() {
             waiting.wake();
         }
-        Some(ReplayBody {
-            state: Arc::clone(&self.state),
+        ReplayBody {
+            state: Arc::clone(shared),
             cursor: Cursor {
-                generation: state.generation,
+                generation: self.generation,
                 next: 0,
                 trailers_sent: false,
                 done: false,
+                lost,
             },
-        })
+        }
     }
 }
 
 impl<B> Replay<B> {
-    /// Another handle on the same call's body (the gRPC layer keeps one in
-    /// the call and gives one to each attempt).
-    #[cfg(feature = "grpc")]
+    /// Another handle on the same call's body (a layer keeps one in the
+    /// call and gives one to each attempt).
     pub(crate) fn handle(&self) -> Self {
         Replay {
             state: Arc::clone(&self.state),

@@ -8,7 +8,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 use core::time::Duration;
 
-use http::{Extensions, HeaderMap, Method, Request, Response, Uri, Version};
+use http::{Request, Response};
 use tonic::body::Body;
 use tonic::{Code, Status};
 use tower_service::Service;
@@ -16,50 +16,29 @@ use tower_service::Service;
 use super::wire;
 use crate::classify::tonic_errors::retry_info_delay;
 use crate::run::hooks::Pushback;
+use crate::tower::kept::{self, KeptBody, KeptRequest, still_replayable};
 use crate::tower::replay::Replay;
 
 /// The request of a call, kept by its future: each attempt is made from it.
 pub(crate) struct GrpcCall {
-    pub(crate) method: Method,
-    pub(crate) uri: Uri,
-    pub(crate) version: Version,
-    pub(crate) headers: HeaderMap,
-    pub(crate) extensions: Extensions,
-    pub(crate) body: CallBody,
+    pub(crate) request: KeptRequest<Body>,
     /// The call's deadline from its start: the caller's `grpc-timeout`, or
     /// the method's `timeout` (the shorter).
     pub(crate) deadline: Option<Duration>,
 }
 
-/// A call's request body.
-pub(crate) enum CallBody {
-    /// Sent once: it could not be kept (its size hint is above the cap),
-    /// or the method is not retried.
-    Once(Body),
-    /// Kept for replay: each attempt reads it from its first byte.
-    Kept(Replay<Body>),
-    /// A body sent once already, asked for again: no attempt is sent (the
-    /// classification never retries a call whose body is not kept).
-    Spent,
-}
-
 impl GrpcCall {
-    /// The request of an attempt: the head as given (`headers`), and the
-    /// body (the original, or a replay of it, with the call's body kept
-    /// beside it); `None` when the body is no longer kept.
+    /// The request of an attempt: the head as given, and the body (the
+    /// original, or a replay of it, with the call's body kept beside it);
+    /// `None` when the body is no longer kept.
     fn request(self) -> Option<Sent> {
-        let (body, replay) = match self.body {
-            CallBody::Once(body) => (body, None),
-            CallBody::Kept(replay) => (Body::new(replay.attempt()?), Some(replay)),
-            CallBody::Spent => return None,
+        let (head, body) = self.request.into_parts();
+        let (body, replay) = match body {
+            KeptBody::Once(body) => (body, None),
+            KeptBody::Kept(replay) => (Body::new(replay.attempt()?), Some(replay)),
+            KeptBody::Spent => return None,
         };
-        let mut request = Request::new(body);
-        *request.method_mut() = self.method;
-        *request.uri_mut() = self.uri;
-        *request.version_mut() = self.version;
-        *request.headers_mut() = self.headers;
-        *request.extensions_mut() = self.extensions;
-        Some((request, replay))
+        Some((head.map(|()| body), replay))
     }
 }
 
@@ -71,12 +50,8 @@ fn not_kept() -> Response<Body> {
     Status::unavailable("the request body is no longer kept for a retry").into_http()
 }
 
-/// An attempt that failed: what it ended with, and whether the call may
-/// still be sent again (its body is kept: not past the cap, not committed).
-pub(crate) struct Failure<E> {
-    pub(crate) kind: FailureKind<E>,
-    pub(crate) replayable: bool,
-}
+/// An attempt that failed, and whether the call may still be sent again.
+pub(crate) type Failure<E> = kept::Failure<FailureKind<E>>;
 
 /// What a failed attempt ended with.
 pub(crate) enum FailureKind<E> {
@@ -92,7 +67,7 @@ pub(crate) enum FailureKind<E> {
     },
 }
 
-impl<E> Failure<E> {
+impl<E> kept::Failure<FailureKind<E>> {
     /// The status code the retry policy judges.
     pub(crate) fn code(&self) -> Code {
         match &self.kind {
@@ -129,7 +104,7 @@ where
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         // Nothing was sent: the body is untouched.
-        self.inner.poll_ready(cx).map_err(|error| Failure {
+        self.inner.poll_ready(cx).map_err(|error| kept::Failure {
             kind: FailureKind::Transport(error),
             replayable: true,
         })
@@ -172,7 +147,7 @@ where
                 let Some(response) = response.take() else {
                     return Poll::Pending;
                 };
-                return Poll::Ready(Err(Failure {
+                return Poll::Ready(Err(kept::Failure {
                     kind: FailureKind::Status {
                         response,
                         code: Code::Unavailable,
@@ -183,14 +158,14 @@ where
                 }));
             }
         };
-        let replayable = |replay: &Option<Replay<Body>>| replay.as_ref().is_some_and(Replay::is_replayable);
+        let replayable = |replay: &Option<Replay<Body>>| still_replayable(replay.as_ref());
         Poll::Ready(match ready!(response.poll(cx)) {
-            Err(error) => Err(Failure {
+            Err(error) => Err(kept::Failure {
                 kind: FailureKind::Transport(error),
                 replayable: replayable(replay),
             }),
             Ok(response) => match wire::trailers_only_status(response.headers()) {
-                Some(status) if status.code() != Code::Ok => Err(Failure {
+                Some(status) if status.code() != Code::Ok => Err(kept::Failure {
                     replayable: replayable(replay),
                     kind: FailureKind::Status {
                         code: status.code(),

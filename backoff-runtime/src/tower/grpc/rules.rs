@@ -8,7 +8,7 @@ use core::time::Duration;
 use http::{HeaderValue, Response};
 use tonic::body::Body;
 
-use super::call::{CallBody, Failure, FailureKind, GrpcCall};
+use super::call::{Failure, FailureKind, GrpcCall};
 use super::codes::CodeSet;
 use super::wire;
 use crate::observe::conventions::Conventions;
@@ -28,11 +28,11 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<E>> for GrpcRules {
     const READS_ATTEMPT_TIME: bool = false;
 
     fn may_retry(&self, call: &GrpcCall) -> bool {
-        matches!(call.body, CallBody::Kept(_))
+        call.request.is_kept()
     }
 
     fn replay(&self, call: &GrpcCall, attempt: &Attempt) -> GrpcCall {
-        let mut headers = call.headers.clone();
+        let mut headers = call.request.headers().clone();
         let before = attempt.number().saturating_sub(1);
         if before > 0 {
             headers.insert(wire::PREVIOUS_ATTEMPTS, HeaderValue::from(before));
@@ -40,17 +40,8 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<E>> for GrpcRules {
         if let Some(left) = attempt.time_left() {
             headers.insert(wire::GRPC_TIMEOUT, wire::timeout_value(left));
         }
-        let body = match &call.body {
-            CallBody::Kept(replay) => CallBody::Kept(replay.handle()),
-            CallBody::Once(_) | CallBody::Spent => CallBody::Spent,
-        };
         GrpcCall {
-            method: call.method.clone(),
-            uri: call.uri.clone(),
-            version: call.version,
-            headers,
-            extensions: call.extensions.clone(),
-            body,
+            request: call.request.again(headers),
             deadline: call.deadline,
         }
     }

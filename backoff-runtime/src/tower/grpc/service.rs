@@ -10,12 +10,12 @@ use http::{Request, Response};
 use tonic::body::Body;
 use tower_service::Service;
 
-use super::call::{Attempts, CallBody, Failure, GrpcCall};
+use super::call::{Attempts, Failure, GrpcCall};
 use super::layer::{GrpcRetryLayer, Methods};
 use super::rules::GrpcRules;
 use super::wire;
 use crate::tower::future::ResponseFuture;
-use crate::tower::replay::Replay;
+use crate::tower::kept::KeptRequest;
 
 impl<S> tower_layer::Layer<S> for GrpcRetryLayer {
     type Service = GrpcRetryService<S>;
@@ -95,18 +95,8 @@ where
             (Some(asked), Some(timeout)) => Some(asked.min(timeout)),
             (asked, timeout) => asked.or(timeout),
         };
-        let (parts, body) = request.into_parts();
-        let body = match Replay::try_new(body, &methods.limits) {
-            Ok(replay) => CallBody::Kept(replay),
-            Err(body) => CallBody::Once(body),
-        };
         let call = GrpcCall {
-            method: parts.method,
-            uri: parts.uri,
-            version: parts.version,
-            headers: parts.headers,
-            extensions: parts.extensions,
-            body,
+            request: KeptRequest::new(request, &methods.limits),
             deadline,
         };
         GrpcResponseFuture {
@@ -188,7 +178,7 @@ where
             AnswerProj::Retried { mut call } => {
                 let result = ready!(call.as_mut().poll(cx));
                 if let Some((request, retries, delay)) = call.retried() {
-                    crate::observe::metrics::grpc_call(request.uri.path(), retries, delay);
+                    crate::observe::metrics::grpc_call(request.request.uri().path(), retries, delay);
                 }
                 Poll::Ready(result.or_else(Failure::into_result))
             }
