@@ -606,6 +606,51 @@ async fn a_throttle_is_shared_by_two_clients() {
     assert_eq!(unary(&mut first, UNARY, 5).await.unwrap(), 5, "retried again");
 }
 
+/// A method of `test.Planned` without a `retryPolicy` in the config below.
+const PLAIN: &str = "/test.Planned/Plain";
+
+#[tokio::test(start_paused = true)]
+async fn a_throttle_drained_by_a_retried_method_recovers_through_an_unretried_method_s_successes() {
+    let (server, channel) = start().await;
+    let config = ServiceConfig::from_json(&format!(
+        r#"{{"methodConfig": [{{"name": [{{"service": "test.Planned", "method": "Unary"}}], "retryPolicy": {UNAVAILABLE_5}}}]}}"#
+    ))
+    .unwrap();
+    let throttle = Arc::new(RetryThrottle::new(4, 0.5));
+    let layer = GrpcRetryLayer::new(config).throttle(Arc::clone(&throttle));
+    let mut client = Grpc::new(layer.layer(channel));
+    // Two failures of the retried method: 4 -> 3 (retried) -> 2 (not).
+    server.plan(UNARY, vec![refuse(Code::Unavailable); 2]);
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    assert_eq!((server.attempts(UNARY), throttle.tokens_value()), (2, 2.0));
+    // The method without a policy is sent once, and each success gives
+    // back its 0.5.
+    for _ in 0..2 {
+        assert_eq!(unary(&mut client, PLAIN, 3).await.unwrap(), 3);
+    }
+    assert_eq!(
+        throttle.tokens_value(),
+        3.0,
+        "every call on the channel feeds the throttle"
+    );
+    // A refusing pushback on it takes a token; a failed status does not.
+    server.plan(PLAIN, vec![pushback("-1"), refuse(Code::Unavailable)]);
+    assert!(unary(&mut client, PLAIN, 1).await.is_err());
+    assert!(unary(&mut client, PLAIN, 1).await.is_err());
+    assert_eq!((server.attempts(PLAIN), throttle.tokens_value()), (4, 2.0));
+    for _ in 0..3 {
+        unary(&mut client, PLAIN, 1).await.unwrap();
+    }
+    // 3.5 tokens: the next failure leaves 2.5, above half the bucket, and
+    // the retried method is retried again.
+    server.plan(UNARY, vec![refuse(Code::Unavailable)]);
+    assert_eq!(unary(&mut client, UNARY, 5).await.unwrap(), 5, "retried again");
+    assert_eq!(server.attempts(UNARY), 4);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_client_stream_under_the_cap_is_replayed() {
     let (server, channel) = start().await;

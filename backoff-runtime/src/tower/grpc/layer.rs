@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::codes::CodeSet;
 use super::config::{ByPath, MethodConfig, RetryPolicy, ServiceConfig};
 use super::rules::GrpcRules;
+use crate::limits::limit::RetryLimit;
 use crate::limits::throttle::RetryThrottle;
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::schedule::policy::Policy;
@@ -48,9 +49,12 @@ use crate::tower::replay::ReplayLimits;
 ///   capped by `maxBackoff` as every hint is (a longer one ends the call).
 /// - **Throttling.** The config's `retryThrottling` is one
 ///   [`RetryThrottle`] per layer (share one among layers with
-///   [`throttle`](Self::throttle)): each retryable failure (and each
-///   pushback that refuses) takes a token, each success gives back
-///   `tokenRatio`, and retries stop while half the bucket or less is left.
+///   [`throttle`](Self::throttle)), fed by every call on the channel, as
+///   A6 says: each retryable failure (and each pushback that refuses)
+///   takes a token, each success (response headers, or a Trailers-Only
+///   `OK`) gives back `tokenRatio`, those of methods without a
+///   `retryPolicy` included; retries stop while half the bucket or less
+///   is left.
 /// - **Headers and deadline.** Each retry carries
 ///   `grpc-previous-rpc-attempts`. The caller's deadline (its
 ///   `grpc-timeout`, else the method's `timeout`) bounds all the attempts
@@ -118,10 +122,12 @@ pub(super) struct Method {
 }
 
 /// What every service of one layer shares: each method's rules by path,
-/// and the replay caps.
+/// the replay caps, and the layer's throttle (which the calls sent once
+/// feed too).
 pub(super) struct Methods {
     pub(super) by_path: ByPath<Method>,
     pub(super) limits: ReplayLimits,
+    pub(super) throttle: Option<Arc<dyn RetryLimit + Send>>,
 }
 
 impl GrpcRetryLayer {
@@ -291,6 +297,7 @@ impl GrpcRetryLayer {
         Arc::new(Methods {
             by_path,
             limits: self.limits.clone(),
+            throttle: self.keys.budget.clone(),
         })
     }
 }

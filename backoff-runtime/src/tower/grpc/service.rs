@@ -13,7 +13,8 @@ use tower_service::Service;
 use super::call::{Attempts, Failure, GrpcCall};
 use super::layer::{GrpcRetryLayer, Methods};
 use super::rules::GrpcRules;
-use super::wire;
+use super::wire::{self, ThrottleFeed};
+use crate::limits::limit::RetryLimit;
 use crate::tower::future::ResponseFuture;
 use crate::tower::kept::KeptRequest;
 
@@ -88,6 +89,7 @@ where
             return GrpcResponseFuture {
                 answer: Answer::Once {
                     response: self.attempts.inner.call(request),
+                    throttle: methods.throttle.clone(),
                 },
             };
         };
@@ -107,6 +109,17 @@ where
     }
 }
 
+/// A6: every call changes the throttle, retried or not. A call sent once
+/// gives back `tokenRatio` when it succeeds, and takes a token when the
+/// server's pushback refuses a retry.
+fn feed(throttle: &(dyn RetryLimit + Send), headers: &http::HeaderMap) {
+    match wire::throttle_feed(headers) {
+        ThrottleFeed::Success => throttle.succeeded(),
+        ThrottleFeed::Refused => throttle.failed(),
+        ThrottleFeed::Neither => {}
+    }
+}
+
 pin_project_lite::pin_project! {
     /// A call: sent once, or retried.
     #[project = AnswerProj]
@@ -115,7 +128,9 @@ pin_project_lite::pin_project! {
         S: Service<Request<Body>, Response = Response<Body>>,
         S: Clone,
     {
-        Once { #[pin] response: S::Future },
+        /// Sent once (no `retryPolicy`): its answer feeds the layer's
+        /// throttle, when it has one.
+        Once { #[pin] response: S::Future, throttle: Option<Arc<dyn RetryLimit + Send>> },
         Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, GrpcRules> },
     }
 }
@@ -174,7 +189,13 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().answer.project() {
-            AnswerProj::Once { response } => response.poll(cx),
+            AnswerProj::Once { response, throttle } => {
+                let result = ready!(response.poll(cx));
+                if let (Some(throttle), Ok(response)) = (throttle.as_deref(), &result) {
+                    feed(throttle, response.headers());
+                }
+                Poll::Ready(result)
+            }
             AnswerProj::Retried { mut call } => {
                 let result = ready!(call.as_mut().poll(cx));
                 if let Some((request, retries, delay)) = call.retried() {

@@ -85,6 +85,31 @@ pub(crate) fn pushback(headers: &HeaderMap) -> Option<Pushback> {
     })
 }
 
+/// How the answer of a call sent once (its method has no `retryPolicy`)
+/// changes the throttle, as A6 has every call on the channel change it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ThrottleFeed {
+    /// Response headers (the call is committed), or a Trailers-Only `OK`:
+    /// a success, which gives back `tokenRatio`.
+    Success,
+    /// A failed Trailers-Only status whose pushback says not to retry: it
+    /// takes a token (no status of a call without a policy is retryable).
+    Refused,
+    /// Another failed Trailers-Only status: it changes nothing.
+    Neither,
+}
+
+/// What the response `headers` of a call sent once do to the throttle:
+/// read without parsing the status unless it is in the headers.
+pub(crate) fn throttle_feed(headers: &HeaderMap) -> ThrottleFeed {
+    match headers.get(GRPC_STATUS) {
+        None => ThrottleFeed::Success,
+        Some(code) if code.as_bytes() == b"0" => ThrottleFeed::Success,
+        Some(_) if pushback(headers) == Some(Pushback::Stop) => ThrottleFeed::Refused,
+        Some(_) => ThrottleFeed::Neither,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +184,21 @@ mod tests {
         assert!(trailers_only_status(&headers(&[("content-type", "application/grpc")])).is_none());
         let status = trailers_only_status(&headers(&[("grpc-status", "14"), ("grpc-message", "down")])).unwrap();
         assert_eq!((status.code(), status.message()), (Code::Unavailable, "down"));
+    }
+
+    #[test]
+    fn a_call_sent_once_feeds_the_throttle_by_its_response_headers() {
+        let feed = |pairs: &[(&'static str, &'static str)]| throttle_feed(&headers(pairs));
+        assert_eq!(feed(&[("content-type", "application/grpc")]), ThrottleFeed::Success);
+        assert_eq!(feed(&[("grpc-status", "0")]), ThrottleFeed::Success);
+        assert_eq!(feed(&[("grpc-status", "14")]), ThrottleFeed::Neither);
+        assert_eq!(
+            feed(&[("grpc-status", "14"), ("grpc-retry-pushback-ms", "-1")]),
+            ThrottleFeed::Refused
+        );
+        assert_eq!(
+            feed(&[("grpc-status", "14"), ("grpc-retry-pushback-ms", "10")]),
+            ThrottleFeed::Neither
+        );
     }
 }
