@@ -673,7 +673,11 @@ async fn a_client_stream_over_the_cap_is_sent_once() {
     let layer = GrpcRetryLayer::new(config(UNAVAILABLE_5)).replay_limits(ReplayLimits::new().per_call(10));
     let mut client = Grpc::new(layer.layer(channel));
     let error = upload(&mut client, nums([1, 2, 3, 4])).await.unwrap_err();
-    assert_eq!(error.code(), Code::Unavailable);
+    assert_eq!(
+        (error.code(), error.message()),
+        (Code::Unavailable, "answered before the request ended"),
+        "the server's own answer, not a retry's"
+    );
     assert_eq!(server.attempts(UPLOAD), 1, "past the cap: not retried");
 }
 
@@ -734,6 +738,27 @@ async fn the_caller_s_deadline_bounds_every_attempt() {
         let passed = (attempt.at - seen[0].at).as_micros() as u64;
         let total = attempt.timeout_micros() + passed;
         assert!((995_000..=1_000_000).contains(&total), "{total} µs");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_shorter_of_the_caller_s_deadline_and_the_method_s_timeout_holds() {
+    let (server, channel) = start().await;
+    let config = ServiceConfig::from_json(&format!(
+        r#"{{"methodConfig": [{{"name": [{{"service": "test.Planned"}}], "timeout": "2s", "retryPolicy": {UNAVAILABLE_5}}}]}}"#
+    ))
+    .unwrap();
+    let mut client = Grpc::new(GrpcRetryLayer::new(config).layer(channel));
+    for (asked, expected) in [(Duration::from_secs(1), 1_000_000), (Duration::from_secs(3), 2_000_000)] {
+        client.ready().await.unwrap();
+        let mut request = Request::new(Num { value: 1 });
+        request.set_timeout(asked);
+        client
+            .unary(request, PathAndQuery::from_static(UNARY), ProstCodec::<Num, Num>::default())
+            .await
+            .unwrap();
+        let sent = server.seen(UNARY).last().unwrap().timeout_micros();
+        assert!((expected - 5_000..=expected).contains(&sent), "asked {asked:?}: sent {sent} µs");
     }
 }
 
