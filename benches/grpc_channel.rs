@@ -52,7 +52,9 @@ async fn start() -> Channel {
     reporter
         .set_service_status("", tonic_health::ServingStatus::Serving)
         .await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
     let url = format!("http://{}", listener.local_addr().expect("its address"));
     tokio::spawn(async move {
         Server::builder()

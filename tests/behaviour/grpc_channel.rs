@@ -754,12 +754,91 @@ async fn the_shorter_of_the_caller_s_deadline_and_the_method_s_timeout_holds() {
         let mut request = Request::new(Num { value: 1 });
         request.set_timeout(asked);
         client
-            .unary(request, PathAndQuery::from_static(UNARY), ProstCodec::<Num, Num>::default())
+            .unary(
+                request,
+                PathAndQuery::from_static(UNARY),
+                ProstCodec::<Num, Num>::default(),
+            )
             .await
             .unwrap();
         let sent = server.seen(UNARY).last().unwrap().timeout_micros();
-        assert!((expected - 5_000..=expected).contains(&sent), "asked {asked:?}: sent {sent} µs");
+        assert!(
+            (expected - 5_000..=expected).contains(&sent),
+            "asked {asked:?}: sent {sent} µs"
+        );
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_sent_once_carries_the_shorter_of_the_caller_s_deadline_and_the_method_s_timeout() {
+    let (server, channel) = start().await;
+    let config =
+        ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{"service": "test.Planned"}], "timeout": "2s"}]}"#)
+            .unwrap();
+    let mut client = Grpc::new(GrpcRetryLayer::new(config).layer(channel));
+    for (asked, expected) in [(Duration::from_secs(1), 1_000_000), (Duration::from_secs(3), 2_000_000)] {
+        client.ready().await.unwrap();
+        let mut request = Request::new(Num { value: 1 });
+        request.set_timeout(asked);
+        client
+            .unary(
+                request,
+                PathAndQuery::from_static(UNARY),
+                ProstCodec::<Num, Num>::default(),
+            )
+            .await
+            .unwrap();
+        let sent = server.seen(UNARY).last().unwrap().timeout_micros();
+        assert!(
+            (expected - 5_000..=expected).contains(&sent),
+            "asked {asked:?}: sent {sent} µs"
+        );
+    }
+    assert_eq!(server.attempts(UNARY), 2, "no retryPolicy: each call sent once");
+}
+
+/// A channel whose readiness fails the `n`th time it is asked (from 1).
+#[derive(Clone)]
+struct FailsReadiness {
+    inner: Channel,
+    asked: Arc<AtomicU32>,
+    fails_at: u32,
+}
+
+impl Service<http::Request<Body>> for FailsReadiness {
+    type Response = http::Response<Body>;
+    type Error = tower::BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<http::Response<Body>, tower::BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        let asked = self.asked.fetch_add(1, Ordering::SeqCst) + 1;
+        if asked == self.fails_at {
+            return Poll::Ready(Err("not ready: connection lost".into()));
+        }
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+        let response = self.inner.call(request);
+        Box::pin(async move { response.await.map_err(Into::into) })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resend_whose_channel_fails_to_be_ready_is_retried_as_unavailable() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable)]);
+    let asked = Arc::new(AtomicU32::new(0));
+    // The first readiness is the caller's; the second, the first resend's.
+    let flaky = FailsReadiness {
+        inner: channel,
+        asked: Arc::clone(&asked),
+        fails_at: 2,
+    };
+    let mut client = Grpc::new(GrpcRetryLayer::new(config(UNAVAILABLE_5)).layer(flaky));
+    assert_eq!(unary(&mut client, UNARY, 4).await.unwrap(), 4);
+    assert_eq!(server.attempts(UNARY), 2, "the resend that was not ready sent nothing");
+    assert!(asked.load(Ordering::SeqCst) >= 3);
 }
 
 #[tokio::test(start_paused = true)]

@@ -80,7 +80,9 @@ where
         let method = methods.by_path.get(request.uri().path());
         let timeout = method.and_then(|method| method.timeout);
         let asked = wire::read_timeout(request.headers());
-        if let (None, Some(timeout)) = (asked, timeout) {
+        // The method's `timeout` when it is shorter than the caller's (or
+        // the caller set none): what a call sent once carries.
+        if let Some(timeout) = timeout.filter(|timeout| asked.is_none_or(|asked| *timeout < asked)) {
             request
                 .headers_mut()
                 .insert(wire::GRPC_TIMEOUT, wire::timeout_value(timeout));
