@@ -140,7 +140,7 @@ async fn a_body_under_the_cap_is_retried_and_the_reservation_is_given_back() {
     let response = client.oneshot(request).await.unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(*seen.lock().unwrap(), ["small", "small"]);
-    assert_eq!(limits.reserved_value(), 0, "the success committed the call");
+    assert_eq!(limits.reserved_value(), 0, "given back when the call ends");
 }
 
 #[tokio::test(start_paused = true)]

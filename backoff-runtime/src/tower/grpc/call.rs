@@ -196,9 +196,9 @@ mod tests {
 
     /// A call of a 7-byte body whose first attempt has sent it (its bytes kept).
     fn sent_once(limits: &ReplayLimits) -> (Replay<Body>, crate::tower::replay::ReplayBody<Body>) {
-        let replay = Replay::try_new(Body::new(String::from("message")), limits)
-            .ok()
-            .expect("under the cap");
+        let Ok(replay) = Replay::try_new(Body::new(String::from("message")), limits) else {
+            panic!("under the cap");
+        };
         let mut attempt = replay.attempt().expect("a first attempt");
         let mut cx = Context::from_waker(Waker::noop());
         assert!(matches!(
@@ -209,6 +209,7 @@ mod tests {
         (replay, attempt)
     }
 
+    #[allow(clippy::result_large_err, reason = "the attempt future's own output")]
     fn answered(response: Response<Body>, replay: &Replay<Body>) -> Result<Response<Body>, Failure<()>> {
         let future = AttemptFuture::Sent {
             response: core::future::ready(Ok::<_, ()>(response)),
@@ -234,9 +235,9 @@ mod tests {
     fn a_trailers_only_failure_keeps_the_body_for_the_retry() {
         let limits = ReplayLimits::new();
         let (replay, _body) = sent_once(&limits);
-        let failure = answered(Status::unavailable("down").into_http(), &replay)
-            .err()
-            .expect("a failure");
+        let Err(failure) = answered(Status::unavailable("down").into_http(), &replay) else {
+            panic!("a failure");
+        };
         assert_eq!((failure.code(), failure.replayable), (Code::Unavailable, true));
         assert_eq!(limits.reserved_value(), 7);
     }
