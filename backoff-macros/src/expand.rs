@@ -105,6 +105,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     let fresh_args = crate::fresh::strip_mut_args(&mut sig, &private);
     let (policy_item, policy) = policy_binding(args, &private);
     let (budget_item, budget) = budget_binding(args, &private);
+    let admission_item = admission_binding(args, &private);
 
     // Mixed-site hygiene, so the generated locals spanned here stay
     // invisible to the body; the result check and the loop's calls carry
@@ -196,6 +197,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
             #(#inner_attrs)*
             #policy_item
             #budget_item
+            #admission_item
             #retry_loop
         });
     });
@@ -275,6 +277,7 @@ impl Generator<'_> {
             ("retry_after", &args.retry_after),
             ("retry_after_ok", &args.retry_after_ok),
             ("pending_error", &args.pending_error),
+            ("throttled_if", &args.throttled_if),
             ("on_retry", &args.on_retry),
             ("on_give_up", &args.on_give_up),
             ("on_success", on_success),
@@ -367,15 +370,25 @@ impl Generator<'_> {
         let on_success = self.on_success();
         let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
         let items = &self.decision_items;
+        // With `admission`, the limiter hears how each attempt ended.
+        let (observe_success, failed_entry, admitting_arg) = match self.admission() {
+            Some(admitting) => (
+                quote!(#private::Admitting::observed(&#admitting, false);),
+                quote!(#private::Loop::failed_admitting),
+                quote!(&#admitting,),
+            ),
+            None => (TokenStream::new(), quote!(#private::Loop::failed), TokenStream::new()),
+        };
         quote! {{
             #items
             match #scrutinee {
                 #done => {
+                    #observe_success
                     #private::Loop::succeeded(&mut #state, #budget, #site, #on_success);
                     return #succeeded;
                 }
                 #again => {
-                    match #private::Loop::failed(&mut #state, #mode, #policy, #budget, &#hooks, #failed, #below) {
+                    match #failed_entry(&mut #state, #mode, #policy, #budget, #admitting_arg &#hooks, #failed, #below) {
                         #private::Step::Return(#result) => return #returned,
                         #private::Step::Retry(#retry) => #retry,
                     }
@@ -512,13 +525,32 @@ impl Generator<'_> {
                 }
             }
         };
+        let (admission_check, admitting_value, admit) = match self.admission() {
+            Some(admitting) => {
+                let (check, refused) = self.refusal_result();
+                let limit = local("admission_limit");
+                (
+                    check,
+                    quote!(let mut #admitting = #private::Admitting::of_dyn(#limit, #timer_clock);),
+                    quote! {
+                        if !#private::admitted(&mut #admitting, &mut #timer).await {
+                            return #refused();
+                        }
+                    },
+                )
+            }
+            None => (TokenStream::new(), TokenStream::new(), TokenStream::new()),
+        };
         quote! {
             #timeout_check
+            #admission_check
             #tokio_check
             let mut #timer = #timer_value;
             let mut #state = #private::Loop::start(#timer_clock, #policy, #budget, #needs_start);
+            #admitting_value
             #attempts_value
             loop {
+                #admit
                 let #sleep = {
                     #next_sleep
                 };
@@ -567,8 +599,9 @@ impl Generator<'_> {
                 );
             }
         });
-        if let Some(action) = args.before_retry.as_ref().map(|action| &action.value) {
-            return self.sync_acting_loop(body, body_span, action, &sleeper, &sleeper_value);
+        let action = args.before_retry.as_ref().map(|action| &action.value);
+        if action.is_some() || self.admission().is_some() {
+            return self.sync_in_function_loop(body, body_span, action, &sleeper, &sleeper_value);
         }
         let rerun = local("rerun");
         let into_result = self.as_plain_result(&rerun);
@@ -620,15 +653,16 @@ impl Generator<'_> {
         }
     }
 
-    /// The sync loop of a function with `before_retry`: it stays in the
-    /// function, as the async loop does, so the action (written here,
-    /// evaluated per retry) may borrow what the body borrows, `&mut self`
-    /// included; the body's closure is made and called per attempt.
-    fn sync_acting_loop(
+    /// The sync loop of a function with `before_retry` or `admission`: it
+    /// stays in the function, as the async loop does, so the action
+    /// (written here, evaluated per retry) may borrow what the body borrows,
+    /// `&mut self` included, and a refused attempt returns from it; the
+    /// body's closure is made and called per attempt.
+    fn sync_in_function_loop(
         &self,
         body: TokenStream,
         body_span: Span,
-        action: &syn::Expr,
+        action: Option<&syn::Expr>,
         sleeper: &Ident,
         sleeper_value: &TokenStream,
     ) -> TokenStream {
@@ -643,37 +677,104 @@ impl Generator<'_> {
         let state = local("loop");
         let result = local_at("result", self.return_span);
         let below = local("below");
-        let next = local("next");
-        let act = local("action");
         let wait = local("wait");
-        let after_attempt = self.after_attempt(&result, &below, true);
-        let after_action = self.after_action(&next);
-        // Typed through the public `bounds::sync_before_retry`, spanned on
-        // the action: a wrong one is reported there. What it returns is
-        // checked through the public trait's method, on the action.
         let krate = self.args.runtime_crate();
-        let sync_before_retry = respan(quote!(#krate::bounds::sync_before_retry), action.span());
-        let run_action = respan(
-            quote!(<_ as #krate::bounds::SyncBeforeRetry>::returned(#act(#next.outcome(), #next.event()))),
-            action.span(),
-        );
         let attempt = quote_spanned!(body_span=> #private::blocking_attempt(|| { #body }));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
+        let next_wait = match action {
+            Some(action) => {
+                let next = local("next");
+                let act = local("action");
+                let after_attempt = self.after_attempt(&result, &below, true);
+                let after_action = self.after_action(&next);
+                // Typed through the public `bounds::sync_before_retry`, spanned on
+                // the action: a wrong one is reported there. What it returns is
+                // checked through the public trait's method, on the action.
+                let sync_before_retry = respan(quote!(#krate::bounds::sync_before_retry), action.span());
+                let run_action = respan(
+                    quote!(<_ as #krate::bounds::SyncBeforeRetry>::returned(#act(#next.outcome(), #next.event()))),
+                    action.span(),
+                );
+                quote! {
+                    let #next = {
+                        let (#result, #below) = #attempt;
+                        #after_attempt
+                    };
+                    let #act = #sync_before_retry(#next.outcome(), #action);
+                    #run_action;
+                    let #wait = #after_action;
+                }
+            }
+            None => {
+                let after_attempt = self.after_attempt(&result, &below, false);
+                quote! {
+                    let #wait = {
+                        let (#result, #below) = #attempt;
+                        #after_attempt
+                    };
+                }
+            }
+        };
+        let (admission_check, admitting_value, admit) = match self.admission() {
+            Some(admitting) => {
+                let (check, refused) = self.refusal_result();
+                let limit = local("admission_limit");
+                (
+                    check,
+                    quote! {
+                        let mut #admitting = #private::Admitting::of_dyn(#limit, #private::BlockingSleep::clock(&#sleeper));
+                    },
+                    quote! {
+                        if !#private::Admitting::admit_blocking(&mut #admitting, &|#wait| #private::BlockingSleep::sleep(&#sleeper, #wait)) {
+                            return #refused();
+                        }
+                    },
+                )
+            }
+            None => (TokenStream::new(), TokenStream::new(), TokenStream::new()),
+        };
         quote! {
+            #admission_check
             let #sleeper = #sleeper_value;
             let mut #state = #private::Loop::start(#private::BlockingSleep::clock(&#sleeper), #policy, #budget, #needs_start);
+            #admitting_value
             #attempts_value
             loop {
-                let #next = {
-                    let (#result, #below) = #attempt;
-                    #after_attempt
-                };
-                let #act = #sync_before_retry(#next.outcome(), #action);
-                #run_action;
-                let #wait = #after_action;
+                #admit
+                #next_wait
                 #private::BlockingSleep::sleep(&#sleeper, #wait);
             }
         }
+    }
+
+    /// The local holding the call's `Admitting`, with `admission = ...`.
+    fn admission(&self) -> Option<Ident> {
+        self.args.admission.as_ref().map(|_| local("admitting"))
+    }
+
+    /// With `admission = ...`: the check that the error type absorbs
+    /// `Refused` (a type position spanned exactly on the key, so rustc
+    /// reports it alone) and the function pointer of the refused result.
+    fn refusal_result(&self) -> (TokenStream, TokenStream) {
+        let Some(admission) = &self.args.admission else {
+            return (TokenStream::new(), TokenStream::new());
+        };
+        let krate = self.args.runtime_crate();
+        let private = self.private;
+        let exact = Span::mixed_site().located_at(admission.key_span);
+        let return_type = erase_lifetimes(&self.return_type);
+        let check = if has_placeholder(&self.return_type) {
+            TokenStream::new()
+        } else {
+            respan_exactly(
+                quote! {
+                    let _ = <<#return_type as #krate::bounds::RetryResult>::Err as #krate::bounds::FromRefused>::from_refused;
+                },
+                exact,
+            )
+        };
+        let refused = respan_exactly(quote!(#private::refused_result()), exact);
+        (check, refused)
     }
 }
 
@@ -876,6 +977,27 @@ fn budget_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStre
     }
 }
 
+/// The binding of `admission = EXPR`: the user's expression evaluated once
+/// per call and borrowed (checked through the public trait on its span), or
+/// nothing.
+fn admission_binding(args: &Args, private: &TokenStream) -> TokenStream {
+    let krate = args.runtime_crate();
+    let Some(expr) = args.admission.as_ref().map(|admission| &admission.value) else {
+        return TokenStream::new();
+    };
+    let limit = local("admission_limit");
+    let limit_at = local_at("admission_limit", expr.span());
+    let admission_of = respan(quote!(#private::admission_of), expr.span());
+    let paces = respan(quote!(#krate::RetryLimit::paces), expr.span());
+    quote! {
+        let #limit_at = &(#expr);
+        if false {
+            let _ = #paces(#limit_at);
+        }
+        let #limit = #admission_of(#limit_at);
+    }
+}
+
 /// `Policy::new().max_retries(..)...` with only the keys the user wrote.
 fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
     let mut policy = quote!(#private::Policy::new());
@@ -956,6 +1078,8 @@ impl Args {
             &self.sleep,
             &self.policy,
             &self.budget,
+            &self.admission,
+            &self.throttled_if,
         ]
         .into_iter()
         .flatten()

@@ -97,6 +97,14 @@ declare_keys! {
     name: NameString;
     /// A retry budget shared by every function naming it.
     budget: AnyExpr;
+    /// A limiter asked before every attempt, the first included: go, wait or refuse.
+    admission: AnyExpr;
+    /// Which errors tell the `admission` limiter to slow down.
+    throttled_if: Hook {
+        signature: "fn(&E) -> bool",
+        path_example: "is_throttling",
+        closure_example: "|e| e.is_slow_down()",
+    };
     /// A `Policy` giving the whole schedule instead of the schedule keys.
     policy: AnyExpr;
     /// Time limit of each attempt (async functions only).

@@ -77,8 +77,11 @@ pub use crate::observe::metrics;
 
 pub use crate::builder::future::RetryFuture;
 pub use crate::builder::retry::Retry;
+pub use crate::limits::adaptive_rate::AdaptiveRateLimiter;
+pub use crate::limits::adaptive_throttle::AdaptiveThrottle;
+pub use crate::limits::admission::Refused;
 pub use crate::limits::budget::{BudgetError, RetryBudget};
-pub use crate::limits::limit::RetryLimit;
+pub use crate::limits::limit::{Admission, AdmissionRequest, RetryLimit};
 pub use crate::limits::throttle::{RetryThrottle, ThrottleError};
 pub use crate::observe::events::{GiveUp, RetryEvent, Success};
 pub use crate::observe::stop::StopReason;
@@ -131,7 +134,9 @@ pub use crate::time::timeout::Elapsed;
 /// | `context` | none | a name, such as `attempt` | binds an [`Attempt`] of that name in the body: the attempt number, the retries left, the time elapsed and left, the call's [`InvocationId`] (see "The attempt inside the body") |
 /// | `nested` | `stop` | `stop` or `retry` | a failure that a retried function this attempt called already gave up on: `stop` ends the call with [`StopReason::RetriedBelow`] (one layer retries), `retry` retries it anyway (see "Nested retries") |
 /// | `name` | the function's path (`my_app::users::fetch`; a method: the type of `self`'s path, `my_app::Client::get`) | string literal, not empty | the name that metrics (`function` label), tracing events and [`RetryEvent::function`] report |
-/// | `budget` | none | any expression giving a [`RetryBudget`], a [`RetryThrottle`] or another [`RetryLimit`] (your own), or a reference, `Arc` or `Box` of one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call | a retry limit shared by every call and function that names the same one: a budget keeps a floor of retries per second, a throttle stops retrying in a full outage; a refusal ends the call with [`StopReason::Budget`] whatever the limit's kind |
+/// | `budget` | none | any expression giving a [`RetryBudget`], a [`RetryThrottle`] or another [`RetryLimit`] (your own), or a reference, `Arc` or `Box` of one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call | a retry limit shared by every call and function that names the same one: a budget keeps a floor of retries per second, a throttle stops retrying in a full outage; a refusal ends the call with [`StopReason::Budget`] whatever the limit's kind; a limit that paces attempts belongs in `admission` (here it limits nothing) |
+/// | `admission` | none | any expression giving an [`AdaptiveRateLimiter`], an [`AdaptiveThrottle`] or another [`RetryLimit`] that paces, or a reference, `Arc` or `Box` of one, evaluated once per call; needs `E: From<`[`Refused`]`>` | a limiter asked before every attempt, the first included: the attempt goes, waits (on the loop's timer, at most the limiter's maximum wait) or is refused, and a refused attempt, first or retry, returns `E::from(Refused)` at once without running the body (see "Pacing every attempt") |
+/// | `throttled_if` | every error `retry_if` retries | path or closure, `Fn(&E) -> bool`; needs `admission` | which errors tell the `admission` limiter to slow down (a 429, `SlowDown`); every other answer, a success included, is an accept |
 /// | `policy` | none | any expression giving a [`Policy`], evaluated once per call | the whole schedule instead of the schedule keys (both is an error) |
 /// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)`; never runs past `max_elapsed` |
 /// | `crate` | `"::backoff_runtime"` | string with a path | where this crate is, when re-exported under another name |
@@ -186,6 +191,47 @@ pub use crate::time::timeout::Elapsed;
 /// `max_elapsed`, `on_retry`, `on_give_up`, `before_retry`, `context` or
 /// `budget` needs it. Dropping the future of an async function stops it: no attempt
 /// starts after the drop.
+///
+/// # Pacing every attempt
+///
+/// `budget` limits retries; `admission` paces every attempt, the first
+/// included, for a backend that answers "slow down" (HTTP 429, S3's
+/// `SlowDown`) to a fleet whose first attempts alone overload it. Before
+/// each attempt the limiter lets it go, makes it wait (slept on the loop's
+/// own timer, tokio's paused clock in tests, holding no lock) or refuses it;
+/// after each it hears whether the backend throttled it (`throttled_if`).
+/// [`AdaptiveRateLimiter`] is AWS's adaptive retry mode (a token bucket
+/// whose rate CUBIC sets), [`AdaptiveThrottle`] Google SRE's client-side
+/// throttling (refuse with probability `(requests − 2·accepts) /
+/// (requests + 1)` over two minutes). Both keys may be given: a
+/// [`RetryBudget`] for the retries, a limiter for every attempt.
+///
+/// A refused attempt has no error of its own, so the function's error type
+/// needs `From<`[`Refused`]`>` (checked on the `admission` key: a missing
+/// impl is a compile error there, in those words); the call returns
+/// `E::from(Refused)` at once, whether the refused attempt was the first or
+/// a retry, without running the body and without `on_give_up` (no attempt
+/// failed). Existing code without `admission` needs no such impl.
+///
+/// ```
+/// use backoff_runtime::{AdaptiveRateLimiter, Refused, RetryBudget, retry};
+/// use std::time::Duration;
+///
+/// static S3_RETRIES: RetryBudget = RetryBudget::new();
+/// static S3_RATE: AdaptiveRateLimiter = AdaptiveRateLimiter::new().max_wait(Duration::from_secs(5));
+///
+/// #[derive(Debug)]
+/// enum S3Error { SlowDown, Unavailable, Overloaded }
+/// impl From<Refused> for S3Error {
+///     fn from(_: Refused) -> Self { S3Error::Overloaded }
+/// }
+///
+/// #[retry(budget = S3_RETRIES, admission = S3_RATE, throttled_if = |e| matches!(e, S3Error::SlowDown), max_backoff = "20s")]
+/// async fn put(key: &str) -> Result<(), S3Error> {
+///     # let _ = (key, S3Error::Unavailable);
+///     Ok(())
+/// }
+/// ```
 ///
 /// # The attempt inside the body
 ///
@@ -469,7 +515,8 @@ pub use crate::time::timeout::Elapsed;
 /// allow (never when only defaults decide it, with `jitter = full`, or with
 /// `retry_after`, whose hint may be 0), an unknown jitter mode, a
 /// `crate` that is not a path, a `retry_if` that is neither a path nor a
-/// closure, `timeout` on a sync function or without `From<Elapsed>`, a return
+/// closure, `timeout` on a sync function or without `From<Elapsed>`,
+/// `admission` without `From<Refused>`, `throttled_if` without `admission`, a return
 /// type that is not a `Result`, a `context` that is not a plain name,
 /// `retry_after_ok` without `retry_if_ok`, an async `before_retry` on a sync
 /// function (and one returning a value there), a `const fn`, an `extern` function, a
@@ -532,6 +579,8 @@ pub use backoff_macros::retry;
 /// - [`RetryResult`](bounds::RetryResult): the function returns a `Result`;
 /// - [`FromElapsed`](bounds::FromElapsed): `timeout = ...` needs
 ///   `E: From<Elapsed>`;
+/// - [`FromRefused`](bounds::FromRefused): `admission = ...` needs
+///   `E: From<Refused>`;
 /// - [`FreshCopy`](bounds::FreshCopy): a `mut` argument is `Copy`;
 /// - [`each_attempt_runs_the_body_again`](bounds::each_attempt_runs_the_body_again):
 ///   a sync body is an `FnMut` closure, so it may not move out what it
@@ -556,6 +605,7 @@ pub use backoff_macros::retry;
 /// returns_a_result::<std::io::Result<u8>>();
 /// ```
 pub mod bounds {
+    pub use crate::limits::admission::FromRefused;
     pub use crate::run::result::RetryResult;
     use crate::time::sleep::{CheckedSleep, CheckedTimer};
     pub use crate::time::timeout::FromElapsed;
@@ -779,6 +829,7 @@ pub mod bounds {
 pub mod __private {
     pub use crate::bounds::FreshCopy;
     pub use crate::bounds::RetryResult;
+    pub use crate::limits::admission::{Admitting, admission_of, admitted};
     pub use crate::limits::limit::budget_of;
     pub use crate::observe::conventions::SemanticConventions;
     pub use crate::observe::site::CallSite;
@@ -788,7 +839,7 @@ pub mod __private {
     };
     pub use crate::run::hooks::{Hooks, Judged, Probe, judged, method_site, probe, static_site};
     pub use crate::run::nested::{NestedAttempt, enter_attempt};
-    pub use crate::run::result::timed_out_result;
+    pub use crate::run::result::{refused_result, timed_out_result};
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
     pub use crate::time::sleep::{BlockingSleep, CheckedSleep, CheckedTimer, DefaultSleep, Timer, TokioTimer};
     pub use crate::time::timeout::{TimeoutSupport, with_timeout};

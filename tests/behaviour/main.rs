@@ -9,6 +9,7 @@
 //!
 //! Run one module: `cargo test --test behaviour hooks::`.
 
+pub mod adaptive;
 pub mod attempt_context;
 pub mod before_retry;
 pub mod budget;

@@ -9,6 +9,7 @@ use core::time::Duration;
 
 use crate::builder::owned::OwnedHooks;
 use crate::builder::retry::{Action, Awaited, Config, Identity, NoAction, Retry};
+use crate::limits::admission::{Admitting, Ask};
 use crate::limits::limit::Limit;
 use crate::observe::events::RetryEvent;
 use crate::observe::site::Site;
@@ -169,6 +170,9 @@ pin_project_lite::pin_project! {
         action: C::Action,
         timer: C::Timer,
         timeout: Option<(Duration, fn() -> C::Output)>,
+        // With `admission`: the limiter, the result of a refused attempt,
+        // and how long the next attempt waited for it so far.
+        admission: Option<(Admitting<'a>, fn() -> C::Output, Duration)>,
         driver: Loop,
         #[pin]
         phase: PhaseOf<Fut, C>,
@@ -211,6 +215,13 @@ where
             action: config.action,
             timer: config.sleep.into_timer(),
             timeout: config.timeout,
+            admission: self.admission.zip(config.refused).map(|(limit, refused)| {
+                (
+                    Admitting::of_dyn(limit, <S::Timer as Timer>::CLOCK),
+                    refused,
+                    Duration::ZERO,
+                )
+            }),
             driver: Loop::start(<S::Timer as Timer>::CLOCK, self.policy, self.budget, needs_start),
             phase: Phase::Start,
             _keys: PhantomData,
@@ -245,13 +256,20 @@ where
                     let result = match result {
                         // A success nobody but metrics hears of: no hooks lent.
                         Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
+                            if let Some((admitting, ..)) = this.admission.as_ref() {
+                                admitting.observed(false);
+                            }
                             this.driver.succeeded(budget, &Site::Named(this.identity.name), None);
                             return Poll::Ready(Ok(value));
                         }
                         result => result,
                     };
                     let hooks = this.identity.lend(&*this.hooks);
-                    let outcome = match hooks.judge(result) {
+                    let judged = hooks.judge(result);
+                    if let Some((admitting, ..)) = this.admission.as_ref() {
+                        admitting.observed(judged.as_ref().is_err_and(|outcome| hooks.throttled(outcome)));
+                    }
+                    let outcome = match judged {
                         Ok(value) => {
                             this.driver.succeeded(budget, &hooks.site(), hooks.on_success_hook());
                             return Poll::Ready(Ok(value));
@@ -296,6 +314,18 @@ where
                 }
                 PhaseProj::Sleeping { pending } => {
                     ready!(this.timer.poll_wait(pending, cx));
+                }
+            }
+            if let Some((admitting, refused, waited)) = this.admission.as_mut() {
+                match admitting.ask(*waited) {
+                    Ask::Go => *waited = Duration::ZERO,
+                    Ask::Refuse => return Poll::Ready(refused()),
+                    Ask::Wait(wait) => {
+                        *waited = waited.saturating_add(wait);
+                        let pending = this.timer.start(wait);
+                        this.phase.set(Phase::Sleeping { pending });
+                        continue;
+                    }
                 }
             }
             let attempt = match *this.timeout {

@@ -90,6 +90,10 @@ owned_hook!(
     PendingError, pending_error, observes: false, succeeds: false, Fn(T) -> E
 );
 owned_hook!(
+    /// A `throttled_if` the builder owns.
+    ThrottledIf, throttled_if, observes: false, succeeds: false, Fn(&E) -> bool
+);
+owned_hook!(
     /// An `on_retry` the builder owns.
     OnRetry, on_retry, observes: true, succeeds: false, Fn(&O, &RetryEvent)
 );

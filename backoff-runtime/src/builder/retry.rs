@@ -12,7 +12,9 @@ use core::time::Duration;
 
 use crate::builder::owned::{
     NoHooks, OnGiveUp, OnRetry, OnSuccess, OwnedHooks, PendingError, RetryAfter, RetryAfterOk, RetryIf, RetryIfOk,
+    ThrottledIf,
 };
+use crate::limits::admission::Admitting;
 use crate::limits::limit::{Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::Site;
@@ -176,6 +178,8 @@ pub struct Config<K, T, E, O, H, S, A> {
     pub(crate) action: A,
     /// Per-attempt limit (async) and the result of a timed-out attempt.
     pub(crate) timeout: Option<(Duration, fn() -> Result<T, E>)>,
+    /// With `admission`: the result of a refused attempt.
+    pub(crate) refused: Option<fn() -> Result<T, E>>,
     _kind: PhantomData<fn() -> (K, O)>,
 }
 
@@ -203,6 +207,7 @@ impl<K, T, E> Fresh<K, T, E> {
             sleep: DefaultSleep,
             action: NoAction,
             timeout: None,
+            refused: None,
             _kind: PhantomData,
         }
     }
@@ -260,6 +265,7 @@ impl Policy {
             policy: self,
             op,
             budget: None,
+            admission: None,
             config: Config::new(),
         }
     }
@@ -296,6 +302,7 @@ impl Policy {
             policy: self,
             op,
             budget: None,
+            admission: None,
             config: Config::new(),
         }
     }
@@ -311,6 +318,8 @@ pub struct Retry<'a, Op, C> {
     pub(crate) policy: &'a Policy,
     pub(crate) op: Op,
     pub(crate) budget: Option<Limit<'a>>,
+    /// The limit of `admission`, asked before every attempt.
+    pub(crate) admission: Option<&'a dyn RetryLimit>,
     pub(crate) config: C,
 }
 
@@ -336,6 +345,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
             sleep,
             action,
             timeout,
+            refused,
             ..
         } = self.config;
         let (hooks, sleep, action) = change(hooks, sleep, action);
@@ -343,12 +353,14 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
             policy: self.policy,
             op: self.op,
             budget: self.budget,
+            admission: self.admission,
             config: Config {
                 hooks,
                 identity,
                 sleep,
                 action,
                 timeout,
+                refused,
                 _kind: PhantomData,
             },
         }
@@ -390,6 +402,69 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     pub fn budget<B: RetryLimit>(mut self, budget: &'a B) -> Self {
         self.budget = Some(Limit::of(budget));
         self
+    }
+
+    /// A limiter asked before every attempt, the first included
+    /// (`admission`): an [`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter),
+    /// an [`AdaptiveThrottle`](crate::AdaptiveThrottle) or your own pacing
+    /// [`RetryLimit`](crate::RetryLimit). It lets the attempt go, makes it
+    /// wait (on the loop's own sleep) or refuses it: the call then returns
+    /// `E::from(`[`Refused`](crate::Refused)`)` at once, which is why this
+    /// needs `E: From<Refused>`. After each attempt it hears whether the
+    /// attempt was throttled ([`throttled_if`](Retry::throttled_if)).
+    ///
+    /// ```
+    /// use backoff_runtime::{AdaptiveThrottle, Policy, Refused};
+    /// use std::time::Duration;
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// enum Error { Overloaded, Shed }
+    /// impl From<Refused> for Error {
+    ///     fn from(_: Refused) -> Self { Error::Shed }
+    /// }
+    ///
+    /// let throttle = AdaptiveThrottle::new();
+    /// let policy = Policy::new().max_retries(1).initial_backoff(Duration::from_millis(1));
+    /// let mut sent = 0;
+    /// for _ in 0..50 {
+    ///     let _ = policy.retry(|| { sent += 1; Err::<(), _>(Error::Overloaded) }).admission(&throttle).call();
+    /// }
+    /// assert!(sent < 100, "a backend that accepts nothing is shed on the client: {sent} of 100 sent");
+    /// ```
+    pub fn admission<L: RetryLimit>(mut self, limit: &'a L) -> Self
+    where
+        E: crate::limits::admission::FromRefused,
+    {
+        self.admission = Some(limit);
+        self.config.refused = Some(|| Err(E::from_refused()));
+        self
+    }
+
+    /// Which errors tell the [`admission`](Retry::admission) limiter to
+    /// slow down (`throttled_if`: a 429, S3's `SlowDown`); by default every
+    /// error [`retry_if`](Retry::retry_if) retries. Any other answer, a
+    /// success included, tells it the backend accepted the attempt.
+    ///
+    /// ```
+    /// use backoff_runtime::{AdaptiveRateLimiter, Policy, Refused};
+    /// use std::io;
+    ///
+    /// let limiter = AdaptiveRateLimiter::new();
+    /// let result = Policy::new()
+    ///     .retry(|| Err::<(), _>(io::Error::from(io::ErrorKind::NotFound)))
+    ///     .retry_if(|e| e.kind() != io::ErrorKind::NotFound)
+    ///     .throttled_if(|e| e.kind() == io::ErrorKind::WouldBlock)
+    ///     .admission(&limiter)
+    ///     .call();
+    /// assert!(result.is_err());
+    /// assert!(!limiter.is_enabled(), "a not-found is no throttle");
+    /// # let _ = Refused::new();
+    /// ```
+    pub fn throttled_if<F: Fn(&E) -> bool>(
+        self,
+        throttled_if: F,
+    ) -> Retry<'a, Op, Config<K, T, E, O, (H, ThrottledIf<F>), S, A>> {
+        self.add(ThrottledIf(throttled_if))
     }
 
     /// Which errors to retry (`retry_if`); any other error is returned at
@@ -671,9 +746,13 @@ where
             policy,
             mut op,
             budget,
+            admission,
             config,
         } = self;
         let start = start_blocking(policy, budget, H::OBSERVES || A::SET, &config.sleep);
+        if let (Some(limit), Some(refused)) = (admission, config.refused) {
+            return Self::call_admitted(policy, budget, start, (limit, refused), config, op);
+        }
         crate::run::nested::enter_attempt();
         match op() {
             // A success nobody but metrics hears of: handled here, inline.
@@ -714,6 +793,42 @@ where
             body: &mut op,
             sleeper: &sleep,
             action: action.borrowed(),
+            admission: None,
+        };
+        settle_blocking(policy, budget, start, &hooks, first, parts)
+    }
+
+    /// A `.call()` with `admission`: every attempt, the first included,
+    /// admitted first (waiting on the call's sleep), then the same retries.
+    #[cold]
+    #[inline(never)]
+    fn call_admitted(
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        start: Option<std::time::Instant>,
+        (limit, refused): (&dyn RetryLimit, fn() -> Result<T, E>),
+        config: Config<Blocking, T, E, O, H, S, A>,
+        mut op: Op,
+    ) -> Result<T, E> {
+        let Config {
+            hooks,
+            identity,
+            sleep,
+            mut action,
+            ..
+        } = config;
+        let mut admitting = Admitting::of_dyn(limit, sleep.clock());
+        if !admitting.admit_blocking(&|wait| sleep.sleep(wait)) {
+            return refused();
+        }
+        crate::run::nested::enter_attempt();
+        let first = op();
+        let hooks = identity.lend(&hooks);
+        let parts = BlockingParts {
+            body: &mut op,
+            sleeper: &sleep,
+            action: action.borrowed(),
+            admission: Some((admitting, refused)),
         };
         settle_blocking(policy, budget, start, &hooks, first, parts)
     }

@@ -1,5 +1,10 @@
-//! Limits shared by many calls: the retry budget, the throttle, and the one trait the loop asks through.
+//! Limits shared by many calls: the retry budget, the throttle, the two
+//! adaptive limiters that pace every attempt, and the one trait the loop
+//! asks through.
 
+pub(crate) mod adaptive_rate;
+pub(crate) mod adaptive_throttle;
+pub(crate) mod admission;
 pub(crate) mod budget;
 pub(crate) mod limit;
 pub(crate) mod named;

@@ -13,6 +13,7 @@
 use core::time::Duration;
 use std::time::Instant;
 
+use crate::limits::admission::Admitting;
 use crate::limits::limit::Limit;
 use crate::observe::events::{RetryEvent, Success};
 use crate::observe::site::Site;
@@ -189,6 +190,27 @@ impl Loop {
         }
     }
 
+    /// [`failed`](Self::failed), after telling the limit named in
+    /// `admission = ...` whether the attempt was throttled.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn failed_admitting<M: Mode, T, E, O: Outcome<T, E>>(
+        &mut self,
+        mode: M,
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        admitting: &Admitting<'_>,
+        hooks: &Hooks<'_, T, E, O>,
+        outcome: O,
+        gave_up_below: bool,
+    ) -> Step<Result<T, E>, M::Retry<O>> {
+        if admitting.paces() {
+            admitting.observed(hooks.throttled(&outcome));
+        }
+        self.failed(mode, policy, budget, hooks, outcome, gave_up_below)
+    }
+
     /// After the action on `next`: its wait, or (when the action ran so
     /// long that the wait would end past `max_elapsed`) the final result,
     /// reported as a give-up with [`StopReason::Deadline`](crate::StopReason).
@@ -252,6 +274,8 @@ pub(crate) struct BlockingParts<'a, T, E, O> {
     pub sleeper: &'a dyn BlockingSleep,
     /// The builder's `before_retry`.
     pub action: Option<BlockingActionRef<'a, O>>,
+    /// The builder's `admission`, with the result of a refused attempt.
+    pub admission: Option<(Admitting<'a>, fn() -> Result<T, E>)>,
 }
 
 impl<T, E, O> core::fmt::Debug for BlockingParts<'_, T, E, O> {
@@ -274,7 +298,11 @@ pub(crate) fn settle_blocking<T, E, O: Outcome<T, E>>(
     result: Result<T, E>,
     parts: BlockingParts<'_, T, E, O>,
 ) -> Result<T, E> {
-    match hooks.judge(result) {
+    let judged = hooks.judge(result);
+    if let Some((admitting, _)) = &parts.admission {
+        admitting.observed(judged.as_ref().is_err_and(|outcome| hooks.throttled(outcome)));
+    }
+    match judged {
         Ok(value) => {
             RetryState::first_success(
                 budget,
@@ -307,6 +335,7 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
         body,
         sleeper,
         mut action,
+        mut admission,
     } = parts;
     let mut state = RetryState::with_start(sleeper.clock(), start);
     let mut outcome = first;
@@ -330,8 +359,17 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
             Err(_reason) => return hooks.given_up(outcome),
         };
         sleeper.sleep(wait);
+        if let Some((admitting, refused)) = admission.as_mut() {
+            if !admitting.admit_blocking(&|wait| sleeper.sleep(wait)) {
+                return refused();
+            }
+        }
         crate::run::nested::enter_attempt();
-        match hooks.judge(body()) {
+        let judged = hooks.judge(body());
+        if let Some((admitting, _)) = &admission {
+            admitting.observed(judged.as_ref().is_err_and(|outcome| hooks.throttled(outcome)));
+        }
+        match judged {
             Ok(value) => {
                 state.success(budget, &hooks.site(), hooks.on_success_hook());
                 return Ok(value);
@@ -361,6 +399,7 @@ pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
         body: rerun,
         sleeper,
         action: None,
+        admission: None,
     };
     retry_blocking(policy, budget, start, hooks, first, parts)
 }

@@ -174,6 +174,7 @@ pub struct Hooks<'h, T, E, O = E> {
     pending_error: Option<&'h dyn Fn(T) -> E>,
     /// The server's pushback on an error (the tower layers' classification).
     pushback: Option<PushbackOf<'h, E>>,
+    throttled_if: Option<Predicate<'h, E>>,
     on_retry: Option<Observer<'h, O, RetryEvent>>,
     on_give_up: Option<Observer<'h, O, GiveUp>>,
     on_success: Option<&'h dyn Fn(&Success)>,
@@ -208,6 +209,7 @@ impl<'h, T, E> Hooks<'h, T, E> {
             retry_after_ok: None,
             pending_error: None,
             pushback: None,
+            throttled_if: None,
             on_retry: None,
             on_give_up: None,
             on_success: None,
@@ -247,6 +249,7 @@ impl<'h, T, E> Hooks<'h, T, E> {
             retry_after_ok: self.retry_after_ok,
             pending_error: self.pending_error,
             pushback: self.pushback,
+            throttled_if: self.throttled_if,
             on_retry: None,
             on_give_up: None,
             on_success: self.on_success,
@@ -296,6 +299,31 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     pub fn pending_error(mut self, pending_error: &'h dyn Fn(T) -> E) -> Self {
         self.pending_error = Some(pending_error);
         self
+    }
+
+    /// Which errors mean "slow down" to the limit named in `admission =
+    /// ...` (without it, every error `retry_if` retries).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[must_use]
+    pub fn throttled_if(mut self, throttled_if: &'h dyn Fn(&E) -> bool) -> Self {
+        self.throttled_if = Some(throttled_if);
+        self
+    }
+
+    /// Whether `outcome` tells the admission limit to slow down: an error
+    /// that `retry_if` retries and `throttled_if` (when set) flags; never a
+    /// pending value.
+    pub fn throttled(&self, outcome: &O) -> bool
+    where
+        O: Outcome<T, E>,
+    {
+        match outcome.view() {
+            Ok(_) => self.values_fail,
+            Err(error) => {
+                self.retry_if.is_none_or(|retry_if| retry_if(error))
+                    && self.throttled_if.is_none_or(|throttled_if| throttled_if(error))
+            }
+        }
     }
 
     /// The call's result when a stop rule ends it on `outcome`: the error,

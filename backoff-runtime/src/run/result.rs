@@ -52,3 +52,15 @@ where
 {
     || R::from_result(Err(<R::Err as crate::time::timeout::FromElapsed>::from_elapsed()))
 }
+
+/// The result standing for an attempt the `admission` limit refused, as a
+/// function pointer: the `From<Refused>` bound is checked here, once, so a
+/// missing impl is one error on the `admission` key.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn refused_result<R>() -> fn() -> R
+where
+    R: RetryResult,
+    R::Err: crate::limits::admission::FromRefused,
+{
+    || R::from_result(Err(<R::Err as crate::limits::admission::FromRefused>::from_refused()))
+}

@@ -16,6 +16,11 @@
 //!   jitter mode with no retry limit, a shared windowed
 //!   [`RetryBudget`](backoff_runtime::RetryBudget) and a shared
 //!   [`RetryThrottle`](backoff_runtime::RetryThrottle);
+//! - pacing every attempt: an overloaded backend (capacity below the
+//!   offered load for 30 s) and the outage's timeline, with no limit, the
+//!   budget and the throttle on retries, and the adaptive rate limiter and
+//!   the adaptive throttle on every attempt: the backend's load and
+//!   goodput, the clients' local refusals and waits, the recovery;
 //! - a layered outage: requests crossing three retrying layers whose bottom
 //!   service is down; the calls reaching each service per request when
 //!   every layer retries, when only one does, and with a budget or a
@@ -37,6 +42,7 @@ use std::time::Instant;
 
 use backoff_runtime::Jitter;
 use cli::{Command, Options};
+use sim::admission::{self, AdmissionSetup};
 use sim::contention::ContentionSetup;
 use sim::layers::{LayerRule, LayersSetup};
 use sim::limit::{BudgetSetup, RetryLimit, ThrottleSetup};
@@ -116,6 +122,9 @@ fn run(options: &Options) -> Result<(), Box<dyn Error>> {
     );
     let layers = LayersSetup::DEFAULT;
     let layer_results = sweep::layers_sweep(&layers, &LayerRule::ALL, plan.layer_runs, options.seed);
+    let overload = AdmissionSetup::OVERLOAD;
+    let paced_overload = admission::sweep(&overload, plan.outage_runs, options.seed);
+    let paced_outage = admission::sweep(&AdmissionSetup::OUTAGE, plan.outage_runs, options.seed);
 
     println!("{}\n", report::contention_intro(&contention, plan.runs, options.seed));
     println!("{}", report::heading("Write calls (mean per run)"));
@@ -146,6 +155,14 @@ fn run(options: &Options) -> Result<(), Box<dyn Error>> {
     );
     println!("{}", report::heading("Layers: calls reaching each service per request"));
     println!("{}", report::layers_table(&layer_results));
+    for (setup, results) in [(&overload, &paced_overload), (&AdmissionSetup::OUTAGE, &paced_outage)] {
+        println!("{}\n", report::admission_intro(setup, plan.outage_runs, options.seed));
+        println!(
+            "{}",
+            report::heading(&format!("Pacing every attempt: {}", setup.backend.label()))
+        );
+        println!("{}", report::admission_table(results));
+    }
 
     if let Some(dir) = &options.out {
         let figures = plots::Figures {
@@ -154,6 +171,7 @@ fn run(options: &Options) -> Result<(), Box<dyn Error>> {
             outages: &outages,
             limits_strategy: Strategy::Backoff(Jitter::Full),
             layers: &layer_results,
+            pacing: (&overload, &paced_overload),
         };
         for path in plots::write_all(dir, &figures)? {
             eprintln!("wrote {}", path.display());

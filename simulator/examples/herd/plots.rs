@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
+use crate::sim::admission::{AdmissionSetup, AdmissionSummary, Pacing};
 use crate::sim::layers::{LAYERS, SERVICES};
 use crate::sim::limit::RetryLimit;
 use crate::sim::outage::OutageSetup;
@@ -23,6 +24,8 @@ pub(crate) const COMPLETION_TIME: &str = "herd-completion-time.svg";
 pub(crate) const OUTAGE_LOAD: &str = "herd-outage-load.svg";
 /// The file name of the retry-limits chart.
 pub(crate) const LIMITS_LOAD: &str = "herd-limits-load.svg";
+/// The file name of the pacing chart.
+pub(crate) const PACING_LOAD: &str = "herd-pacing-load.svg";
 /// The file name of the layered-outage chart.
 pub(crate) const LAYER_CALLS: &str = "herd-layer-calls.svg";
 
@@ -60,6 +63,8 @@ pub(crate) struct Figures<'a> {
     pub(crate) limits_strategy: Strategy,
     /// Every layered-outage rule.
     pub(crate) layers: &'a [LayersResult],
+    /// The overload model and each limit's figures.
+    pub(crate) pacing: (&'a AdmissionSetup, &'a [AdmissionSummary]),
 }
 
 /// Writes the five charts into `dir`; returns their paths.
@@ -70,6 +75,7 @@ pub(crate) fn write_all(dir: &Path, figures: &Figures<'_>) -> Result<Vec<PathBuf
         outages,
         limits_strategy,
         layers,
+        pacing,
     } = *figures;
     std::fs::create_dir_all(dir)?;
     let max = |value: fn(&ContentionPoint) -> f64| points.iter().map(value).fold(1.0, f64::max);
@@ -105,7 +111,9 @@ pub(crate) fn write_all(dir: &Path, figures: &Figures<'_>) -> Result<Vec<PathBuf
     limits_chart(&limits, setup, outages, limits_strategy)?;
     let layer_calls = dir.join(LAYER_CALLS);
     layers_chart(&layer_calls, layers)?;
-    Ok(vec![calls, time, load, limits, layer_calls])
+    let paced = dir.join(PACING_LOAD);
+    pacing_chart(&paced, pacing.0, pacing.1)?;
+    Ok(vec![calls, time, load, limits, layer_calls, paced])
 }
 
 /// One line per strategy of `value` against the client count, on a y axis
@@ -345,6 +353,73 @@ fn layers_chart(path: &Path, results: &[LayersResult]) -> Result<()> {
                 ("sans-serif", 12).into_font(),
             )
         }))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// The five limits' colours, in the order of [`Pacing::ALL`].
+const PACING_PALETTE: [RGBColor; 5] = [
+    RGBColor(214, 39, 40),
+    RGBColor(255, 127, 14),
+    RGBColor(31, 119, 180),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+];
+
+/// Calls per second at an overloaded backend over time, one line per
+/// limit, the overload shaded.
+fn pacing_chart(path: &Path, setup: &AdmissionSetup, results: &[AdmissionSummary]) -> Result<()> {
+    let x_max = results.iter().map(|r| r.offered_per_second.len()).max().unwrap_or(1) as f64;
+    let y_max = results
+        .iter()
+        .flat_map(|r| r.offered_per_second.iter().copied())
+        .fold(1.0, f64::max);
+    let root = SVGBackend::new(path, (760, 480)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "Calls per second at the backend ({} in the grey band)",
+                setup.backend.label()
+            ),
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max * 1.05)?;
+    chart
+        .configure_mesh()
+        .x_desc("time, s")
+        .y_desc("calls/s at the backend (mean)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+    let (from, until) = setup.backend.trouble();
+    chart.draw_series(std::iter::once(Rectangle::new(
+        [(from.as_secs_f64(), 0.0), (until.as_secs_f64(), y_max * 1.05)],
+        RGBColor(225, 225, 225).filled(),
+    )))?;
+    for result in results {
+        let index = Pacing::ALL.iter().position(|p| *p == result.pacing).unwrap_or(0);
+        let style = PACING_PALETTE[index % PACING_PALETTE.len()].stroke_width(2);
+        let line = result
+            .offered_per_second
+            .iter()
+            .enumerate()
+            .map(|(s, &n)| (s as f64 + 0.5, n));
+        chart
+            .draw_series(LineSeries::new(line, style))?
+            .label(result.pacing.label())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
     }
     chart
         .configure_series_labels()

@@ -1,6 +1,7 @@
 //! The figures as plain-text tables (Markdown pipe tables, so they can be
 //! pasted into the docs as they are).
 
+use crate::sim::admission::{AdmissionSetup, AdmissionSummary, Backend};
 use crate::sim::contention::ContentionSetup;
 use crate::sim::layers::{LAYERS, LayersSetup, SERVICES};
 use crate::sim::limit::{BudgetSetup, ThrottleSetup};
@@ -256,4 +257,59 @@ pub(crate) fn outage_series(results: &[OutageResult]) -> String {
 /// A section title.
 pub(crate) fn heading(title: &str) -> String {
     format!("## {title}\n")
+}
+
+/// The parameters of a pacing model, as a sentence.
+pub(crate) fn admission_intro(setup: &AdmissionSetup, runs: usize, seed: u64) -> String {
+    let (from, until) = setup.backend.trouble();
+    let trouble = match setup.backend {
+        Backend::Overloaded { normal, reduced, .. } => {
+            format!("serves {normal:.0} calls/s, but {reduced:.0}/s from {from:?} to {until:?}")
+        }
+        Backend::Outage { normal, after, .. } => {
+            format!("serves {normal:.0} calls/s, nothing from {from:?} to {until:?}, then {after:.0}/s")
+        }
+    };
+    format!(
+        "Pacing ({}): {:.0} requests/s until {:?}; the backend {trouble}; a call above capacity is rejected \
+         as a throttle. Full jitter, {} retries from {:?} up to {:?}. Limits: none; the default budget and \
+         gRPC's example throttle on retries; an adaptive rate limiter (waits up to 2 s) and an adaptive \
+         throttle (K = 2, two minutes) on every attempt. {runs} runs, seed {seed}, the same seeds for every limit.",
+        setup.backend.label(),
+        setup.rate,
+        setup.horizon,
+        setup.policy.max_retries_value(),
+        setup.policy.initial_backoff_value(),
+        setup.policy.max_backoff_value(),
+    )
+}
+
+/// What each limit does to a troubled backend and to its clients.
+pub(crate) fn admission_table(results: &[AdmissionSummary]) -> String {
+    let mut table = Table::new(
+        [
+            "limit",
+            "backend calls/s in trouble",
+            "goodput/s in trouble",
+            "requests served",
+            "refused on the client",
+            "attempts that waited (mean wait)",
+            "recovery after",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    );
+    for s in results {
+        table.push(vec![
+            s.pacing.label().to_owned(),
+            format!("{:.0}", s.load_in_trouble),
+            format!("{:.0}", s.goodput_in_trouble),
+            format!("{:.1}%", s.served_share * 100.0),
+            format!("{:.0}", s.refused_locally),
+            format!("{:.0} ({:.0} ms)", s.waits, s.mean_wait.as_secs_f64() * 1000.0),
+            s.recovery
+                .map_or_else(|| "not in the run".to_owned(), |r| format!("{r:.0} s")),
+        ]);
+    }
+    table.render()
 }

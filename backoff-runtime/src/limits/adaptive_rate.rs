@@ -1,0 +1,406 @@
+//! [`AdaptiveRateLimiter`]: the AWS SDKs' adaptive retry mode (a token bucket
+//! for every attempt, its fill rate set by CUBIC from throttling responses),
+//! with the SDKs' constants and without their bugs.
+
+use core::time::Duration;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use crate::limits::limit::{Admission, AdmissionRequest, RetryLimit};
+use crate::limits::named::name_methods;
+
+/// The lowest fill rate of the bucket, in tokens per second.
+const MIN_FILL_RATE: f64 = 0.5;
+/// The lowest capacity of the bucket, in tokens.
+const MIN_CAPACITY: f64 = 1.0;
+/// The weight of the newest interval in the measured sending rate.
+const SMOOTH: f64 = 0.8;
+/// CUBIC's multiplicative decrease after a throttle.
+const BETA: f64 = 0.7;
+/// CUBIC's scale constant.
+const SCALE_CONSTANT: f64 = 0.4;
+/// The length of one interval of the measured rate, in seconds.
+const RATE_BUCKET: f64 = 0.5;
+/// Capacity short of a cost by less than this is the cost (a wait of
+/// exactly the computed time must not end a hair short of it).
+const EPSILON: f64 = 1e-9;
+
+/// A client-side rate limiter for every attempt, the first included: AWS's
+/// adaptive retry mode. Name it in `admission = ...` (or
+/// [`Retry::admission`](crate::Retry::admission)).
+///
+/// It lets every attempt through until the backend first throttles (an
+/// attempt failed with an error that `throttled_if` flags: by default every
+/// error `retry_if` retries). From then on each attempt takes
+/// [`cost`](Self::cost) tokens (a retry [`retry_cost`](Self::retry_cost))
+/// from a bucket that refills at a rate CUBIC sets: a throttle cuts it to
+/// 0.7 of the rate measured at that moment, and each answer that is not a
+/// throttle lets it grow along CUBIC's curve back to that rate and past it,
+/// never above twice the rate the client measured (in 0.5 s intervals,
+/// smoothed by 0.8); the rate never drops below 0.5 per second, the bucket
+/// never holds less than 1 token.
+///
+/// An attempt that finds too few tokens waits for them on the loop's own
+/// timer, then asks again; one that would wait past
+/// [`max_wait`](Self::max_wait) in all is refused (`E::from(Refused)`).
+/// Tokens are taken only when an attempt is let through; no lock is held
+/// across a wait; a cost above the bucket's capacity waits for a full
+/// bucket and takes all of it, so it never waits forever.
+///
+/// ```
+/// use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionRequest, RetryLimit};
+/// use std::time::{Duration, Instant};
+///
+/// static S3: AdaptiveRateLimiter = AdaptiveRateLimiter::new().max_wait(Duration::from_secs(5));
+///
+/// let start = Instant::now();
+/// let at = |seconds: f64| start + Duration::from_secs_f64(seconds);
+/// // Until the first throttle every attempt goes.
+/// assert_eq!(S3.admit(AdmissionRequest::new(at(0.0), 1, Duration::ZERO)), Admission::Go);
+/// S3.observed(at(0.1), true);
+/// // Then the bucket counts: empty, it makes the next attempt wait.
+/// assert!(matches!(S3.admit(AdmissionRequest::new(at(0.1), 1, Duration::ZERO)), Admission::Wait(_)));
+/// ```
+#[derive(Debug)]
+pub struct AdaptiveRateLimiter {
+    state: Mutex<RateState>,
+    cost: f64,
+    retry_cost: f64,
+    max_wait: Duration,
+    name: Option<&'static str>,
+}
+
+impl Default for AdaptiveRateLimiter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AdaptiveRateLimiter {
+    /// A limiter with the SDKs' constants, each attempt costing one token
+    /// and waiting at most 10 seconds for admission. `const`, so it lives in
+    /// a `static`.
+    ///
+    /// ```
+    /// use backoff_runtime::AdaptiveRateLimiter;
+    /// use std::time::Duration;
+    ///
+    /// let limiter = AdaptiveRateLimiter::new();
+    /// assert_eq!(limiter.max_wait_value(), Duration::from_secs(10));
+    /// ```
+    #[must_use]
+    pub const fn new() -> Self {
+        AdaptiveRateLimiter {
+            state: Mutex::new(RateState::new()),
+            cost: 1.0,
+            retry_cost: 1.0,
+            max_wait: Duration::from_secs(10),
+            name: None,
+        }
+    }
+
+    name_methods! {
+        /// Names the limiter (the `budget` label of its metrics).
+        ///
+        /// ```
+        /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().name("s3");
+        /// assert_eq!(limiter.name_value(), Some("s3"));
+        /// ```
+        fn name;
+        /// The name given with [`name`](Self::name).
+        ///
+        /// ```
+        /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().name_value(), None);
+        /// ```
+        fn name_value;
+    }
+
+    /// The tokens a first attempt takes (default 1).
+    ///
+    /// # Panics
+    ///
+    /// When `cost` is not finite or not above 0 (at compile time in a
+    /// `static`).
+    ///
+    /// ```
+    /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().cost(2.0);
+    /// assert_eq!(limiter.cost_value(), 2.0);
+    /// ```
+    #[must_use]
+    pub const fn cost(mut self, cost: f64) -> Self {
+        assert!(cost.is_finite() && cost > 0.0, "a cost must be finite and above 0");
+        self.cost = cost;
+        self
+    }
+
+    /// The tokens a retry takes (default 1; the smithy SDKs charge 5). A
+    /// cost above the bucket's capacity waits for a full bucket.
+    ///
+    /// # Panics
+    ///
+    /// When `cost` is not finite or not above 0.
+    ///
+    /// ```
+    /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().retry_cost(5.0);
+    /// assert_eq!(limiter.retry_cost_value(), 5.0);
+    /// ```
+    #[must_use]
+    pub const fn retry_cost(mut self, cost: f64) -> Self {
+        assert!(cost.is_finite() && cost > 0.0, "a cost must be finite and above 0");
+        self.retry_cost = cost;
+        self
+    }
+
+    /// The longest an attempt waits for admission in all; one that would
+    /// wait longer is refused at once (default 10 seconds).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().max_wait(Duration::from_secs(2));
+    /// assert_eq!(limiter.max_wait_value(), Duration::from_secs(2));
+    /// ```
+    #[must_use]
+    pub const fn max_wait(mut self, max_wait: Duration) -> Self {
+        self.max_wait = max_wait;
+        self
+    }
+
+    /// The tokens a first attempt takes.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().cost_value(), 1.0);
+    /// ```
+    #[must_use]
+    pub const fn cost_value(&self) -> f64 {
+        self.cost
+    }
+
+    /// The tokens a retry takes.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().retry_cost_value(), 1.0);
+    /// ```
+    #[must_use]
+    pub const fn retry_cost_value(&self) -> f64 {
+        self.retry_cost
+    }
+
+    /// The longest an attempt waits for admission.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().max_wait_value(), Duration::from_secs(10));
+    /// ```
+    #[must_use]
+    pub const fn max_wait_value(&self) -> Duration {
+        self.max_wait
+    }
+
+    /// The bucket's fill rate now, in tokens per second (0.5 until the
+    /// first throttle, which is when the bucket starts to count).
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().fill_rate(), 0.5);
+    /// ```
+    #[must_use]
+    pub fn fill_rate(&self) -> f64 {
+        self.lock().fill_rate
+    }
+
+    /// The tokens in the bucket as of the last attempt or answer (never
+    /// negative).
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().tokens(), 0.0);
+    /// ```
+    #[must_use]
+    pub fn tokens(&self) -> f64 {
+        self.lock().current_capacity
+    }
+
+    /// Whether a throttle was seen, so attempts take tokens.
+    ///
+    /// ```
+    /// assert!(!backoff_runtime::AdaptiveRateLimiter::new().is_enabled());
+    /// ```
+    #[must_use]
+    pub fn is_enabled(&self) -> bool {
+        self.lock().enabled
+    }
+
+    /// The state, locked for a few arithmetic steps (never across a wait).
+    /// A panic cannot leave it half-updated in a way that matters (every
+    /// field stays a finite number), so a poisoned lock is taken as is.
+    fn lock(&self) -> MutexGuard<'_, RateState> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl RetryLimit for AdaptiveRateLimiter {
+    /// Named in `budget = ...` it limits no retry: it paces attempts named
+    /// in `admission = ...`.
+    fn try_retry(&self, _now: Instant) -> bool {
+        true
+    }
+
+    fn paces(&self) -> bool {
+        true
+    }
+
+    fn admit(&self, request: AdmissionRequest) -> Admission {
+        let cost = if request.is_first() { self.cost } else { self.retry_cost };
+        let mut state = self.lock();
+        let now = state.seconds(request.now);
+        state.admit(now, cost, request.waited, self.max_wait)
+    }
+
+    fn observed(&self, now: Instant, throttled: bool) {
+        let mut state = self.lock();
+        let now = state.seconds(now);
+        state.update(now, throttled);
+    }
+}
+
+/// The limiter's numbers, in seconds since the first instant it saw (the
+/// SDKs use seconds since the epoch; only differences matter).
+#[derive(Debug)]
+struct RateState {
+    /// The first instant seen: second 0.
+    anchor: Option<Instant>,
+    fill_rate: f64,
+    max_capacity: f64,
+    current_capacity: f64,
+    last_timestamp: Option<f64>,
+    /// Whether a throttle was seen (the bucket counts only from then on).
+    enabled: bool,
+    measured_tx_rate: f64,
+    last_tx_rate_bucket: f64,
+    request_count: u64,
+    last_max_rate: f64,
+    time_of_last_throttle: f64,
+}
+
+impl RateState {
+    const fn new() -> Self {
+        RateState {
+            anchor: None,
+            fill_rate: MIN_FILL_RATE,
+            max_capacity: MIN_CAPACITY,
+            current_capacity: 0.0,
+            last_timestamp: None,
+            enabled: false,
+            measured_tx_rate: 0.0,
+            last_tx_rate_bucket: 0.0,
+            request_count: 0,
+            last_max_rate: 0.0,
+            time_of_last_throttle: 0.0,
+        }
+    }
+
+    /// `now` in seconds since the first instant seen (earlier ones, read
+    /// by a caller that took the lock later, count as that instant).
+    fn seconds(&mut self, now: Instant) -> f64 {
+        let anchor = *self.anchor.get_or_insert(now);
+        now.saturating_duration_since(anchor).as_secs_f64()
+    }
+
+    /// Admission at `now` of an attempt costing `cost`, which waited
+    /// `waited` so far: tokens are taken only when it goes.
+    fn admit(&mut self, now: f64, cost: f64, waited: Duration, max_wait: Duration) -> Admission {
+        if !self.enabled {
+            return Admission::Go;
+        }
+        self.refill(now);
+        // A cost above the capacity would never fit: it waits for a full
+        // bucket and takes all of it.
+        let cost = cost.min(self.max_capacity);
+        if cost <= self.current_capacity + EPSILON {
+            self.current_capacity = (self.current_capacity - cost).max(0.0);
+            return Admission::Go;
+        }
+        // Rounded up to a whole nanosecond: a wait always ends with the
+        // tokens refilled (a zero wait would ask again at the same instant).
+        let nanos = ((cost - self.current_capacity) / self.fill_rate * 1e9).ceil().max(1.0);
+        // A float-to-integer cast saturates: a wait past `u64::MAX` ns is that.
+        let wait = Duration::from_nanos(nanos as u64);
+        if waited.saturating_add(wait) > max_wait {
+            Admission::Refuse
+        } else {
+            Admission::Wait(wait)
+        }
+    }
+
+    /// The bucket refilled at the current rate up to `now` (a `now` before
+    /// the last one adds nothing).
+    fn refill(&mut self, now: f64) {
+        if let Some(last) = self.last_timestamp {
+            let elapsed = (now - last).max(0.0);
+            let fill = elapsed * self.fill_rate;
+            self.current_capacity = self.max_capacity.min(self.current_capacity + fill);
+            self.last_timestamp = Some(last.max(now));
+        } else {
+            self.last_timestamp = Some(now);
+        }
+    }
+
+    /// An answer at `now`: the measured rate, CUBIC and the bucket's rate.
+    fn update(&mut self, now: f64, throttled: bool) {
+        self.measure(now);
+        let calculated = if throttled {
+            let rate_to_use = if self.enabled {
+                self.measured_tx_rate.min(self.fill_rate)
+            } else {
+                self.measured_tx_rate
+            };
+            self.last_max_rate = rate_to_use;
+            self.time_of_last_throttle = now;
+            self.enabled = true;
+            cubic_throttle(rate_to_use)
+        } else {
+            self.cubic_success(now)
+        };
+        let new_rate = calculated.min(2.0 * self.measured_tx_rate);
+        self.set_fill_rate(now, new_rate);
+    }
+
+    /// Counts an answer in the measured sending rate, in 0.5 s intervals.
+    fn measure(&mut self, now: f64) {
+        let bucket = (now / RATE_BUCKET).floor() * RATE_BUCKET;
+        self.request_count = self.request_count.saturating_add(1);
+        if bucket > self.last_tx_rate_bucket {
+            let current_rate = self.request_count as f64 / (bucket - self.last_tx_rate_bucket);
+            self.measured_tx_rate = current_rate * SMOOTH + self.measured_tx_rate * (1.0 - SMOOTH);
+            self.request_count = 0;
+            self.last_tx_rate_bucket = bucket;
+        }
+    }
+
+    /// The bucket's new rate (refilled at the old one first), never below
+    /// the minimum; its capacity follows, never below one token.
+    fn set_fill_rate(&mut self, now: f64, rate: f64) {
+        self.refill(now);
+        self.fill_rate = rate.max(MIN_FILL_RATE);
+        self.max_capacity = rate.max(MIN_CAPACITY);
+        self.current_capacity = self.current_capacity.min(self.max_capacity);
+    }
+
+    /// CUBIC's time to climb back to the last maximum rate.
+    fn time_window(&self) -> f64 {
+        (self.last_max_rate * (1.0 - BETA) / SCALE_CONSTANT).cbrt()
+    }
+
+    /// CUBIC's rate at `now` after the last throttle.
+    fn cubic_success(&self, now: f64) -> f64 {
+        let dt = now - self.time_of_last_throttle - self.time_window();
+        SCALE_CONSTANT * dt.powi(3) + self.last_max_rate
+    }
+}
+
+/// CUBIC's rate just after a throttle at `rate`.
+fn cubic_throttle(rate: f64) -> f64 {
+    rate * BETA
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,230 @@
+//! The AWS SDKs' shared test vectors of the adaptive rate limiter, and the
+//! bucket's rules.
+
+use super::*;
+
+/// Relative closeness, as the SDKs' tests compare (`assert_relative_eq!`).
+fn close(expected: f64, actual: f64) -> bool {
+    (expected - actual).abs() <= 1e-6 * expected.abs().max(1.0)
+}
+
+#[test]
+fn cubic_after_a_maximum_of_10_at_second_5() {
+    let mut state = RateState::new();
+    state.last_max_rate = 10.0;
+    state.time_of_last_throttle = 5.0;
+    for (second, expected) in [
+        (5.0, 7.0),
+        (6.0, 9.64893600966),
+        (7.0, 10.000030849917364),
+        (8.0, 10.453284520772092),
+        (9.0, 13.408697022224185),
+        (10.0, 21.26626835427364),
+        (11.0, 36.425998516920465),
+    ] {
+        let rate = state.cubic_success(second);
+        assert!(close(expected, rate), "t = {second}: {rate}, expected {expected}");
+    }
+}
+
+#[test]
+fn cubic_with_throttles_between_successes() {
+    // The SDKs' vector: a throttle cuts the last rate by beta and becomes
+    // the new maximum at that second.
+    let mut state = RateState::new();
+    state.last_max_rate = 10.0;
+    state.time_of_last_throttle = 5.0;
+    let mut rate = 0.0;
+    for (second, throttled, expected) in [
+        (5.0, false, 7.0),
+        (6.0, false, 9.64893600966),
+        (7.0, true, 6.754255206761999),
+        (8.0, true, 4.727978644733399),
+        (9.0, false, 4.670125557970046),
+        (10.0, false, 4.770870456867401),
+        (11.0, false, 6.011819748005445),
+        (12.0, false, 10.792973431384178),
+    ] {
+        rate = if throttled {
+            let cut = cubic_throttle(rate);
+            state.last_max_rate = cut;
+            state.time_of_last_throttle = second;
+            cut
+        } else {
+            state.cubic_success(second)
+        };
+        assert!(close(expected, rate), "t = {second}: {rate}, expected {expected}");
+    }
+}
+
+#[test]
+fn measured_rate_and_fill_rate_of_the_sdks_vector() {
+    // Answers every 0.2 s, two of them throttles: the measured sending rate
+    // (0.5 s intervals, smoothing 0.8) and the bucket's fill rate after each.
+    let mut state = RateState::new();
+    for (throttled, second, measured, fill) in [
+        (false, 0.2, 0.0, 0.5),
+        (false, 0.4, 0.0, 0.5),
+        (false, 0.6, 4.8, 0.5),
+        (false, 0.8, 4.8, 0.5),
+        (false, 1.0, 4.16, 0.5),
+        (false, 1.2, 4.16, 0.6912),
+        (false, 1.4, 4.16, 1.0976),
+        (false, 1.6, 5.632, 1.6384),
+        (false, 1.8, 5.632, 2.3328),
+        (true, 2.0, 4.3264, 3.02848),
+        (false, 2.2, 4.3264, 3.486639),
+        (false, 2.4, 4.3264, 3.821874),
+        (false, 2.6, 5.66528, 4.053386),
+        (false, 2.8, 5.66528, 4.200373),
+        (false, 3.0, 4.333056, 4.282037),
+        (true, 3.2, 4.333056, 2.997426),
+        (false, 3.4, 4.333056, 3.452226),
+    ] {
+        state.update(second, throttled);
+        assert!(
+            (state.measured_tx_rate - measured).abs() < 1e-5,
+            "t = {second}: measured {}, expected {measured}",
+            state.measured_tx_rate
+        );
+        assert!(
+            (state.fill_rate - fill).abs() < 1e-5,
+            "t = {second}: fill rate {}, expected {fill}",
+            state.fill_rate
+        );
+    }
+}
+
+#[test]
+fn every_attempt_goes_until_the_first_throttle() {
+    let mut state = RateState::new();
+    for second in 0..100 {
+        assert_eq!(
+            state.admit(f64::from(second) / 100.0, 1.0, Duration::ZERO, Duration::MAX),
+            Admission::Go
+        );
+    }
+    assert_eq!(state.current_capacity, 0.0, "nothing taken before the bucket counts");
+}
+
+/// A state whose bucket counts, refilling at `rate` per second with
+/// capacity `rate` (at least 1), empty at second 0.
+fn counting(rate: f64) -> RateState {
+    let mut state = RateState::new();
+    state.enabled = true;
+    state.set_fill_rate(0.0, rate);
+    state.current_capacity = 0.0;
+    state
+}
+
+#[test]
+fn an_empty_bucket_says_how_long_to_wait_and_takes_nothing() {
+    let mut state = counting(2.0);
+    // One token at 2 per second: half a second.
+    assert_eq!(
+        state.admit(0.0, 1.0, Duration::ZERO, Duration::from_secs(10)),
+        Admission::Wait(Duration::from_millis(500))
+    );
+    assert_eq!(state.current_capacity, 0.0, "a wait takes no token");
+    // After the wait, asked again, it goes and takes the token.
+    assert_eq!(
+        state.admit(0.5, 1.0, Duration::from_millis(500), Duration::from_secs(10)),
+        Admission::Go
+    );
+    assert!(state.current_capacity.abs() < 1e-9);
+}
+
+#[test]
+fn a_wait_past_the_maximum_is_refused_and_takes_nothing() {
+    let mut state = counting(0.5);
+    // Two seconds for one token, one allowed.
+    assert_eq!(
+        state.admit(0.0, 1.0, Duration::ZERO, Duration::from_secs(1)),
+        Admission::Refuse
+    );
+    // Half a second waited already, 1.5 s more needed at 0.25 s: past 1.75 s.
+    state.current_capacity = 0.25;
+    assert_eq!(
+        state.admit(0.0, 1.0, Duration::from_millis(500), Duration::from_millis(1750)),
+        Admission::Refuse
+    );
+    assert_eq!(state.current_capacity, 0.25, "a refusal takes nothing");
+}
+
+#[test]
+fn a_cost_above_the_capacity_waits_for_a_full_bucket_and_never_deadlocks() {
+    // Capacity 1 (the minimum), a retry costing 5 (smithy-rs's) or 10.
+    let mut state = counting(0.5);
+    assert_eq!(state.max_capacity, 1.0);
+    for cost in [5.0, 10.0] {
+        state.current_capacity = 0.0;
+        let Admission::Wait(wait) = state.admit(0.0, cost, Duration::ZERO, Duration::from_secs(60)) else {
+            panic!("an empty bucket makes it wait");
+        };
+        assert_eq!(
+            wait,
+            Duration::from_secs(2),
+            "the time to fill the whole bucket, not 5 or 10 tokens"
+        );
+        assert_eq!(state.admit(2.0, cost, wait, Duration::from_secs(60)), Admission::Go);
+        assert!(state.current_capacity.abs() < 1e-9, "it took the whole bucket");
+        state.last_timestamp = Some(0.0);
+    }
+}
+
+#[test]
+fn the_bucket_never_holds_more_than_its_capacity_nor_less_than_nothing() {
+    let mut state = counting(3.0);
+    state.refill(100.0);
+    assert_eq!(state.current_capacity, 3.0);
+    // An instant earlier than the last one adds nothing and takes nothing.
+    state.refill(50.0);
+    assert_eq!(state.current_capacity, 3.0);
+    for _ in 0..3 {
+        assert_eq!(state.admit(100.0, 1.0, Duration::ZERO, Duration::MAX), Admission::Go);
+    }
+    assert!(matches!(
+        state.admit(100.0, 1.0, Duration::ZERO, Duration::MAX),
+        Admission::Wait(_)
+    ));
+    assert!(state.current_capacity >= 0.0);
+}
+
+#[test]
+fn a_lower_rate_shrinks_the_bucket() {
+    let mut state = counting(10.0);
+    state.refill(10.0);
+    assert_eq!(state.current_capacity, 10.0);
+    state.set_fill_rate(10.0, 0.1);
+    assert_eq!(
+        (state.fill_rate, state.max_capacity, state.current_capacity),
+        (0.5, 1.0, 1.0)
+    );
+}
+
+#[test]
+fn the_limiter_converts_instants_and_charges_retries_their_cost() {
+    let limiter = AdaptiveRateLimiter::new()
+        .retry_cost(3.0)
+        .max_wait(Duration::from_secs(60));
+    let start = Instant::now();
+    let at = |seconds: f64| start + Duration::from_secs_f64(seconds);
+    assert_eq!(
+        limiter.admit(AdmissionRequest::new(at(0.0), 1, Duration::ZERO)),
+        Admission::Go
+    );
+    limiter.observed(at(0.0), true);
+    assert!(limiter.is_enabled());
+    // Measured rate 0 at the throttle: the rate is the minimum, 0.5/s, and
+    // the bucket holds one token; a retry costing 3 waits for that one.
+    assert_eq!(limiter.fill_rate(), 0.5);
+    assert_eq!(
+        limiter.admit(AdmissionRequest::new(at(0.0), 2, Duration::ZERO)),
+        Admission::Wait(Duration::from_secs(2))
+    );
+    assert_eq!(
+        limiter.admit(AdmissionRequest::new(at(2.0), 2, Duration::from_secs(2))),
+        Admission::Go
+    );
+    assert_eq!(limiter.tokens(), 0.0);
+}

@@ -1,0 +1,372 @@
+//! The adaptive limiters (`admission = ...`): many threads and tasks through
+//! one limiter, and the attribute, the builder and the tower layer pacing
+//! and refusing attempts on a paused clock.
+
+use backoff_runtime::{AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionRequest, RetryLimit};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A clock that the threads share and move forward by their waits: time in
+/// nanoseconds after `start`.
+struct SharedClock {
+    start: Instant,
+    nanos: AtomicU64,
+}
+
+impl SharedClock {
+    fn now(&self) -> Instant {
+        self.start + Duration::from_nanos(self.nanos.load(Ordering::SeqCst))
+    }
+
+    /// Moves the clock to at least `at`; the clock's new time.
+    fn advance_to(&self, at: Instant) -> Instant {
+        let target = u64::try_from(at.duration_since(self.start).as_nanos()).unwrap_or(u64::MAX);
+        let before = self.nanos.fetch_max(target, Ordering::SeqCst);
+        self.start + Duration::from_nanos(before.max(target))
+    }
+}
+
+#[test]
+fn threads_through_one_rate_limiter_lose_no_capacity_and_none_waits_past_the_maximum() {
+    let max_wait = Duration::from_millis(400);
+    let limiter = AdaptiveRateLimiter::new().max_wait(max_wait);
+    let clock = SharedClock {
+        start: Instant::now(),
+        nanos: AtomicU64::new(0),
+    };
+    // Answers at 100 per second for 3 seconds, then a throttle: the bucket
+    // counts from there, refilling at 0.7 of the measured rate.
+    for tick in 0..300_u64 {
+        limiter.observed(clock.start + Duration::from_millis(10 * tick), false);
+    }
+    let throttled_at = clock.advance_to(clock.start + Duration::from_secs(3));
+    limiter.observed(throttled_at, true);
+    let rate = limiter.fill_rate();
+    assert!(rate > 50.0 && rate < 80.0, "fill rate {rate}");
+    let tokens_before = limiter.tokens();
+
+    let threads = 8;
+    let attempts = 400;
+    let results: Vec<(u64, u64)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let (mut granted, mut refused) = (0_u64, 0_u64);
+                    for attempt in 0..attempts {
+                        let mut now = clock.now();
+                        let mut waited = Duration::ZERO;
+                        loop {
+                            let request = AdmissionRequest::new(now, 1 + attempt % 3, waited);
+                            match limiter.admit(request) {
+                                Admission::Go => {
+                                    granted += 1;
+                                    break;
+                                }
+                                Admission::Refuse => {
+                                    refused += 1;
+                                    break;
+                                }
+                                Admission::Wait(wait) => {
+                                    waited += wait;
+                                    assert!(waited <= max_wait, "a task waited {waited:?}, past {max_wait:?}");
+                                    now = clock.advance_to(now + wait);
+                                }
+                            }
+                            assert!(limiter.tokens() >= 0.0, "negative capacity: {}", limiter.tokens());
+                        }
+                    }
+                    (granted, refused)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("no thread panics"))
+            .collect()
+    });
+    let granted: u64 = results.iter().map(|(granted, _)| granted).sum();
+    let refused: u64 = results.iter().map(|(_, refused)| refused).sum();
+    assert_eq!(
+        granted + refused,
+        u64::from(threads * attempts),
+        "every attempt was answered"
+    );
+    assert!(granted > 0);
+    let elapsed = clock.now().duration_since(throttled_at).as_secs_f64();
+    let refilled = rate * elapsed;
+    // No attempt went without its token: what was granted fits in what the
+    // bucket held and refilled.
+    assert!(
+        granted as f64 <= tokens_before + refilled + 1e-6,
+        "{granted} granted, {tokens_before} held + {refilled} refilled"
+    );
+    // No capacity lost: the threads always wanted more, so what refilled
+    // was granted (less at most one bucketful left or dropped when full).
+    assert!(
+        granted as f64 + limiter.tokens() >= refilled - rate - 1.0,
+        "{granted} granted + {} left, {refilled} refilled",
+        limiter.tokens()
+    );
+}
+
+#[test]
+fn threads_through_one_throttle_count_every_request_and_accept() {
+    let throttle = AdaptiveThrottle::new();
+    let now = Instant::now();
+    let threads = 8_u64;
+    let attempts = 1000_u64;
+    let refused: u64 = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|thread| {
+                let throttle = &throttle;
+                scope.spawn(move || {
+                    let mut refused = 0;
+                    for attempt in 0..attempts {
+                        match throttle.admit(AdmissionRequest::new(now, 1, Duration::ZERO)) {
+                            Admission::Go => throttle.observed(now, (thread + attempt) % 4 != 0),
+                            Admission::Refuse => refused += 1,
+                            Admission::Wait(wait) => panic!("the throttle never makes an attempt wait ({wait:?})"),
+                        }
+                    }
+                    refused
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("no thread panics"))
+            .sum()
+    });
+    let (requests, accepts) = throttle.counts(now);
+    assert_eq!(
+        requests,
+        threads * attempts,
+        "every request counted, refused ones included"
+    );
+    assert!(refused > 0, "a backend accepting a quarter is shed");
+    assert!(accepts <= requests - refused);
+    // A backend accepting a quarter of what it gets: the client sheds most
+    // attempts itself, and keeps shedding with the rule's probability.
+    assert!(refused * 2 > requests, "{refused} of {requests} refused");
+    let p = throttle.rejection_probability(now);
+    let rule = (requests as f64 - 2.0 * accepts as f64) / (requests as f64 + 1.0);
+    assert!((p - rule).abs() < 1e-12 && p > 0.5, "p = {p}");
+}
+
+/// The errors of the functions below: a backend saying "slow down", one
+/// failing otherwise, and the client's own refusal.
+#[derive(Debug, PartialEq)]
+enum CallError {
+    SlowDown,
+    Broken,
+    Shed,
+}
+
+impl From<backoff_runtime::Refused> for CallError {
+    fn from(_: backoff_runtime::Refused) -> Self {
+        CallError::Shed
+    }
+}
+
+mod attribute_async {
+    use super::CallError;
+    use backoff_runtime::{AdaptiveRateLimiter, retry};
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::time::Duration;
+
+    static PACED: AdaptiveRateLimiter = AdaptiveRateLimiter::new().max_wait(Duration::from_secs(5));
+    static SENT: AtomicU32 = AtomicU32::new(0);
+
+    #[retry(admission = PACED, throttled_if = |e| *e == CallError::SlowDown, max_retries = 1, initial_backoff = "10ms", jitter = none)]
+    async fn fetch(fail: bool) -> Result<u32, CallError> {
+        SENT.fetch_add(1, Ordering::SeqCst);
+        if fail { Err(CallError::SlowDown) } else { Ok(1) }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_throttle_makes_the_next_first_attempts_wait_on_the_loops_timer() {
+        // Until the backend throttles, nothing waits.
+        let start = tokio::time::Instant::now();
+        assert_eq!(fetch(false).await, Ok(1));
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        // Two throttles (the first attempt and its retry): the bucket now
+        // refills at the minimum, half a token per second.
+        assert_eq!(fetch(true).await, Err(CallError::SlowDown));
+        assert!(PACED.is_enabled());
+        let before = tokio::time::Instant::now();
+        assert_eq!(fetch(false).await, Ok(1));
+        assert_eq!(fetch(false).await, Ok(1));
+        let paced = before.elapsed();
+        // The bucket held at most one token: the second call waited for a
+        // refill of one token at most 2 s (rate 0.5/s, rising with successes).
+        assert!(paced >= Duration::from_millis(200), "paced {paced:?}");
+        assert!(
+            paced <= Duration::from_secs(5),
+            "no call waits past the maximum: {paced:?}"
+        );
+        assert_eq!(SENT.load(Ordering::SeqCst), 5);
+        assert!(PACED.tokens() >= 0.0);
+    }
+}
+
+mod attribute_sync {
+    use super::CallError;
+    use backoff_runtime::{AdaptiveThrottle, retry};
+    use std::cell::Cell;
+
+    thread_local! {
+        static SENT: Cell<u32> = const { Cell::new(0) };
+    }
+
+    static SHEDDING: AdaptiveThrottle = AdaptiveThrottle::new();
+
+    #[retry(admission = SHEDDING, max_retries = 1, sleep = |_| {})]
+    fn query() -> Result<(), CallError> {
+        SENT.with(|sent| sent.set(sent.get() + 1));
+        Err(CallError::Broken)
+    }
+
+    #[test]
+    fn a_backend_that_accepts_nothing_is_shed_on_the_client_with_the_refused_error() {
+        backoff_runtime::testing::seed_thread_rng(3);
+        let calls = 200;
+        let mut shed = 0;
+        for _ in 0..calls {
+            match query() {
+                Err(CallError::Shed) => shed += 1,
+                other => assert_eq!(other, Err(CallError::Broken)),
+            }
+        }
+        let sent = SENT.with(Cell::get);
+        assert!(shed > 100, "most calls refused locally: {shed} of {calls}");
+        assert!(
+            sent < calls,
+            "{sent} attempts sent for {calls} calls of up to two attempts"
+        );
+    }
+
+    static PATIENT: AdaptiveThrottle = AdaptiveThrottle::new();
+
+    #[retry(admission = PATIENT, retry_if = |_| false, sleep = |_| {})]
+    fn lookup(found: bool) -> Result<(), CallError> {
+        if found { Ok(()) } else { Err(CallError::Broken) }
+    }
+
+    #[test]
+    fn answers_that_are_no_throttle_never_shed() {
+        // Permanent errors and successes are accepts: the backend answered.
+        for i in 0..500 {
+            let result = lookup(i % 2 == 0);
+            assert_ne!(result, Err(CallError::Shed));
+        }
+    }
+}
+
+mod builder {
+    use super::CallError;
+    use backoff_runtime::{AdaptiveRateLimiter, Policy};
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::time::Duration;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_builders_future_paces_and_refuses_past_the_maximum_wait() {
+        let limiter = AdaptiveRateLimiter::new().max_wait(Duration::from_secs(1));
+        let policy = Policy::new().max_retries(1).initial_backoff(Duration::from_millis(10));
+        let sent = AtomicU32::new(0);
+        let slow_down = || async {
+            sent.fetch_add(1, Ordering::SeqCst);
+            Err::<(), _>(CallError::SlowDown)
+        };
+        // A throttle enables the bucket; its retry needs the one token the
+        // empty bucket refills in 2 s, past the 1 s allowed: refused.
+        let result = policy.retry(slow_down).admission(&limiter).await;
+        assert_eq!(result, Err(CallError::Shed));
+        assert_eq!(sent.load(Ordering::SeqCst), 1, "the refused retry was not sent");
+        // A wait within the maximum is slept, then the attempt goes.
+        let limiter = AdaptiveRateLimiter::new().max_wait(Duration::from_secs(3));
+        let start = tokio::time::Instant::now();
+        let result = policy.retry(slow_down).admission(&limiter).await;
+        assert_eq!(result, Err(CallError::SlowDown));
+        assert_eq!(sent.load(Ordering::SeqCst), 3);
+        assert!(
+            start.elapsed() >= Duration::from_secs(2),
+            "waited {:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn the_builders_call_asks_before_every_attempt() {
+        let limiter = AdaptiveRateLimiter::new().max_wait(Duration::ZERO);
+        let mut sent = 0;
+        let result = Policy::new()
+            .max_retries(3)
+            .retry(|| {
+                sent += 1;
+                Err::<(), _>(CallError::SlowDown)
+            })
+            .sleep(|_| {})
+            .admission(&limiter)
+            .call();
+        assert_eq!(
+            (result, sent),
+            (Err(CallError::Shed), 1),
+            "the retry found an empty bucket"
+        );
+    }
+}
+
+mod tasks {
+    use super::CallError;
+    use backoff_runtime::{AdaptiveRateLimiter, retry};
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::time::Duration;
+
+    static SHARED: AdaptiveRateLimiter = AdaptiveRateLimiter::new().max_wait(Duration::from_secs(4));
+    static GRANTED: AtomicU32 = AtomicU32::new(0);
+
+    #[retry(admission = SHARED, max_retries = 1, initial_backoff = "1ms")]
+    async fn call(throttle: bool) -> Result<(), CallError> {
+        GRANTED.fetch_add(1, Ordering::SeqCst);
+        assert!(SHARED.tokens() >= 0.0, "negative capacity");
+        if throttle { Err(CallError::SlowDown) } else { Ok(()) }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn many_tasks_through_one_limiter_none_starved_past_the_maximum_wait() {
+        // Enable the bucket: two throttled attempts.
+        let _ = call(true).await;
+        GRANTED.store(0, Ordering::SeqCst);
+        let start = tokio::time::Instant::now();
+        let tasks: Vec<_> = (0..64)
+            .map(|_| {
+                tokio::spawn(async {
+                    let begun = tokio::time::Instant::now();
+                    let result = call(false).await;
+                    (result, begun.elapsed())
+                })
+            })
+            .collect();
+        let mut ok = 0;
+        let mut shed = 0;
+        for task in tasks {
+            let (result, took) = task.await.expect("no task panics");
+            assert!(
+                took <= Duration::from_secs(4) + Duration::from_millis(1),
+                "a task waited {took:?}"
+            );
+            match result {
+                Ok(()) => ok += 1,
+                Err(CallError::Shed) => shed += 1,
+                Err(other) => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(ok + shed, 64);
+        assert!(shed > 0 && ok > 1, "{ok} sent, {shed} shed");
+        assert_eq!(GRANTED.load(Ordering::SeqCst), ok, "a refused attempt was never sent");
+        // What was sent fits in what the bucket refilled (its rate only grows
+        // on these successes; never more than 2x the measured rate).
+        let elapsed = start.elapsed().as_secs_f64();
+        assert!(f64::from(ok) <= 1.0 + 20.0 * elapsed, "{ok} sent in {elapsed} s");
+    }
+}

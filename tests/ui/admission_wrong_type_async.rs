@@ -1,0 +1,12 @@
+use backoff_runtime::retry;
+
+static LIMITER: u32 = 10;
+
+#[retry(admission = &LIMITER)]
+async fn fetch() -> Result<u32, std::io::Error> {
+    Ok(1)
+}
+
+fn main() {
+    let _ = fetch();
+}

@@ -1,0 +1,8 @@
+use backoff_runtime::retry;
+
+#[retry(throttled_if = |e: &String| e == "slow down")]
+fn fetch() -> Result<u32, String> {
+    Ok(1)
+}
+
+fn main() {}
