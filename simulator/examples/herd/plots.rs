@@ -364,13 +364,14 @@ fn layers_chart(path: &Path, results: &[LayersResult]) -> Result<()> {
     Ok(())
 }
 
-/// The five limits' colours, in the order of [`Pacing::ALL`].
-const PACING_PALETTE: [RGBColor; 5] = [
+/// The limits' colours, in the order of [`Pacing::ALL`].
+const PACING_PALETTE: [RGBColor; 6] = [
     RGBColor(214, 39, 40),
     RGBColor(255, 127, 14),
     RGBColor(31, 119, 180),
     RGBColor(44, 160, 44),
     RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
 ];
 
 /// Calls per second at an overloaded backend over time, one line per

@@ -274,7 +274,7 @@ pub(crate) fn admission_intro(setup: &AdmissionSetup, runs: usize, seed: u64) ->
         "Pacing ({}): {:.0} requests/s until {:?}; the backend {trouble}; a call above capacity is rejected \
          as a throttle. Full jitter, {} retries from {:?} up to {:?}. Limits: none; the default budget and \
          gRPC's example throttle on retries; an adaptive rate limiter (waits up to 2 s) and an adaptive \
-         throttle (K = 2, two minutes) on every attempt. {runs} runs, seed {seed}, the same seeds for every limit.",
+         throttle (K = 2, over two minutes and over 10 s) on every attempt. {runs} runs, seed {seed}, the same seeds for every limit.",
         setup.backend.label(),
         setup.rate,
         setup.horizon,

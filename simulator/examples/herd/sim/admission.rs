@@ -37,18 +37,21 @@ pub(crate) enum Pacing {
     Throttle,
     /// AWS's adaptive rate limiter on every attempt.
     AdaptiveRate,
-    /// SRE's adaptive throttling on every attempt.
+    /// SRE's adaptive throttling on every attempt, over two minutes.
     AdaptiveThrottle,
+    /// The same over a 10 s window.
+    AdaptiveThrottleShort,
 }
 
 impl Pacing {
     /// Every limit compared.
-    pub(crate) const ALL: [Pacing; 5] = [
+    pub(crate) const ALL: [Pacing; 6] = [
         Pacing::None,
         Pacing::Budget,
         Pacing::Throttle,
         Pacing::AdaptiveRate,
         Pacing::AdaptiveThrottle,
+        Pacing::AdaptiveThrottleShort,
     ];
 
     /// A short name for tables and legends.
@@ -58,7 +61,8 @@ impl Pacing {
             Pacing::Budget => "budget",
             Pacing::Throttle => "throttle",
             Pacing::AdaptiveRate => "adaptive rate",
-            Pacing::AdaptiveThrottle => "adaptive throttle",
+            Pacing::AdaptiveThrottle => "adaptive throttle (2 min)",
+            Pacing::AdaptiveThrottleShort => "adaptive throttle (10 s)",
         }
     }
 }
@@ -82,6 +86,9 @@ impl Live {
                 Live::Admission(Box::new(AdaptiveRateLimiter::new().max_wait(Duration::from_secs(2))))
             }
             Pacing::AdaptiveThrottle => Live::Admission(Box::new(AdaptiveThrottle::new())),
+            Pacing::AdaptiveThrottleShort => {
+                Live::Admission(Box::new(AdaptiveThrottle::new().window(Duration::from_secs(10))))
+            }
         }
     }
 }
@@ -532,7 +539,11 @@ mod tests {
     fn the_adaptive_limiters_shed_the_overload_on_the_client() {
         let setup = short(AdmissionSetup::OVERLOAD);
         let none = simulate(&setup, Pacing::None, 2);
-        for pacing in [Pacing::AdaptiveRate, Pacing::AdaptiveThrottle] {
+        for pacing in [
+            Pacing::AdaptiveRate,
+            Pacing::AdaptiveThrottle,
+            Pacing::AdaptiveThrottleShort,
+        ] {
             let run = simulate(&setup, pacing, 2);
             assert!(
                 run.calls * 10 < none.calls * 7,
