@@ -275,8 +275,12 @@ pub(crate) struct BlockingParts<'a, T, E, O> {
     /// The builder's `before_retry`.
     pub action: Option<BlockingActionRef<'a, O>>,
     /// The builder's `admission`, with the result of a refused attempt.
-    pub admission: Option<(Admitting<'a>, fn() -> Result<T, E>)>,
+    pub admission: Option<BlockingAdmission<'a, T, E>>,
 }
+
+/// The limiter a blocking loop asks before each attempt (`admission`),
+/// with the result of a refused attempt.
+pub(crate) type BlockingAdmission<'a, T, E> = (Admitting<'a>, fn() -> Result<T, E>);
 
 impl<T, E, O> core::fmt::Debug for BlockingParts<'_, T, E, O> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

@@ -384,11 +384,11 @@ pub(crate) fn simulate(setup: &AdmissionSetup, pacing: Pacing, seed: u64) -> Adm
                     *AdmissionRun::second(now, &mut run.served_per_second) += 1;
                     continue;
                 }
-                if let Live::Throttle(throttle) = &live {
-                    if !throttle.record_failure() {
-                        run.refused_locally += 1;
-                        continue;
-                    }
+                if let Live::Throttle(throttle) = &live
+                    && !throttle.record_failure()
+                {
+                    run.refused_locally += 1;
+                    continue;
                 }
                 let (retrier, attempt) = &mut requests[request];
                 let attempt = *attempt;
