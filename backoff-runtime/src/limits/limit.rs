@@ -234,7 +234,7 @@ pub enum Admission {
     /// (nothing was taken, so another caller may take it first).
     Wait(Duration),
     /// Not at all: the attempt does not start, and the call ends with
-    /// [`Refused`].
+    /// [`Refused`](crate::Refused).
     Refuse,
 }
 
