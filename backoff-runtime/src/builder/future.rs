@@ -215,13 +215,14 @@ where
             action: config.action,
             timer: config.sleep.into_timer(),
             timeout: config.timeout,
-            admission: self.admission.zip(config.refused).map(|(limit, refused)| {
-                (
-                    Admitting::of_dyn(limit, <S::Timer as Timer>::CLOCK),
-                    refused,
-                    Duration::ZERO,
-                )
-            }),
+            admission: self
+                .admission
+                .zip(config.refused)
+                .filter(|_| H::ADMITS)
+                .map(|(limit, refused)| {
+                    let admitting = Admitting::of_dyn(limit, <S::Timer as Timer>::CLOCK);
+                    (admitting, refused, Duration::ZERO)
+                }),
             driver: Loop::start(<S::Timer as Timer>::CLOCK, self.policy, self.budget, needs_start),
             phase: Phase::Start,
             _keys: PhantomData,
@@ -256,7 +257,7 @@ where
                     let result = match result {
                         // A success nobody but metrics hears of: no hooks lent.
                         Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
-                            if let Some((admitting, ..)) = this.admission.as_ref() {
+                            if let Some((admitting, ..)) = this.admission.as_ref().filter(|_| H::ADMITS) {
                                 admitting.observed(false);
                             }
                             this.driver.succeeded(budget, &Site::Named(this.identity.name), None);
@@ -266,7 +267,7 @@ where
                     };
                     let hooks = this.identity.lend(&*this.hooks);
                     let judged = hooks.judge(result);
-                    if let Some((admitting, ..)) = this.admission.as_ref() {
+                    if let Some((admitting, ..)) = this.admission.as_ref().filter(|_| H::ADMITS) {
                         admitting.observed(judged.as_ref().is_err_and(|outcome| hooks.throttled(outcome)));
                     }
                     let outcome = match judged {
@@ -316,7 +317,7 @@ where
                     ready!(this.timer.poll_wait(pending, cx));
                 }
             }
-            if let Some((admitting, refused, waited)) = this.admission.as_mut() {
+            if let Some((admitting, refused, waited)) = this.admission.as_mut().filter(|_| H::ADMITS) {
                 match admitting.ask(*waited) {
                     Ask::Go => *waited = Duration::ZERO,
                     Ask::Refuse => return Poll::Ready(refused()),

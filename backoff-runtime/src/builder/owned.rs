@@ -20,6 +20,8 @@ pub trait OwnedHooks<T, E, O> {
     const OBSERVES_SUCCESS: bool = false;
     /// Whether `retry_if_ok` is among them (an `Ok` may be pending).
     const JUDGES_VALUES: bool = false;
+    /// Whether `admission` was given: a call without it never asks.
+    const ADMITS: bool = false;
     /// `hooks` with these hooks lent to it.
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, Self::Out>;
 }
@@ -46,10 +48,26 @@ where
     const OBSERVES: bool = Earlier::OBSERVES || Added::OBSERVES;
     const OBSERVES_SUCCESS: bool = Earlier::OBSERVES_SUCCESS || Added::OBSERVES_SUCCESS;
     const JUDGES_VALUES: bool = Earlier::JUDGES_VALUES || Added::JUDGES_VALUES;
+    const ADMITS: bool = Earlier::ADMITS || Added::ADMITS;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, Added::Out> {
         self.1.lend(self.0.lend(hooks))
+    }
+}
+
+/// The mark of `admission` in the list: it lends nothing, and its type
+/// tells the loop (at compile time) that every attempt is asked for.
+#[derive(Clone, Copy, Debug)]
+pub struct Admits;
+
+impl<T, E, O> OwnedHooks<T, E, O> for Admits {
+    type Out = O;
+    const ADMITS: bool = true;
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, O> {
+        hooks
     }
 }
 

@@ -11,8 +11,8 @@ use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::builder::owned::{
-    NoHooks, OnGiveUp, OnRetry, OnSuccess, OwnedHooks, PendingError, RetryAfter, RetryAfterOk, RetryIf, RetryIfOk,
-    ThrottledIf,
+    Admits, NoHooks, OnGiveUp, OnRetry, OnSuccess, OwnedHooks, PendingError, RetryAfter, RetryAfterOk, RetryIf,
+    RetryIfOk, ThrottledIf,
 };
 use crate::limits::admission::Admitting;
 use crate::limits::limit::{Limit, RetryLimit};
@@ -431,13 +431,13 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// }
     /// assert!(sent < 100, "a backend that accepts nothing is shed on the client: {sent} of 100 sent");
     /// ```
-    pub fn admission<L: RetryLimit>(mut self, limit: &'a L) -> Self
+    pub fn admission<L: RetryLimit>(mut self, limit: &'a L) -> Retry<'a, Op, Config<K, T, E, O, (H, Admits), S, A>>
     where
         E: crate::limits::admission::FromRefused,
     {
         self.admission = Some(limit);
         self.config.refused = Some(|| Err(E::from_refused()));
-        self
+        self.add(Admits)
     }
 
     /// Which errors tell the [`admission`](Retry::admission) limiter to
@@ -750,8 +750,10 @@ where
             config,
         } = self;
         let start = start_blocking(policy, budget, H::OBSERVES || A::SET, &config.sleep);
-        if let (Some(limit), Some(refused)) = (admission, config.refused) {
-            return Self::call_admitted(policy, budget, start, (limit, refused), config, op);
+        if H::ADMITS {
+            if let (Some(limit), Some(refused)) = (admission, config.refused) {
+                return Self::call_admitted(policy, budget, start, (limit, refused), config, op);
+            }
         }
         crate::run::nested::enter_attempt();
         match op() {
