@@ -87,6 +87,12 @@ fn local(name: &str) -> Ident {
 }
 
 /// The whole rewritten function.
+/// Whether the runtime's tracing events show what failed (its `tracing`
+/// feature turns on this crate's): only then does the expansion probe the
+/// error's type for its `Debug` form and attributes. Without it the probe
+/// would find nothing to report, and is left out of every expansion.
+const REPORTS_WHAT_FAILED: bool = cfg!(feature = "tracing");
+
 pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     let RetryFn {
         attrs,
@@ -133,10 +139,15 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     // The items the decision's block needs (the site, the probe's traits):
     // in a block of their own, which holds none of the user's tokens, so
     // they never shadow the user's items.
+    let probe_traits = REPORTS_WHAT_FAILED.then(|| {
+        quote! {
+            #[allow(unused_imports)]
+            use #private::probe::{ProbeBoth as _, ProbeConventions as _, ProbeDebug as _, ProbeNeither as _};
+        }
+    });
     let decision_items = quote! {
         #site_item
-        #[allow(unused_imports)]
-        use #private::probe::{ProbeBoth as _, ProbeConventions as _, ProbeDebug as _, ProbeNeither as _};
+        #probe_traits
     };
     let mut generator = Generator {
         return_type: nameable_return_type(&sig.output),
@@ -295,6 +306,9 @@ impl Generator<'_> {
         }
         if matches!(args.nested.as_ref().map(|nested| nested.value), Some(NestedArg::Retry)) {
             chain = quote!(#chain.retry_nested(true));
+        }
+        if !REPORTS_WHAT_FAILED {
+            return chain;
         }
         // How the events see what failed, found by autoref specialisation
         // on the concrete type: its `Debug` form, OpenTelemetry's
@@ -626,7 +640,7 @@ impl Generator<'_> {
             None => (TokenStream::new(), quote!(::core::option::Option::None), hooks),
         };
         // The body runs again through a closure made only on a failure, lent
-        // as `&mut dyn FnMut` (the runtime's loop is one per result type).
+        // as `&mut dyn Rerun` (the runtime's loop is one per result type).
         let retried = self.returned_result(quote! {
             #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, &mut move || { let #rerun = #body_fn(); #into_result }, &#sleeper)
         });

@@ -262,6 +262,31 @@ pub fn first_success<S: BlockingSleep>(
     RetryState::first_success(budget, sleeper.clock(), start, site, on_success);
 }
 
+/// Runs a blocking loop's body again: what its retries borrow the body as.
+/// A trait of its own rather than `dyn FnMut`, whose vtable also holds
+/// `call_once` (a shim compiled for every closure lent, once per retried
+/// function).
+///
+/// ```
+/// use backoff_runtime::__private::Rerun;
+///
+/// let mut calls = 0;
+/// let mut body = || { calls += 1; Ok::<u32, ()>(calls) };
+/// let rerun: &mut dyn Rerun<u32, ()> = &mut body;
+/// assert_eq!((rerun.rerun(), rerun.rerun()), (Ok(1), Ok(2)));
+/// ```
+pub trait Rerun<T, E> {
+    /// Runs the body once more.
+    fn rerun(&mut self) -> Result<T, E>;
+}
+
+impl<T, E, F: FnMut() -> Result<T, E>> Rerun<T, E> for F {
+    #[inline]
+    fn rerun(&mut self) -> Result<T, E> {
+        self()
+    }
+}
+
 /// A blocking loop's `before_retry` action, as the retries borrow it.
 pub(crate) type BlockingActionRef<'a, O> = &'a mut dyn FnMut(&O, &RetryEvent);
 
@@ -269,7 +294,7 @@ pub(crate) type BlockingActionRef<'a, O> = &'a mut dyn FnMut(&O, &RetryEvent);
 /// the action (if any).
 pub(crate) struct BlockingParts<'a, T, E, O> {
     /// Runs one attempt.
-    pub body: &'a mut dyn FnMut() -> Result<T, E>,
+    pub body: &'a mut dyn Rerun<T, E>,
     /// Waits.
     pub sleeper: &'a dyn BlockingSleep,
     /// The builder's `before_retry`.
@@ -369,7 +394,7 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
             }
         }
         crate::run::nested::enter_attempt();
-        let judged = hooks.judge(body());
+        let judged = hooks.judge(body.rerun());
         if let Some((admitting, _)) = &admission {
             admitting.observed(judged.as_ref().is_err_and(|outcome| hooks.throttled(outcome)));
         }
@@ -386,7 +411,7 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
 /// The blocking retries (`retry_blocking`) of the attribute's sync loop:
 /// `rerun` runs the body again, a closure the expansion makes only in its
 /// failure arm (so on the happy path the body's closure keeps its captures
-/// in registers) and lends as `&mut dyn FnMut`, so this entry is compiled
+/// in registers) and lends as `&mut dyn Rerun`, so this entry is compiled
 /// once per result type, not once per function.
 #[cold]
 #[inline(never)]
@@ -396,7 +421,7 @@ pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
     start: Option<Instant>,
     hooks: &Hooks<'_, T, E, O>,
     first: O,
-    rerun: &mut dyn FnMut() -> Result<T, E>,
+    rerun: &mut dyn Rerun<T, E>,
     sleeper: &dyn BlockingSleep,
 ) -> Result<T, E> {
     let parts = BlockingParts {

@@ -229,21 +229,21 @@ impl Backoff {
 
     /// A state of `retries` retries carrying `carried_nanos` (for tests
     /// that start anywhere in a schedule).
-    #[cfg(test)]
+    #[cfg(all(test, feature = "macros", feature = "tokio"))] // read by `props.rs`
     pub(crate) const fn at(retries: u32, carried_nanos: u64) -> Self {
         Backoff { retries, carried_nanos }
     }
 
     /// [`next_wait`](Self::next_wait) on the exact path alone (`u128`
     /// nanoseconds), which the `u64` path must match draw for draw.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "macros", feature = "tokio"))] // read by `props.rs`
     pub(crate) fn exact_next_wait<R: Rng + ?Sized>(&self, policy: &Policy, rng: &mut R) -> Duration {
         let (base, previous) = self.inputs(policy);
         policy.jittered(base, previous, rng)
     }
 
     /// Whether [`next_wait`](Self::next_wait) takes the `u64` path here.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "macros", feature = "tokio"))] // read by `props.rs`
     pub(crate) fn takes_u64_path(&self, policy: &Policy) -> bool {
         self.next_wait_nanos(policy, &mut rand::rngs::SmallRng::seed_from_u64(0))
             .is_some()
