@@ -414,6 +414,82 @@ fn tower_tower_retry(x: u64) -> Result<u64, MyError> {
     TOWER_RETRY.with_borrow_mut(|service| call_service(service, x))
 }
 
+// ---- gRPC in the channel ------------------------------------------------------
+
+/// A gRPC channel stand-in whose answer is ready at once: response headers
+/// (not Trailers-Only), which commit the call, as a successful call's do.
+#[derive(Clone, Copy)]
+struct GrpcWork;
+
+impl tower::Service<http::Request<tonic::body::Body>> for GrpcWork {
+    type Response = http::Response<tonic::body::Body>;
+    type Error = MyError;
+    type Future = std::future::Ready<Result<Self::Response, MyError>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), MyError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
+        let mut response = http::Response::new(tonic::body::Body::empty());
+        response.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/grpc"),
+        );
+        *response.status_mut() = if request.uri().path().is_empty() {
+            http::StatusCode::NOT_FOUND
+        } else {
+            http::StatusCode::OK
+        };
+        std::future::ready(Ok(response))
+    }
+}
+
+/// The method every gRPC variant calls, retried by the layer's config.
+const GRPC_METHOD: &str = "/bench.Work/Run";
+
+/// One unary call as tonic's client sends it to its channel: the request
+/// made (its path parsed), the service made ready, called, its future
+/// polled once; the answer's status is the result.
+#[inline(always)]
+fn call_grpc<S>(service: &mut S, x: u64) -> Result<u64, MyError>
+where
+    S: tower::Service<http::Request<tonic::body::Body>, Response = http::Response<tonic::body::Body>>,
+{
+    let mut request = http::Request::new(tonic::body::Body::empty());
+    *request.uri_mut() = http::Uri::from_static(GRPC_METHOD);
+    match service.poll_ready(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(Ok(())) => {}
+        _ => panic!("the services here are always ready"),
+    }
+    match poll_ready(service.call(request)) {
+        Ok(response) if response.status() == http::StatusCode::OK => Ok(x),
+        _ => Err(MyError),
+    }
+}
+
+thread_local! {
+    static GRPC_LAYER: std::cell::RefCell<backoff_runtime::tower::grpc::GrpcRetryService<GrpcWork>> = std::cell::RefCell::new({
+        let config = backoff_runtime::tower::grpc::ServiceConfig::from_json(
+            r#"{"methodConfig": [{"name": [{"service": "bench.Work"}], "retryPolicy": {
+                "maxAttempts": 5, "initialBackoff": "1s", "maxBackoff": "32s",
+                "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#,
+        )
+        .expect("a valid service config");
+        tower::Layer::layer(&backoff_runtime::tower::grpc::GrpcRetryLayer::new(config), GrpcWork)
+    });
+}
+
+#[inline(never)]
+fn grpc_plain(x: u64) -> Result<u64, MyError> {
+    call_grpc(&mut black_box(GrpcWork), x)
+}
+
+#[inline(never)]
+fn grpc_grpc_layer(x: u64) -> Result<u64, MyError> {
+    GRPC_LAYER.with_borrow_mut(|service| call_grpc(service, x))
+}
+
 type Variant = (&'static str, fn(u64) -> Result<u64, MyError>);
 
 const SYNC: &[Variant] = &[
@@ -452,7 +528,11 @@ const TOWER: &[Variant] = &[
     ("tower_retry", tower_tower_retry),
 ];
 
-const GROUPS: [(&str, &[Variant]); 3] = [("sync", SYNC), ("async", ASYNC), ("tower", TOWER)];
+/// A unary gRPC call to a channel whose answer is ready: alone, and behind
+/// `GrpcRetryLayer` with a retry policy for the method.
+const GRPC: &[Variant] = &[("plain", grpc_plain), ("grpc_layer", grpc_grpc_layer)];
+
+const GROUPS: [(&str, &[Variant]); 4] = [("sync", SYNC), ("async", ASYNC), ("tower", TOWER), ("grpc", GRPC)];
 
 /// A current-thread tokio runtime, entered while the async variants run (they
 /// never touch it on the happy path, but a user's would be there).
