@@ -17,7 +17,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use backoff_runtime::tower::ReplayLimits;
-use backoff_runtime::tower::grpc::{GrpcRetryLayer, ServiceConfig};
+use backoff_runtime::tower::grpc::{GrpcRetryLayer, MethodConfigSpec, RetryPolicySpec, ServiceConfig};
 use backoff_runtime::{RetryThrottle, StopReason};
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue};
@@ -572,6 +572,56 @@ async fn retry_info_on_resource_exhausted_is_the_wait() {
         "{gaps:?}"
     );
     assert_eq!(gave_up.reasons(), [StopReason::HintAboveCap]);
+}
+
+/// A policy built in code without `retryable_status_codes` retries
+/// `UNAVAILABLE`, and a `RESOURCE_EXHAUSTED` that says when to come back
+/// (its `RetryInfo`), after that wait; one without a `RetryInfo` is not
+/// retried.
+#[tokio::test(start_paused = true)]
+async fn by_default_resource_exhausted_is_retried_when_it_carries_a_retry_info() {
+    let spec = RetryPolicySpec::new()
+        .max_attempts(5)
+        .initial_backoff(Duration::from_millis(10))
+        .max_backoff(Duration::from_secs(5))
+        .backoff_multiplier(2.0);
+    let config = ServiceConfig::builder()
+        .method_config(MethodConfigSpec::new().every_method().retry_policy(spec))
+        .build()
+        .unwrap();
+    let told_when = Status::with_error_details(
+        Code::ResourceExhausted,
+        "quota",
+        ErrorDetails::with_retry_info(Some(Duration::from_secs(2))),
+    );
+    let (server, channel) = start().await;
+    server.plan(
+        UNARY,
+        vec![
+            refuse(Code::Unavailable),
+            Plan::Refuse(told_when, Vec::new()),
+            refuse(Code::ResourceExhausted),
+        ],
+    );
+    let gave_up = GaveUp::default();
+    let layer = GrpcRetryLayer::new(config).on_give_up(gave_up.hook());
+    let mut client = Grpc::new(layer.layer(channel));
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::ResourceExhausted,
+        "the RESOURCE_EXHAUSTED without a RetryInfo ends the call"
+    );
+    let gaps = gaps(&server.seen(UNARY));
+    assert_eq!(
+        gaps.len(),
+        2,
+        "UNAVAILABLE and the RetryInfo's RESOURCE_EXHAUSTED retried: {gaps:?}"
+    );
+    assert!(
+        (Duration::from_secs(2)..Duration::from_millis(2005)).contains(&gaps[1]),
+        "the RetryInfo's wait: {gaps:?}"
+    );
+    assert_eq!(gave_up.reasons(), [StopReason::Permanent]);
 }
 
 #[tokio::test(start_paused = true)]

@@ -396,6 +396,8 @@ pub struct RetryPolicySpec {
     max_backoff: Option<Duration>,
     backoff_multiplier: Option<f64>,
     retryable_status_codes: Option<Vec<Code>>,
+    /// Read from JSON, where gRPC's clients require the codes.
+    codes_required: bool,
 }
 
 impl RetryPolicySpec {
@@ -408,6 +410,12 @@ impl RetryPolicySpec {
     #[must_use]
     pub fn new() -> Self {
         RetryPolicySpec::default()
+    }
+
+    /// The same, read from JSON: `retryableStatusCodes` is then required.
+    pub(super) fn codes_required(mut self) -> Self {
+        self.codes_required = true;
+        self
     }
 
     /// `maxAttempts`: the attempts a call may make, the first included.
@@ -461,6 +469,10 @@ impl RetryPolicySpec {
     }
 
     /// `retryableStatusCodes`: the codes whose failures are retried.
+    /// Required in JSON, as gRPC's clients require it; a policy built in
+    /// code without it retries `UNAVAILABLE`, and a `RESOURCE_EXHAUSTED`
+    /// that carries a `RetryInfo`
+    /// ([`RetryPolicy::retries_exhausted_with_retry_info`]).
     ///
     /// ```
     /// use tonic::Code;
@@ -505,23 +517,15 @@ impl RetryPolicySpec {
                 format!("must be at least 1 (this crate's backoff never shrinks), got {multiplier}"),
             ));
         }
-        let listed = self
-            .retryable_status_codes
-            .as_ref()
-            .ok_or_else(|| required("retryableStatusCodes"))?;
-        let mut codes = CodeSet::default();
-        for (position, code) in listed.iter().enumerate() {
-            if *code == Code::Ok {
-                return Err(field(
-                    &format!("retryableStatusCodes[{position}]"),
-                    format!("must not be {} (a success is never retried)", name_of(*code)),
-                ));
+        let (codes, exhausted_with_retry_info) = match self.retryable_status_codes.as_ref() {
+            Some(listed) => (listed_codes(listed, field)?, false),
+            None if self.codes_required => return Err(required("retryableStatusCodes")),
+            None => {
+                let mut codes = CodeSet::default();
+                codes.insert(Code::Unavailable);
+                (codes, true)
             }
-            codes.insert(*code);
-        }
-        if codes.is_empty() {
-            return Err(field("retryableStatusCodes", "must not be empty".to_owned()));
-        }
+        };
         let policy = Policy::new()
             .try_max_retries(max_attempts - 1)
             .and_then(|policy| policy.try_initial_backoff(initial_backoff))
@@ -533,8 +537,28 @@ impl RetryPolicySpec {
             max_attempts,
             policy,
             codes,
+            exhausted_with_retry_info,
         })
     }
+}
+
+/// The codes a `retryableStatusCodes` lists, checked as gRPC's clients
+/// check them: not `OK`, not empty.
+fn listed_codes(listed: &[Code], field: impl Fn(&str, String) -> ConfigError) -> Result<CodeSet, ConfigError> {
+    let mut codes = CodeSet::default();
+    for (position, code) in listed.iter().enumerate() {
+        if *code == Code::Ok {
+            return Err(field(
+                &format!("retryableStatusCodes[{position}]"),
+                format!("must not be {} (a success is never retried)", name_of(*code)),
+            ));
+        }
+        codes.insert(*code);
+    }
+    if codes.is_empty() {
+        return Err(field("retryableStatusCodes", "must not be empty".to_owned()));
+    }
+    Ok(codes)
 }
 
 #[cfg(test)]

@@ -239,6 +239,9 @@ pub struct RetryPolicy {
     pub(crate) max_attempts: u32,
     pub(crate) policy: Policy,
     pub(crate) codes: CodeSet,
+    /// A `RESOURCE_EXHAUSTED` that carries a `RetryInfo` is retried too
+    /// (a policy built in code without `retryable_status_codes`).
+    pub(crate) exhausted_with_retry_info: bool,
 }
 
 impl RetryPolicy {
@@ -305,6 +308,37 @@ impl RetryPolicy {
     /// ```
     pub fn retryable_status_codes(&self) -> impl Iterator<Item = Code> {
         self.codes.iter()
+    }
+
+    /// Whether a `RESOURCE_EXHAUSTED` whose status carries a
+    /// `google.rpc.RetryInfo` is retried (after the wait it asks for, capped
+    /// by `maxBackoff`) although its code is not listed: the rule of a
+    /// policy built in code without
+    /// [`retryable_status_codes`](crate::tower::grpc::RetryPolicySpec::retryable_status_codes)
+    /// (AIP-194's: the server said when to come back). Never for a policy
+    /// read from JSON, whose codes are required and exactly those listed.
+    ///
+    /// ```
+    /// use backoff_runtime::tower::grpc::{MethodConfigSpec, RetryPolicySpec, ServiceConfig};
+    /// use std::time::Duration;
+    /// use tonic::Code;
+    ///
+    /// let spec = RetryPolicySpec::new()
+    ///     .max_attempts(3)
+    ///     .initial_backoff(Duration::from_millis(100))
+    ///     .max_backoff(Duration::from_secs(1))
+    ///     .backoff_multiplier(2.0);
+    /// let config = ServiceConfig::builder()
+    ///     .method_config(MethodConfigSpec::new().every_method().retry_policy(spec))
+    ///     .build()
+    ///     .unwrap();
+    /// let retry = config.retry_policy("/a.B/C").unwrap();
+    /// assert_eq!(retry.retryable_status_codes().collect::<Vec<_>>(), [Code::Unavailable]);
+    /// assert!(retry.retries_exhausted_with_retry_info());
+    /// ```
+    #[must_use]
+    pub fn retries_exhausted_with_retry_info(&self) -> bool {
+        self.exhausted_with_retry_info
     }
 }
 

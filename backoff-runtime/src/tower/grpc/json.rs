@@ -157,7 +157,7 @@ fn read_method_config(entry: &Value, at: &str) -> Result<MethodConfigSpec, Confi
 fn read_retry_policy(policy: &Value, at: &str) -> Result<RetryPolicySpec, ConfigError> {
     let policy = object(policy, at)?;
     let path = |key: &str| format!("{at}.{key}");
-    let mut spec = RetryPolicySpec::new();
+    let mut spec = RetryPolicySpec::new().codes_required();
     if let Some(attempts) = field(policy, "maxAttempts") {
         spec = spec.max_attempts(whole_number(attempts, &path("maxAttempts"), "must be at least 2")?);
     }

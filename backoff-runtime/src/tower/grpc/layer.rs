@@ -29,7 +29,11 @@ use crate::tower::replay::ReplayLimits;
 ///   most `maxBackoff`, jittered by ±20%: [`Jitter::Grpc`](crate::Jitter::Grpc)).
 /// - **Statuses.** A status in `retryableStatusCodes`, read from a
 ///   Trailers-Only response (`grpc-status` in the response headers). A
-///   transport error before any response counts as `UNAVAILABLE`.
+///   transport error before any response counts as `UNAVAILABLE`. A policy
+///   built in code without codes retries `UNAVAILABLE`, and a
+///   `RESOURCE_EXHAUSTED` that carries a `RetryInfo`
+///   ([`RetryPolicy::retries_exhausted_with_retry_info`]); in JSON the
+///   codes are required, as gRPC's clients require them.
 /// - **Committed calls are never retried.** Response headers that are not
 ///   Trailers-Only commit the call: whatever its trailers say later
 ///   (`UNAVAILABLE` included), and however long a server stream runs, that
@@ -145,6 +149,7 @@ impl GrpcRetryLayer {
         let mut keys = RetryLayer::new(Policy::new())
             .classify(GrpcRules {
                 codes: CodeSet::default(),
+                exhausted_with_retry_info: false,
             })
             .name("grpc");
         if let Some(throttling) = config.retry_throttling() {
@@ -289,7 +294,10 @@ impl GrpcRetryLayer {
             retry: entry.retry_policy().map(|retry| {
                 let mut keys = self.keys.clone();
                 keys.policy = retry.policy;
-                keys.classify = GrpcRules { codes: retry.codes };
+                keys.classify = GrpcRules {
+                    codes: retry.codes,
+                    exhausted_with_retry_info: retry.exhausted_with_retry_info,
+                };
                 keys.shared()
             }),
             timeout: entry.timeout(),

@@ -21,6 +21,9 @@ use crate::tower::classify::Classify;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct GrpcRules {
     pub(crate) codes: CodeSet,
+    /// A `RESOURCE_EXHAUSTED` with a `RetryInfo` is retried too
+    /// ([`RetryPolicy::retries_exhausted_with_retry_info`](super::RetryPolicy::retries_exhausted_with_retry_info)).
+    pub(crate) exhausted_with_retry_info: bool,
 }
 
 impl<E> Classify<GrpcCall, Response<Body>, Failure<E>> for GrpcRules {
@@ -52,7 +55,9 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<E>> for GrpcRules {
 
     /// A retryable status (a transport error counts as `UNAVAILABLE`) of a
     /// call whose body is still kept; also a pushback that says not to
-    /// retry, so that the throttle counts it before the call ends.
+    /// retry, so that the throttle counts it before the call ends; and,
+    /// under a policy built in code without codes, a `RESOURCE_EXHAUSTED`
+    /// that says when to come back.
     fn retry_error(&self, failure: &Failure<E>) -> bool {
         let refused = matches!(
             &failure.kind,
@@ -61,7 +66,16 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<E>> for GrpcRules {
                 ..
             }
         );
-        failure.replayable && (self.codes.contains(failure.code()) || refused)
+        let told_when = self.exhausted_with_retry_info
+            && matches!(
+                &failure.kind,
+                FailureKind::Status {
+                    code: tonic::Code::ResourceExhausted,
+                    retry_info: Some(_),
+                    ..
+                }
+            );
+        failure.replayable && (self.codes.contains(failure.code()) || refused || told_when)
     }
 
     /// The `RetryInfo` in `grpc-status-details-bin`: a hint, capped by

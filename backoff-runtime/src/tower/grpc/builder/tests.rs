@@ -550,3 +550,32 @@ fn a_config_inside_a_settings_file_is_checked_too() {
     let parsed: ServiceConfig = LOOKUP.parse().unwrap();
     assert_eq!(parsed, good);
 }
+
+/// In JSON the codes are required (as gRPC's clients require them); a
+/// policy built in code without them retries `UNAVAILABLE`, and a
+/// `RESOURCE_EXHAUSTED` that carries a `RetryInfo`.
+#[test]
+fn a_policy_built_in_code_without_codes_retries_unavailable_and_exhausted_with_a_retry_info() {
+    let spec = RetryPolicySpec::new()
+        .max_attempts(3)
+        .initial_backoff(Duration::from_millis(100))
+        .max_backoff(Duration::from_secs(1))
+        .backoff_multiplier(2.0);
+    let config = ServiceConfig::builder()
+        .method_config(MethodConfigSpec::new().every_method().retry_policy(spec))
+        .build()
+        .unwrap();
+    let retry = config.retry_policy("/a.B/C").unwrap();
+    assert_eq!(retry.retryable_status_codes().collect::<Vec<_>>(), [Code::Unavailable]);
+    assert!(!retry.retries(Code::ResourceExhausted), "not every RESOURCE_EXHAUSTED");
+    assert!(retry.retries_exhausted_with_retry_info());
+
+    let listed = config_with("retryableStatusCodes", Some(json!(["RESOURCE_EXHAUSTED"])));
+    let from_json = ServiceConfig::from_json(&listed.to_string()).unwrap();
+    let retry = from_json.retry_policy("/a.Changed/M").unwrap();
+    assert!(
+        !retry.retries_exhausted_with_retry_info(),
+        "JSON retries exactly the codes it lists"
+    );
+    assert!(retry.retries(Code::ResourceExhausted));
+}
