@@ -353,10 +353,8 @@ impl RateState {
             } else {
                 self.measured_tx_rate
             };
-            self.last_max_rate = rate_to_use;
-            self.time_of_last_throttle = now;
             self.enabled = true;
-            cubic_throttle(rate_to_use)
+            self.throttled_at(now, rate_to_use)
         } else {
             self.cubic_success(now)
         };
@@ -383,6 +381,14 @@ impl RateState {
         self.fill_rate = rate.max(MIN_FILL_RATE);
         self.max_capacity = rate.max(MIN_CAPACITY);
         self.current_capacity = self.current_capacity.min(self.max_capacity);
+    }
+
+    /// A throttle at `now` while sending at `rate`: that rate, before the
+    /// cut, is CUBIC's new maximum, and the cut rate is returned.
+    fn throttled_at(&mut self, now: f64, rate: f64) -> f64 {
+        self.last_max_rate = rate;
+        self.time_of_last_throttle = now;
+        cubic_throttle(rate)
     }
 
     /// CUBIC's time to climb back to the last maximum rate.
