@@ -504,6 +504,90 @@ fn throttles_are_reported_and_unnamed_limits_stay_apart() {
     assert!(backoff_runtime::StopReason::Budget.to_string().contains("throttle"));
 }
 
+// ---- refused attempts (`admission`): give-ups with `reason="refused"` ----
+
+/// Refuses every attempt from the `from`-th on.
+struct RefuseFrom(u32);
+
+impl backoff_runtime::RetryLimit for RefuseFrom {
+    fn try_retry(&self, _now: std::time::Instant) -> bool {
+        true
+    }
+    fn paces(&self) -> bool {
+        true
+    }
+    fn admit(&self, request: backoff_runtime::AdmissionRequest) -> backoff_runtime::Admission {
+        if request.attempt >= self.0 {
+            backoff_runtime::Admission::Refuse
+        } else {
+            backoff_runtime::Admission::Go
+        }
+    }
+}
+
+static REFUSE_FIRST: RefuseFrom = RefuseFrom(1);
+static REFUSE_RETRY: RefuseFrom = RefuseFrom(2);
+
+impl From<backoff_runtime::Refused> for ApiError {
+    fn from(_: backoff_runtime::Refused) -> Self {
+        ApiError::Denied
+    }
+}
+
+#[retry(admission = REFUSE_FIRST, max_retries = 2, initial_backoff = "1ms", jitter = none)]
+fn shed_at_once() -> Result<u32, ApiError> {
+    Err(ApiError::Busy)
+}
+
+#[retry(admission = REFUSE_RETRY, max_retries = 2, initial_backoff = "1ms", jitter = none)]
+fn shed_on_retry() -> Result<u32, ApiError> {
+    Err(ApiError::Busy)
+}
+
+/// A call the admission limiter refused ends as a give-up, counted in
+/// `backoff_calls_total` with `reason="refused"` (every call is counted once
+/// by how it ended), with the attempts it made: 0 when the first attempt
+/// was refused, and the builder's the same.
+#[test]
+fn refused_calls_are_give_ups_with_their_reason_and_attempts() {
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let snapshot = recorded(|| {
+        assert_eq!(shed_at_once(), Err(ApiError::Denied));
+        assert_eq!(shed_on_retry(), Err(ApiError::Denied));
+        let result = Policy::new()
+            .max_retries(2)
+            .retry(|| Err::<u32, _>(ApiError::Busy))
+            .sleep(|_| {})
+            .admission(&REFUSE_FIRST)
+            .name("shed_builder")
+            .call();
+        assert_eq!(result, Err(ApiError::Denied));
+    });
+    let refused = |function| {
+        counter(
+            &snapshot,
+            "backoff_calls_total",
+            &[("function", function), ("outcome", "gave_up"), ("reason", "refused")],
+        )
+    };
+    assert_eq!(refused("metrics::shed_at_once"), 1);
+    assert_eq!(refused("metrics::shed_on_retry"), 1);
+    assert_eq!(refused("shed_builder"), 1);
+    let attempts = |function| histogram(&snapshot, "backoff_attempts_per_call", &[("function", function)]);
+    assert_eq!(attempts("metrics::shed_at_once"), [0.0]);
+    assert_eq!(attempts("metrics::shed_on_retry"), [1.0]);
+    assert_eq!(attempts("shed_builder"), [0.0]);
+    // The refused retry was announced (its wait chosen) before it was refused.
+    assert_eq!(
+        counter(
+            &snapshot,
+            "backoff_retries_total",
+            &[("function", "metrics::shed_on_retry"), ("wait", "schedule")]
+        ),
+        1
+    );
+}
+
 // ---- the gRPC layer: gRPC's own series (A96) beside the crate's ----
 
 #[test]

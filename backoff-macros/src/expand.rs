@@ -504,11 +504,36 @@ impl Generator<'_> {
         let sleep_value = quote!(#private::Timer::sleep(&mut #timer, #wait));
         let timer_clock = quote!(#private::timer_clock(&#timer));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
+        // With `admission`, each attempt is admitted first; a refused one
+        // is the result `E::from(Refused)`, which `Loop::failed_admitting`
+        // reports as a give-up and returns (the admitting remembers it).
+        let (admission_check, admitting_value, attempt) = match self.admission() {
+            Some(admitting) => {
+                let (check, refused) = self.refusal_result();
+                let limit = local("admission_limit");
+                (
+                    check,
+                    quote!(let mut #admitting = #private::Admitting::of_dyn(#limit, #timer_clock);),
+                    quote! {
+                        if #private::admitted(&mut #admitting, &mut #timer).await {
+                            #private::NestedAttempt::new(#attempt).await
+                        } else {
+                            (#refused(), false)
+                        }
+                    },
+                )
+            }
+            None => (
+                TokenStream::new(),
+                TokenStream::new(),
+                quote!(#private::NestedAttempt::new(#attempt).await),
+            ),
+        };
         let next_sleep = match action {
             None => {
                 let after_attempt = self.after_attempt(&result, &below, false);
                 quote! {
-                    let (#result, #below) = #private::NestedAttempt::new(#attempt).await;
+                    let (#result, #below) = #attempt;
                     let #wait = #after_attempt;
                     #sleep_value
                 }
@@ -527,7 +552,7 @@ impl Generator<'_> {
                 let after_action = self.after_action(&next);
                 quote! {
                     let #next = {
-                        let (#result, #below) = #private::NestedAttempt::new(#attempt).await;
+                        let (#result, #below) = #attempt;
                         #after_attempt
                     };
                     let #act = #before_retry(#next.outcome(), #action);
@@ -539,22 +564,6 @@ impl Generator<'_> {
                 }
             }
         };
-        let (admission_check, admitting_value, admit) = match self.admission() {
-            Some(admitting) => {
-                let (check, refused) = self.refusal_result();
-                let limit = local("admission_limit");
-                (
-                    check,
-                    quote!(let mut #admitting = #private::Admitting::of_dyn(#limit, #timer_clock);),
-                    quote! {
-                        if !#private::admitted(&mut #admitting, &mut #timer).await {
-                            return #refused();
-                        }
-                    },
-                )
-            }
-            None => (TokenStream::new(), TokenStream::new(), TokenStream::new()),
-        };
         quote! {
             #timeout_check
             #admission_check
@@ -564,7 +573,6 @@ impl Generator<'_> {
             #admitting_value
             #attempts_value
             loop {
-                #admit
                 let #sleep = {
                     #next_sleep
                 };
@@ -695,6 +703,28 @@ impl Generator<'_> {
         let krate = self.args.runtime_crate();
         let attempt = quote_spanned!(body_span=> #private::blocking_attempt(|| { #body }));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
+        // With `admission`, as in the async loop: a refused attempt is the
+        // result `E::from(Refused)`, reported and returned as a give-up.
+        let (admission_check, admitting_value, attempt) = match self.admission() {
+            Some(admitting) => {
+                let (check, refused) = self.refusal_result();
+                let limit = local("admission_limit");
+                (
+                    check,
+                    quote! {
+                        let mut #admitting = #private::Admitting::of_dyn(#limit, #private::BlockingSleep::clock(&#sleeper));
+                    },
+                    quote! {
+                        if #private::Admitting::admit_blocking(&mut #admitting, &|#wait| #private::BlockingSleep::sleep(&#sleeper, #wait)) {
+                            #attempt
+                        } else {
+                            (#refused(), false)
+                        }
+                    },
+                )
+            }
+            None => (TokenStream::new(), TokenStream::new(), attempt),
+        };
         let next_wait = match action {
             Some(action) => {
                 let next = local("next");
@@ -729,24 +759,6 @@ impl Generator<'_> {
                 }
             }
         };
-        let (admission_check, admitting_value, admit) = match self.admission() {
-            Some(admitting) => {
-                let (check, refused) = self.refusal_result();
-                let limit = local("admission_limit");
-                (
-                    check,
-                    quote! {
-                        let mut #admitting = #private::Admitting::of_dyn(#limit, #private::BlockingSleep::clock(&#sleeper));
-                    },
-                    quote! {
-                        if !#private::Admitting::admit_blocking(&mut #admitting, &|#wait| #private::BlockingSleep::sleep(&#sleeper, #wait)) {
-                            return #refused();
-                        }
-                    },
-                )
-            }
-            None => (TokenStream::new(), TokenStream::new(), TokenStream::new()),
-        };
         quote! {
             #admission_check
             let #sleeper = #sleeper_value;
@@ -754,7 +766,6 @@ impl Generator<'_> {
             #admitting_value
             #attempts_value
             loop {
-                #admit
                 #next_wait
                 #private::BlockingSleep::sleep(&#sleeper, #wait);
             }

@@ -127,7 +127,7 @@ pub use crate::time::timeout::Elapsed;
 /// | `retry_after_ok` | none | path or closure, `Fn(&T) -> Option<Duration>`; needs `retry_if_ok` | the server's hint for the wait after a pending value (a `202` with `Retry-After`), as `retry_after` is for errors |
 /// | `pending_error` | the last value is returned | path or closure, `Fn(T) -> E`, taking the value; needs `retry_if_ok` | the error a value still pending becomes when a stop rule ends the call: "still running after 10 polls" instead of the last `Running` (see "Polling") |
 /// | `on_retry` | none | path or closure, `Fn(&E, &`[`RetryEvent`]`)`; with `retry_if_ok`, `Fn(&Result<T, E>, &RetryEvent)` | called before each wait |
-/// | `on_give_up` | none | path or closure, `Fn(&E, &`[`GiveUp`]`)`; with `retry_if_ok`, `Fn(&Result<T, E>, &GiveUp)` | called once when a stop rule ends the call, never on success |
+/// | `on_give_up` | none | path or closure, `Fn(&E, &`[`GiveUp`]`)`; with `retry_if_ok`, `Fn(&Result<T, E>, &GiveUp)` | called once when a stop rule ends the call or the `admission` limiter refuses an attempt, never on success |
 /// | `on_success` | none | path or closure, `Fn(&`[`Success`]`)` | called once when the call succeeds, with the attempts and the time it took; never when it gives up |
 /// | `before_retry` | none | `async fn`: an async closure (`async \|e, event\| { ... }`) or a path to an `async fn(&E, &RetryEvent)`, awaited; sync `fn`: path or closure, `Fn(&E, &RetryEvent)`; with `retry_if_ok` the first parameter is `&Result<T, E>` | an action after `on_retry` and before the wait: refresh a token, reconnect (see "Actions before a retry") |
 /// | `sleep` | tokio / `std::thread::sleep` | path or closure: `Fn(Duration) -> impl Future` (async; output ignored), `Fn(Duration)` (sync) | another runtime's timer, or a finer one (see "Clocks and timers") |
@@ -135,7 +135,7 @@ pub use crate::time::timeout::Elapsed;
 /// | `nested` | `stop` | `stop` or `retry` | a failure that a retried function this attempt called already gave up on: `stop` ends the call with [`StopReason::RetriedBelow`] (one layer retries), `retry` retries it anyway (see "Nested retries") |
 /// | `name` | the function's path (`my_app::users::fetch`; a method: the type of `self`'s path, `my_app::Client::get`) | string literal, not empty | the name that metrics (`function` label), tracing events and [`RetryEvent::function`] report |
 /// | `budget` | none | any expression giving a [`RetryBudget`], a [`RetryThrottle`] or another [`RetryLimit`] (your own), or a reference, `Arc` or `Box` of one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call | a retry limit shared by every call and function that names the same one: a budget keeps a floor of retries per second, a throttle stops retrying in a full outage; a refusal ends the call with [`StopReason::Budget`] whatever the limit's kind; a limit that paces attempts belongs in `admission` (here it limits nothing) |
-/// | `admission` | none | any expression giving an [`AdaptiveRateLimiter`], an [`AdaptiveThrottle`] or another [`RetryLimit`] that paces, or a reference, `Arc` or `Box` of one, evaluated once per call; needs `E: From<`[`Refused`]`>` | a limiter asked before every attempt, the first included: the attempt goes, waits (on the loop's timer, at most the limiter's maximum wait) or is refused, and a refused attempt, first or retry, returns `E::from(Refused)` at once without running the body (see "Pacing every attempt") |
+/// | `admission` | none | any expression giving an [`AdaptiveRateLimiter`], an [`AdaptiveThrottle`] or another [`RetryLimit`] that paces, or a reference, `Arc` or `Box` of one, evaluated once per call; needs `E: From<`[`Refused`]`>` | a limiter asked before every attempt, the first included: the attempt goes, waits (on the loop's timer, at most the limiter's maximum wait) or is refused, and a refused attempt, first or retry, returns `E::from(Refused)` at once without running the body, reported as a give-up with [`StopReason::Refused`] (see "Pacing every attempt") |
 /// | `throttled_if` | every error `retry_if` retries | path or closure, `Fn(&E) -> bool`; needs `admission` | which errors tell the `admission` limiter to slow down (a 429, `SlowDown`); every other answer, a success included, is an accept |
 /// | `policy` | none | any expression giving a [`Policy`], evaluated once per call | the whole schedule instead of the schedule keys (both is an error) |
 /// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)`; never runs past `max_elapsed` |
@@ -184,7 +184,9 @@ pub use crate::time::timeout::Elapsed;
 /// retryable failure, the last attempt's included, as gRPC does. A panic in
 /// the body is not caught. The budget is
 /// charged for a retry just before `on_retry` announces it, so a panic in
-/// `on_retry` propagates with that retry already counted.
+/// `on_retry` propagates with that retry already counted. Before each
+/// attempt, the first included, the limiter of `admission` may refuse it
+/// ([`StopReason::Refused`]; see "Pacing every attempt").
 ///
 /// Hooks may be paths or closures and may read the function's arguments and
 /// `self`. The start time is read before the first attempt only when
@@ -210,8 +212,18 @@ pub use crate::time::timeout::Elapsed;
 /// needs `From<`[`Refused`]`>` (checked on the `admission` key: a missing
 /// impl is a compile error there, in those words); the call returns
 /// `E::from(Refused)` at once, whether the refused attempt was the first or
-/// a retry, without running the body and without `on_give_up` (no attempt
-/// failed). Existing code without `admission` needs no such impl.
+/// a retry, without running the body. The call ends there as it does when a
+/// stop rule holds, and is seen the same way: a give-up with
+/// [`StopReason::Refused`], told to `on_give_up` (with the `E::from(Refused)`
+/// the caller gets, and [`GiveUp::attempts`] the attempts made: 0 when the
+/// first was refused), the tracing event "giving up" and, with `metrics`,
+/// `backoff_calls_total{outcome="gave_up", reason="refused"}`, so every call
+/// is counted once by how it ended and a dashboard of give-ups shows the
+/// calls the client shed. A retry that was refused was announced first
+/// (`on_retry`, its wait slept); the refusal comes after the wait. A
+/// retried function that calls this one does not retry a refusal (as for
+/// any give-up below: see "Nested retries"). Existing code without
+/// `admission` needs no such impl.
 ///
 /// ```
 /// use backoff_runtime::{AdaptiveRateLimiter, Refused, RetryBudget, retry};

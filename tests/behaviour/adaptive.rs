@@ -155,7 +155,7 @@ fn threads_through_one_throttle_count_every_request_and_accept() {
 
 /// The errors of the functions below: a backend saying "slow down", one
 /// failing otherwise, and the client's own refusal.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 enum CallError {
     SlowDown,
     Broken,
@@ -368,5 +368,195 @@ mod tasks {
         // on these successes; never more than 2x the measured rate).
         let elapsed = start.elapsed().as_secs_f64();
         assert!(f64::from(ok) <= 1.0 + 20.0 * elapsed, "{ok} sent in {elapsed} s");
+    }
+}
+
+/// A refused attempt, first or retry, is seen as any other end of a call: a
+/// give-up with `StopReason::Refused`, after the attempts that were made.
+mod refusals_are_give_ups {
+    use super::CallError;
+    use backoff_runtime::{Admission, AdmissionRequest, GiveUp, Policy, RetryEvent, RetryLimit, StopReason, retry};
+    use std::cell::RefCell;
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+
+    /// Admits the attempts before `from` and refuses the rest.
+    struct RefuseFrom(u32);
+
+    impl RetryLimit for RefuseFrom {
+        fn try_retry(&self, _now: Instant) -> bool {
+            true
+        }
+        fn paces(&self) -> bool {
+            true
+        }
+        fn admit(&self, request: AdmissionRequest) -> Admission {
+            if request.attempt >= self.0 {
+                Admission::Refuse
+            } else {
+                Admission::Go
+            }
+        }
+    }
+
+    static REFUSE_FIRST: RefuseFrom = RefuseFrom(1);
+    static REFUSE_RETRY: RefuseFrom = RefuseFrom(2);
+
+    /// What the hooks heard: (error, reason, attempts, retries left).
+    type GiveUps = Vec<(CallError, StopReason, u32, u32)>;
+
+    thread_local! {
+        static HEARD: RefCell<GiveUps> = const { RefCell::new(Vec::new()) };
+        static RETRIES: RefCell<u32> = const { RefCell::new(0) };
+        static SENT: RefCell<u32> = const { RefCell::new(0) };
+    }
+
+    fn heard_give_up(error: &CallError, event: &GiveUp) {
+        let seen = (error.clone(), event.reason(), event.attempts(), event.retries_left());
+        HEARD.with(|heard| heard.borrow_mut().push(seen));
+    }
+
+    fn heard_retry(_: &CallError, _: &RetryEvent) {
+        RETRIES.with(|retries| *retries.borrow_mut() += 1);
+    }
+
+    fn take() -> (GiveUps, u32, u32) {
+        (
+            HEARD.with(|heard| heard.take()),
+            RETRIES.with(|retries| retries.replace(0)),
+            SENT.with(|sent| sent.replace(0)),
+        )
+    }
+
+    #[retry(admission = REFUSE_FIRST, max_retries = 2, sleep = |_| {}, on_give_up = heard_give_up, on_retry = heard_retry)]
+    fn sync_first() -> Result<(), CallError> {
+        SENT.with(|sent| *sent.borrow_mut() += 1);
+        Err(CallError::Broken)
+    }
+
+    #[retry(admission = REFUSE_RETRY, max_retries = 2, sleep = |_| {}, on_give_up = heard_give_up, on_retry = heard_retry)]
+    fn sync_retry() -> Result<(), CallError> {
+        SENT.with(|sent| *sent.borrow_mut() += 1);
+        Err(CallError::Broken)
+    }
+
+    #[test]
+    fn the_attributes_sync_loop_reports_a_refused_first_attempt_and_a_refused_retry() {
+        let _ = take();
+        assert_eq!(sync_first(), Err(CallError::Shed));
+        assert_eq!(
+            take(),
+            (vec![(CallError::Shed, StopReason::Refused, 0, 2)], 0, 0),
+            "no attempt ran: a give-up after 0 attempts, no retry announced"
+        );
+        assert_eq!(sync_retry(), Err(CallError::Shed));
+        assert_eq!(
+            take(),
+            (vec![(CallError::Shed, StopReason::Refused, 1, 2)], 1, 1),
+            "one attempt, its retry announced and refused"
+        );
+    }
+
+    #[retry(admission = REFUSE_FIRST, max_retries = 2, initial_backoff = "10ms", on_give_up = heard_give_up, on_retry = heard_retry)]
+    async fn async_first() -> Result<(), CallError> {
+        SENT.with(|sent| *sent.borrow_mut() += 1);
+        Err(CallError::Broken)
+    }
+
+    #[retry(admission = REFUSE_RETRY, max_retries = 2, initial_backoff = "10ms", on_give_up = heard_give_up, on_retry = heard_retry)]
+    async fn async_retry() -> Result<(), CallError> {
+        SENT.with(|sent| *sent.borrow_mut() += 1);
+        Err(CallError::Broken)
+    }
+
+    /// With `retry_if_ok` the observers see the whole result; a refusal is
+    /// its `Err`.
+    #[retry(admission = REFUSE_RETRY, max_retries = 2, initial_backoff = "10ms", retry_if_ok = |v: &u32| *v == 0,
+            on_give_up = |r: &Result<u32, CallError>, e: &GiveUp| {
+                if let Err(error) = r { heard_give_up(error, e) }
+            })]
+    async fn async_polling() -> Result<u32, CallError> {
+        SENT.with(|sent| *sent.borrow_mut() += 1);
+        Ok(0)
+    }
+
+    #[tokio::test(start_paused = true, flavor = "current_thread")]
+    async fn the_attributes_async_loop_reports_a_refused_first_attempt_and_a_refused_retry() {
+        let _ = take();
+        assert_eq!(async_first().await, Err(CallError::Shed));
+        assert_eq!(take(), (vec![(CallError::Shed, StopReason::Refused, 0, 2)], 0, 0));
+        assert_eq!(async_retry().await, Err(CallError::Shed));
+        assert_eq!(take(), (vec![(CallError::Shed, StopReason::Refused, 1, 2)], 1, 1));
+        assert_eq!(async_polling().await, Err(CallError::Shed));
+        assert_eq!(take(), (vec![(CallError::Shed, StopReason::Refused, 1, 2)], 0, 1));
+    }
+
+    /// What the builder's hooks heard: (reason, attempts).
+    fn builder_heard() -> (Mutex<Vec<(StopReason, u32)>>, Mutex<u32>) {
+        (Mutex::new(Vec::new()), Mutex::new(0))
+    }
+
+    #[test]
+    fn the_builders_call_reports_a_refused_first_attempt_and_a_refused_retry() {
+        for (limit, attempts, retries) in [(&REFUSE_FIRST, 0, 0), (&REFUSE_RETRY, 1, 1)] {
+            let (give_ups, retried) = builder_heard();
+            let mut sent = 0;
+            let result = Policy::new()
+                .max_retries(2)
+                .retry(|| {
+                    sent += 1;
+                    Err::<(), _>(CallError::Broken)
+                })
+                .sleep(|_| {})
+                .admission(limit)
+                .on_retry(|_, _| *retried.lock().unwrap() += 1)
+                .on_give_up(|error, event| {
+                    assert_eq!(*error, CallError::Shed);
+                    give_ups.lock().unwrap().push((event.reason(), event.attempts()));
+                })
+                .call();
+            assert_eq!(result, Err(CallError::Shed));
+            assert_eq!(sent, attempts);
+            assert_eq!(give_ups.into_inner().unwrap(), [(StopReason::Refused, attempts)]);
+            assert_eq!(retried.into_inner().unwrap(), retries);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_builders_future_reports_a_refused_first_attempt_and_a_refused_retry() {
+        for (limit, attempts, retries) in [(&REFUSE_FIRST, 0, 0), (&REFUSE_RETRY, 1, 1)] {
+            let (give_ups, retried) = builder_heard();
+            let result = Policy::new()
+                .max_retries(2)
+                .initial_backoff(Duration::from_millis(10))
+                .retry(|| async { Err::<(), _>(CallError::Broken) })
+                .admission(limit)
+                .on_retry(|_, _| *retried.lock().unwrap() += 1)
+                .on_give_up(|error, event| {
+                    assert_eq!(*error, CallError::Shed);
+                    give_ups.lock().unwrap().push((event.reason(), event.attempts()));
+                })
+                .await;
+            assert_eq!(result, Err(CallError::Shed));
+            assert_eq!(give_ups.into_inner().unwrap(), [(StopReason::Refused, attempts)]);
+            assert_eq!(retried.into_inner().unwrap(), retries);
+        }
+    }
+
+    #[retry(max_retries = 3, sleep = |_| {})]
+    fn outer() -> Result<(), CallError> {
+        SENT.with(|sent| *sent.borrow_mut() += 100);
+        sync_first()
+    }
+
+    #[test]
+    fn a_refusal_below_is_not_retried_above() {
+        let _ = take();
+        // The limiter shed the call below: the loop above does not send it
+        // again (it would multiply the load the limiter sheds).
+        assert_eq!(outer(), Err(CallError::Shed));
+        let (heard, _, sent) = take();
+        assert_eq!(sent, 100, "the outer body ran once");
+        assert_eq!(heard, [(CallError::Shed, StopReason::Refused, 0, 2)]);
     }
 }

@@ -256,3 +256,75 @@ fn http_retry_events_carry_the_resend_count() {
             .all(|event| !event.fields.contains_key("http.request.resend_count"))
     );
 }
+
+/// Refuses every attempt from the `from`-th on.
+struct RefuseFrom(u32);
+
+impl backoff_runtime::RetryLimit for RefuseFrom {
+    fn try_retry(&self, _now: std::time::Instant) -> bool {
+        true
+    }
+    fn paces(&self) -> bool {
+        true
+    }
+    fn admit(&self, request: backoff_runtime::AdmissionRequest) -> backoff_runtime::Admission {
+        if request.attempt >= self.0 {
+            backoff_runtime::Admission::Refuse
+        } else {
+            backoff_runtime::Admission::Go
+        }
+    }
+}
+
+static REFUSE_FIRST: RefuseFrom = RefuseFrom(1);
+static REFUSE_RETRY: RefuseFrom = RefuseFrom(2);
+
+#[derive(Debug)]
+enum Shed {
+    Busy,
+    Refused,
+}
+
+impl From<backoff_runtime::Refused> for Shed {
+    fn from(_: backoff_runtime::Refused) -> Self {
+        Shed::Refused
+    }
+}
+
+#[retry(admission = REFUSE_FIRST, max_retries = 2, jitter = none, initial_backoff = "1ms")]
+fn shed_at_once() -> Result<(), Shed> {
+    Err(Shed::Busy)
+}
+
+#[retry(admission = REFUSE_RETRY, max_retries = 2, jitter = none, initial_backoff = "1ms")]
+fn shed_on_retry() -> Result<(), Shed> {
+    Err(Shed::Busy)
+}
+
+/// A refused attempt ends the call as any stop rule does: one WARN event
+/// "giving up" with the reason, the attempts made (0 when the first was
+/// refused) and the error the caller gets.
+#[test]
+fn a_refused_attempt_is_reported_as_a_give_up() {
+    let _clock = backoff_runtime::testing::VirtualClock::install();
+    let (result, events) = capture(shed_at_once);
+    assert!(matches!(result, Err(Shed::Refused)));
+    assert_eq!(events.len(), 1, "{events:#?}");
+    let only = &events[0];
+    assert_eq!(only.level, Level::WARN);
+    assert_eq!(only.fields["message"], "giving up");
+    assert_eq!(only.fields["reason"], "the admission limiter refused the attempt");
+    assert_eq!(only.fields["attempts"], "0");
+    assert_eq!(only.fields["retries_left"], "2");
+    assert_eq!(only.fields["error"], "Refused");
+
+    let (result, events) = capture(shed_on_retry);
+    assert!(matches!(result, Err(Shed::Refused)));
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(events[0].fields["message"], "attempt failed, retrying");
+    assert_eq!(events[0].fields["error"], "Busy");
+    assert_eq!(events[1].fields["message"], "giving up");
+    assert_eq!(events[1].fields["reason"], "the admission limiter refused the attempt");
+    assert_eq!(events[1].fields["attempts"], "1");
+    assert_eq!(events[1].fields["error"], "Refused");
+}

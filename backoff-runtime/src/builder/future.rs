@@ -320,7 +320,10 @@ where
             if let Some((admitting, refused, waited)) = this.admission.as_mut().filter(|_| H::ADMITS) {
                 match admitting.ask(*waited) {
                     Ask::Go => *waited = Duration::ZERO,
-                    Ask::Refuse => return Poll::Ready(refused()),
+                    Ask::Refuse => {
+                        let hooks = this.identity.lend(&*this.hooks);
+                        return Poll::Ready(this.driver.refused(policy, admitting, &hooks, refused()));
+                    }
                     Ask::Wait(wait) => {
                         *waited = waited.saturating_add(wait);
                         let pending = this.timer.start(wait);

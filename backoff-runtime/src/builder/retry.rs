@@ -19,7 +19,9 @@ use crate::limits::limit::{Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::run::attempt::{Attempt, AttemptSource};
-use crate::run::driver::{BlockingActionRef, BlockingParts, first_success, settle_blocking, start_blocking};
+use crate::run::driver::{
+    BlockingActionRef, BlockingParts, first_refused_blocking, first_success, settle_blocking, start_blocking,
+};
 use crate::run::hooks::{Hooks, Outcome};
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
@@ -410,7 +412,9 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// [`RetryLimit`](crate::RetryLimit). It lets the attempt go, makes it
     /// wait (on the loop's own sleep) or refuses it: the call then returns
     /// `E::from(`[`Refused`](crate::Refused)`)` at once, which is why this
-    /// needs `E: From<Refused>`. After each attempt it hears whether the
+    /// needs `E: From<Refused>`, reported as a give-up with
+    /// [`StopReason::Refused`](crate::StopReason::Refused) (`on_give_up`,
+    /// tracing, metrics). After each attempt it hears whether the
     /// attempt was throttled ([`throttled_if`](Retry::throttled_if)).
     ///
     /// ```
@@ -820,12 +824,12 @@ where
             ..
         } = config;
         let mut admitting = Admitting::of_dyn(limit, sleep.clock());
+        let hooks = identity.lend(&hooks);
         if !admitting.admit_blocking(&|wait| sleep.sleep(wait)) {
-            return refused();
+            return first_refused_blocking(policy, sleep.clock(), start, &admitting, &hooks, refused());
         }
         crate::run::nested::enter_attempt();
         let first = op();
-        let hooks = identity.lend(&hooks);
         let parts = BlockingParts {
             body: &mut op,
             sleeper: &sleep,

@@ -13,7 +13,9 @@ use crate::time::clock::ClockKind;
 /// refused: the client shed the call itself, without sending it. A function
 /// with `admission = ...` needs `E: From<Refused>`; the call returns
 /// `E::from(Refused)` at once, whether the refused attempt was the first or
-/// a retry.
+/// a retry, and reports it as a give-up with
+/// [`StopReason::Refused`](crate::StopReason::Refused) (`on_give_up`, the
+/// tracing event, the `metrics` counter of calls).
 ///
 /// ```
 /// use backoff_runtime::Refused;
@@ -87,6 +89,7 @@ pub struct Admitting<'a> {
     paces: bool,
     clock: ClockKind,
     attempt: u32,
+    refused: bool,
 }
 
 impl fmt::Debug for Admitting<'_> {
@@ -117,6 +120,7 @@ impl<'a> Admitting<'a> {
             limit,
             clock,
             attempt: 0,
+            refused: false,
         }
     }
 
@@ -140,8 +144,23 @@ impl<'a> Admitting<'a> {
                 Ask::Go
             }
             Admission::Wait(wait) => Ask::Wait(wait),
-            Admission::Refuse => Ask::Refuse,
+            Admission::Refuse => {
+                self.refused = true;
+                Ask::Refuse
+            }
         }
+    }
+
+    /// Whether the limit refused an attempt of this call (which then ends).
+    #[inline]
+    pub(crate) fn was_refused(&self) -> bool {
+        self.refused
+    }
+
+    /// The attempts admitted so far: the ones the call made.
+    #[inline]
+    pub(crate) fn attempts(&self) -> u32 {
+        self.attempt
     }
 
     /// The attempt that just ended was throttled (or not).

@@ -41,7 +41,8 @@ use crate::limits::throttle::RetryThrottle;
 /// on its own timer, holding nothing, and asks again) or is refused
 /// ([`Admission::Refuse`]: the call returns `E::from(`[`Refused`](crate::Refused)`)`
 /// at once, whether the attempt was the first or a retry, which is why
-/// `admission = ...` needs `E: From<Refused>`). After every attempt it is told
+/// `admission = ...` needs `E: From<Refused>`; it is reported as a give-up
+/// with [`StopReason::Refused`](crate::StopReason::Refused)). After every attempt it is told
 /// how the attempt ended, [`observed`](RetryLimit::observed): throttled or
 /// not, by `throttled_if` (by default every error `retry_if` retries). Only
 /// those two are asked of a limit named there; its retry methods are asked

@@ -12,9 +12,9 @@
 //!
 //! | name | kind | labels | what |
 //! |---|---|---|---|
-//! | `backoff_calls_total` | counter | `function`, `outcome` (`success`, `gave_up`), `reason` | calls by how they ended: `reason` is `first_attempt` or `after_retries` for successes, the [`StopReason`] (`permanent`, `retried_below`, `exhausted`, `hint_above_cap`, `deadline`, `budget`) for give-ups |
+//! | `backoff_calls_total` | counter | `function`, `outcome` (`success`, `gave_up`), `reason` | calls by how they ended: `reason` is `first_attempt` or `after_retries` for successes, the [`StopReason`] (`permanent`, `retried_below`, `exhausted`, `hint_above_cap`, `deadline`, `budget`, `refused`) for give-ups: `refused` counts the calls the `admission` limiter shed, before their first attempt or a retry |
+//! | `backoff_attempts_per_call` | histogram | `function` | attempts each call took, give-ups included (0 for a call whose first attempt was refused) |
 //! | `backoff_retries_total` | counter | `function`, `wait` (`schedule`, `hint`) | retries, by where their wait came from: the schedule or the server's hint |
-//! | `backoff_attempts_per_call` | histogram | `function` | attempts each call took, give-ups included |
 //! | `backoff_wait_seconds` | histogram | `function` | the waits chosen, in seconds |
 //! | `backoff_budget_refusals_total` | counter | `budget` | retries a named [`RetryBudget`](crate::RetryBudget) or [`RetryThrottle`](crate::RetryThrottle) refused |
 //! | `backoff_budget_available_retries` | gauge | `budget` | retries a named budget would allow now, set each time it is asked |

@@ -5,7 +5,9 @@ use core::fmt;
 /// Why the retries ended and the last error was returned. The checks run in
 /// this order after each failed attempt, and the first that holds wins:
 /// `Permanent`, `RetriedBelow`, `Exhausted`, `HintAboveCap`, `Deadline`,
-/// `Budget`.
+/// `Budget`. `Refused` is not one of them: it ends a call before an attempt
+/// (the first or a retry) that the limiter named in `admission = ...`
+/// refused.
 ///
 /// ```
 /// use backoff_runtime::StopReason;
@@ -31,6 +33,11 @@ pub enum StopReason {
     /// [`RetryBudget`](crate::RetryBudget) or a
     /// [`RetryThrottle`](crate::RetryThrottle), whichever it is.
     Budget,
+    /// The limiter given as `admission = ...` refused the next attempt (the
+    /// first included: then no attempt ran, and the event's `attempts` is
+    /// 0): the call returns `E::from(`[`Refused`](crate::Refused)`)`
+    /// without running the body again.
+    Refused,
 }
 
 impl fmt::Display for StopReason {
@@ -42,6 +49,7 @@ impl fmt::Display for StopReason {
             StopReason::HintAboveCap => "server hint exceeds max_backoff",
             StopReason::Deadline => "next wait would pass max_elapsed",
             StopReason::Budget => "retry budget or throttle refused the retry",
+            StopReason::Refused => "the admission limiter refused the attempt",
         })
     }
 }
@@ -49,13 +57,14 @@ impl fmt::Display for StopReason {
 impl StopReason {
     /// Every reason, in the order of the checks.
     #[cfg_attr(not(any(test, feature = "metrics")), allow(dead_code))]
-    pub(crate) const ALL: [StopReason; 6] = [
+    pub(crate) const ALL: [StopReason; 7] = [
         StopReason::Permanent,
         StopReason::RetriedBelow,
         StopReason::Exhausted,
         StopReason::HintAboveCap,
         StopReason::Deadline,
         StopReason::Budget,
+        StopReason::Refused,
     ];
 
     /// The reason as a metric label (snake case).
@@ -68,6 +77,7 @@ impl StopReason {
             StopReason::HintAboveCap => "hint_above_cap",
             StopReason::Deadline => "deadline",
             StopReason::Budget => "budget",
+            StopReason::Refused => "refused",
         }
     }
 
@@ -81,6 +91,7 @@ impl StopReason {
             StopReason::HintAboveCap => 3,
             StopReason::Deadline => 4,
             StopReason::Budget => 5,
+            StopReason::Refused => 6,
         }
     }
 }

@@ -177,7 +177,29 @@ impl RetryState {
     /// Reports the end of the call for `reason`, on `error`: metrics, the
     /// loop around this one (unless `Permanent`), tracing and `on_give_up`.
     fn give_up<T, E, O>(&mut self, policy: &Policy, reason: StopReason, error: &O, hooks: &Hooks<'_, T, E, O>) {
-        crate::observe::metrics::give_up(hooks.site(), reason, self.backoff.retries().saturating_add(1));
+        let attempts = self.backoff.retries().saturating_add(1);
+        self.report_give_up(policy, reason, attempts, error, hooks);
+    }
+
+    /// The call ends before an attempt that the `admission` limiter
+    /// refused, after `attempts` attempts (0 when the first was refused),
+    /// with `error` (the error made from `Refused`): reported as any
+    /// give-up, with [`StopReason::Refused`].
+    pub(crate) fn refused<T, E, O>(&mut self, policy: &Policy, attempts: u32, error: &O, hooks: &Hooks<'_, T, E, O>) {
+        self.report_give_up(policy, StopReason::Refused, attempts, error, hooks);
+    }
+
+    /// The give-up's reports: metrics, the loop around this one (unless
+    /// `Permanent`), tracing and `on_give_up`, after `attempts` attempts.
+    fn report_give_up<T, E, O>(
+        &mut self,
+        policy: &Policy,
+        reason: StopReason,
+        attempts: u32,
+        error: &O,
+        hooks: &Hooks<'_, T, E, O>,
+    ) {
+        crate::observe::metrics::give_up(hooks.site(), reason, attempts);
         if reason != StopReason::Permanent {
             // The loop around this one (if any) must not retry it.
             crate::run::nested::mark_given_up();
@@ -185,9 +207,10 @@ impl RetryState {
         if reports(hooks) {
             let event = GiveUp {
                 function: hooks.site().name(),
-                attempts: self.backoff.retries().saturating_add(1),
+                attempts,
                 elapsed: self.timeline.elapsed(),
-                retries_left: policy.max_retries.saturating_sub(self.backoff.retries()),
+                // The retries made are the attempts but the first.
+                retries_left: policy.max_retries.saturating_sub(attempts.saturating_sub(1)),
                 reason,
             };
             let from_first_failure = self.timeline.started_at_first_failure();

@@ -205,10 +205,31 @@ impl Loop {
         outcome: O,
         gave_up_below: bool,
     ) -> Step<Result<T, E>, M::Retry<O>> {
+        if admitting.was_refused() {
+            // Not an attempt: the limiter refused it, and the call ends.
+            self.state.refused(policy, admitting.attempts(), &outcome, hooks);
+            return Step::Return(hooks.given_up(outcome));
+        }
         if admitting.paces() {
             admitting.observed(hooks.throttled(&outcome));
         }
         self.failed(mode, policy, budget, hooks, outcome, gave_up_below)
+    }
+
+    /// The call ends before an attempt that the `admission` limiter
+    /// refused: `refused` (`E::from(Refused)`) reported as a give-up with
+    /// [`StopReason::Refused`](crate::StopReason::Refused) (metrics,
+    /// tracing, `on_give_up`) and returned.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn refused<T, E, O: Outcome<T, E>>(
+        &mut self,
+        policy: &Policy,
+        admitting: &Admitting<'_>,
+        hooks: &Hooks<'_, T, E, O>,
+        refused: Result<T, E>,
+    ) -> Result<T, E> {
+        refused_reported(&mut self.state, policy, admitting, hooks, refused)
     }
 
     /// After the action on `next`: its wait, or (when the action ran so
@@ -346,6 +367,41 @@ pub(crate) fn settle_blocking<T, E, O: Outcome<T, E>>(
     }
 }
 
+/// `refused`, the result of an attempt the `admission` limiter refused,
+/// reported as a give-up with `StopReason::Refused` and returned.
+pub(crate) fn refused_reported<T, E, O: Outcome<T, E>>(
+    state: &mut RetryState,
+    policy: &Policy,
+    admitting: &Admitting<'_>,
+    hooks: &Hooks<'_, T, E, O>,
+    refused: Result<T, E>,
+) -> Result<T, E> {
+    match hooks.judge(refused) {
+        Ok(value) => Ok(value),
+        Err(outcome) => {
+            state.refused(policy, admitting.attempts(), &outcome, hooks);
+            hooks.given_up(outcome)
+        }
+    }
+}
+
+/// The first attempt of a blocking loop that the `admission` limiter
+/// refused: [`refused_reported`] on a loop state made from `clock` and
+/// `start`.
+#[cold]
+#[inline(never)]
+pub(crate) fn first_refused_blocking<T, E, O: Outcome<T, E>>(
+    policy: &Policy,
+    clock: ClockKind,
+    start: Option<Instant>,
+    admitting: &Admitting<'_>,
+    hooks: &Hooks<'_, T, E, O>,
+    refused: Result<T, E>,
+) -> Result<T, E> {
+    let mut state = RetryState::with_start(clock, start);
+    refused_reported(&mut state, policy, admitting, hooks, refused)
+}
+
 /// The retries of a blocking loop after a first attempt that failed with
 /// `first`: decide, act, wait, run the body again, until a result is
 /// accepted or a stop rule holds. Everything behind references: compiled
@@ -390,7 +446,7 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
         sleeper.sleep(wait);
         if let Some((admitting, refused)) = admission.as_mut() {
             if !admitting.admit_blocking(&|wait| sleeper.sleep(wait)) {
-                return refused();
+                return refused_reported(&mut state, policy, admitting, hooks, refused());
             }
         }
         crate::run::nested::enter_attempt();
