@@ -560,3 +560,171 @@ mod refusals_are_give_ups {
         assert_eq!(heard, [(CallError::Shed, StopReason::Refused, 0, 2)]);
     }
 }
+
+/// The tower layer's `.admission`: the first attempt waits before the inner
+/// service is called, a refused attempt ends the call with the service's
+/// `From<Refused>` error, reported as a give-up.
+mod layer {
+    use backoff_runtime::tower::{Classify, RetryLayer};
+    use backoff_runtime::{
+        AdaptiveRateLimiter, Admission, AdmissionRequest, Attempt, Policy, Refused, RetryLimit, StopReason,
+    };
+    use std::collections::VecDeque;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    use tower::{Layer, ServiceExt};
+
+    #[derive(Clone, Debug, PartialEq)]
+    enum Failure {
+        Down,
+        Shed,
+    }
+
+    impl From<Refused> for Failure {
+        fn from(_: Refused) -> Self {
+            Failure::Shed
+        }
+    }
+
+    /// Every error is retried, the response `"slow down"` too.
+    #[derive(Clone)]
+    struct Retried;
+
+    impl Classify<u32, &'static str, Failure> for Retried {
+        fn may_retry(&self, _: &u32) -> bool {
+            true
+        }
+        fn replay(&self, request: &u32, _: &Attempt) -> u32 {
+            *request
+        }
+        fn retry_response(&self, response: &&'static str) -> bool {
+            *response == "slow down"
+        }
+    }
+
+    /// A service answering `answers` in order (then `"ok"`), recording when
+    /// (on tokio's paused clock) each request came.
+    fn scripted(
+        answers: Vec<Result<&'static str, Failure>>,
+    ) -> (
+        impl tower::Service<u32, Response = &'static str, Error = Failure, Future: Send> + Clone,
+        Arc<Mutex<Vec<Duration>>>,
+    ) {
+        let start = tokio::time::Instant::now();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = Arc::clone(&seen);
+        let answers = Arc::new(Mutex::new(answers.into_iter()));
+        let service = tower::service_fn(move |_: u32| {
+            record.lock().unwrap().push(start.elapsed());
+            std::future::ready(answers.lock().unwrap().next().unwrap_or(Ok("ok")))
+        });
+        (service, seen)
+    }
+
+    /// A limiter answering from a script (then `Go`), recording what it was
+    /// asked and told.
+    #[derive(Default)]
+    struct Script {
+        answers: Mutex<VecDeque<Admission>>,
+        asked: Mutex<Vec<(u32, Duration)>>,
+        told: Mutex<Vec<bool>>,
+    }
+
+    impl Script {
+        fn new(answers: impl IntoIterator<Item = Admission>) -> Arc<Self> {
+            Arc::new(Script {
+                answers: Mutex::new(answers.into_iter().collect()),
+                ..Script::default()
+            })
+        }
+    }
+
+    impl RetryLimit for Script {
+        fn try_retry(&self, _now: Instant) -> bool {
+            true
+        }
+        fn paces(&self) -> bool {
+            true
+        }
+        fn admit(&self, request: AdmissionRequest) -> Admission {
+            self.asked.lock().unwrap().push((request.attempt, request.waited));
+            self.answers.lock().unwrap().pop_front().unwrap_or(Admission::Go)
+        }
+        fn observed(&self, _now: Instant, throttled: bool) {
+            self.told.lock().unwrap().push(throttled);
+        }
+    }
+
+    const POLICY: Policy = Policy::new()
+        .max_retries(2)
+        .initial_backoff(Duration::from_millis(100))
+        .jitter(backoff_runtime::Jitter::None);
+
+    #[tokio::test(start_paused = true)]
+    async fn the_first_attempt_waits_for_admission_before_the_service_is_called() {
+        let (service, seen) = scripted(vec![Ok("slow down")]);
+        let script = Script::new([Admission::Wait(Duration::from_secs(2))]);
+        let service = RetryLayer::new(POLICY)
+            .classify(Retried)
+            .admission(Arc::clone(&script))
+            .layer(service);
+        assert_eq!(service.oneshot(7).await, Ok("ok"));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [Duration::from_secs(2), Duration::from_millis(2100)],
+            "sent after the admission's wait, retried after the schedule's"
+        );
+        assert_eq!(
+            *script.asked.lock().unwrap(),
+            [(1, Duration::ZERO), (1, Duration::from_secs(2)), (2, Duration::ZERO)],
+            "asked again after its wait, with the wait counted; then for the retry"
+        );
+        assert_eq!(
+            *script.told.lock().unwrap(),
+            [true, false],
+            "a retried response is a throttle, the success is not"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refused_attempt_ends_the_call_with_the_refused_error_as_a_give_up() {
+        for (answers, sent, attempts) in [
+            (vec![Admission::Refuse], 0, 0),
+            (vec![Admission::Go, Admission::Refuse], 1, 1),
+        ] {
+            let (service, seen) = scripted(vec![Err(Failure::Down)]);
+            let script = Script::new(answers);
+            let give_ups = Arc::new(Mutex::new(Vec::new()));
+            let heard = Arc::clone(&give_ups);
+            let service = RetryLayer::new(POLICY)
+                .classify(Retried)
+                .admission(script)
+                .on_give_up(move |event| heard.lock().unwrap().push((event.reason(), event.attempts())))
+                .layer(service);
+            assert_eq!(service.oneshot(7).await, Err(Failure::Shed));
+            assert_eq!(seen.lock().unwrap().len(), sent, "a refused attempt is never sent");
+            assert_eq!(*give_ups.lock().unwrap(), [(StopReason::Refused, attempts)]);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_adaptive_rate_limiter_paces_the_first_attempts_after_a_throttle() {
+        let limiter = Arc::new(AdaptiveRateLimiter::new().max_wait(Duration::from_secs(5)));
+        let (service, seen) = scripted(vec![Ok("slow down"), Ok("slow down")]);
+        let service = RetryLayer::new(POLICY)
+            .classify(Retried)
+            .admission(Arc::clone(&limiter))
+            .layer(service);
+        // The throttled attempt and its retry; the second retry finds the
+        // bucket empty at half a token per second and waits for it.
+        assert_eq!(service.clone().oneshot(1).await, Ok("ok"));
+        assert!(limiter.is_enabled());
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 3);
+        assert!(
+            seen[2] - seen[1] >= Duration::from_millis(200) + Duration::from_secs(1),
+            "the retry waited for its token past the schedule's 200 ms: {seen:?}"
+        );
+        assert!(limiter.tokens() >= 0.0);
+    }
+}

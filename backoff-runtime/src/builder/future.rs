@@ -322,7 +322,7 @@ where
                     Ask::Go => *waited = Duration::ZERO,
                     Ask::Refuse => {
                         let hooks = this.identity.lend(&*this.hooks);
-                        return Poll::Ready(this.driver.refused(policy, admitting, &hooks, refused()));
+                        return Poll::Ready(this.driver.refused(policy, admitting.attempts(), &hooks, refused()));
                     }
                     Ask::Wait(wait) => {
                         *waited = waited.saturating_add(wait);

@@ -124,6 +124,15 @@ impl<'a> Admitting<'a> {
         }
     }
 
+    /// The same limit, for a call that made `attempts` attempts already (a
+    /// future that owns its limiter behind an `Arc` makes one per question).
+    #[cfg(feature = "tower")]
+    #[inline]
+    pub(crate) fn after(mut self, attempts: u32) -> Self {
+        self.attempt = attempts;
+        self
+    }
+
     /// Whether the limit paces at all (read once, when the call starts).
     #[inline]
     pub(crate) fn paces(&self) -> bool {

@@ -225,11 +225,11 @@ impl Loop {
     pub(crate) fn refused<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
-        admitting: &Admitting<'_>,
+        attempts: u32,
         hooks: &Hooks<'_, T, E, O>,
         refused: Result<T, E>,
     ) -> Result<T, E> {
-        refused_reported(&mut self.state, policy, admitting, hooks, refused)
+        refused_reported(&mut self.state, policy, attempts, hooks, refused)
     }
 
     /// After the action on `next`: its wait, or (when the action ran so
@@ -367,19 +367,20 @@ pub(crate) fn settle_blocking<T, E, O: Outcome<T, E>>(
     }
 }
 
-/// `refused`, the result of an attempt the `admission` limiter refused,
-/// reported as a give-up with `StopReason::Refused` and returned.
+/// `refused`, the result of an attempt the `admission` limiter refused
+/// after `attempts` attempts, reported as a give-up with
+/// `StopReason::Refused` and returned.
 pub(crate) fn refused_reported<T, E, O: Outcome<T, E>>(
     state: &mut RetryState,
     policy: &Policy,
-    admitting: &Admitting<'_>,
+    attempts: u32,
     hooks: &Hooks<'_, T, E, O>,
     refused: Result<T, E>,
 ) -> Result<T, E> {
     match hooks.judge(refused) {
         Ok(value) => Ok(value),
         Err(outcome) => {
-            state.refused(policy, admitting.attempts(), &outcome, hooks);
+            state.refused(policy, attempts, &outcome, hooks);
             hooks.given_up(outcome)
         }
     }
@@ -399,7 +400,7 @@ pub(crate) fn first_refused_blocking<T, E, O: Outcome<T, E>>(
     refused: Result<T, E>,
 ) -> Result<T, E> {
     let mut state = RetryState::with_start(clock, start);
-    refused_reported(&mut state, policy, admitting, hooks, refused)
+    refused_reported(&mut state, policy, admitting.attempts(), hooks, refused)
 }
 
 /// The retries of a blocking loop after a first attempt that failed with
@@ -446,7 +447,7 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
         sleeper.sleep(wait);
         if let Some((admitting, refused)) = admission.as_mut() {
             if !admitting.admit_blocking(&|wait| sleeper.sleep(wait)) {
-                return refused_reported(&mut state, policy, admitting, hooks, refused());
+                return refused_reported(&mut state, policy, admitting.attempts(), hooks, refused());
             }
         }
         crate::run::nested::enter_attempt();

@@ -12,7 +12,8 @@ use std::time::Instant;
 
 use tower_service::Service;
 
-use crate::limits::limit::Limit;
+use crate::limits::admission::{Admitting, Ask};
+use crate::limits::limit::{Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::trace::{ResendSpan, in_resend_span, resend_span};
 use crate::run::attempt::AttemptSource;
@@ -25,7 +26,7 @@ use crate::time::sleep::{ASYNC_CLOCK, Timer, TokioSleep};
 use crate::time::timeout::Timed;
 use crate::tower::classify::Classify;
 use crate::tower::http::HttpRetry;
-use crate::tower::layer::{NoTimeout, PerAttemptTimeout, RetryLayer};
+use crate::tower::layer::{NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
 
 pin_project_lite::pin_project! {
     /// One attempt's send: the first is called at once (by
@@ -85,18 +86,26 @@ pin_project_lite::pin_project! {
         Limited { #[pin] attempt: NestedAttempt<Timed<Sending<S, Req, F>, R>>, span: Option<ResendSpan> },
         /// The wait before the next attempt.
         Sleeping { #[pin] pending: tokio::time::Sleep },
+        /// The wait the layer's admission limiter asked for before the next
+        /// attempt (only with
+        /// [`RetryLayer::admission`](crate::tower::RetryLayer::admission)),
+        /// and how long that attempt waited for it in all.
+        Admitting { #[pin] pending: tokio::time::Sleep, waited: Duration },
+        /// The admission limiter refused the next attempt: the call ends
+        /// with this result (`E::from(Refused)`).
+        Refused { result: fn() -> R },
     }
 }
 
 pin_project_lite::pin_project! {
     /// One call: a request that may not be sent twice, or its retries.
     #[project = CallProj]
-    enum Call<S, Req, C, T, F, R> {
+    enum Call<S, Req, C, T, A, F, R> {
         /// A request that may not be sent twice: its one attempt, as the
         /// inner service answers it.
         Once { #[pin] response: F },
         /// A request that may be retried: what it is doing, and what it keeps.
-        Retrying { #[pin] phase: Phase<S, Req, F, R>, retry: Retrying<S, Req, C, T> },
+        Retrying { #[pin] phase: Phase<S, Req, F, R>, retry: Retrying<S, Req, C, T, A> },
     }
 }
 
@@ -106,15 +115,15 @@ type Answer<S, Req> = Result<<S as Service<Req>>::Response, <S as Service<Req>>:
 /// The phase of a retried call of `S` with `Req`.
 type PhaseOf<S, Req> = Phase<S, Req, <S as Service<Req>>::Future, Answer<S, Req>>;
 
-/// A call of `S` with `Req`, retried with `C` and `T`.
-type CallOf<S, Req, C, T> = Call<S, Req, C, T, <S as Service<Req>>::Future, Answer<S, Req>>;
+/// A call of `S` with `Req`, retried with `C`, `T` and `A`.
+type CallOf<S, Req, C, T, A> = Call<S, Req, C, T, A, <S as Service<Req>>::Future, Answer<S, Req>>;
 
 /// What a retried call keeps besides its phase: the layer's keys, the
 /// caller's request (each attempt sends a replay of it), a clone of the
 /// service for the resends, the driver's state, and what each attempt's
 /// [`Attempt`](crate::Attempt) is made from.
-struct Retrying<S, Req, C, T> {
-    config: Arc<RetryLayer<C, T>>,
+struct Retrying<S, Req, C, T, A> {
+    config: Arc<RetryLayer<C, T, A>>,
     request: Req,
     service: S,
     driver: Loop,
@@ -164,20 +173,20 @@ pin_project_lite::pin_project! {
     /// assert_eq!(*future.await.unwrap().body(), "hello");
     /// # }
     /// ```
-    pub struct ResponseFuture<S, Req, C = HttpRetry, T = NoTimeout>
+    pub struct ResponseFuture<S, Req, C = HttpRetry, T = NoTimeout, A = NoAdmission>
     where
         S: Service<Req>,
     {
         #[pin]
-        call: CallOf<S, Req, C, T>,
+        call: CallOf<S, Req, C, T, A>,
     }
 }
 
-impl<S: Service<Req>, Req, C, T> core::fmt::Debug for ResponseFuture<S, Req, C, T> {
+impl<S: Service<Req>, Req, C, T, A> core::fmt::Debug for ResponseFuture<S, Req, C, T, A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let (retried, waiting) = match &self.call {
             Call::Once { .. } => (false, false),
-            Call::Retrying { phase, .. } => (true, matches!(phase, Phase::Sleeping { .. })),
+            Call::Retrying { phase, .. } => (true, matches!(phase, Phase::Sleeping { .. } | Phase::Admitting { .. })),
         };
         f.debug_struct("ResponseFuture")
             .field("retried", &retried)
@@ -198,11 +207,11 @@ fn bounded_by(policy: &Policy, deadline: Duration) -> Policy {
 
 /// The layer's limit, as the driver borrows it.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn limit_of<C, T>(config: &RetryLayer<C, T>) -> Option<Limit<'_>> {
+fn limit_of<C, T, A>(config: &RetryLayer<C, T, A>) -> Option<Limit<'_>> {
     config.budget.as_ref().map(Limit::of)
 }
 
-impl<S: Service<Req>, Req, C, T> ResponseFuture<S, Req, C, T> {
+impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
     /// The caller's request, the retries made and the waits before them
     /// together, of a call that may be retried (gRPC's per-call metrics).
     #[cfg(feature = "grpc")]
@@ -214,15 +223,16 @@ impl<S: Service<Req>, Req, C, T> ResponseFuture<S, Req, C, T> {
     }
 }
 
-impl<S, Req, C, T> ResponseFuture<S, Req, C, T>
+impl<S, Req, C, T, A> ResponseFuture<S, Req, C, T, A>
 where
     S: Service<Req> + Clone,
     C: Classify<Req, S::Response, S::Error>,
     T: PerAttemptTimeout<S::Error>,
+    A: PerAttemptAdmission<S::Error>,
 {
     /// The call of `request` on `service`, which `poll_ready` made ready.
     #[inline]
-    pub(crate) fn start(service: &mut S, config: &Arc<RetryLayer<C, T>>, request: Req) -> Self {
+    pub(crate) fn start(service: &mut S, config: &Arc<RetryLayer<C, T, A>>, request: Req) -> Self {
         if !config.classify.may_retry(&request) {
             return ResponseFuture {
                 call: Call::Once {
@@ -248,6 +258,11 @@ where
             start => start,
         };
         let call = CallNonce::next();
+        if let Some(admission) = config.admission.admission::<S::Response>() {
+            if let Some(held) = first_held(admission) {
+                return Self::held(service, config, request, driver, call, start, held);
+            }
+        }
         let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
         let response = service.call(config.classify.replay(&request, &first));
         let retry = Retrying {
@@ -272,13 +287,75 @@ where
             call: Call::Retrying { phase, retry },
         }
     }
+
+    /// A call whose first attempt the admission limiter holds back: not
+    /// sent now (the service `poll_ready` made ready is left as it is), but
+    /// after the wait, through a clone made ready then, as a resend is; or
+    /// never, when refused.
+    #[cold]
+    #[inline(never)]
+    fn held(
+        service: &S,
+        config: &Arc<RetryLayer<C, T, A>>,
+        request: Req,
+        driver: Loop,
+        call: CallNonce,
+        start: Option<Instant>,
+        held: Held<Answer<S, Req>>,
+    ) -> Self {
+        let mut retry = Retrying {
+            config: Arc::clone(config),
+            request,
+            service: service.clone(),
+            driver,
+            call,
+            start,
+            number: 0,
+            waited: Duration::ZERO,
+            timer: TokioSleep,
+        };
+        let phase = retry.held_phase(held);
+        ResponseFuture {
+            call: Call::Retrying { phase, retry },
+        }
+    }
 }
 
-impl<S, Req, C, T> Retrying<S, Req, C, T>
+/// What the admission limiter said of an attempt it did not let go at once.
+#[derive(Clone, Copy, Debug)]
+enum Held<R> {
+    /// Wait this long (the attempt waited this long for it in all), then ask again.
+    Wait(Duration, Duration),
+    /// The call ends with this result.
+    Refuse(fn() -> R),
+}
+
+/// A layer's admission limiter, with the result of a refused attempt.
+type Admission<'a, R> = (&'a dyn RetryLimit, fn() -> R);
+
+/// The admission limiter's answer for the first attempt: `None` to send it now.
+#[cold]
+#[inline(never)]
+fn first_held<R>(admission: Admission<'_, R>) -> Option<Held<R>> {
+    held_after(admission, 0, Duration::ZERO)
+}
+
+/// The admission limiter's answer for the attempt after `attempts`, which
+/// waited `waited` for it so far: `None` to send it now.
+fn held_after<R>((limit, refused): Admission<'_, R>, attempts: u32, waited: Duration) -> Option<Held<R>> {
+    match Admitting::of_dyn(limit, ASYNC_CLOCK).after(attempts).ask(waited) {
+        Ask::Go => None,
+        Ask::Wait(wait) => Some(Held::Wait(wait, waited.saturating_add(wait))),
+        Ask::Refuse => Some(Held::Refuse(refused)),
+    }
+}
+
+impl<S, Req, C, T, A> Retrying<S, Req, C, T, A>
 where
     S: Service<Req> + Clone,
     C: Classify<Req, S::Response, S::Error>,
     T: PerAttemptTimeout<S::Error>,
+    A: PerAttemptAdmission<S::Error>,
 {
     /// The call's policy: the layer's, bounded by the call's own deadline
     /// when the classification gives one.
@@ -310,12 +387,29 @@ where
         }
     }
 
-    /// The next attempt, after a wait: the request replayed for it, sent
-    /// through a clone of the service made ready first, in its `resend`
-    /// span.
+    /// The phase of an attempt the admission limiter held back.
+    fn held_phase(&mut self, held: Held<Answer<S, Req>>) -> PhaseOf<S, Req> {
+        match held {
+            Held::Wait(wait, waited) => Phase::Admitting {
+                pending: self.timer.start(wait),
+                waited,
+            },
+            Held::Refuse(result) => Phase::Refused { result },
+        }
+    }
+
+    /// The next attempt, after a wait (and `waited` for admission so far):
+    /// asked of the admission limiter first, when the layer has one; the
+    /// request replayed for it, sent through a clone of the service made
+    /// ready first, in its `resend` span.
     #[cold]
     #[inline(never)]
-    fn resend(&mut self) -> PhaseOf<S, Req> {
+    fn resend(&mut self, waited: Duration) -> PhaseOf<S, Req> {
+        if let Some(admission) = self.config.admission.admission::<S::Response>() {
+            if let Some(held) = held_after(admission, self.number, waited) {
+                return self.held_phase(held);
+            }
+        }
         self.number = self.number.saturating_add(1);
         let attempt = AttemptSource::nth(&self.policy(), self.call, self.start, ASYNC_CLOCK, self.number);
         let request = self.config.classify.replay(&self.request, &attempt);
@@ -337,6 +431,40 @@ where
         outcome: Result<S::Response, S::Error>,
         gave_up_below: bool,
     ) -> Step<Result<S::Response, S::Error>, Duration> {
+        let number = self.number;
+        self.decide(|driver, policy, limit, admission, hooks| match admission {
+            None => driver.failed(Waits, policy, limit, hooks, outcome, gave_up_below),
+            Some((admitting, _)) => {
+                let admitting = Admitting::of_dyn(admitting, ASYNC_CLOCK).after(number);
+                driver.failed_admitting(Waits, policy, limit, &admitting, hooks, outcome, gave_up_below)
+            }
+        })
+    }
+
+    /// The call ends before an attempt the admission limiter refused:
+    /// `E::from(Refused)`, reported as a give-up with
+    /// [`StopReason::Refused`](crate::StopReason::Refused).
+    #[cold]
+    #[inline(never)]
+    fn refused(&mut self, result: fn() -> Answer<S, Req>) -> Answer<S, Req> {
+        let number = self.number;
+        self.decide(|driver, policy, _, _, hooks| driver.refused(policy, number, hooks, result()))
+    }
+
+    /// Runs `decide` with the call's loop, policy, limit and admission
+    /// limiter, and the layer's classification and hooks lent as [`Hooks`].
+    #[inline]
+    fn decide<Out>(
+        &mut self,
+        decide: impl FnOnce(
+            &mut Loop,
+            &Policy,
+            Option<Limit<'_>>,
+            RefusedOf<'_, S, Req>,
+            &Hooks<'_, S::Response, S::Error, Result<S::Response, S::Error>>,
+        ) -> Out,
+    ) -> Out {
+        let policy = self.policy();
         let config = &*self.config;
         let classify = &config.classify;
         let observers = &config.observers;
@@ -375,9 +503,13 @@ where
         if let Some(on_success) = &observers.on_success {
             hooks = hooks.on_success(&**on_success);
         }
-        let policy = self.policy();
-        self.driver
-            .failed(Waits, &policy, limit_of(config), &hooks, outcome, gave_up_below)
+        decide(
+            &mut self.driver,
+            &policy,
+            limit_of(config),
+            config.admission.admission::<S::Response>(),
+            &hooks,
+        )
     }
 
     /// The attempt that just ended returned `response`, which the
@@ -391,15 +523,25 @@ where
             .on_success
             .as_deref()
             .map(|hook| hook as &dyn Fn(&Success));
+        if let Some((limit, _)) = config.admission.admission::<S::Response>() {
+            limit.observed(ASYNC_CLOCK.now(), false);
+        }
         self.driver.succeeded(limit_of(config), &config.site, on_success);
     }
 }
 
-impl<S, Req, C, T> Future for ResponseFuture<S, Req, C, T>
+/// The admission limiter and refused result of a call of `S` with `Req`.
+type RefusedOf<'a, S, Req> = Option<(
+    &'a dyn RetryLimit,
+    fn() -> Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>,
+)>;
+
+impl<S, Req, C, T, A> Future for ResponseFuture<S, Req, C, T, A>
 where
     S: Service<Req> + Clone,
     C: Classify<Req, S::Response, S::Error>,
     T: PerAttemptTimeout<S::Error>,
+    A: PerAttemptAdmission<S::Error>,
 {
     type Output = Result<S::Response, S::Error>;
 
@@ -416,10 +558,18 @@ where
                 PhaseProj::Limited { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
                 PhaseProj::Sleeping { pending } => {
                     ready!(retry.timer.poll_wait(pending, cx));
-                    let next = retry.resend();
+                    let next = retry.resend(Duration::ZERO);
                     phase.set(next);
                     continue;
                 }
+                PhaseProj::Admitting { pending, waited } => {
+                    let waited = *waited;
+                    ready!(retry.timer.poll_wait(pending, cx));
+                    let next = retry.resend(waited);
+                    phase.set(next);
+                    continue;
+                }
+                PhaseProj::Refused { result } => return Poll::Ready(retry.refused(*result)),
             };
             let outcome = match result {
                 Ok(response) if !retry.config.classify.retry_response(&response) => {

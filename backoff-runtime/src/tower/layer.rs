@@ -1,10 +1,12 @@
 //! [`RetryLayer`]: the keys of a layered service's retries (the policy,
-//! the classification, the per-attempt timeout, the limit, the name and the
-//! observing hooks), shared by every call of the services it makes.
+//! the classification, the per-attempt timeout, the limit, the admission
+//! limiter, the name and the observing hooks), shared by every call of the
+//! services it makes.
 
 use core::time::Duration;
 use std::sync::Arc;
 
+use crate::limits::admission::Refused;
 use crate::limits::limit::{Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::Site;
@@ -21,6 +23,22 @@ pub struct NoTimeout;
 /// service's error must then be `From<Elapsed>` (tower's `BoxError` is).
 #[derive(Clone, Copy, Debug)]
 pub struct WithTimeout(Duration);
+
+/// No admission limiter (the layer's default): every attempt goes at once.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoAdmission;
+
+/// A limiter asked before every attempt, set by [`RetryLayer::admission`]:
+/// the inner service's error must then be `From<Refused>` (tower's
+/// `BoxError` is).
+#[derive(Clone)]
+pub struct WithAdmission(Arc<dyn RetryLimit + Send>);
+
+impl core::fmt::Debug for WithAdmission {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("WithAdmission").finish_non_exhaustive()
+    }
+}
 
 /// A hook of the layer, shared by every call.
 type Hook<A> = Arc<dyn Fn(&A) + Send + Sync>;
@@ -61,10 +79,11 @@ impl Observers {
 /// # let _ = layer;
 /// ```
 #[derive(Clone)]
-pub struct RetryLayer<C = HttpRetry, T = NoTimeout> {
+pub struct RetryLayer<C = HttpRetry, T = NoTimeout, A = NoAdmission> {
     pub(super) policy: Policy,
     pub(super) classify: C,
     pub(super) timeout: T,
+    pub(super) admission: A,
     pub(super) budget: Option<Arc<dyn RetryLimit + Send>>,
     /// What events and metrics name the calls: `"retry"`, or [`name`](Self::name)'s.
     pub(super) site: Site,
@@ -100,6 +119,7 @@ impl RetryLayer {
             policy,
             classify: HttpRetry::new(),
             timeout: NoTimeout,
+            admission: NoAdmission,
             budget: None,
             site: Site::Named("retry"),
             observers: Observers::default(),
@@ -140,7 +160,7 @@ impl RetryLayer {
     }
 }
 
-impl<C, T> RetryLayer<C, T> {
+impl<C, T, A> RetryLayer<C, T, A> {
     /// Classifies requests, responses and errors with `classify` instead of
     /// HTTP's rules.
     ///
@@ -162,11 +182,12 @@ impl<C, T> RetryLayer<C, T> {
     /// # let _ = layer;
     /// ```
     #[must_use]
-    pub fn classify<D>(self, classify: D) -> RetryLayer<D, T> {
+    pub fn classify<D>(self, classify: D) -> RetryLayer<D, T, A> {
         RetryLayer {
             policy: self.policy,
             classify,
             timeout: self.timeout,
+            admission: self.admission,
             budget: self.budget,
             site: self.site,
             observers: self.observers,
@@ -186,11 +207,52 @@ impl<C, T> RetryLayer<C, T> {
     /// # let _ = layer;
     /// ```
     #[must_use]
-    pub fn timeout(self, limit: Duration) -> RetryLayer<C, WithTimeout> {
+    pub fn timeout(self, limit: Duration) -> RetryLayer<C, WithTimeout, A> {
         RetryLayer {
             policy: self.policy,
             classify: self.classify,
             timeout: WithTimeout(limit),
+            admission: self.admission,
+            budget: self.budget,
+            site: self.site,
+            observers: self.observers,
+            reads_start: self.reads_start,
+        }
+    }
+
+    /// Paces every attempt of every call, the first included, with
+    /// `limiter` (the attribute's `admission`): an
+    /// [`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter), an
+    /// [`AdaptiveThrottle`](crate::AdaptiveThrottle) or your own pacing
+    /// [`RetryLimit`], shared with any other user of the same one. Before
+    /// each attempt it lets it go, makes it wait (a tokio `Sleep` in the
+    /// call's future, before the inner service is called: a delayed first
+    /// attempt is sent, as a resend is, through a clone of the service made
+    /// ready) or refuses it: the call then ends with `E::from(`[`Refused`]`)`
+    /// without sending, reported as a give-up with
+    /// [`StopReason::Refused`](crate::StopReason::Refused) (`on_give_up`,
+    /// tracing, metrics), which is why the service's error must be
+    /// `From<Refused>` (tower's `BoxError` is). After each attempt it hears
+    /// whether the attempt was throttled: every error and response the
+    /// classification retries counts as a throttle.
+    ///
+    /// ```
+    /// use backoff_runtime::{AdaptiveRateLimiter, Policy};
+    /// use backoff_runtime::tower::RetryLayer;
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let limiter = Arc::new(AdaptiveRateLimiter::new().max_wait(Duration::from_secs(5)));
+    /// let layer = RetryLayer::new(Policy::new()).admission(limiter);
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn admission<L: RetryLimit + Send + 'static>(self, limiter: Arc<L>) -> RetryLayer<C, T, WithAdmission> {
+        RetryLayer {
+            policy: self.policy,
+            classify: self.classify,
+            timeout: self.timeout,
+            admission: WithAdmission(limiter),
             budget: self.budget,
             site: self.site,
             observers: self.observers,
@@ -277,7 +339,7 @@ impl<C, T> RetryLayer<C, T> {
     }
 }
 
-impl<C: Clone, T: Clone> RetryLayer<C, T> {
+impl<C: Clone, T: Clone, A: Clone> RetryLayer<C, T, A> {
     /// The keys as every call of a service shares them, with what each call
     /// would otherwise ask again asked once: whether it reads its start.
     pub(super) fn shared(&self) -> Arc<Self> {
@@ -323,5 +385,42 @@ impl<E: From<Elapsed>> PerAttemptTimeout<E> for WithTimeout {
     #[inline]
     fn limit<T>(&self) -> TimedOutAttempt<T, E> {
         Some((self.0, || Err(E::from(Elapsed::new()))))
+    }
+}
+
+/// A pacing limiter and the result standing for a refused attempt.
+type RefusedAttempt<'a, T, E> = Option<(&'a dyn RetryLimit, fn() -> Result<T, E>)>;
+
+/// How the layer's admission limiter reaches each attempt: not at all
+/// ([`NoAdmission`]: every attempt goes at once, and the checks compile
+/// away), or asked before each ([`WithAdmission`], as with
+/// [`Retry::admission`](crate::Retry::admission)).
+///
+/// ```
+/// use backoff_runtime::tower::{NoAdmission, PerAttemptAdmission};
+/// fn takes<L: PerAttemptAdmission<std::io::Error>>(_: L) {}
+/// takes(NoAdmission);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a `RetryLayer` with an `admission` limiter needs the service's error to be `From<backoff_runtime::Refused>`, and `{E}` is not",
+    label = "a refused attempt becomes this error",
+    note = "tower's `BoxError` is; or map the service's error into one that is"
+)]
+pub trait PerAttemptAdmission<E>: Clone + Send + Sync + 'static {
+    /// The limiter, and the result that stands for a refused attempt.
+    fn admission<T>(&self) -> RefusedAttempt<'_, T, E>;
+}
+
+impl<E> PerAttemptAdmission<E> for NoAdmission {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn admission<T>(&self) -> RefusedAttempt<'_, T, E> {
+        None
+    }
+}
+
+impl<E: From<Refused>> PerAttemptAdmission<E> for WithAdmission {
+    #[inline]
+    fn admission<T>(&self) -> RefusedAttempt<'_, T, E> {
+        Some((&*self.0, || Err(E::from(Refused::new()))))
     }
 }

@@ -100,7 +100,9 @@ mod streaming;
 pub use self::classify::Classify;
 pub use self::future::ResponseFuture;
 pub use self::http::HttpRetry;
-pub use self::layer::{NoTimeout, PerAttemptTimeout, RetryLayer, WithTimeout};
+pub use self::layer::{
+    NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer, WithAdmission, WithTimeout,
+};
 pub use self::replay::{Replay, ReplayBody, ReplayError, ReplayLimits};
 pub use self::service::RetryService;
 pub use self::streaming::{StreamingResponseFuture, StreamingRetryLayer, StreamingRetryService};

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use crate::tower::classify::Classify;
 use crate::tower::future::ResponseFuture;
 use crate::tower::http::HttpRetry;
-use crate::tower::layer::{NoTimeout, PerAttemptTimeout, RetryLayer};
+use crate::tower::layer::{NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
 
-impl<S, C: Clone, T: Clone> tower_layer::Layer<S> for RetryLayer<C, T> {
-    type Service = RetryService<S, C, T>;
+impl<S, C: Clone, T: Clone, A: Clone> tower_layer::Layer<S> for RetryLayer<C, T, A> {
+    type Service = RetryService<S, C, T, A>;
 
     fn layer(&self, inner: S) -> Self::Service {
         RetryService {
@@ -34,12 +34,12 @@ impl<S, C: Clone, T: Clone> tower_layer::Layer<S> for RetryLayer<C, T> {
 /// # let _ = service;
 /// ```
 #[derive(Clone)]
-pub struct RetryService<S, C = HttpRetry, T = NoTimeout> {
+pub struct RetryService<S, C = HttpRetry, T = NoTimeout, A = NoAdmission> {
     inner: S,
-    config: Arc<RetryLayer<C, T>>,
+    config: Arc<RetryLayer<C, T, A>>,
 }
 
-impl<S: core::fmt::Debug, C, T> core::fmt::Debug for RetryService<S, C, T> {
+impl<S: core::fmt::Debug, C, T, A> core::fmt::Debug for RetryService<S, C, T, A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("RetryService")
             .field("inner", &self.inner)
@@ -48,15 +48,16 @@ impl<S: core::fmt::Debug, C, T> core::fmt::Debug for RetryService<S, C, T> {
     }
 }
 
-impl<S, Req, C, T> tower_service::Service<Req> for RetryService<S, C, T>
+impl<S, Req, C, T, A> tower_service::Service<Req> for RetryService<S, C, T, A>
 where
     S: tower_service::Service<Req> + Clone,
     C: Classify<Req, S::Response, S::Error>,
     T: PerAttemptTimeout<S::Error>,
+    A: PerAttemptAdmission<S::Error>,
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = ResponseFuture<S, Req, C, T>;
+    type Future = ResponseFuture<S, Req, C, T, A>;
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
