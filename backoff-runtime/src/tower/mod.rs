@@ -78,6 +78,12 @@
 //! With the `tracing` feature, each resent attempt runs in a span named
 //! `resend` that carries OpenTelemetry's `http.request.resend_count` (1 for
 //! the first resend), beside the retry's WARN event.
+//! [`RetryLayer::admission`] paces every attempt, the first included, with
+//! an [`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter), an
+//! [`AdaptiveThrottle`](crate::AdaptiveThrottle) or a pacing limit of your
+//! own: a held attempt waits in the call's future before the inner service
+//! is called, a refused one ends the call with `E::from(`[`Refused`](crate::Refused)`)`,
+//! reported as a give-up.
 //! A call's future is a named type, [`ResponseFuture`] (no allocation per
 //! call, no clock read and no span unless a key needs one): it is `Send`
 //! whenever the inner service, its future, the request and the response
