@@ -215,6 +215,20 @@ impl<K, T, E> Fresh<K, T, E> {
     }
 }
 
+impl<'a, Op, K, T, E> Retry<'a, Op, Fresh<K, T, E>> {
+    /// A call of `op` under `policy` with no key given yet: what
+    /// [`Policy::retry`] and [`Policy::retry_with_attempt`] start from.
+    fn fresh(policy: &'a Policy, op: Op) -> Self {
+        Retry {
+            policy,
+            op,
+            budget: None,
+            admission: None,
+            config: Config::new(),
+        }
+    }
+}
+
 impl Policy {
     /// Retries `op` on this policy: the attribute's twin. Add the
     /// attribute's keys as methods, then run a sync operation with
@@ -263,13 +277,7 @@ impl Policy {
     where
         Op: Operation<K>,
     {
-        Retry {
-            policy: self,
-            op,
-            budget: None,
-            admission: None,
-            config: Config::new(),
-        }
+        Retry::fresh(self, op)
     }
 
     /// [`retry`](Policy::retry) for an operation that takes the [`Attempt`]
@@ -300,13 +308,7 @@ impl Policy {
             let source = attempts.get_or_insert_with(|| AttemptSource::new(policy, None, Op::CLOCK));
             op.run(source.next_attempt())
         };
-        Retry {
-            policy: self,
-            op,
-            budget: None,
-            admission: None,
-            config: Config::new(),
-        }
+        Retry::fresh(self, op)
     }
 }
 
