@@ -161,6 +161,32 @@ impl RetryLayer {
 }
 
 impl<C, T, A> RetryLayer<C, T, A> {
+    /// The same layer with the classification, timeout and admission that
+    /// `change` makes of these (each may change type).
+    fn retyped<D, T2, A2>(self, change: impl FnOnce(C, T, A) -> (D, T2, A2)) -> RetryLayer<D, T2, A2> {
+        let RetryLayer {
+            policy,
+            classify,
+            timeout,
+            admission,
+            budget,
+            site,
+            observers,
+            reads_start,
+        } = self;
+        let (classify, timeout, admission) = change(classify, timeout, admission);
+        RetryLayer {
+            policy,
+            classify,
+            timeout,
+            admission,
+            budget,
+            site,
+            observers,
+            reads_start,
+        }
+    }
+
     /// Classifies requests, responses and errors with `classify` instead of
     /// HTTP's rules.
     ///
@@ -183,16 +209,7 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// ```
     #[must_use]
     pub fn classify<D>(self, classify: D) -> RetryLayer<D, T, A> {
-        RetryLayer {
-            policy: self.policy,
-            classify,
-            timeout: self.timeout,
-            admission: self.admission,
-            budget: self.budget,
-            site: self.site,
-            observers: self.observers,
-            reads_start: self.reads_start,
-        }
+        self.retyped(|_, timeout, admission| (classify, timeout, admission))
     }
 
     /// Limits each attempt to `limit` (the attribute's `timeout`): a slower
@@ -208,16 +225,7 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// ```
     #[must_use]
     pub fn timeout(self, limit: Duration) -> RetryLayer<C, WithTimeout, A> {
-        RetryLayer {
-            policy: self.policy,
-            classify: self.classify,
-            timeout: WithTimeout(limit),
-            admission: self.admission,
-            budget: self.budget,
-            site: self.site,
-            observers: self.observers,
-            reads_start: self.reads_start,
-        }
+        self.retyped(|classify, _, admission| (classify, WithTimeout(limit), admission))
     }
 
     /// Paces every attempt of every call, the first included, with
@@ -248,16 +256,7 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// ```
     #[must_use]
     pub fn admission<L: RetryLimit + Send + 'static>(self, limiter: Arc<L>) -> RetryLayer<C, T, WithAdmission> {
-        RetryLayer {
-            policy: self.policy,
-            classify: self.classify,
-            timeout: self.timeout,
-            admission: WithAdmission(limiter),
-            budget: self.budget,
-            site: self.site,
-            observers: self.observers,
-            reads_start: self.reads_start,
-        }
+        self.retyped(|classify, timeout, _| (classify, timeout, WithAdmission(limiter)))
     }
 
     /// Shares a [`RetryBudget`](crate::RetryBudget), a
