@@ -265,17 +265,7 @@ where
         }
         let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
         let response = service.call(config.classify.replay(&request, &first));
-        let retry = Retrying {
-            config: Arc::clone(config),
-            request,
-            service: service.clone(),
-            driver,
-            call,
-            start,
-            number: 1,
-            waited: Duration::ZERO,
-            timer: TokioSleep,
-        };
+        let retry = Retrying::new(service, config, request, driver, call, start, 1);
         let phase = if config.timeout.limit::<S::Response>().is_none() {
             Phase::First {
                 attempt: NestedAttempt::new(response),
@@ -303,17 +293,7 @@ where
         start: Option<Instant>,
         held: Held<Answer<S, Req>>,
     ) -> Self {
-        let mut retry = Retrying {
-            config: Arc::clone(config),
-            request,
-            service: service.clone(),
-            driver,
-            call,
-            start,
-            number: 0,
-            waited: Duration::ZERO,
-            timer: TokioSleep,
-        };
+        let mut retry = Retrying::new(service, config, request, driver, call, start, 0);
         let phase = retry.held_phase(held);
         ResponseFuture {
             call: Call::Retrying { phase, retry },
@@ -357,6 +337,31 @@ where
     T: PerAttemptTimeout<S::Error>,
     A: PerAttemptAdmission<S::Error>,
 {
+    /// The state of a call's retries, `number` attempts sent so far, on a
+    /// clone of `service`.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn new(
+        service: &S,
+        config: &Arc<RetryLayer<C, T, A>>,
+        request: Req,
+        driver: Loop,
+        call: CallNonce,
+        start: Option<Instant>,
+        number: u32,
+    ) -> Self {
+        Retrying {
+            config: Arc::clone(config),
+            request,
+            service: service.clone(),
+            driver,
+            call,
+            start,
+            number,
+            waited: Duration::ZERO,
+            timer: TokioSleep,
+        }
+    }
+
     /// The call's policy: the layer's, bounded by the call's own deadline
     /// when the classification gives one.
     #[cfg_attr(not(debug_assertions), inline(always))]
