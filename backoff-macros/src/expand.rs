@@ -19,23 +19,6 @@ use crate::args::{Args, WithSpan};
 use crate::item::RetryFn;
 use crate::values::{HintArg, JitterArg, NestedArg};
 
-/// The one list of lint allowances, put on generated statements only (never
-/// on the user's body).
-fn allow_generated() -> TokenStream {
-    quote! {
-        #[allow(
-            unreachable_code,
-            clippy::diverging_sub_expression,
-            clippy::empty_loop,
-            clippy::let_underscore_future,
-            clippy::let_unit_value,
-            clippy::let_with_type_underscore,
-            clippy::needless_return,
-            clippy::unreachable
-        )]
-    }
-}
-
 /// `tokens` moved to `span` (each keeps its own hygiene), so an error about
 /// them points at the user's token (the return type, a key) instead of the
 /// attribute.
@@ -86,13 +69,18 @@ fn local(name: &str) -> Ident {
     format_ident!("__backoff_{}", name, span = Span::mixed_site())
 }
 
-/// The whole rewritten function.
 /// Whether the runtime's tracing events show what failed (its `tracing`
 /// feature turns on this crate's): only then does the expansion probe the
 /// error's type for its `Debug` form and attributes. Without it the probe
 /// would find nothing to report, and is left out of every expansion.
 const REPORTS_WHAT_FAILED: bool = cfg!(feature = "tracing");
 
+/// Whether the runtime's `tokio` feature is on (it turns on this crate's):
+/// only without it does an async loop with no `sleep = ...` need the check
+/// whose error says so.
+const SLEEPS_ON_TOKIO: bool = cfg!(feature = "tokio");
+
+/// The whole rewritten function.
 pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     let RetryFn {
         attrs,
@@ -105,13 +93,20 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         facts,
     } = function;
     let krate = args.runtime_crate();
-    let private = quote!(#krate::__private);
+    // The runtime's expansion paths: in full where the user's body is in
+    // scope (the body, the attempt, what comes before the loop); after an
+    // attempt, in the block that decides it (which holds none of the body's
+    // tokens), under one short name that block imports, with the items it
+    // needs (see `decision_items` below): no item of the expansion is in
+    // scope of the body, so none shadows a user item.
+    let full = quote!(#krate::__private);
+    let private = quote!(__backoff_rt);
     // Each attempt starts from the caller's values of `mut` arguments.
     let arguments = crate::fresh::argument_names(&sig);
-    let fresh_args = crate::fresh::strip_mut_args(&mut sig, &private);
-    let (policy_item, policy) = policy_binding(args, &private);
-    let (budget_item, budget) = budget_binding(args, &private);
-    let admission_item = admission_binding(args, &private);
+    let fresh_args = crate::fresh::strip_mut_args(&mut sig, &full);
+    let policy = policy_binding(args, &full, &private);
+    let (budget_item, budget) = budget_binding(args, &full);
+    let admission_item = admission_binding(args, &full);
 
     // Mixed-site hygiene, so the generated locals spanned here stay
     // invisible to the body; the result check and the loop's calls carry
@@ -121,7 +116,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         ReturnType::Default => sig.ident.span(),
     };
     let return_span = Span::mixed_site().located_at(return_span);
-    let edge = fake_return_edge(&sig.output);
+    let edge = fake_return_edge(&sig.output, &full);
     let attempts = local("attempts");
     // `let attempt: Attempt = ...;` with the user's name: visible in the body.
     let context = args.context.as_ref().map(|context| {
@@ -136,16 +131,18 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     };
 
     let (site_item, site_expr) = site_item(args, &private, &sig.ident, sig.receiver().is_some());
-    // The items the decision's block needs (the site, the probe's traits):
-    // in a block of their own, which holds none of the user's tokens, so
-    // they never shadow the user's items.
+    // The probe's traits, in scope where an attempt is decided (never in
+    // the body's, whose method calls they would change).
     let probe_traits = REPORTS_WHAT_FAILED.then(|| {
         quote! {
             #[allow(unused_imports)]
             use #private::probe::{ProbeBoth as _, ProbeConventions as _, ProbeDebug as _, ProbeNeither as _};
         }
     });
+    let scoped_policy = &policy.scoped_item;
     let decision_items = quote! {
+        use #krate::__private as __backoff_rt;
+        #scoped_policy
         #site_item
         #probe_traits
     };
@@ -153,6 +150,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         return_type: nameable_return_type(&sig.output),
         args,
         private: &private,
+        full: &full,
         policy: &policy,
         budget: &budget,
         site: site_expr,
@@ -171,7 +169,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     };
     let async_trait = async_trait_block.and_then(|block| {
         // `mut` arguments that `#[async_trait]` moved into its block.
-        let moved_fresh = crate::fresh::strip_async_trait_rebinds(&mut block.stmts, &private);
+        let moved_fresh = crate::fresh::strip_async_trait_rebinds(&mut block.stmts, &full);
         crate::item::async_trait_ret(block).map(|(ret_type, user_block)| (ret_type, user_block, moved_fresh))
     });
     let retry_loop = if let Some((ret_type, user_block, moved_fresh)) = async_trait {
@@ -180,8 +178,8 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         // retry `body` inside that block (its argument moves run once).
         let user_stmts = &user_block.stmts;
         generator.return_type = ret_type_tokens(&ret_type);
-        let check = result_check(&krate, &generator.return_type, return_span);
-        let edge = fake_return_edge(&ReturnType::Type(Default::default(), Box::new(ret_type)));
+        let check = result_check(&full, &generator.return_type, return_span);
+        let edge = fake_return_edge(&ReturnType::Type(Default::default(), Box::new(ret_type)), &full);
         let body = quote_spanned! {user_block.brace_token.span.join()=>
             #edge
             #fresh_args
@@ -193,7 +191,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         *user_block = syn::parse_quote!({ #check #loop_tokens });
         quote!(#(#stmts)*)
     } else {
-        let check = result_check(&krate, &nameable_return_type(&sig.output), return_span);
+        let check = result_check(&full, &nameable_return_type(&sig.output), return_span);
         let retry_loop = if facts.is_async {
             generator.async_loop(body, brace.span.join())
         } else {
@@ -202,6 +200,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         quote!(#check #retry_loop)
     };
 
+    let policy_item = &policy.item;
     let mut block = TokenStream::new();
     brace.surround(&mut block, |out| {
         out.extend(quote! {
@@ -224,13 +223,19 @@ struct Generator<'a> {
     /// The return type, as [`nameable_return_type`] makes it.
     return_type: TokenStream,
     args: &'a Args,
+    /// The runtime's expansion paths inside the block that decides an
+    /// attempt, which imports them (`__backoff_rt`).
     private: &'a TokenStream,
-    policy: &'a TokenStream,
+    /// The same paths in full, for everything outside that block.
+    full: &'a TokenStream,
+    policy: &'a PolicyBinding,
     /// `Some(&RetryBudget)` or `None`.
     budget: &'a TokenStream,
     /// The function's site, as `Site` (see [`site_item`]).
     site: TokenStream,
-    /// The items a block that decides declares first (the site's static).
+    /// The items the block that decides an attempt declares first: the
+    /// import of `__backoff_rt`, the policy's constant, the site's static,
+    /// the probe's traits.
     decision_items: TokenStream,
     needs_start: bool,
     return_span: Span,
@@ -341,8 +346,8 @@ impl Generator<'_> {
             }
             None => (
                 result,
-                quote!(::core::result::Result::Ok(#value)),
-                quote!(::core::result::Result::Err(#failed)),
+                quote!(#private::Ok(#value)),
+                quote!(#private::Err(#failed)),
                 self.hooks(quote!(for_error(&#failed)), &quote!(&#failed), false),
             ),
         }
@@ -350,9 +355,10 @@ impl Generator<'_> {
 
     /// `on_success` as the success path of the expansion passes it.
     fn on_success(&self) -> TokenStream {
+        let private = self.private;
         match &self.args.on_success {
-            Some(WithSpan { value: hook, .. }) => quote_spanned!(hook.span()=> ::core::option::Option::Some(&(#hook))),
-            None => quote!(::core::option::Option::None),
+            Some(WithSpan { value: hook, .. }) => quote_spanned!(hook.span()=> #private::Some(&(#hook))),
+            None => quote!(#private::None),
         }
     }
 
@@ -363,12 +369,9 @@ impl Generator<'_> {
     /// wait, or with an action the `NextAttempt`).
     fn after_attempt(&self, result: &Ident, below: &Ident, acts: bool) -> TokenStream {
         let Generator {
-            private,
-            policy,
-            budget,
-            site,
-            ..
+            private, budget, site, ..
         } = self;
+        let policy = &self.policy.scoped;
         let mode = if acts {
             quote!(#private::Acts)
         } else {
@@ -382,8 +385,7 @@ impl Generator<'_> {
         let failed = local("failed");
         let (scrutinee, done, again, hooks) = self.result_match(into_result, &value, &failed);
         let on_success = self.on_success();
-        let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
-        let items = &self.decision_items;
+        let succeeded = self.returned_result(quote!(#private::Ok(#value)));
         // With `admission`, the limiter hears how each attempt ended.
         let (observe_success, failed_entry, admitting_arg) = match self.admission() {
             Some(admitting) => (
@@ -393,8 +395,7 @@ impl Generator<'_> {
             ),
             None => (TokenStream::new(), quote!(#private::Loop::failed), TokenStream::new()),
         };
-        quote! {{
-            #items
+        quote! {
             match #scrutinee {
                 #done => {
                     #observe_success
@@ -408,13 +409,43 @@ impl Generator<'_> {
                     }
                 }
             }
-        }}
+        }
+    }
+
+    /// `rest` (what follows an attempt) in the block of its own that
+    /// decides it, after the items that block declares.
+    fn in_decision_scope(&self, rest: TokenStream) -> TokenStream {
+        let items = &self.decision_items;
+        quote! {{ #items #rest }}
+    }
+
+    /// The loop's state on `clock`, which reads the call's start only when
+    /// something needs it: with literal keys the expansion knows whether
+    /// `max_elapsed` does; a `policy = EXPR` is asked.
+    fn loop_start(&self, clock: TokenStream) -> TokenStream {
+        let Generator {
+            full,
+            budget,
+            needs_start,
+            ..
+        } = self;
+        match self.policy.literal_deadline {
+            Some(deadline) => {
+                let reads_start = *needs_start || deadline;
+                quote!(#full::Loop::begin(#clock, #budget, #reads_start))
+            }
+            None => {
+                let policy = &self.policy.outside;
+                quote!(#full::Loop::start(#clock, #policy, #budget, #needs_start))
+            }
+        }
     }
 
     /// After the action on `next`: the wait, unless the action ran past
     /// `max_elapsed` (then the final result returns).
     fn after_action(&self, next: &Ident) -> TokenStream {
-        let Generator { private, policy, .. } = self;
+        let private = self.private;
+        let policy = &self.policy.scoped;
         let state = local("loop");
         let result = local("result");
         let wait = local("wait");
@@ -425,14 +456,12 @@ impl Generator<'_> {
         };
         let hooks = self.hooks(seed, &quote!(#next.outcome()), false);
         let returned = self.returned_result(quote!(#result));
-        let items = &self.decision_items;
-        quote! {{
-            #items
+        quote! {
             match #private::Loop::after_action(&mut #state, #policy, &#hooks, #next) {
                 #private::Step::Return(#result) => return #returned,
                 #private::Step::Retry(#wait) => #wait,
             }
-        }}
+        }
     }
 
     /// The async loop: the body in a non-`move` async block per attempt, the
@@ -441,12 +470,11 @@ impl Generator<'_> {
         let Generator {
             args,
             private,
-            policy,
-            budget,
-            needs_start,
+            full,
             attempts,
             ..
         } = self;
+        let policy = &self.policy.outside;
         let state = local("loop");
         let result = local_at("result", self.return_span);
         let below = local("below");
@@ -469,27 +497,24 @@ impl Generator<'_> {
             if !has_placeholder(&self.return_type) {
                 timeout_check = Some(check);
             }
-            let timed_out = respan_exactly(quote!(#private::timed_out_result()), exact);
-            let with_timeout = respan(
-                quote!(#private::with_timeout::<#private::TokioTimer, _, _>),
-                limit.key_span,
-            );
-            let limit = duration_tokens(limit.value, private);
+            let timed_out = respan_exactly(quote!(#full::timed_out_result()), exact);
+            let with_timeout = respan(quote!(#full::with_timeout::<#full::TokioTimer, _, _>), limit.key_span);
+            let limit = duration_tokens(limit.value, full);
             attempt = quote!(#with_timeout(#state.attempt_limit(#policy, #limit), #attempt, #timed_out));
         }
         let action = args.before_retry.as_ref().map(|action| &action.value);
-        // Neither the attempt's result nor the wait is a local that lives
-        // across the sleep's `.await`: they would take room in the future.
+        // Neither the attempt's result nor the wait is used after the
+        // sleep's `.await`: neither takes room in the future.
         let wait = local("wait");
-        let sleep = local("sleep");
         let timer = local("timer");
         let timer_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
             Some(custom) => sleep_checked(custom, &krate, true),
-            None => quote!(#private::TokioTimer::new()),
+            None => quote!(#full::TokioTimer::new()),
         };
         // Without `sleep = ...` the loop sleeps on tokio: a missing feature
-        // is this check's error, in the user's words.
-        let tokio_check = args.sleep.is_none().then(|| {
+        // is this check's error, in the user's words (left out when the
+        // runtime's `tokio` feature is on, which turns on this crate's).
+        let tokio_check = (args.sleep.is_none() && !SLEEPS_ON_TOKIO).then(|| {
             let return_type = if has_placeholder(&self.return_type) {
                 quote!(())
             } else {
@@ -497,12 +522,11 @@ impl Generator<'_> {
             };
             quote! {
                 if false {
-                    <#return_type as #krate::bounds::DefaultAsyncSleep>::tokio_sleeps();
+                    <#return_type as #full::DefaultAsyncSleep>::tokio_sleeps();
                 }
             }
         });
-        let sleep_value = quote!(#private::Timer::sleep(&mut #timer, #wait));
-        let timer_clock = quote!(#private::timer_clock(&#timer));
+        let timer_clock = quote!(#full::timer_clock(&#timer));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
         // With `admission`, each attempt is admitted first; a refused one
         // is the result `E::from(Refused)`, which `Loop::failed_admitting`
@@ -513,10 +537,10 @@ impl Generator<'_> {
                 let limit = local("admission_limit");
                 (
                     check,
-                    quote!(let mut #admitting = #private::Admitting::of_dyn(#limit, #timer_clock);),
+                    quote!(let mut #admitting = #full::Admitting::of_dyn(#limit, #timer_clock);),
                     quote! {
-                        if #private::admitted(&mut #admitting, &mut #timer).await {
-                            #private::NestedAttempt::new(#attempt).await
+                        if #full::admitted(&mut #admitting, &mut #timer).await {
+                            #full::NestedAttempt::new(#attempt).await
                         } else {
                             (#refused(), false)
                         }
@@ -526,17 +550,13 @@ impl Generator<'_> {
             None => (
                 TokenStream::new(),
                 TokenStream::new(),
-                quote!(#private::NestedAttempt::new(#attempt).await),
+                quote!(#full::NestedAttempt::new(#attempt).await),
             ),
         };
-        let next_sleep = match action {
+        let decide = match action {
             None => {
                 let after_attempt = self.after_attempt(&result, &below, false);
-                quote! {
-                    let (#result, #below) = #attempt;
-                    let #wait = #after_attempt;
-                    #sleep_value
-                }
+                quote!(let #wait = #after_attempt;)
             }
             Some(action) => {
                 // The action is written here, evaluated per retry: it may
@@ -551,32 +571,31 @@ impl Generator<'_> {
                 let run_action = respan(quote!(#act(#next.outcome(), #next.event()).await), action.span());
                 let after_action = self.after_action(&next);
                 quote! {
-                    let #next = {
-                        let (#result, #below) = #attempt;
-                        #after_attempt
-                    };
+                    let #next = #after_attempt;
                     let #act = #before_retry(#next.outcome(), #action);
                     #run_action;
                     // The action's time counts: a wait that would now end
                     // past `max_elapsed` is not started.
                     let #wait = #after_action;
-                    #sleep_value
                 }
             }
         };
+        let after = self.in_decision_scope(quote! {
+            #decide
+            #private::Timer::sleep(&mut #timer, #wait).await;
+        });
+        let loop_state = self.loop_start(timer_clock);
         quote! {
             #timeout_check
             #admission_check
             #tokio_check
             let mut #timer = #timer_value;
-            let mut #state = #private::Loop::start(#timer_clock, #policy, #budget, #needs_start);
+            let mut #state = #loop_state;
             #admitting_value
             #attempts_value
             loop {
-                let #sleep = {
-                    #next_sleep
-                };
-                #sleep.await;
+                let (#result, #below) = #attempt;
+                #after
             }
         }
     }
@@ -587,7 +606,7 @@ impl Generator<'_> {
         let Generator {
             args,
             private,
-            policy,
+            full,
             budget,
             site,
             needs_start,
@@ -608,29 +627,45 @@ impl Generator<'_> {
             quote_spanned!(body_span=> || { #body })
         };
         let sleeper = local("sleeper");
-        let sleeper_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
+        let sleeper_value = |paths: &TokenStream| match args.sleep.as_ref().map(|sleep| &sleep.value) {
             Some(custom) => sleep_checked(custom, &args.runtime_crate(), false),
-            None => quote!(#private::DefaultSleep),
+            None => quote!(#paths::DefaultSleep),
         };
-        let attempts_value = attempts.map(|attempts| {
-            quote! {
-                let mut #attempts = #private::AttemptSource::new(
-                    #policy,
-                    #start,
-                    #private::BlockingSleep::clock(&#sleeper),
-                );
-            }
-        });
         let action = args.before_retry.as_ref().map(|action| &action.value);
         if action.is_some() || self.admission().is_some() {
-            return self.sync_in_function_loop(body, body_span, action, &sleeper, &sleeper_value);
+            return self.sync_in_function_loop(body, body_span, action, &sleeper, &sleeper_value(full));
         }
+        // The sleeper and the start, read before the first attempt: in the
+        // deciding block, or with `context = ...` before the body's closure,
+        // which borrows the attempts' source they make.
+        let started = |paths: &TokenStream, policy: &TokenStream| {
+            let sleeper_value = sleeper_value(paths);
+            let attempts_value = attempts.map(|attempts| {
+                quote! {
+                    let mut #attempts = #paths::AttemptSource::new(
+                        #policy,
+                        #start,
+                        #paths::BlockingSleep::clock(&#sleeper),
+                    );
+                }
+            });
+            quote! {
+                let #sleeper = #sleeper_value;
+                let #start = #paths::start_blocking(#policy, #budget, #needs_start, &#sleeper);
+                #attempts_value
+            }
+        };
+        let (started_first, started_scoped) = if attempts.is_some() {
+            (started(full, &self.policy.outside), TokenStream::new())
+        } else {
+            (TokenStream::new(), started(private, &self.policy.scoped))
+        };
+        let policy = &self.policy.scoped;
         let rerun = local("rerun");
         let into_result = self.as_plain_result(&rerun);
         let into_first = self.as_plain_result(&first);
-        let items = &self.decision_items;
         let value = local("value");
-        let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
+        let succeeded = self.returned_result(quote!(#private::Ok(#value)));
         let failed = local("failed");
         let (scrutinee, done, again, hooks) = self.result_match(into_first, &value, &failed);
         // `on_success` is bound once: the first attempt's success reports it
@@ -642,18 +677,20 @@ impl Generator<'_> {
                 quote_spanned! {hook.span()=>
                     let #on_success_hook: &dyn ::core::ops::Fn(&#krate::Success) = &(#hook);
                 },
-                quote!(::core::option::Option::Some(#on_success_hook)),
+                quote!(#private::Some(#on_success_hook)),
                 quote!(#hooks.on_success(#on_success_hook)),
             ),
-            None => (TokenStream::new(), quote!(::core::option::Option::None), hooks),
+            None => (TokenStream::new(), quote!(#private::None), hooks),
         };
         // The body runs again through a closure made only on a failure, lent
         // as `&mut dyn Rerun` (the runtime's loop is one per result type).
         let retried = self.returned_result(quote! {
             #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, &mut move || { let #rerun = #body_fn(); #into_result }, &#sleeper)
         });
-        let settle = quote! {{
-            #items
+        let settle = self.in_decision_scope(quote! {
+            #started_scoped
+            #private::enter_attempt();
+            let #first = #body_fn();
             #bind_on_success
             match #scrutinee {
                 #done => {
@@ -662,15 +699,10 @@ impl Generator<'_> {
                 }
                 #again => #retried,
             }
-        }};
-        let runtime = args.runtime_crate();
+        });
         quote! {
-            let #sleeper = #sleeper_value;
-            let #start = #private::start_blocking(#policy, #budget, #needs_start, &#sleeper);
-            #attempts_value
-            let mut #body_fn = #runtime::bounds::each_attempt_runs_the_body_again(#closure);
-            #private::enter_attempt();
-            let #first = #body_fn();
+            #started_first
+            let mut #body_fn = #full::each_attempt_runs_the_body_again(#closure);
             #settle
         }
     }
@@ -690,18 +722,17 @@ impl Generator<'_> {
     ) -> TokenStream {
         let Generator {
             private,
-            policy,
-            budget,
-            needs_start,
+            full,
             attempts,
             ..
         } = self;
+        let policy = &self.policy.outside;
         let state = local("loop");
         let result = local_at("result", self.return_span);
         let below = local("below");
         let wait = local("wait");
         let krate = self.args.runtime_crate();
-        let attempt = quote_spanned!(body_span=> #private::blocking_attempt(|| { #body }));
+        let attempt = quote_spanned!(body_span=> #full::blocking_attempt(|| { #body }));
         let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
         // With `admission`, as in the async loop: a refused attempt is the
         // result `E::from(Refused)`, reported and returned as a give-up.
@@ -712,10 +743,10 @@ impl Generator<'_> {
                 (
                     check,
                     quote! {
-                        let mut #admitting = #private::Admitting::of_dyn(#limit, #private::BlockingSleep::clock(&#sleeper));
+                        let mut #admitting = #full::Admitting::of_dyn(#limit, #full::BlockingSleep::clock(&#sleeper));
                     },
                     quote! {
-                        if #private::Admitting::admit_blocking(&mut #admitting, &|#wait| #private::BlockingSleep::sleep(&#sleeper, #wait)) {
+                        if #full::Admitting::admit_blocking(&mut #admitting, &|#wait| #full::BlockingSleep::sleep(&#sleeper, #wait)) {
                             #attempt
                         } else {
                             (#refused(), false)
@@ -725,7 +756,7 @@ impl Generator<'_> {
             }
             None => (TokenStream::new(), TokenStream::new(), attempt),
         };
-        let next_wait = match action {
+        let decide = match action {
             Some(action) => {
                 let next = local("next");
                 let act = local("action");
@@ -740,10 +771,7 @@ impl Generator<'_> {
                     action.span(),
                 );
                 quote! {
-                    let #next = {
-                        let (#result, #below) = #attempt;
-                        #after_attempt
-                    };
+                    let #next = #after_attempt;
                     let #act = #sync_before_retry(#next.outcome(), #action);
                     #run_action;
                     let #wait = #after_action;
@@ -751,23 +779,23 @@ impl Generator<'_> {
             }
             None => {
                 let after_attempt = self.after_attempt(&result, &below, false);
-                quote! {
-                    let #wait = {
-                        let (#result, #below) = #attempt;
-                        #after_attempt
-                    };
-                }
+                quote!(let #wait = #after_attempt;)
             }
         };
+        let after = self.in_decision_scope(quote! {
+            #decide
+            #private::BlockingSleep::sleep(&#sleeper, #wait);
+        });
+        let loop_state = self.loop_start(quote!(#full::BlockingSleep::clock(&#sleeper)));
         quote! {
             #admission_check
             let #sleeper = #sleeper_value;
-            let mut #state = #private::Loop::start(#private::BlockingSleep::clock(&#sleeper), #policy, #budget, #needs_start);
+            let mut #state = #loop_state;
             #admitting_value
             #attempts_value
             loop {
-                #next_wait
-                #private::BlockingSleep::sleep(&#sleeper, #wait);
+                let (#result, #below) = #attempt;
+                #after
             }
         }
     }
@@ -785,7 +813,6 @@ impl Generator<'_> {
             return (TokenStream::new(), TokenStream::new());
         };
         let krate = self.args.runtime_crate();
-        let private = self.private;
         let exact = Span::mixed_site().located_at(admission.key_span);
         let return_type = erase_lifetimes(&self.return_type);
         let check = if has_placeholder(&self.return_type) {
@@ -798,7 +825,8 @@ impl Generator<'_> {
                 exact,
             )
         };
-        let refused = respan_exactly(quote!(#private::refused_result()), exact);
+        let full = self.full;
+        let refused = respan_exactly(quote!(#full::refused_result()), exact);
         (check, refused)
     }
 }
@@ -817,13 +845,18 @@ fn site_item(args: &Args, private: &TokenStream, function: &Ident, has_receiver:
     };
     let item = quote!(static #site: #private::CallSite = #new_site;);
     // A `&'static Site`, made at compile time: passing it costs the
-    // happy path nothing.
-    let expr = if has_receiver && args.name.is_none() {
-        quote!(const { &#private::method_site(&#site, ::core::any::type_name::<Self>) })
-    } else {
-        quote!(const { &#private::static_site(&#site) })
+    // happy path nothing. A method's names the type of `Self`, which an
+    // item inside it cannot: an inline `const` block there.
+    if has_receiver && args.name.is_none() {
+        let expr = quote!(const { &#private::method_site(&#site, ::core::any::type_name::<Self>) });
+        return (item, expr);
+    }
+    let at = local("AT");
+    let items = quote! {
+        #item
+        const #at: &#private::Site = &#private::static_site(&#site);
     };
-    (item, expr)
+    (items, quote!(#at))
 }
 
 /// The user's `sleep = ...`, handed to the loop through the public
@@ -841,30 +874,14 @@ fn sleep_checked(custom: &syn::Expr, krate: &syn::Path, is_async: bool) -> Token
     quote_spanned!(custom.span()=> #check(#custom))
 }
 
-/// `if false { let __r: R = loop {}; return __r; }` with `impl Trait` in `R`
-/// replaced by `_`: types the closure or async block as the function.
-fn fake_return_edge(output: &ReturnType) -> TokenStream {
-    let allow = allow_generated();
-    let r = local("r");
-    match output {
-        ReturnType::Type(_, ty) => {
-            let mut ty = (**ty).clone();
-            ImplTraitEraser.visit_type_mut(&mut ty);
-            quote! {
-                #allow
-                if false {
-                    let #r: #ty = loop {};
-                    return #r;
-                }
-            }
+/// `if false { return never::<R>(); }` with `impl Trait` in `R` replaced
+/// by `_`: types the closure or async block as the function.
+fn fake_return_edge(output: &ReturnType, private: &TokenStream) -> TokenStream {
+    let ty = nameable_return_type(output);
+    quote! {
+        if false {
+            return #private::never::<#ty>();
         }
-        ReturnType::Default => quote! {
-            #allow
-            if false {
-                let #r: () = loop {};
-                return #r;
-            }
-        },
     }
 }
 
@@ -875,13 +892,13 @@ fn fake_return_edge(output: &ReturnType) -> TokenStream {
 ///
 /// None when the type holds `impl Trait` (erased to `_`, which such a check
 /// cannot infer): the loop's own bound then reports it.
-fn result_check(krate: &syn::Path, return_type: &TokenStream, span: Span) -> TokenStream {
+fn result_check(private: &TokenStream, return_type: &TokenStream, span: Span) -> TokenStream {
     if has_placeholder(return_type) {
         return TokenStream::new();
     }
     let return_type = erase_lifetimes(return_type);
     let check = respan_exactly(
-        quote!(::core::marker::PhantomData<<#return_type as #krate::bounds::RetryResult>::Ok>),
+        quote!(::core::marker::PhantomData<<#return_type as #private::RetryResult>::Ok>),
         span,
     );
     quote! { let _: #check; }
@@ -951,24 +968,53 @@ impl VisitMut for ImplTraitEraser {
     }
 }
 
-/// The policy's binding and the expression of a `&Policy` that the loop
-/// uses: a `const` block built from the literal keys (nothing stored in the
-/// function's state, nothing computed per call), or the user's
-/// `policy = EXPR` evaluated once per call and borrowed.
-fn policy_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStream) {
+/// The policy of one function, as the loop names it: a `const` item built
+/// from the literal keys (nothing stored in the function's state, nothing
+/// computed per call), or the user's `policy = EXPR` evaluated once per call
+/// and borrowed.
+struct PolicyBinding {
+    /// The statement at the top of the function (`policy = EXPR`), or nothing.
+    item: TokenStream,
+    /// The constant of the literal keys, declared in the block that decides
+    /// an attempt, or nothing.
+    scoped_item: TokenStream,
+    /// A `&Policy` inside that block.
+    scoped: TokenStream,
+    /// A `&Policy` anywhere else: the local, or the literal keys in an
+    /// inline `const` block.
+    outside: TokenStream,
+    /// With literal keys, whether they set `max_elapsed` (known here, so
+    /// the loop's start need not ask the policy).
+    literal_deadline: Option<bool>,
+}
+
+/// The [`PolicyBinding`] of the keys: `full` and `private` are the runtime's
+/// paths outside and inside the block that decides an attempt.
+fn policy_binding(args: &Args, full: &TokenStream, private: &TokenStream) -> PolicyBinding {
     match args.policy.as_ref().map(|policy| &policy.value) {
         Some(expr) => {
             let policy = local("policy");
             // Spanned on the user's expression, so a type error points there.
             let value = quote_spanned!(expr.span()=> &(#expr));
-            (quote!(let #policy: &#private::Policy = #value;), quote!(#policy))
+            PolicyBinding {
+                item: quote!(let #policy: &#full::Policy = #value;),
+                scoped_item: TokenStream::new(),
+                scoped: quote!(#policy),
+                outside: quote!(#policy),
+                literal_deadline: None,
+            }
         }
         None => {
-            // An inline `const` block: built at compile time, nothing
-            // stored in the function's state, and no item that a user item
-            // of the same name could shadow or be shadowed by.
-            let value = policy_expr(args, private);
-            (TokenStream::new(), quote!(const { &#value }))
+            let policy = local("POLICY");
+            let scoped_value = policy_expr(args, private);
+            let outside_value = policy_expr(args, full);
+            PolicyBinding {
+                item: TokenStream::new(),
+                scoped_item: quote!(const #policy: &#private::Policy = &#scoped_value;),
+                scoped: quote!(#policy),
+                outside: quote!(const { &#outside_value }),
+                literal_deadline: Some(args.max_elapsed.is_some()),
+            }
         }
     }
 }
@@ -977,6 +1023,7 @@ fn policy_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStre
 /// the loop uses: the user's `budget = EXPR` evaluated once per call (any
 /// `RetryBudget` or reference to one), or `None`.
 fn budget_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStream) {
+    // Named inside and outside the block that decides an attempt: `core`'s paths.
     let krate = args.runtime_crate();
     match args.budget.as_ref().map(|budget| &budget.value) {
         Some(expr) => {
@@ -1027,6 +1074,7 @@ fn admission_binding(args: &Args, private: &TokenStream) -> TokenStream {
 fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
     let mut policy = quote!(#private::Policy::new());
     if let Some(WithSpan { value: n, .. }) = args.max_retries {
+        let n = proc_macro2::Literal::u32_unsuffixed(n);
         policy.extend(quote!(.max_retries(#n)));
     }
     if let Some(WithSpan { value: d, .. }) = args.initial_backoff {
@@ -1070,10 +1118,31 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
     policy
 }
 
-/// `Duration::new(secs, nanos)` for an exact value.
+/// The exact value as the shortest of `Duration::from_secs`, `from_millis`,
+/// `from_micros` and `Duration::new(secs, nanos)`.
 fn duration_tokens(d: core::time::Duration, private: &TokenStream) -> TokenStream {
+    let unsuffixed = proc_macro2::Literal::u64_unsuffixed;
     let secs = d.as_secs();
     let nanos = d.subsec_nanos();
+    if nanos == 0 {
+        let secs = unsuffixed(secs);
+        return quote!(#private::Duration::from_secs(#secs));
+    }
+    for (per_second, unit) in [(1_000_u64, "from_millis"), (1_000_000, "from_micros")] {
+        let per_unit = u32::try_from(1_000_000_000 / per_second).unwrap_or(1);
+        if nanos % per_unit == 0 {
+            if let Some(whole) = secs
+                .checked_mul(per_second)
+                .and_then(|s| s.checked_add(u64::from(nanos / per_unit)))
+            {
+                let whole = unsuffixed(whole);
+                let unit = Ident::new(unit, Span::call_site());
+                return quote!(#private::Duration::#unit(#whole));
+            }
+        }
+    }
+    let secs = unsuffixed(secs);
+    let nanos = proc_macro2::Literal::u32_unsuffixed(nanos);
     quote!(#private::Duration::new(#secs, #nanos))
 }
 

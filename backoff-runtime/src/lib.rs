@@ -839,12 +839,12 @@ pub mod bounds {
 /// release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::bounds::FreshCopy;
-    pub use crate::bounds::RetryResult;
+    pub use crate::bounds::{DefaultAsyncSleep, FreshCopy, RetryResult, each_attempt_runs_the_body_again};
     pub use crate::limits::admission::{Admitting, admission_of, admitted};
     pub use crate::limits::limit::budget_of;
     pub use crate::observe::conventions::SemanticConventions;
     pub use crate::observe::site::CallSite;
+    pub use crate::observe::site::Site;
     pub use crate::run::attempt::AttemptSource;
     pub use crate::run::driver::{
         Acts, Loop, Rerun, Step, Waits, blocking_attempt, first_success, retry_blocking_owned, start_blocking,
@@ -856,5 +856,15 @@ pub mod __private {
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
     pub use crate::time::sleep::{BlockingSleep, CheckedSleep, CheckedTimer, DefaultSleep, Timer, TokioTimer};
     pub use crate::time::timeout::{TimeoutSupport, with_timeout};
+    pub use core::option::Option::{None, Some};
+    pub use core::result::Result::{Err, Ok};
     pub use core::time::Duration;
+
+    /// Never called: the expansion's `if false { return never::<R>(); }`
+    /// gives the body's closure or async block the function's return type,
+    /// so `?` converts errors as in the plain function.
+    #[inline(always)]
+    pub fn never<R>() -> R {
+        unreachable!("the fake return edge of #[retry] is never taken")
+    }
 }

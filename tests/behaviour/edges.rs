@@ -245,19 +245,36 @@ async fn mut_arguments_under_async_trait_start_every_attempt_fresh() {
 mod shadowing {
     use backoff_runtime::retry;
 
-    /// A user item with the name the expansion once gave its policy.
+    /// User items with the names of the expansion's items: its policy,
+    /// its site, and its import of the runtime's paths.
     #[allow(non_upper_case_globals)]
     const __backoff_POLICY: u32 = 7;
+    #[allow(non_upper_case_globals)]
+    static __backoff_SITE: u32 = 5;
+    #[allow(non_snake_case)]
+    mod __backoff_rt {
+        pub(crate) const N: u32 = 3;
+    }
 
     #[retry(max_retries = 1)]
     pub(super) fn reads_its_own_constant() -> Result<u32, ()> {
-        Ok(__backoff_POLICY)
+        Ok(__backoff_POLICY + __backoff_SITE + __backoff_rt::N)
+    }
+
+    #[retry(max_retries = 1, initial_backoff = "1ms")]
+    pub(super) async fn reads_its_own_constant_async() -> Result<u32, ()> {
+        Ok(__backoff_POLICY + __backoff_SITE + __backoff_rt::N)
     }
 }
 
 #[test]
 fn generated_items_never_shadow_a_user_item() {
-    assert_eq!(shadowing::reads_its_own_constant(), Ok(7));
+    assert_eq!(shadowing::reads_its_own_constant(), Ok(15));
+}
+
+#[tokio::test(start_paused = true)]
+async fn generated_items_never_shadow_a_user_item_async() {
+    assert_eq!(shadowing::reads_its_own_constant_async().await, Ok(15));
 }
 
 #[retry(max_elapsed = "500ms", max_retries = 3)]

@@ -36,7 +36,8 @@
 //! with `reason="budget"`), so two unnamed limits never overwrite each
 //! other's gauge.
 //!
-//! ```
+#![cfg_attr(feature = "metrics", doc = "```")]
+#![cfg_attr(not(feature = "metrics"), doc = "```ignore")]
 //! use backoff_runtime::retry;
 //! use metrics_util::debugging::DebuggingRecorder;
 //!

@@ -40,9 +40,18 @@ pub(crate) struct FailedAttempt<'a, O> {
 
 /// Whether a call's start must be read when it starts: `max_elapsed`, a
 /// limit that reads the clock, or a hook (`needs_start`) needs it.
+#[cfg(feature = "tower")]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn start_needed(policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> bool {
-    needs_start || policy.max_elapsed.is_some() || budget.is_some_and(Limit::needs_clock)
+    clock_needed(budget, needs_start || policy.max_elapsed.is_some())
+}
+
+/// Whether a call's start must be read when it starts, once the caller
+/// knows whether its policy's deadline or a hook needs it (`needs_start`):
+/// else only a limit that reads the clock does.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn clock_needed(budget: Option<Limit<'_>>, needs_start: bool) -> bool {
+    needs_start || budget.is_some_and(Limit::needs_clock)
 }
 
 /// The start instant of a call, read (and deposited in the budget) only when
@@ -55,7 +64,14 @@ pub(crate) fn read_start(
     clock: ClockKind,
     needs_start: bool,
 ) -> Option<Instant> {
-    if start_needed(policy, budget, needs_start) {
+    read_start_when(budget, clock, needs_start || policy.max_elapsed.is_some())
+}
+
+/// [`read_start`] once the caller knows whether the policy's deadline or a
+/// hook needs the start (`needs_start`).
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn read_start_when(budget: Option<Limit<'_>>, clock: ClockKind, needs_start: bool) -> Option<Instant> {
+    if clock_needed(budget, needs_start) {
         let now = clock.now();
         if let Some(budget) = budget {
             budget.call_started(now);

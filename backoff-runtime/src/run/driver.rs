@@ -18,7 +18,7 @@ use crate::limits::limit::Limit;
 use crate::observe::events::{RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::run::attempt::AttemptSource;
-use crate::run::decide::{FailedAttempt, RetryState};
+use crate::run::decide::{FailedAttempt, RetryState, read_start_when};
 use crate::run::hooks::{Hooks, Outcome};
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
@@ -114,6 +114,17 @@ impl Loop {
     pub fn start(clock: ClockKind, policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
         Loop {
             state: RetryState::start(policy, budget, clock, needs_start),
+        }
+    }
+
+    /// [`start`](Self::start) for a caller that knows whether the policy's
+    /// `max_elapsed` or a hook needs the start (`needs_start`): an
+    /// expansion of literal keys, which names its policy only where an
+    /// attempt is decided.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn begin(clock: ClockKind, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
+        Loop {
+            state: RetryState::with_start(clock, read_start_when(budget, clock, needs_start)),
         }
     }
 

@@ -134,7 +134,8 @@ pub(crate) type PushbackOf<'h, X> = &'h dyn Fn(&X) -> Option<Pushback>;
 /// [`StopReason::Permanent`](crate::StopReason::Permanent)) once a limit
 /// has counted the failure.
 ///
-/// ```
+#[cfg_attr(feature = "tower", doc = "```")]
+#[cfg_attr(not(feature = "tower"), doc = "```ignore")]
 /// use backoff_runtime::tower::Pushback;
 /// use std::time::Duration;
 /// let at_once = Pushback::After(Duration::ZERO);
