@@ -661,8 +661,6 @@ impl Generator<'_> {
             (TokenStream::new(), started(private, &self.policy.scoped))
         };
         let policy = &self.policy.scoped;
-        let rerun = local("rerun");
-        let into_result = self.as_plain_result(&rerun);
         let into_first = self.as_plain_result(&first);
         let value = local("value");
         let succeeded = self.returned_result(quote!(#private::Ok(#value)));
@@ -682,10 +680,12 @@ impl Generator<'_> {
             ),
             None => (TokenStream::new(), quote!(#private::None), hooks),
         };
-        // The body runs again through a closure made only on a failure, lent
-        // as `&mut dyn Rerun` (the runtime's loop is one per result type).
+        // The body's closure runs again, lent as `&mut dyn Rerun` (the
+        // runtime's loop is one per result type); spanned as the result
+        // check, whose error a function that returns no `Result` gets alone.
+        let lent_body = respan_exactly(quote!(&mut #body_fn), self.return_span);
         let retried = self.returned_result(quote! {
-            #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, &mut move || { let #rerun = #body_fn(); #into_result }, &#sleeper)
+            #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper)
         });
         let settle = self.in_decision_scope(quote! {
             #started_scoped
