@@ -981,7 +981,8 @@ struct PolicyBinding {
     /// A `&Policy` inside that block.
     scoped: TokenStream,
     /// A `&Policy` anywhere else: the local, or the literal keys in an
-    /// inline `const` block.
+    /// inline `const` block (made only for the keys that name it there,
+    /// `context` and `timeout`).
     outside: TokenStream,
     /// With literal keys, whether they set `max_elapsed` (known here, so
     /// the loop's start need not ask the policy).
@@ -1007,12 +1008,18 @@ fn policy_binding(args: &Args, full: &TokenStream, private: &TokenStream) -> Pol
         None => {
             let policy = local("POLICY");
             let scoped_value = policy_expr(args, private);
-            let outside_value = policy_expr(args, full);
+            // Named outside the deciding block only by `context` and `timeout`.
+            let outside = if args.context.is_some() || args.timeout.is_some() {
+                let outside_value = policy_expr(args, full);
+                quote!(const { &#outside_value })
+            } else {
+                TokenStream::new()
+            };
             PolicyBinding {
                 item: TokenStream::new(),
                 scoped_item: quote!(const #policy: &#private::Policy = &#scoped_value;),
                 scoped: quote!(#policy),
-                outside: quote!(const { &#outside_value }),
+                outside,
                 literal_deadline: Some(args.max_elapsed.is_some()),
             }
         }
