@@ -186,14 +186,14 @@ impl<S: core::fmt::Debug, T> core::fmt::Debug for StreamingRetryService<S, T> {
 }
 
 /// A failed attempt of a streaming call.
-type Failed<R, E> = Failure<Answered<R, E>>;
+type StreamingFailure<R, E> = Failure<Answered<R, E>>;
 
 impl<S, B, T> Service<Request<B>> for StreamingRetryService<S, T>
 where
     S: Service<Request<ReplayBody<B>>> + Clone,
     B: Body + Unpin,
     HttpRetry: Classify<Request<()>, S::Response, S::Error>,
-    T: PerAttemptTimeout<Failed<S::Response, S::Error>>,
+    T: PerAttemptTimeout<StreamingFailure<S::Response, S::Error>>,
 {
     type Response = S::Response;
     type Error = S::Error;
@@ -269,7 +269,7 @@ where
     S: Service<Request<ReplayBody<B>>> + Clone,
     B: Body + Unpin,
     HttpRetry: Classify<Request<()>, S::Response, S::Error>,
-    T: PerAttemptTimeout<Failed<S::Response, S::Error>>,
+    T: PerAttemptTimeout<StreamingFailure<S::Response, S::Error>>,
 {
     type Output = Result<S::Response, S::Error>;
 
@@ -318,7 +318,7 @@ where
     HttpRetry: Classify<Request<()>, S::Response, S::Error>,
 {
     type Response = S::Response;
-    type Error = Failed<S::Response, S::Error>;
+    type Error = StreamingFailure<S::Response, S::Error>;
     type Future = StreamedAttempt<S::Future, B>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
@@ -359,7 +359,7 @@ where
     F: Future<Output = Result<R, E>>,
     HttpRetry: Classify<Request<()>, R, E>,
 {
-    type Output = Result<R, Failed<R, E>>;
+    type Output = Result<R, StreamingFailure<R, E>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
@@ -386,7 +386,7 @@ where
     }
 }
 
-impl<B, R, E> Classify<KeptRequest<B>, R, Failed<R, E>> for HttpRetry
+impl<B, R, E> Classify<KeptRequest<B>, R, StreamingFailure<R, E>> for HttpRetry
 where
     HttpRetry: Classify<Request<()>, R, E>,
 {
@@ -406,12 +406,12 @@ where
 
     /// Every error and retryable response of a call whose body is still
     /// kept (not past the cap).
-    fn retry_error(&self, failure: &Failed<R, E>) -> bool {
+    fn retry_error(&self, failure: &StreamingFailure<R, E>) -> bool {
         failure.replayable
     }
 
     /// A retried response's `Retry-After`.
-    fn error_hint(&self, failure: &Failed<R, E>) -> Option<Duration> {
+    fn error_hint(&self, failure: &StreamingFailure<R, E>) -> Option<Duration> {
         match &failure.kind {
             Answered::Retryable(response) => Classify::<Request<()>, R, E>::response_hint(self, response),
             Answered::Error(_) => None,
