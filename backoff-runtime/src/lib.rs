@@ -77,6 +77,10 @@ pub use crate::observe::metrics;
 
 pub use crate::builder::future::RetryFuture;
 pub use crate::builder::retry::Retry;
+// The builder's keys and modes, reachable so that compile errors name them
+// by these paths (`Config<Blocking, ..>`), not by their private module's.
+#[doc(hidden)]
+pub use crate::builder::retry::{Awaited, Blocking, Config};
 pub use crate::limits::adaptive_rate::AdaptiveRateLimiter;
 pub use crate::limits::adaptive_throttle::AdaptiveThrottle;
 pub use crate::limits::admission::Refused;
@@ -619,7 +623,7 @@ pub use backoff_macros::retry;
 pub mod bounds {
     pub use crate::limits::admission::FromRefused;
     pub use crate::run::result::RetryResult;
-    use crate::time::sleep::{CheckedSleep, CheckedTimer};
+    use crate::time::sleep::{CustomSleep, CustomTimer};
     pub use crate::time::timeout::FromElapsed;
     use core::time::Duration;
 
@@ -806,12 +810,12 @@ pub mod bounds {
     /// let _sleep = backoff_runtime::bounds::sync_sleep(std::thread::sleep);
     /// ```
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn sync_sleep<F, R>(sleep: F) -> CheckedSleep<F>
+    pub fn sync_sleep<F, R>(sleep: F) -> CustomSleep<F>
     where
         F: Fn(Duration) -> R,
         R: SyncSleep,
     {
-        crate::time::sleep::blocking_sleep(sleep)
+        crate::time::sleep::custom_sleep(sleep)
     }
 
     /// The `sleep = ...` of an `async fn`, as the loop uses it: what the
@@ -824,12 +828,12 @@ pub mod bounds {
     /// let _timer = backoff_runtime::bounds::async_sleep(tokio::time::sleep);
     /// ```
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn async_sleep<F, Fut>(sleep: F) -> CheckedTimer<F, Fut>
+    pub fn async_sleep<F, Fut>(sleep: F) -> CustomTimer<F, Fut>
     where
         F: Fn(Duration) -> Fut,
         Fut: AsyncSleep,
     {
-        crate::time::sleep::checked_timer(sleep)
+        crate::time::sleep::custom_timer(sleep)
     }
 
     pub use crate::time::sleep::DefaultAsyncSleep;
@@ -854,7 +858,7 @@ pub mod __private {
     pub use crate::run::nested::{NestedAttempt, enter_attempt};
     pub use crate::run::result::{refused_result, timed_out_result};
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
-    pub use crate::time::sleep::{BlockingSleep, CheckedSleep, CheckedTimer, DefaultSleep, Timer, TokioTimer};
+    pub use crate::time::sleep::{BlockingSleep, CustomSleep, CustomTimer, DefaultSleep, Timer, TokioTimer};
     pub use crate::time::timeout::{TimeoutSupport, with_timeout};
     pub use core::option::Option::{None, Some};
     pub use core::result::Result::{Err, Ok};

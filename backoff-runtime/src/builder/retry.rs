@@ -10,6 +10,7 @@ use core::future::Future;
 use core::marker::PhantomData;
 use core::time::Duration;
 
+use crate::bounds::{AsyncSleep, SyncSleep};
 use crate::builder::owned::{
     Admits, NoHooks, OnGiveUp, OnRetry, OnSuccess, OwnedHooks, PendingError, RetryAfter, RetryAfterOk, RetryIf,
     RetryIfOk, ThrottledIf,
@@ -25,7 +26,7 @@ use crate::run::driver::{
 use crate::run::hooks::{Hooks, Outcome};
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
-use crate::time::sleep::{BlockingSleep, CustomSleep, DefaultSleep};
+use crate::time::sleep::{BlockingSleep, CustomSleep, CustomTimer, DefaultSleep};
 #[cfg(feature = "tokio")]
 use crate::time::timeout::Elapsed;
 
@@ -375,20 +376,6 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
         self.with(|hooks, sleep, action| ((hooks, hook), sleep, action))
     }
 
-    /// How to wait between attempts (`sleep`): `Fn(Duration)` for
-    /// [`call`](Retry::call); `Fn(Duration) -> impl Future` for `.await`
-    /// (another runtime's timer, or a finer one).
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// let slept = std::cell::Cell::new(0);
-    /// let _ = Policy::new().max_retries(3).retry(|| Err::<(), ()>(())).sleep(|_| slept.set(slept.get() + 1)).call();
-    /// assert_eq!(slept.get(), 3);
-    /// ```
-    pub fn sleep<F>(self, sleep: F) -> Retry<'a, Op, Config<K, T, E, O, H, CustomSleep<F>, A>> {
-        self.with(|hooks, _, action| (hooks, CustomSleep::new(sleep), action))
-    }
-
     /// A retry limit shared by every call that names it (`budget`): a
     /// [`RetryBudget`](crate::RetryBudget), a
     /// [`RetryThrottle`](crate::RetryThrottle), your own
@@ -696,6 +683,58 @@ impl<'a, Op, K, T, E, H, S, A> Retry<'a, Op, Config<K, T, E, E, H, S, A>> {
         retry_if_ok: F,
     ) -> Retry<'a, Op, Config<K, T, E, Result<T, E>, (RetryIfOk<F>, H), S, A>> {
         self.with(|hooks, sleep, action| ((RetryIfOk(retry_if_ok), hooks), sleep, action))
+    }
+}
+
+impl<'a, Op, T, E, O, H, S, A> Retry<'a, Op, Config<Blocking, T, E, O, H, S, A>> {
+    /// How to wait between the attempts of [`call`](Retry::call)
+    /// (`sleep`): a `Fn(Duration)` that blocks and returns `()`, such as
+    /// `std::thread::sleep` or a test's recorder.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// let slept = std::cell::Cell::new(0);
+    /// let _ = Policy::new().max_retries(3).retry(|| Err::<(), ()>(())).sleep(|_| slept.set(slept.get() + 1)).call();
+    /// assert_eq!(slept.get(), 3);
+    /// ```
+    pub fn sleep<F, R>(self, sleep: F) -> Retry<'a, Op, Config<Blocking, T, E, O, H, CustomSleep<F>, A>>
+    where
+        F: Fn(Duration) -> R,
+        R: SyncSleep,
+    {
+        self.with(|hooks, _, action| (hooks, crate::bounds::sync_sleep(sleep), action))
+    }
+}
+
+impl<'a, Op, T, E, O, H, S, A> Retry<'a, Op, Config<Awaited, T, E, O, H, S, A>> {
+    /// How to wait between the attempts of an awaited retry (`sleep`): a
+    /// `Fn(Duration)` returning a future (its output is ignored), such as
+    /// another runtime's timer or a finer one; without it, tokio's.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let waits = std::cell::RefCell::new(Vec::new());
+    /// let result = Policy::new()
+    ///     .max_retries(2)
+    ///     .retry(|| async { Err::<(), ()>(()) })
+    ///     .sleep(|wait: Duration| {
+    ///         waits.borrow_mut().push(wait);
+    ///         std::future::ready(())
+    ///     })
+    ///     .await;
+    /// assert_eq!((result, waits.borrow().len()), (Err(()), 2));
+    /// # }
+    /// ```
+    pub fn sleep<F, Fut>(self, sleep: F) -> Retry<'a, Op, Config<Awaited, T, E, O, H, CustomTimer<F, Fut>, A>>
+    where
+        F: Fn(Duration) -> Fut,
+        Fut: AsyncSleep,
+    {
+        self.with(|hooks, _, action| (hooks, crate::bounds::async_sleep(sleep), action))
     }
 }
 

@@ -1,9 +1,11 @@
 //! How a loop waits between attempts: one blocking abstraction
-//! ([`BlockingSleep`]) and one async one ([`Timer`]), each implemented by
-//! the default sleep ([`DefaultSleep`]: `std::thread::sleep` or the test's
-//! virtual clock when blocking, tokio's timer when awaited) and by the
-//! user's `sleep = ...` ([`CustomSleep`]). The sleep also says which clock
-//! `max_elapsed` is measured on.
+//! ([`BlockingSleep`]: the default [`DefaultSleep`], `std::thread::sleep` or
+//! the test's virtual clock, and the user's [`CustomSleep`]) and one async
+//! one ([`Timer`]: the default [`TokioTimer`] and the user's
+//! [`CustomTimer`]). The user's sleep is wrapped once, where its type is
+//! checked (`bounds::sync_sleep`, `bounds::async_sleep`: the attribute's
+//! `sleep = ...` and the builder's `.sleep(...)` alike). The sleep also
+//! says which clock `max_elapsed` is measured on.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -73,11 +75,7 @@ impl IntoTimer for DefaultSleep {
     }
 }
 
-impl<F, Fut> IntoTimer for CustomSleep<F>
-where
-    F: Fn(Duration) -> Fut,
-    Fut: Future,
-{
+impl<F, Fut> IntoTimer for CustomTimer<F, Fut> {
     type Timer = Self;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -86,59 +84,46 @@ where
     }
 }
 
-/// The user's `sleep = ...`: `Fn(Duration)` for blocking loops,
-/// `Fn(Duration) -> impl Future` for async ones (the future's output is
-/// ignored, so `async_io::Timer::after` fits).
-#[derive(Clone, Copy, Debug)]
-pub struct CustomSleep<F>(F);
-
-impl<F> CustomSleep<F> {
-    /// Wraps the user's sleep.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn new(sleep: F) -> Self {
-        CustomSleep(sleep)
-    }
-}
-
-/// The `sleep = ...` of a sync function, as a `Fn(Duration)` (what it
-/// returns is checked to be `()` by the expansion, with
-/// `bounds::SyncSleep` on the user's token, so nothing is asked of it
-/// here). The sleep keeps a function pointer made here, so the loop asks
-/// nothing more of it.
+/// The user's blocking sleep, a `Fn(Duration)` (what it returns is checked
+/// to be `()` by `bounds::sync_sleep`, on the user's token, so nothing is
+/// asked of it here). It keeps a function pointer made here, so the loop
+/// asks nothing more of it.
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn blocking_sleep<F: Fn(Duration) -> O, O>(sleep: F) -> CheckedSleep<F> {
-    CheckedSleep {
+pub(crate) fn custom_sleep<F: Fn(Duration) -> O, O>(sleep: F) -> CustomSleep<F> {
+    CustomSleep {
         sleep,
         call: |sleep, wait| drop(sleep(wait)),
     }
 }
 
-/// An async function's `sleep = ...`, checked by `bounds::async_sleep`:
-/// it keeps function pointers made there, where the sleep's signature and
-/// its future were checked, so the loop asks nothing more of them.
-pub struct CheckedTimer<F, Fut> {
+/// The user's async sleep (`sleep = ...`, the builder's `.sleep(...)`),
+/// checked by `bounds::async_sleep`: it keeps function pointers made there,
+/// where the sleep's signature and its future were checked, so the loop
+/// asks nothing more of them. The future's output is ignored, so
+/// `async_io::Timer::after` fits.
+pub struct CustomTimer<F, Fut> {
     sleep: F,
     start: fn(&F, Duration) -> Fut,
     poll: fn(Pin<&mut Fut>, &mut Context<'_>) -> Poll<()>,
 }
 
-impl<F, Fut> core::fmt::Debug for CheckedTimer<F, Fut> {
+impl<F, Fut> core::fmt::Debug for CustomTimer<F, Fut> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("CheckedTimer")
+        f.write_str("CustomTimer")
     }
 }
 
-/// The `sleep = ...` of an async function, as the loop keeps it.
+/// The user's async sleep, as the loop keeps it.
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn checked_timer<F: Fn(Duration) -> Fut, Fut: Future>(sleep: F) -> CheckedTimer<F, Fut> {
-    CheckedTimer {
+pub(crate) fn custom_timer<F: Fn(Duration) -> Fut, Fut: Future>(sleep: F) -> CustomTimer<F, Fut> {
+    CustomTimer {
         sleep,
         start: |sleep, wait| sleep(wait),
         poll: |pending, cx| pending.poll(cx).map(drop),
     }
 }
 
-impl<F, Fut> Timer for CheckedTimer<F, Fut> {
+impl<F, Fut> Timer for CustomTimer<F, Fut> {
     type Pending = Fut;
     const CLOCK: ClockKind = ASYNC_CLOCK;
 
@@ -153,19 +138,20 @@ impl<F, Fut> Timer for CheckedTimer<F, Fut> {
     }
 }
 
-/// A sync function's `sleep = ...`, checked by `bounds::sync_sleep`.
-pub struct CheckedSleep<F> {
+/// The user's blocking sleep (`sleep = ...` on a sync function, the
+/// builder's `.sleep(...)` before `.call()`), checked by `bounds::sync_sleep`.
+pub struct CustomSleep<F> {
     sleep: F,
     call: fn(&F, Duration),
 }
 
-impl<F> core::fmt::Debug for CheckedSleep<F> {
+impl<F> core::fmt::Debug for CustomSleep<F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("CheckedSleep")
+        f.write_str("CustomSleep")
     }
 }
 
-impl<F> BlockingSleep for CheckedSleep<F> {
+impl<F> BlockingSleep for CustomSleep<F> {
     #[inline]
     fn sleep(&self, wait: Duration) {
         (self.call)(&self.sleep, wait);
@@ -205,18 +191,6 @@ impl BlockingSleep for DefaultSleep {
     }
 }
 
-impl<F: Fn(Duration)> BlockingSleep for CustomSleep<F> {
-    #[inline]
-    fn sleep(&self, wait: Duration) {
-        (self.0)(wait);
-    }
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn clock(&self) -> ClockKind {
-        ClockKind::Std
-    }
-}
-
 /// What an async retry loop needs to sleep between attempts: the `tokio`
 /// feature (on by default), or a sleep of the caller's runtime. A name
 /// compile errors use: the attribute checks it on the function's return
@@ -245,7 +219,7 @@ impl<R: ?Sized> DefaultAsyncSleep for R {}
 
 #[cfg(not(feature = "tokio"))]
 #[diagnostic::do_not_recommend]
-impl<F> DefaultAsyncSleep for CustomSleep<F> {}
+impl<F, Fut> DefaultAsyncSleep for CustomTimer<F, Fut> {}
 
 /// How an async loop waits, and which clock it measures `max_elapsed` on:
 /// tokio's timer (the default, feature `tokio`) or the user's async sleep.
@@ -342,25 +316,6 @@ impl Timer for TokioTimer {
 
     fn poll_wait(&mut self, _pending: Pin<&mut ()>, _cx: &mut Context<'_>) -> Poll<()> {
         Poll::Ready(())
-    }
-}
-
-impl<F, Fut> Timer for CustomSleep<F>
-where
-    F: Fn(Duration) -> Fut,
-    Fut: Future,
-{
-    type Pending = Fut;
-    const CLOCK: ClockKind = ASYNC_CLOCK;
-
-    #[inline]
-    fn start(&mut self, wait: Duration) -> Fut {
-        (self.0)(wait)
-    }
-
-    #[inline]
-    fn poll_wait(&mut self, pending: Pin<&mut Fut>, cx: &mut Context<'_>) -> Poll<()> {
-        pending.poll(cx).map(drop)
     }
 }
 
