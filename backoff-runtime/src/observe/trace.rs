@@ -43,20 +43,35 @@ pub(crate) fn report<D>(
 ///
 /// A process that never set a dispatcher (no global default, no scoped
 /// one) answers from one relaxed load, without looking up the thread's
-/// default.
+/// default. That load is inline at every check (a retry in such a process
+/// pays it alone); the thread's default is looked up out of line.
 #[cfg(feature = "tracing")]
+#[inline]
 fn thread_has_subscriber() -> bool {
-    tracing::dispatcher::has_been_set()
-        && tracing::dispatcher::get_default(|dispatch| !dispatch.is::<tracing::subscriber::NoSubscriber>())
+    tracing::dispatcher::has_been_set() && default_is_a_subscriber()
+}
+
+/// Whether this thread's default dispatcher is a subscriber (not
+/// `NoSubscriber`): once a dispatcher was set somewhere in the process.
+#[cfg(feature = "tracing")]
+#[inline(never)]
+fn default_is_a_subscriber() -> bool {
+    tracing::dispatcher::get_default(|dispatch| !dispatch.is::<tracing::subscriber::NoSubscriber>())
 }
 
 /// Whether a subscriber would record this crate's events at `$level`
-/// (`WARN`, `INFO`); without the feature, never.
+/// (`WARN`, `INFO`); without the feature, never. The level's check (a
+/// callsite of its own) is asked out of line, after the inline load.
 macro_rules! listening {
     ($level:ident) => {{
         #[cfg(feature = "tracing")]
-        let listening =
-            thread_has_subscriber() && tracing::enabled!(target: "backoff_runtime", tracing::Level::$level);
+        let listening = {
+            #[inline(never)]
+            fn level_enabled() -> bool {
+                tracing::enabled!(target: "backoff_runtime", tracing::Level::$level)
+            }
+            thread_has_subscriber() && level_enabled()
+        };
         #[cfg(not(feature = "tracing"))]
         let listening = false;
         listening
@@ -66,6 +81,7 @@ macro_rules! listening {
 /// Whether a subscriber would record the events (so they are only built,
 /// and the clock only read for them, when someone listens).
 #[cfg_attr(not(feature = "tracing"), inline(always))]
+#[cfg_attr(feature = "tracing", inline)]
 pub(crate) fn enabled() -> bool {
     listening!(WARN)
 }
@@ -76,6 +92,7 @@ pub(crate) const COMPILED: bool = cfg!(feature = "tracing");
 /// Whether a subscriber would record the INFO event of a success after
 /// retries.
 #[cfg_attr(not(feature = "tracing"), inline(always))]
+#[cfg_attr(feature = "tracing", inline)]
 pub(crate) fn success_enabled() -> bool {
     listening!(INFO)
 }

@@ -12,7 +12,7 @@ use crate::observe::stop::StopReason;
 use crate::run::hooks::{Hooks, Outcome, Pushback};
 use crate::schedule::backoff::Backoff;
 use crate::schedule::policy::{HintAboveCap, Policy};
-use crate::schedule::rng::with_thread_rng;
+use crate::schedule::rng::ThreadDraws;
 use crate::time::clock::{ClockKind, Timeline};
 
 /// What a retry loop remembers between attempts: the schedule's state
@@ -321,7 +321,10 @@ impl RetryState {
     }
 
     /// The stop rules, in their documented order, and the wait when none
-    /// holds (with whether it came from the server).
+    /// holds (with whether it came from the server). Inline in the one
+    /// entry of each loop that decides (`Loop::failed`, the blocking
+    /// retries): a retry makes no call for it.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn next_wait<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
@@ -359,7 +362,7 @@ impl RetryState {
                 HintAboveCap::WaitCap => (policy.max_backoff, true),
             },
             (_, Some(hint)) => (hint, true),
-            (_, None) => (with_thread_rng(|rng| self.backoff.next_wait(policy, rng)), false),
+            (_, None) => (self.backoff.next_wait(policy, &mut ThreadDraws), false),
         };
         let exact = matches!(pushback, Some(Pushback::After(_)));
         if let Some(max_elapsed) = policy.max_elapsed {

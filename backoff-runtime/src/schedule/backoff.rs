@@ -64,6 +64,7 @@ impl Policy {
     /// given `base`, `base_backoff(n)` in nanoseconds: one integer product
     /// for an integral multiplier (the retry loops step the base this way,
     /// so a retry never computes a power), the power itself otherwise.
+    #[inline]
     pub(crate) fn next_base_nanos(&self, n: u32, base: u64) -> u64 {
         let cap = as_nanos(self.max_backoff);
         match self.integral_multiplier() {
@@ -219,10 +220,21 @@ impl Backoff {
     }
 
     /// The scheduled wait for the next retry (jitter drawn from `rng`).
+    /// Inline where a loop decides: the `u64` path is a few branches and
+    /// one draw.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn next_wait<R: Rng + ?Sized>(&self, policy: &Policy, rng: &mut R) -> Duration {
-        if let Some(nanos) = self.next_wait_nanos(policy, rng) {
-            return Duration::from_nanos(nanos);
+        match self.next_wait_nanos(policy, rng) {
+            Some(nanos) => Duration::from_nanos(nanos),
+            None => self.exact_wait(policy, rng),
         }
+    }
+
+    /// [`next_wait`](Self::next_wait) in exact `u128` arithmetic, out of
+    /// line: for policies with durations past 584 years.
+    #[cold]
+    #[inline(never)]
+    fn exact_wait<R: Rng + ?Sized>(&self, policy: &Policy, rng: &mut R) -> Duration {
         let (base, previous) = self.inputs(policy);
         policy.jittered(base, previous, rng)
     }
@@ -238,8 +250,7 @@ impl Backoff {
     /// nanoseconds), which the `u64` path must match draw for draw.
     #[cfg(all(test, feature = "macros", feature = "tokio"))] // read by `props.rs`
     pub(crate) fn exact_next_wait<R: Rng + ?Sized>(&self, policy: &Policy, rng: &mut R) -> Duration {
-        let (base, previous) = self.inputs(policy);
-        policy.jittered(base, previous, rng)
+        self.exact_wait(policy, rng)
     }
 
     /// Whether [`next_wait`](Self::next_wait) takes the `u64` path here.
@@ -253,7 +264,7 @@ impl Backoff {
     /// and the same wait, when every duration it reads is below 584 years
     /// (any policy in practice); `None` (before drawing) sends the rest to
     /// the exact path.
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn next_wait_nanos<R: Rng + ?Sized>(&self, policy: &Policy, rng: &mut R) -> Option<u64> {
         let cap = u64_nanos(policy.max_backoff)?;
         let initial = u64_nanos(policy.initial_backoff)?;
@@ -299,6 +310,7 @@ impl Backoff {
     }
 
     /// Records that a retry is made after `wait` (scheduled or hinted).
+    #[inline]
     pub(crate) fn advance(&mut self, policy: &Policy, wait: Duration) {
         self.carried_nanos = if matches!(policy.jitter, Jitter::Decorrelated) {
             saturating_nanos(as_nanos(wait))

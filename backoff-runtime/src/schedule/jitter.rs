@@ -38,7 +38,8 @@ pub(crate) fn uniform<R: Rng + ?Sized>(rng: &mut R, low: Duration, high: Duratio
 /// A uniformly random number of nanoseconds in `[low, high]` (both
 /// inclusive), from one `u64` draw; `low` when `high <= low` (no draw).
 /// The bounds may exceed a `Duration` (gRPC jitter's `1.2 * base`); the
-/// result is at most `high`.
+/// result is at most `high`. Inline: the retry loops draw through it.
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn uniform_nanos<R: Rng + ?Sized>(rng: &mut R, low: u128, high: u128) -> u128 {
     if high <= low {
         return low;

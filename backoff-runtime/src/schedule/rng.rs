@@ -33,6 +33,34 @@ pub(crate) fn with_thread_rng<T>(f: impl FnOnce(&mut SmallRng) -> T) -> T {
     THREAD_RNG.with(|rng| f(&mut rng.borrow_mut()))
 }
 
+/// This thread's generator as a [`rand::Rng`] that borrows it for each draw
+/// alone: what a retry loop draws its jitter from. The wait is worked out
+/// in the loop's own code, and the thread-local is touched only by a draw
+/// (none when the jitter needs no draw), the same draws in the same order
+/// as through [`with_thread_rng`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ThreadDraws;
+
+impl rand::TryRng for ThreadDraws {
+    type Error = core::convert::Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok(THREAD_RNG.with_borrow_mut(rand::Rng::next_u32))
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Ok(THREAD_RNG.with_borrow_mut(rand::Rng::next_u64))
+    }
+
+    #[inline]
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Self::Error> {
+        THREAD_RNG.with_borrow_mut(|rng| rand::Rng::fill_bytes(rng, dest));
+        Ok(())
+    }
+}
+
 /// A generator that always draws the same `u64`: for tests of the exact
 /// mapping from draws to waits.
 #[cfg(test)]
