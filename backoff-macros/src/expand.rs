@@ -680,10 +680,14 @@ impl Generator<'_> {
             ),
             None => (TokenStream::new(), quote!(#private::None), hooks),
         };
-        // The body's closure runs again, lent as `&mut dyn Rerun` (the
-        // runtime's loop is one per result type); spanned as the result
-        // check, whose error a function that returns no `Result` gets alone.
-        let lent_body = respan_exactly(quote!(&mut #body_fn), self.return_span);
+        // The body runs again through a closure made only on a failure, lent
+        // as `&mut dyn Rerun` (the runtime's loop is one per result type).
+        // Not the body's own closure: lending it takes its address, which
+        // keeps its captures in memory on the happy path too
+        // (`scripts/callgrind.sh` counts it).
+        let rerun = local("rerun");
+        let into_rerun = self.as_plain_result(&rerun);
+        let lent_body = quote!(&mut move || { let #rerun = #body_fn(); #into_rerun });
         let retried = self.returned_result(quote! {
             #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper)
         });

@@ -20,7 +20,6 @@ use crate::observe::site::Site;
 use crate::run::attempt::AttemptSource;
 use crate::run::decide::{FailedAttempt, RetryState, read_start_when};
 use crate::run::hooks::{Hooks, Outcome};
-use crate::run::result::RetryResult;
 use crate::schedule::policy::Policy;
 use crate::time::clock::ClockKind;
 use crate::time::sleep::{BlockingSleep, Timer};
@@ -313,14 +312,10 @@ pub trait Rerun<T, E> {
     fn rerun(&mut self) -> Result<T, E>;
 }
 
-impl<F, R> Rerun<R::Ok, R::Err> for F
-where
-    F: FnMut() -> R,
-    R: RetryResult,
-{
+impl<T, E, F: FnMut() -> Result<T, E>> Rerun<T, E> for F {
     #[inline]
-    fn rerun(&mut self) -> Result<R::Ok, R::Err> {
-        self().into_result()
+    fn rerun(&mut self) -> Result<T, E> {
+        self()
     }
 }
 
