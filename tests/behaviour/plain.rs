@@ -186,6 +186,45 @@ async fn await_retries_on_tokio_s_paused_clock() {
     assert_eq!(start.elapsed(), Duration::from_secs(7));
 }
 
+#[test]
+fn an_observer_measures_from_the_call_s_start_not_the_first_failure() {
+    let clock = VirtualClock::install();
+    let elapsed = RefCell::new(Vec::new());
+    let _ = FAST
+        .max_retries(1)
+        .retry(|| {
+            // The first attempt takes 300 ms before it fails.
+            clock.advance(Duration::from_millis(300));
+            Err::<(), _>(CallError::Busy)
+        })
+        .on_retry(|_, event: &RetryEvent| elapsed.borrow_mut().push(event.elapsed()))
+        .call();
+    assert_eq!(elapsed.into_inner(), [Duration::from_millis(300)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn await_reports_a_success_to_on_success_with_another_hook_or_alone() {
+    let attempts = RefCell::new(Vec::new());
+    let result = FAST
+        .retry(|| async { Ok::<u32, CallError>(7) })
+        .on_success(|event| attempts.borrow_mut().push(event.attempts()))
+        .await;
+    let calls = AtomicU32::new(0);
+    let second = FAST
+        .retry(|| async {
+            if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                Err(CallError::Busy)
+            } else {
+                Ok(8)
+            }
+        })
+        .on_success(|event| attempts.borrow_mut().push(event.attempts()))
+        .retry_if(|e| *e == CallError::Busy)
+        .await;
+    assert_eq!((result, second), (Ok(7), Ok(8)));
+    assert_eq!(attempts.into_inner(), [1, 2]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn await_honours_every_hook() {
     let calls = AtomicU32::new(0);
