@@ -202,6 +202,40 @@ fn an_observer_measures_from_the_call_s_start_not_the_first_failure() {
     assert_eq!(elapsed.into_inner(), [Duration::from_millis(300)]);
 }
 
+#[test]
+fn call_s_before_retry_runs_before_each_wait_and_its_time_counts_toward_max_elapsed() {
+    // An action of 3 s: the first wait (1 s) still ends by the deadline (5 s),
+    // the second failure's wait (2 s) would not: one action, one wait.
+    let clock = VirtualClock::install();
+    let actions = Cell::new(0);
+    let result = FAST
+        .max_elapsed(Duration::from_secs(5))
+        .retry(|| Err::<(), _>(CallError::Busy))
+        .before_retry(|_, _| {
+            actions.set(actions.get() + 1);
+            clock.advance(Duration::from_secs(3));
+        })
+        .call();
+    assert_eq!((result, actions.get()), (Err(CallError::Busy), 1));
+    assert_eq!(clock.waits(), [Duration::from_secs(1)]);
+    drop(clock);
+
+    // An action of 4.5 s: the wait after it would end past the deadline, so
+    // it is not started.
+    let clock = VirtualClock::install();
+    let actions = Cell::new(0);
+    let result = FAST
+        .max_elapsed(Duration::from_secs(5))
+        .retry(|| Err::<(), _>(CallError::Busy))
+        .before_retry(|_, _| {
+            actions.set(actions.get() + 1);
+            clock.advance(Duration::from_millis(4500));
+        })
+        .call();
+    assert_eq!((result, actions.get()), (Err(CallError::Busy), 1));
+    assert!(clock.waits().is_empty());
+}
+
 #[tokio::test(start_paused = true)]
 async fn await_reports_a_success_to_on_success_with_another_hook_or_alone() {
     let attempts = RefCell::new(Vec::new());
