@@ -202,38 +202,35 @@ fn an_observer_measures_from_the_call_s_start_not_the_first_failure() {
     assert_eq!(elapsed.into_inner(), [Duration::from_millis(300)]);
 }
 
+/// A `.call()` with a 5 s deadline and a `before_retry` that takes `takes`:
+/// its result, the actions run and the waits slept.
+fn call_with_an_action_taking(takes: Duration) -> (Result<(), CallError>, u32, Vec<Duration>) {
+    let clock = VirtualClock::install();
+    let actions = Cell::new(0);
+    let result = FAST
+        .max_elapsed(Duration::from_secs(5))
+        .retry(|| Err::<(), _>(CallError::Busy))
+        .before_retry(|_, _| {
+            actions.set(actions.get() + 1);
+            clock.advance(takes);
+        })
+        .call();
+    (result, actions.get(), clock.waits())
+}
+
 #[test]
 fn call_s_before_retry_runs_before_each_wait_and_its_time_counts_toward_max_elapsed() {
-    // An action of 3 s: the first wait (1 s) still ends by the deadline (5 s),
-    // the second failure's wait (2 s) would not: one action, one wait.
-    let clock = VirtualClock::install();
-    let actions = Cell::new(0);
-    let result = FAST
-        .max_elapsed(Duration::from_secs(5))
-        .retry(|| Err::<(), _>(CallError::Busy))
-        .before_retry(|_, _| {
-            actions.set(actions.get() + 1);
-            clock.advance(Duration::from_secs(3));
-        })
-        .call();
-    assert_eq!((result, actions.get()), (Err(CallError::Busy), 1));
-    assert_eq!(clock.waits(), [Duration::from_secs(1)]);
-    drop(clock);
-
-    // An action of 4.5 s: the wait after it would end past the deadline, so
-    // it is not started.
-    let clock = VirtualClock::install();
-    let actions = Cell::new(0);
-    let result = FAST
-        .max_elapsed(Duration::from_secs(5))
-        .retry(|| Err::<(), _>(CallError::Busy))
-        .before_retry(|_, _| {
-            actions.set(actions.get() + 1);
-            clock.advance(Duration::from_millis(4500));
-        })
-        .call();
-    assert_eq!((result, actions.get()), (Err(CallError::Busy), 1));
-    assert!(clock.waits().is_empty());
+    // 3 s: the first wait (1 s) still ends by the deadline, the second
+    // failure's (2 s) would not: one action, one wait.
+    assert_eq!(
+        call_with_an_action_taking(Duration::from_secs(3)),
+        (Err(CallError::Busy), 1, vec![Duration::from_secs(1)])
+    );
+    // 4.5 s: the wait after it would end past the deadline: not started.
+    assert_eq!(
+        call_with_an_action_taking(Duration::from_millis(4500)),
+        (Err(CallError::Busy), 1, vec![])
+    );
 }
 
 #[tokio::test(start_paused = true)]
