@@ -419,6 +419,19 @@ impl Generator<'_> {
         quote! {{ #items #rest }}
     }
 
+    /// A `&Policy` outside the block that decides an attempt (for
+    /// `context` and `timeout`, which name it before the attempt): the
+    /// local of `policy = EXPR`, or the literal keys in an inline `const`
+    /// block, written only where asked for.
+    fn policy_outside(&self) -> TokenStream {
+        if self.policy.literal_deadline.is_none() {
+            return self.policy.scoped.clone();
+        }
+        let full = self.full;
+        let value = policy_expr(self.args, full);
+        quote!(const { &#value })
+    }
+
     /// The loop's state on `clock`, which reads the call's start only when
     /// something needs it: with literal keys the expansion knows whether
     /// `max_elapsed` does; a `policy = EXPR` is asked.
@@ -435,7 +448,7 @@ impl Generator<'_> {
                 quote!(#full::Loop::begin(#clock, #budget, #reads_start))
             }
             None => {
-                let policy = &self.policy.outside;
+                let policy = &self.policy.scoped;
                 quote!(#full::Loop::start(#clock, #policy, #budget, #needs_start))
             }
         }
@@ -474,7 +487,6 @@ impl Generator<'_> {
             attempts,
             ..
         } = self;
-        let policy = &self.policy.outside;
         let state = local("loop");
         let result = local_at("result", self.return_span);
         let below = local("below");
@@ -500,6 +512,7 @@ impl Generator<'_> {
             let timed_out = respan_exactly(quote!(#full::timed_out_result()), exact);
             let with_timeout = respan(quote!(#full::with_timeout::<#full::TokioTimer, _, _>), limit.key_span);
             let limit = duration_tokens(limit.value, full);
+            let policy = self.policy_outside();
             attempt = quote!(#with_timeout(#state.attempt_limit(#policy, #limit), #attempt, #timed_out));
         }
         let action = args.before_retry.as_ref().map(|action| &action.value);
@@ -527,7 +540,10 @@ impl Generator<'_> {
             }
         });
         let timer_clock = quote!(#full::timer_clock(&#timer));
-        let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
+        let attempts_value = attempts.map(|attempts| {
+            let policy = self.policy_outside();
+            quote!(let mut #attempts = #state.attempts(#policy);)
+        });
         // With `admission`, each attempt is admitted first; a refused one
         // is the result `E::from(Refused)`, which `Loop::failed_admitting`
         // reports as a give-up and returns (the admitting remembers it).
@@ -656,7 +672,7 @@ impl Generator<'_> {
             }
         };
         let (started_first, started_scoped) = if attempts.is_some() {
-            (started(full, &self.policy.outside), TokenStream::new())
+            (started(full, &self.policy_outside()), TokenStream::new())
         } else {
             (TokenStream::new(), started(private, &self.policy.scoped))
         };
@@ -730,14 +746,16 @@ impl Generator<'_> {
             attempts,
             ..
         } = self;
-        let policy = &self.policy.outside;
         let state = local("loop");
         let result = local_at("result", self.return_span);
         let below = local("below");
         let wait = local("wait");
         let krate = self.args.runtime_crate();
         let attempt = quote_spanned!(body_span=> #full::blocking_attempt(|| { #body }));
-        let attempts_value = attempts.map(|attempts| quote!(let mut #attempts = #state.attempts(#policy);));
+        let attempts_value = attempts.map(|attempts| {
+            let policy = self.policy_outside();
+            quote!(let mut #attempts = #state.attempts(#policy);)
+        });
         // With `admission`, as in the async loop: a refused attempt is the
         // result `E::from(Refused)`, reported and returned as a give-up.
         let (admission_check, admitting_value, attempt) = match self.admission() {
@@ -982,12 +1000,9 @@ struct PolicyBinding {
     /// The constant of the literal keys, declared in the block that decides
     /// an attempt, or nothing.
     scoped_item: TokenStream,
-    /// A `&Policy` inside that block.
+    /// A `&Policy` inside that block (the local of `policy = EXPR`, or the
+    /// constant); outside it, see [`Generator::policy_outside`].
     scoped: TokenStream,
-    /// A `&Policy` anywhere else: the local, or the literal keys in an
-    /// inline `const` block (made only for the keys that name it there,
-    /// `context` and `timeout`).
-    outside: TokenStream,
     /// With literal keys, whether they set `max_elapsed` (known here, so
     /// the loop's start need not ask the policy).
     literal_deadline: Option<bool>,
@@ -1005,25 +1020,16 @@ fn policy_binding(args: &Args, full: &TokenStream, private: &TokenStream) -> Pol
                 item: quote!(let #policy: &#full::Policy = #value;),
                 scoped_item: TokenStream::new(),
                 scoped: quote!(#policy),
-                outside: quote!(#policy),
                 literal_deadline: None,
             }
         }
         None => {
             let policy = local("POLICY");
             let scoped_value = policy_expr(args, private);
-            // Named outside the deciding block only by `context` and `timeout`.
-            let outside = if args.context.is_some() || args.timeout.is_some() {
-                let outside_value = policy_expr(args, full);
-                quote!(const { &#outside_value })
-            } else {
-                TokenStream::new()
-            };
             PolicyBinding {
                 item: TokenStream::new(),
                 scoped_item: quote!(const #policy: &#private::Policy = &#scoped_value;),
                 scoped: quote!(#policy),
-                outside,
                 literal_deadline: Some(args.max_elapsed.is_some()),
             }
         }
