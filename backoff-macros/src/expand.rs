@@ -696,14 +696,16 @@ impl Generator<'_> {
             ),
             None => (TokenStream::new(), quote!(#private::None), hooks),
         };
-        // The body runs again through a closure made only on a failure, lent
-        // as `&mut dyn Rerun` (the runtime's loop is one per result type).
-        // Not the body's own closure: lending it takes its address, which
-        // keeps its captures in memory on the happy path too
-        // (`scripts/callgrind.sh` counts it).
-        let rerun = local("rerun");
-        let into_rerun = self.as_plain_result(&rerun);
-        let lent_body = quote!(&mut move || { let #rerun = #body_fn(); #into_rerun });
+        // The body runs again lent as `&mut dyn Rerun` (the runtime's loop
+        // is one per result type), moved out of its local into a
+        // `Rerunning` in the failure arm: lending the local itself takes its
+        // address, which keeps its captures in memory on the happy path too
+        // (`scripts/callgrind.sh` counts it), and a closure around it would
+        // be two more (its body and its `rerun`) for every annotated one.
+        // Spanned exactly on the return type: a function that returns no
+        // `Result` is reported once, by the result check.
+        let rerunning = respan_exactly(quote!(#private::rerunning), self.return_span);
+        let lent_body = quote!(#rerunning(&mut { #body_fn }));
         let retried = self.returned_result(quote! {
             #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper)
         });

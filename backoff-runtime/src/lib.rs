@@ -851,8 +851,8 @@ pub mod __private {
     pub use crate::observe::site::Site;
     pub use crate::run::attempt::AttemptSource;
     pub use crate::run::driver::{
-        Acts, Loop, Rerun, Step, Waits, blocking_attempt, first_success, retry_blocking_owned, start_blocking,
-        timer_clock,
+        Acts, Loop, Rerun, Step, Waits, blocking_attempt, first_success, rerunning, retry_blocking_owned,
+        start_blocking, timer_clock,
     };
     pub use crate::run::hooks::{Hooks, Judged, Probe, judged, method_site, probe, static_site};
     pub use crate::run::nested::{NestedAttempt, enter_attempt};

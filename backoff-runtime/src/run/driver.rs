@@ -312,11 +312,37 @@ pub trait Rerun<T, E> {
     fn rerun(&mut self) -> Result<T, E>;
 }
 
-impl<T, E, F: FnMut() -> Result<T, E>> Rerun<T, E> for F {
+impl<R: crate::bounds::RetryResult, F: FnMut() -> R> Rerun<R::Ok, R::Err> for F {
     #[inline]
-    fn rerun(&mut self) -> Result<T, E> {
-        self()
+    fn rerun(&mut self) -> Result<R::Ok, R::Err> {
+        self().into_result()
     }
+}
+
+/// The attribute's sync body as its retries borrow it: the body's closure,
+/// which the expansion moves out of its local in the failure arm (so the
+/// happy path never takes its address), lent as `&mut dyn Rerun` typed by
+/// the function's [`RetryResult`](crate::bounds::RetryResult). No closure
+/// of the expansion's own around the body: one function less for every
+/// annotated one. A function that returns no `Result` is reported once, by
+/// the expansion's result check (this bound, on the same span, is its
+/// duplicate).
+///
+/// ```
+/// use backoff_runtime::__private::{Rerun, rerunning};
+///
+/// let mut calls = 0;
+/// let mut body = || { calls += 1; std::io::Result::Ok(calls) };
+/// let rerun: &mut dyn Rerun<u32, std::io::Error> = rerunning(&mut body);
+/// assert_eq!(rerun.rerun().ok(), Some(1));
+/// ```
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn rerunning<F, R>(body: &mut F) -> &mut dyn Rerun<R::Ok, R::Err>
+where
+    F: FnMut() -> R,
+    R: crate::bounds::RetryResult,
+{
+    body
 }
 
 /// A blocking loop's `before_retry` action, as the retries borrow it.
