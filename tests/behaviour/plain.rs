@@ -397,7 +397,11 @@ async fn await_s_before_retry_runs_before_each_wait_and_the_wait_follows() {
         .max_retries(2)
         .retry(|| async {
             seen.borrow_mut().push(("attempt", start.elapsed()));
-            if calls.fetch_add(1, Ordering::SeqCst) < 2 { Err(CallError::Busy) } else { Ok(()) }
+            if calls.fetch_add(1, Ordering::SeqCst) < 2 {
+                Err(CallError::Busy)
+            } else {
+                Ok(())
+            }
         })
         .before_retry(|_, event: &RetryEvent| {
             seen.borrow_mut().push(("action", start.elapsed()));

@@ -688,8 +688,14 @@ mod tests {
     #[test]
     fn judged_results_and_probes_debug_as_what_they_are() {
         let running = |state: &&str| *state == "running";
-        assert_eq!(format!("{:?}", judged(Ok::<_, ()>("done"), &running)), "Judged::Done(..)");
-        assert_eq!(format!("{:?}", judged(Ok::<_, ()>("running"), &running)), "Judged::Again(..)");
+        assert_eq!(
+            format!("{:?}", judged(Ok::<_, ()>("done"), &running)),
+            "Judged::Done(..)"
+        );
+        assert_eq!(
+            format!("{:?}", judged(Ok::<_, ()>("running"), &running)),
+            "Judged::Again(..)"
+        );
         assert_eq!(format!("{:?}", Probe::of(&503_u16)), "Probe");
     }
 }
