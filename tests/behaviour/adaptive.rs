@@ -260,6 +260,22 @@ mod attribute_sync {
             assert_ne!(result, Err(CallError::Shed));
         }
     }
+
+    static DISCERNING: AdaptiveThrottle = AdaptiveThrottle::new();
+
+    #[retry(admission = DISCERNING, throttled_if = |e| *e == CallError::SlowDown, max_retries = 1, sleep = |_| {})]
+    fn report() -> Result<(), CallError> {
+        Err(CallError::Broken)
+    }
+
+    #[test]
+    fn a_retried_error_that_throttled_if_does_not_flag_never_sheds() {
+        // Every error is retried (no `retry_if`), but none is a throttle:
+        // the backend answered each attempt, so nothing is refused.
+        for _ in 0..500 {
+            assert_eq!(report(), Err(CallError::Broken));
+        }
+    }
 }
 
 mod builder {

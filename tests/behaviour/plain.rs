@@ -361,3 +361,92 @@ async fn dropping_the_future_during_a_wait_starts_no_attempt() {
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn call_reports_a_first_attempt_success_to_on_success() {
+    let attempts = Cell::new(0);
+    let result = FAST
+        .retry(|| Ok::<u32, CallError>(7))
+        .on_success(|event| attempts.set(event.attempts()))
+        .call();
+    assert_eq!((result, attempts.get()), (Ok(7), 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn await_s_observer_measures_from_the_call_s_start_not_the_first_failure() {
+    let elapsed = RefCell::new(Vec::new());
+    let _ = FAST
+        .max_retries(1)
+        .retry(|| async {
+            // The first attempt takes 300 ms before it fails.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Err::<(), _>(CallError::Busy)
+        })
+        .on_retry(|_, event: &RetryEvent| elapsed.borrow_mut().push(event.elapsed()))
+        .await;
+    assert_eq!(elapsed.into_inner(), [Duration::from_millis(300)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn await_s_before_retry_runs_before_each_wait_and_the_wait_follows() {
+    let start = tokio::time::Instant::now();
+    let calls = AtomicU32::new(0);
+    // When each attempt and each action ran, from the call's start.
+    let seen = RefCell::new(Vec::new());
+    let result = FAST
+        .max_retries(2)
+        .retry(|| async {
+            seen.borrow_mut().push(("attempt", start.elapsed()));
+            if calls.fetch_add(1, Ordering::SeqCst) < 2 {
+                Err(CallError::Busy)
+            } else {
+                Ok(())
+            }
+        })
+        .before_retry(|_, event: &RetryEvent| {
+            seen.borrow_mut().push(("action", start.elapsed()));
+            let wait = event.wait();
+            async move { assert!(wait > Duration::ZERO) }
+        })
+        .await;
+    assert_eq!(result, Ok(()));
+    // Each action runs at once after the failure, then its wait (1 s, 2 s)
+    // before the next attempt.
+    assert_eq!(
+        seen.into_inner(),
+        [
+            ("attempt", Duration::ZERO),
+            ("action", Duration::ZERO),
+            ("attempt", Duration::from_secs(1)),
+            ("action", Duration::from_secs(1)),
+            ("attempt", Duration::from_secs(3)),
+        ]
+    );
+}
+
+#[test]
+fn a_retry_debugs_as_its_policy_and_its_keys() {
+    let retry = FAST.retry(|| Err::<(), _>(CallError::Busy)).name("fetch");
+    assert_eq!(
+        format!("{retry:?}"),
+        format!(
+            "Retry {{ policy: {FAST:?}, budget: None, config: Config {{ name: \"fetch\", sleep: DefaultSleep, timeout: None, .. }}, .. }}"
+        )
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn await_s_future_debugs_as_its_policy_and_whether_it_waits() {
+    let mut future = std::pin::pin!(FAST.retry(|| async { Err::<(), _>(CallError::Busy) }).into_future());
+    assert_eq!(
+        format!("{future:?}"),
+        format!("RetryFuture {{ policy: {FAST:?}, waiting: false, .. }}")
+    );
+    // Polled once: the first attempt failed, and the 1 s wait is pending.
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(future.as_mut().poll(&mut cx).is_pending());
+    assert_eq!(
+        format!("{future:?}"),
+        format!("RetryFuture {{ policy: {FAST:?}, waiting: true, .. }}")
+    );
+}

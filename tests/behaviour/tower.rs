@@ -529,6 +529,71 @@ fn scripted(
 /// The schedule's waits: 100 ms, then 200 ms, each with up to 100 ms of jitter.
 const SCHEDULED: Policy = POLICY.max_retries(3);
 
+/// [`Defaults`], declaring that it never reads an attempt's `elapsed`
+/// (it does, to show what it then sees).
+#[derive(Clone)]
+struct Untimed;
+
+impl Classify<Stamped, &'static str, &'static str> for Untimed {
+    const READS_ATTEMPT_TIME: bool = false;
+
+    fn may_retry(&self, _: &Stamped) -> bool {
+        true
+    }
+
+    fn replay(&self, request: &Stamped, attempt: &Attempt) -> Stamped {
+        Defaults.replay(request, attempt)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_classification_that_reads_no_attempt_time_sees_zero_elapsed_when_no_key_reads_the_start() {
+    let (service, seen) = scripted(vec![Err("down"), Err("down")]);
+    let service = RetryLayer::new(SCHEDULED).classify(Untimed).layer(service);
+    let response = service
+        .oneshot(Stamped {
+            id: 4,
+            elapsed: Duration::MAX,
+        })
+        .await;
+    assert_eq!(response, Ok("done"));
+    // No `max_elapsed`, no observer, no budget: the start is never read,
+    // though both waits have passed by the third attempt.
+    assert_eq!(seen.lock().unwrap().clone(), [Duration::ZERO; 3]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_layer_s_on_success_measures_from_the_call_s_start_not_the_first_failure() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let service = tower::service_fn(move |_: Stamped| {
+        let first = calls.fetch_add(1, Ordering::SeqCst) == 0;
+        async move {
+            if first {
+                // The first attempt takes 300 ms before it fails.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                Err("down")
+            } else {
+                Ok("done")
+            }
+        }
+    });
+    let took = Arc::new(Mutex::new(Vec::new()));
+    let heard = Arc::clone(&took);
+    let service = RetryLayer::new(SCHEDULED.jitter(backoff_runtime::Jitter::None))
+        .classify(Defaults)
+        .on_success(move |success| heard.lock().unwrap().push(success.elapsed()))
+        .layer(service);
+    let response = service
+        .oneshot(Stamped {
+            id: 5,
+            elapsed: Duration::MAX,
+        })
+        .await;
+    assert_eq!(response, Ok("done"));
+    // The failed attempt's 300 ms, then the 100 ms wait.
+    assert_eq!(took.lock().unwrap().clone(), [Duration::from_millis(400)]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_classification_of_one_s_own_retries_every_error_on_the_schedule() {
     let (service, seen) = scripted(vec![Err("down"), Err("down")]);

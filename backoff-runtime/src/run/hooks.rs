@@ -644,7 +644,7 @@ pub mod probe {
 
 #[cfg(test)]
 mod tests {
-    use super::Hooks;
+    use super::{Hooks, Probe, judged};
     use std::time::Duration;
 
     /// One set judges values and errors: a pending value is retried with
@@ -681,5 +681,21 @@ mod tests {
         assert!(!hooks.is_pending(&503));
         assert_eq!(hooks.function_name(), "fetch");
         assert_eq!(format!("{hooks:?}"), "Hooks { name: \"fetch\", .. }");
+    }
+
+    /// A judged result shows which way it went, not its value; a probe
+    /// shows only that it is one.
+    #[test]
+    fn judged_results_and_probes_debug_as_what_they_are() {
+        let running = |state: &&str| *state == "running";
+        assert_eq!(
+            format!("{:?}", judged(Ok::<_, ()>("done"), &running)),
+            "Judged::Done(..)"
+        );
+        assert_eq!(
+            format!("{:?}", judged(Ok::<_, ()>("running"), &running)),
+            "Judged::Again(..)"
+        );
+        assert_eq!(format!("{:?}", Probe::of(&503_u16)), "Probe");
     }
 }
