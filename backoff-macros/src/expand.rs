@@ -697,8 +697,8 @@ impl Generator<'_> {
             None => (TokenStream::new(), quote!(#private::None), hooks),
         };
         // The body runs again lent as `&mut dyn Rerun` (the runtime's loop
-        // is one per result type), moved out of its local into a
-        // `Rerunning` in the failure arm: lending the local itself takes its
+        // is one per result type), moved out of its local (`&mut { body }`)
+        // in the failure arm: lending the local itself takes its
         // address, which keeps its captures in memory on the happy path too
         // (`scripts/callgrind.sh` counts it), and a closure around it would
         // be two more (its body and its `rerun`) for every annotated one.
