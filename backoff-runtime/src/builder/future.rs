@@ -211,13 +211,13 @@ where
             budget: self.budget,
             op: self.op,
             hooks: config.hooks,
-            identity: config.identity,
+            identity: config.call.identity,
             action: config.action,
             timer: config.sleep.into_timer(),
-            timeout: config.timeout,
+            timeout: config.call.timeout,
             admission: self
                 .admission
-                .zip(config.refused)
+                .zip(config.call.refused)
                 .filter(|_| H::ADMITS)
                 .map(|(limit, refused)| {
                     let admitting = Admitting::of_dyn(limit, <S::Timer as Timer>::CLOCK);

@@ -176,22 +176,29 @@ impl Identity {
 /// is never written in user code.
 pub struct Config<K, T, E, O, H, S, A> {
     pub(crate) hooks: H,
-    pub(crate) identity: Identity,
     pub(crate) sleep: S,
     pub(crate) action: A,
+    /// The keys whose types never change as keys are added.
+    pub(crate) call: CallKeys<T, E>,
+    _kind: PhantomData<fn() -> (K, O)>,
+}
+
+/// The keys of a [`Config`] that keep their types as hooks, a sleep or an
+/// action are added: what names the call and what ends an attempt early.
+pub(crate) struct CallKeys<T, E> {
+    pub(crate) identity: Identity,
     /// Per-attempt limit (async) and the result of a timed-out attempt.
     pub(crate) timeout: Option<(Duration, fn() -> Result<T, E>)>,
     /// With `admission`: the result of a refused attempt.
     pub(crate) refused: Option<fn() -> Result<T, E>>,
-    _kind: PhantomData<fn() -> (K, O)>,
 }
 
 impl<K, T, E, O, H, S: core::fmt::Debug, A> core::fmt::Debug for Config<K, T, E, O, H, S, A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Config")
-            .field("name", &self.identity.name)
+            .field("name", &self.call.identity.name)
             .field("sleep", &self.sleep)
-            .field("timeout", &self.timeout.map(|(limit, _)| limit))
+            .field("timeout", &self.call.timeout.map(|(limit, _)| limit))
             .finish_non_exhaustive()
     }
 }
@@ -203,14 +210,16 @@ impl<K, T, E> Fresh<K, T, E> {
     fn new() -> Self {
         Config {
             hooks: NoHooks,
-            identity: Identity {
-                name: "retry",
-                retries_nested: false,
-            },
             sleep: DefaultSleep,
             action: NoAction,
-            timeout: None,
-            refused: None,
+            call: CallKeys {
+                identity: Identity {
+                    name: "retry",
+                    retries_nested: false,
+                },
+                timeout: None,
+                refused: None,
+            },
             _kind: PhantomData,
         }
     }
@@ -346,11 +355,9 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     ) -> Retry<'a, Op, Config<K, T, E, O2, H2, S2, A2>> {
         let Config {
             hooks,
-            identity,
             sleep,
             action,
-            timeout,
-            refused,
+            call,
             ..
         } = self.config;
         let (hooks, sleep, action) = change(hooks, sleep, action);
@@ -361,11 +368,9 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
             admission: self.admission,
             config: Config {
                 hooks,
-                identity,
                 sleep,
                 action,
-                timeout,
-                refused,
+                call,
                 _kind: PhantomData,
             },
         }
@@ -429,7 +434,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
         E: crate::limits::admission::FromRefused,
     {
         self.admission = Some(limit);
-        self.config.refused = Some(|| Err(E::from_refused()));
+        self.config.call.refused = Some(|| Err(E::from_refused()));
         self.add(Admits)
     }
 
@@ -634,7 +639,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// assert_eq!(name.get(), "load_config");
     /// ```
     pub fn name(mut self, name: &'static str) -> Self {
-        self.config.identity.name = name;
+        self.config.call.identity.name = name;
         self
     }
 
@@ -655,7 +660,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// assert_eq!((result, outer), (Err(()), 2));
     /// ```
     pub fn nested_retry(mut self) -> Self {
-        self.config.identity.retries_nested = true;
+        self.config.call.identity.retries_nested = true;
         self
     }
 }
@@ -763,7 +768,7 @@ where
     /// # }
     /// ```
     pub fn timeout(mut self, limit: Duration) -> Self {
-        self.config.timeout = Some((limit, || Err(E::from(Elapsed::new()))));
+        self.config.call.timeout = Some((limit, || Err(E::from(Elapsed::new()))));
         self
     }
 }
@@ -796,7 +801,7 @@ where
         } = self;
         let start = start_blocking(policy, budget, H::OBSERVES || A::SET, &config.sleep);
         if H::ADMITS {
-            if let (Some(limit), Some(refused)) = (admission, config.refused) {
+            if let (Some(limit), Some(refused)) = (admission, config.call.refused) {
                 return Self::call_admitted(policy, budget, start, (limit, refused), config, op);
             }
         }
@@ -804,7 +809,13 @@ where
         match op() {
             // A success nobody but metrics hears of: handled here, inline.
             Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
-                first_success(budget, &config.sleep, start, &Site::Named(config.identity.name), None);
+                first_success(
+                    budget,
+                    &config.sleep,
+                    start,
+                    &Site::Named(config.call.identity.name),
+                    None,
+                );
                 Ok(value)
             }
             // Each part moved here, in the cold branch (a move of the
@@ -812,12 +823,12 @@ where
             first => {
                 let Config {
                     hooks,
-                    identity,
                     sleep,
                     action,
+                    call,
                     ..
                 } = config;
-                Self::call_settling(policy, budget, start, (hooks, identity, sleep, action), first, op)
+                Self::call_settling(policy, budget, start, (hooks, call.identity, sleep, action), first, op)
             }
         }
     }
@@ -859,11 +870,12 @@ where
     ) -> Result<T, E> {
         let Config {
             hooks,
-            identity,
             sleep,
             mut action,
+            call,
             ..
         } = config;
+        let identity = call.identity;
         let mut admitting = Admitting::of_dyn(limit, sleep.clock());
         let hooks = identity.lend(&hooks);
         if !admitting.admit_blocking(&|wait| sleep.sleep(wait)) {

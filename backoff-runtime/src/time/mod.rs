@@ -1,5 +1,6 @@
 //! Time: the clocks a loop reads, the sleeps it waits with, and the per-attempt timeout.
 
 pub(crate) mod clock;
+pub(crate) mod cold_box;
 pub(crate) mod sleep;
 pub(crate) mod timeout;

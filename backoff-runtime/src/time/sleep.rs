@@ -13,6 +13,8 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 
 use crate::time::clock::ClockKind;
+#[cfg(feature = "tokio")]
+use crate::time::cold_box::ColdBox;
 
 /// The default sleep: `std::thread::sleep` (or the thread's
 /// [`VirtualClock`](crate::testing::VirtualClock)) for blocking loops;
@@ -25,27 +27,7 @@ pub struct DefaultSleep;
 #[derive(Debug, Default)]
 pub struct TokioTimer {
     #[cfg(feature = "tokio")]
-    slot: Option<Pin<Box<tokio::time::Sleep>>>,
-}
-
-/// Dropping a timer that never waited is one branch, inline: the happy
-/// path of every async function drops one.
-#[cfg(feature = "tokio")]
-impl Drop for TokioTimer {
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn drop(&mut self) {
-        if let Some(sleep) = self.slot.take() {
-            drop_sleep(sleep);
-        }
-    }
-}
-
-/// Frees a timer's `Sleep`: out of line, off the happy path.
-#[cfg(feature = "tokio")]
-#[cold]
-#[inline(never)]
-fn drop_sleep(sleep: Pin<Box<tokio::time::Sleep>>) {
-    drop(sleep);
+    slot: ColdBox<tokio::time::Sleep>,
 }
 
 impl TokioTimer {
@@ -263,16 +245,16 @@ impl Timer for TokioTimer {
     /// naming the fix, outside a tokio runtime.
     fn start(&mut self, wait: Duration) {
         let deadline = crate::time::clock::far_deadline(tokio::time::Instant::now(), wait);
-        match &mut self.slot {
-            Some(sleep) => sleep.as_mut().reset(deadline),
-            slot @ None => *slot = Some(Box::pin(new_tokio_sleep(deadline))),
+        match self.slot.get() {
+            Some(sleep) => sleep.reset(deadline),
+            None => self.slot = ColdBox::new(new_tokio_sleep(deadline)),
         }
     }
 
     #[inline]
     fn poll_wait(&mut self, _pending: Pin<&mut ()>, cx: &mut Context<'_>) -> Poll<()> {
-        match &mut self.slot {
-            Some(sleep) => sleep.as_mut().poll(cx),
+        match self.slot.get() {
+            Some(sleep) => sleep.poll(cx),
             None => Poll::Ready(()),
         }
     }

@@ -6,6 +6,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
+use crate::time::cold_box::ColdBox;
+
 /// The error of an attempt cut short by `timeout = "..."`. A function with a
 /// timeout needs `E: From<Elapsed>` so the timed-out attempt becomes an
 /// ordinary error that `retry_if` classifies like any other.
@@ -125,48 +127,12 @@ pin_project_lite::pin_project! {
         Unlimited { #[pin] attempt: Fut },
         /// Limited; a timed-out attempt returns `on_elapsed()`. Boxed:
         /// tokio's `Timeout` holds a whole `Sleep`, which an attempt without
-        /// a limit should not carry.
-        Limited { attempt: BoxedAttempt<Fut>, on_elapsed: fn() -> R },
+        /// a limit should not carry; freed out of line, so that what holds
+        /// an unlimited attempt (the builder's phase) inlines its drop.
+        Limited { attempt: ColdBox<LimitedAttempt<Fut>>, on_elapsed: fn() -> R },
         /// No time left before `max_elapsed`: not started, timed out unpolled.
         NotStarted { on_elapsed: fn() -> R },
     }
-}
-
-/// A limited attempt, boxed. Its drop is one inline branch and a call, so
-/// the drop of whatever holds a [`Timed`] (the builder's phase) stays small
-/// enough to inline: a success of an unlimited attempt calls no drop glue.
-/// It is `None` only while it is dropped.
-#[derive(Debug)]
-pub struct BoxedAttempt<Fut>(Option<Pin<Box<LimitedAttempt<Fut>>>>);
-
-impl<Fut: Future> BoxedAttempt<Fut> {
-    /// Polls the attempt under its limit.
-    #[inline]
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<Fut::Output, Elapsed>> {
-        match &mut self.0 {
-            #[cfg(feature = "tokio")]
-            Some(attempt) => attempt.as_mut().poll(cx).map_err(|_| Elapsed),
-            #[cfg(not(feature = "tokio"))]
-            Some(attempt) => attempt.as_mut().poll(cx),
-            // Emptied by its drop alone, after which nothing polls it.
-            None => Poll::Ready(Err(Elapsed)),
-        }
-    }
-}
-
-impl<Fut> Drop for BoxedAttempt<Fut> {
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn drop(&mut self) {
-        if let Some(attempt) = self.0.take() {
-            drop_boxed(attempt);
-        }
-    }
-}
-
-/// The out-of-line drop of a limited attempt.
-#[inline(never)]
-fn drop_boxed<T>(attempt: Pin<Box<T>>) {
-    drop(attempt);
 }
 
 impl<Fut: Future, R> Timed<Fut, R> {
@@ -187,7 +153,7 @@ impl<Fut: Future, R> Timed<Fut, R> {
         #[cfg(not(feature = "tokio"))]
         let attempt = Unlimited { future: attempt };
         Timed::Limited {
-            attempt: BoxedAttempt(Some(Box::pin(attempt))),
+            attempt: ColdBox::new(attempt),
             on_elapsed,
         }
     }
@@ -211,10 +177,11 @@ impl<Fut: Future<Output = R>, R> Future for Timed<Fut, R> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
         match self.project() {
             TimedProj::Unlimited { attempt } => attempt.poll(cx),
-            TimedProj::Limited { attempt, on_elapsed } => match attempt.poll(cx) {
-                Poll::Ready(Ok(result)) => Poll::Ready(result),
-                Poll::Ready(Err(_)) => Poll::Ready(on_elapsed()),
-                Poll::Pending => Poll::Pending,
+            TimedProj::Limited { attempt, on_elapsed } => match attempt.get().map(|attempt| attempt.poll(cx)) {
+                Some(Poll::Ready(Ok(result))) => Poll::Ready(result),
+                // Timed out, or (emptied only by its drop) never polled again.
+                Some(Poll::Ready(Err(_))) | None => Poll::Ready(on_elapsed()),
+                Some(Poll::Pending) => Poll::Pending,
             },
             TimedProj::NotStarted { on_elapsed } => Poll::Ready(on_elapsed()),
         }

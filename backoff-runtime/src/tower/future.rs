@@ -208,7 +208,7 @@ fn bounded_by(policy: &Policy, deadline: Duration) -> Policy {
 /// The layer's limit, as the driver borrows it.
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn limit_of<C, T, A>(config: &RetryLayer<C, T, A>) -> Option<Limit<'_>> {
-    config.budget.as_ref().map(Limit::of)
+    config.calls.budget.as_ref().map(Limit::of)
 }
 
 impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
@@ -242,13 +242,13 @@ where
         }
         let bounded;
         let policy = match config.classify.deadline(&request) {
-            None => &config.policy,
+            None => &config.calls.policy,
             Some(deadline) => {
-                bounded = bounded_by(&config.policy, deadline);
+                bounded = bounded_by(&config.calls.policy, deadline);
                 &bounded
             }
         };
-        let driver = if config.reads_start || policy.max_elapsed.is_some() {
+        let driver = if config.calls.reads_start || policy.max_elapsed.is_some() {
             Loop::start(ASYNC_CLOCK, policy, limit_of(config), true)
         } else {
             Loop::unstarted(ASYNC_CLOCK)
@@ -367,8 +367,8 @@ where
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn policy(&self) -> Policy {
         match self.config.classify.deadline(&self.request) {
-            None => self.config.policy,
-            Some(deadline) => bounded_by(&self.config.policy, deadline),
+            None => self.config.calls.policy,
+            Some(deadline) => bounded_by(&self.config.calls.policy, deadline),
         }
     }
 
@@ -472,7 +472,7 @@ where
         let policy = self.policy();
         let config = &*self.config;
         let classify = &config.classify;
-        let observers = &config.observers;
+        let observers = &config.calls.observers;
         let retry_if = |error: &S::Error| classify.retry_error(error);
         let retry_after = |error: &S::Error| classify.error_hint(error);
         let retry_if_ok = |response: &S::Response| classify.retry_response(response);
@@ -495,7 +495,7 @@ where
             .retry_after_ok(&retry_after_ok)
             .pushback(&pushback)
             .values_are_failures(true)
-            .at(&config.site);
+            .at(&config.calls.site);
         if let Some(report) = classify.report() {
             hooks = hooks.report_with(report);
         }
@@ -524,6 +524,7 @@ where
     fn succeeded(&mut self) {
         let config = &*self.config;
         let on_success = config
+            .calls
             .observers
             .on_success
             .as_deref()
@@ -531,7 +532,7 @@ where
         if let Some((limit, _)) = config.admission.admission::<S::Response>() {
             limit.observed(ASYNC_CLOCK.now(), false);
         }
-        self.driver.succeeded(limit_of(config), &config.site, on_success);
+        self.driver.succeeded(limit_of(config), &config.calls.site, on_success);
     }
 }
 

@@ -80,26 +80,35 @@ impl Observers {
 /// ```
 #[derive(Clone)]
 pub struct RetryLayer<C = HttpRetry, T = NoTimeout, A = NoAdmission> {
-    pub(super) policy: Policy,
     pub(super) classify: C,
     pub(super) timeout: T,
     pub(super) admission: A,
+    /// The keys whose types never change as the layer is built.
+    pub(super) calls: Calls,
+}
+
+/// The keys of a [`RetryLayer`] that keep their types as the
+/// classification, timeout or admission change: how each call is
+/// scheduled, limited and reported.
+#[derive(Clone)]
+pub(super) struct Calls {
+    pub(super) policy: Policy,
     pub(super) budget: Option<Arc<dyn RetryLimit + Send>>,
-    /// What events and metrics name the calls: `"retry"`, or [`name`](Self::name)'s.
+    /// What events and metrics name the calls: `"retry"`, or [`name`](RetryLayer::name)'s.
     pub(super) site: Site,
     pub(super) observers: Observers,
     /// Whether a call reads its start when it starts (`max_elapsed`, a limit
     /// that reads the clock, or an observer): asked once, by
-    /// [`shared`](Self::shared), not on every call.
+    /// [`shared`](RetryLayer::shared), not on every call.
     pub(super) reads_start: bool,
 }
 
 impl core::fmt::Debug for RetryLayer {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("RetryLayer")
-            .field("policy", &self.policy)
-            .field("name", &self.site.name())
-            .field("budget", &self.budget.is_some())
+            .field("policy", &self.calls.policy)
+            .field("name", &self.calls.site.name())
+            .field("budget", &self.calls.budget.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -116,14 +125,16 @@ impl RetryLayer {
     #[must_use]
     pub fn new(policy: Policy) -> Self {
         RetryLayer {
-            policy,
             classify: HttpRetry::new(),
             timeout: NoTimeout,
             admission: NoAdmission,
-            budget: None,
-            site: Site::Named("retry"),
-            observers: Observers::default(),
-            reads_start: false,
+            calls: Calls {
+                policy,
+                budget: None,
+                site: Site::Named("retry"),
+                observers: Observers::default(),
+                reads_start: false,
+            },
         }
     }
 
@@ -165,25 +176,17 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// `change` makes of these (each may change type).
     fn retyped<D, T2, A2>(self, change: impl FnOnce(C, T, A) -> (D, T2, A2)) -> RetryLayer<D, T2, A2> {
         let RetryLayer {
-            policy,
             classify,
             timeout,
             admission,
-            budget,
-            site,
-            observers,
-            reads_start,
+            calls,
         } = self;
         let (classify, timeout, admission) = change(classify, timeout, admission);
         RetryLayer {
-            policy,
             classify,
             timeout,
             admission,
-            budget,
-            site,
-            observers,
-            reads_start,
+            calls,
         }
     }
 
@@ -274,7 +277,7 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// ```
     #[must_use]
     pub fn budget<L: RetryLimit + Send + 'static>(mut self, limit: Arc<L>) -> Self {
-        self.budget = Some(limit);
+        self.calls.budget = Some(limit);
         self
     }
 
@@ -289,7 +292,7 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// ```
     #[must_use]
     pub fn name(mut self, name: &'static str) -> Self {
-        self.site = Site::Named(name);
+        self.calls.site = Site::Named(name);
         self
     }
 
@@ -305,7 +308,7 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// ```
     #[must_use]
     pub fn on_retry(mut self, hook: impl Fn(&RetryEvent) + Send + Sync + 'static) -> Self {
-        self.observers.on_retry = Some(Arc::new(hook));
+        self.calls.observers.on_retry = Some(Arc::new(hook));
         self
     }
 
@@ -319,7 +322,7 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// ```
     #[must_use]
     pub fn on_give_up(mut self, hook: impl Fn(&GiveUp) + Send + Sync + 'static) -> Self {
-        self.observers.on_give_up = Some(Arc::new(hook));
+        self.calls.observers.on_give_up = Some(Arc::new(hook));
         self
     }
 
@@ -333,7 +336,7 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// ```
     #[must_use]
     pub fn on_success(mut self, hook: impl Fn(&Success) + Send + Sync + 'static) -> Self {
-        self.observers.on_success = Some(Arc::new(hook));
+        self.calls.observers.on_success = Some(Arc::new(hook));
         self
     }
 }
@@ -343,9 +346,9 @@ impl<C: Clone, T: Clone, A: Clone> RetryLayer<C, T, A> {
     /// would otherwise ask again asked once: whether it reads its start.
     pub(super) fn shared(&self) -> Arc<Self> {
         let mut shared = self.clone();
-        let budget = shared.budget.as_ref().map(Limit::of);
-        let reads_start = start_needed(&shared.policy, budget, shared.observers.any());
-        shared.reads_start = reads_start;
+        let calls = &mut shared.calls;
+        let budget = calls.budget.as_ref().map(Limit::of);
+        calls.reads_start = start_needed(&calls.policy, budget, calls.observers.any());
         Arc::new(shared)
     }
 }

@@ -43,7 +43,7 @@ impl<S: core::fmt::Debug, C, T, A> core::fmt::Debug for RetryService<S, C, T, A>
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("RetryService")
             .field("inner", &self.inner)
-            .field("policy", &self.config.policy)
+            .field("policy", &self.config.calls.policy)
             .finish_non_exhaustive()
     }
 }

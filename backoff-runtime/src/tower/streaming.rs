@@ -94,8 +94,8 @@ pub struct StreamingRetryLayer<T = NoTimeout> {
 impl<T> core::fmt::Debug for StreamingRetryLayer<T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("StreamingRetryLayer")
-            .field("policy", &self.keys.policy)
-            .field("name", &self.keys.site.name())
+            .field("policy", &self.keys.calls.policy)
+            .field("name", &self.keys.calls.site.name())
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
@@ -180,7 +180,7 @@ impl<S: core::fmt::Debug, T> core::fmt::Debug for StreamingRetryService<S, T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("StreamingRetryService")
             .field("inner", &self.attempts.inner)
-            .field("policy", &self.config.policy)
+            .field("policy", &self.config.calls.policy)
             .finish_non_exhaustive()
     }
 }

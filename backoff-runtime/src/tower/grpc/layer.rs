@@ -110,8 +110,8 @@ impl core::fmt::Debug for GrpcRetryLayer {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("GrpcRetryLayer")
             .field("config", &self.config)
-            .field("name", &self.keys.site.name())
-            .field("throttle", &self.keys.budget.is_some())
+            .field("name", &self.keys.calls.site.name())
+            .field("throttle", &self.keys.calls.budget.is_some())
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
@@ -293,7 +293,7 @@ impl GrpcRetryLayer {
         let by_path = self.config.map_entries(|entry| Method {
             retry: entry.retry_policy().map(|retry| {
                 let mut keys = self.keys.clone();
-                keys.policy = retry.policy;
+                keys.calls.policy = retry.policy;
                 keys.classify = GrpcRules {
                     codes: retry.codes,
                     exhausted_with_retry_info: retry.exhausted_with_retry_info,
@@ -305,7 +305,7 @@ impl GrpcRetryLayer {
         Arc::new(Methods {
             by_path,
             limits: self.limits.clone(),
-            throttle: self.keys.budget.clone(),
+            throttle: self.keys.calls.budget.clone(),
         })
     }
 }
