@@ -333,7 +333,7 @@ fn tokio_tower_layer(rt: &Runtime, failures: u32) -> Result<u64, MyError> {
         .initial_backoff(INITIAL)
         .max_backoff(INITIAL)
         .jitter(backoff_runtime::Jitter::None);
-    let service = backoff_runtime::tower::RetryLayer::new(LAYER_POLICY)
+    let service = backoff_tower::RetryLayer::new(LAYER_POLICY)
         .classify(Replay)
         .layer(flaky_service(failures));
     rt.block_on(service.oneshot(0))

@@ -23,7 +23,7 @@
 
 use std::time::Duration;
 
-use backoff_runtime::tower::grpc::{GrpcRetryLayer, ServiceConfig};
+use backoff_grpc::{GrpcRetryLayer, ServiceConfig};
 use criterion::{Criterion, criterion_group};
 use tonic::transport::{Channel, Server};
 use tonic_health::pb::HealthCheckRequest;

@@ -391,8 +391,8 @@ fn call_service<S: tower::Service<u64, Response = u64, Error = MyError>>(
 }
 
 thread_local! {
-    static RETRY_LAYER: std::cell::RefCell<backoff_runtime::tower::RetryService<Work, Replay>> = std::cell::RefCell::new(
-        tower::Layer::layer(&backoff_runtime::tower::RetryLayer::new(POLICY).classify(Replay), Work),
+    static RETRY_LAYER: std::cell::RefCell<backoff_tower::RetryService<Work, Replay>> = std::cell::RefCell::new(
+        tower::Layer::layer(&backoff_tower::RetryLayer::new(POLICY).classify(Replay), Work),
     );
     static TOWER_RETRY: std::cell::RefCell<tower::retry::Retry<TowerPolicy, Work>> = const {
         std::cell::RefCell::new(tower::retry::Retry::new(TowerPolicy { retries_left: MAX_RETRIES, wait: INITIAL }, Work))
@@ -469,14 +469,14 @@ where
 }
 
 thread_local! {
-    static GRPC_LAYER: std::cell::RefCell<backoff_runtime::tower::grpc::GrpcRetryService<GrpcWork>> = std::cell::RefCell::new({
-        let config = backoff_runtime::tower::grpc::ServiceConfig::from_json(
+    static GRPC_LAYER: std::cell::RefCell<backoff_grpc::GrpcRetryService<GrpcWork>> = std::cell::RefCell::new({
+        let config = backoff_grpc::ServiceConfig::from_json(
             r#"{"methodConfig": [{"name": [{"service": "bench.Work"}], "retryPolicy": {
                 "maxAttempts": 5, "initialBackoff": "1s", "maxBackoff": "32s",
                 "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#,
         )
         .expect("a valid service config");
-        tower::Layer::layer(&backoff_runtime::tower::grpc::GrpcRetryLayer::new(config), GrpcWork)
+        tower::Layer::layer(&backoff_grpc::GrpcRetryLayer::new(config), GrpcWork)
     });
 }
 

@@ -25,7 +25,7 @@ use std::hint::black_box;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use backoff_runtime::tower::{Replay, ReplayLimits};
+use backoff_tower::{Replay, ReplayLimits};
 use bytes::Bytes;
 use criterion::{Criterion, criterion_group};
 use hyper::body::{Body, Frame, SizeHint};

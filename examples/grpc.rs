@@ -10,8 +10,8 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use backoff_grpc::status::{is_retryable_status, retry_info_delay};
 use backoff_runtime::retry;
-use backoff_runtime::tonic_errors::{is_retryable_status, retry_info_delay};
 use tonic::transport::{Channel, Server};
 use tonic::{Code, Request, Response, Status};
 use tonic_health::pb::health_check_response::ServingStatus;

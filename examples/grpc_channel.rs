@@ -10,7 +10,7 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
-use backoff_runtime::tower::grpc::{GrpcRetryLayer, ServiceConfig};
+use backoff_grpc::{GrpcRetryLayer, ServiceConfig};
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, Server};
 use tonic::{Request, Response, Status};

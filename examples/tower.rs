@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use backoff_runtime::Policy;
-use backoff_runtime::tower::RetryLayer;
+use backoff_tower::RetryLayer;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# backoff-runtime builds without a warning under each of its features alone
-# (every name of its [features] but `default`), under none and under the
-# default set. The workspace's own builds always unify several features, so
+# Each published library (backoff-runtime, backoff-tower, backoff-grpc)
+# builds without a warning under each of its features alone (every name of
+# its [features] but `default`), under none and under the default set. The workspace's own builds always unify several features, so
 # an item used by one feature only (and warned about as dead code without
 # it) shows only here.
 #
@@ -15,39 +15,40 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-manifest=backoff-runtime/Cargo.toml
-# The feature names: `name = [...]` lines of the [features] table.
-features=$(awk '
-    /^\[/ { in_features = ($0 == "[features]"); next }
-    in_features && /^[a-z][a-z0-9_-]* *=/ { sub(/ *=.*/, ""); if ($0 != "default") print }
-' "$manifest")
-[[ -n "$features" ]] || { echo "no features read from $manifest" >&2; exit 1; }
-
 failed=()
 check() {
-    local label=$1
-    shift
+    local crate=$1 label=$2
+    shift 2
     local output
-    if ! output=$(cargo check -p backoff-runtime --message-format short "$@" 2>&1); then
+    if ! output=$(cargo check -p "$crate" --message-format short "$@" 2>&1); then
         printf '%s\n' "$output"
-        failed+=("$label (error)")
+        failed+=("$crate: $label (error)")
     elif grep -q 'warning:' <<<"$output"; then
-        echo "warnings: $label"
+        echo "warnings: $crate: $label"
         grep 'warning:' <<<"$output"
-        failed+=("$label (warning)")
+        failed+=("$crate: $label (warning)")
     else
-        echo "ok: $label"
+        echo "ok: $crate: $label"
     fi
 }
 
-check "default features"
-check "--no-default-features" --no-default-features
-for feature in $features; do
-    check "--features $feature" --no-default-features --features "$feature"
+for crate in backoff-runtime backoff-tower backoff-grpc; do
+    manifest=$crate/Cargo.toml
+    # The feature names: `name = [...]` lines of the [features] table.
+    features=$(awk '
+        /^\[/ { in_features = ($0 == "[features]"); next }
+        in_features && /^[a-z][a-z0-9_-]* *=/ { sub(/ *=.*/, ""); if ($0 != "default") print }
+    ' "$manifest")
+    [[ -n "$features" ]] || { echo "no features read from $manifest" >&2; exit 1; }
+    check "$crate" "default features"
+    check "$crate" "--no-default-features" --no-default-features
+    for feature in $features; do
+        check "$crate" "--features $feature" --no-default-features --features "$feature"
+    done
 done
 
 if ((${#failed[@]})); then
-    echo "backoff-runtime warns or fails with:" >&2
+    echo "a library warns or fails with:" >&2
     printf '  %s\n' "${failed[@]}" >&2
     exit 1
 fi

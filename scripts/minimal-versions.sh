@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The declared floors of the two published crates are the versions they
-# build and pass their tests with.
+# The declared floors of the published crates are the versions they build
+# and pass their tests with (backoff-grpc's are "tonic 0.14 and what it
+# needs": see below).
 #
-# In a scratch copy of the workspace (the two crates only: the root
-# package's dev-dependencies are not the users'), starting from the
-# committed Cargo.lock, every direct [dependencies] entry of backoff-macros
-# and backoff-runtime (every feature) is pinned to the lowest version its
-# requirement accepts; then both crates build with every feature and run
-# their own tests (unit and doc). The repository's Cargo.lock and target/
+# In a scratch copy of the workspace (the crates only: the root package's
+# dev-dependencies are not the users'), starting from the committed
+# Cargo.lock, every direct [dependencies] entry of backoff-macros,
+# backoff-runtime and backoff-tower (every feature) is pinned to the lowest
+# version its requirement accepts; then the crates build with every feature
+# and run their own tests (unit and doc). The repository's Cargo.lock and target/
 # are untouched.
 #
 #   scripts/minimal-versions.sh                 check the declared floors
@@ -27,7 +28,7 @@ root=$PWD
 scratch=$root/target/minimal-versions
 ws=$scratch/ws
 export CARGO_TARGET_DIR=${MINVER_TARGET_DIR:-$scratch/target}
-crates=(backoff-macros backoff-runtime)
+crates=(backoff-macros backoff-runtime backoff-tower)
 
 declare -A override=()
 for arg in "$@"; do
@@ -35,30 +36,27 @@ for arg in "$@"; do
     override[${arg%%=*}]=${arg#*=}
 done
 
-# The scratch workspace: a virtual workspace of the two crates, with the
+# The scratch workspace: a virtual workspace of the crates, with the
 # root manifest's [workspace*] tables (everything before its [package]).
 rm -rf "$ws"
 mkdir -p "$ws"
 cp -r "${crates[@]}" README.md "$ws/"
-# Its members are the two crates alone (the root's list also names the
-# unpublished simulator, which the scratch copy does not hold).
+# Its members are these crates alone (the root's list also names the
+# unpublished simulator and backoff-grpc, which the scratch copy does not
+# hold).
 members=$(printf '"%s", ' "${crates[@]}")
 awk -v members="members = [${members%, }]" '/^\[package\]/ { exit } /^members = / { print members; next } { print }' \
     Cargo.toml >"$ws/Cargo.toml"
 cp Cargo.lock "$ws/Cargo.lock"
-# Except the `tonic` feature: tonic 0.14 needs Rust 1.88 (above the crates'
-# 1.85) and its own tree needs a far newer tokio than our floor (its
-# tokio-stream calls tokio 1.3x's mpsc methods while declaring ^1.15), so
-# its floor is "tonic 0.14 and what it needs", checked by the workspace's
-# own tests at the locked versions. The scratch runtime drops the feature
-# and its two dependencies, and the `grpc` feature, which needs it (so the
-# floors of serde and serde_json, only `grpc` uses, fall under the same rule).
-grep -vE '^(tonic(-types)?|grpc) = ' "$ws/backoff-runtime/Cargo.toml" >"$ws/backoff-runtime/Cargo.toml.new"
-mv "$ws/backoff-runtime/Cargo.toml.new" "$ws/backoff-runtime/Cargo.toml"
+# backoff-grpc is left out: tonic 0.14 needs Rust 1.88 and its own tree
+# needs a far newer tokio than our floor (its tokio-stream calls tokio
+# 1.3x's mpsc methods while declaring ^1.15), so its floor is "tonic 0.14
+# and what it needs", checked by the workspace's own tests at the locked
+# versions (and so are the floors of serde and serde_json, only it uses).
 cargo=(cargo --quiet)
 meta() { "${cargo[@]}" metadata --all-features --format-version 1 --manifest-path "$ws/Cargo.toml"; }
 
-# NAME REQUIREMENT RESOLVED: each registry [dependencies] entry of the two
+# NAME REQUIREMENT RESOLVED: each registry [dependencies] entry of the
 # crates (every feature), with the version the resolution holds for it.
 direct() {
     meta | jq -r --arg crates "${crates[*]}" '
@@ -128,5 +126,5 @@ echo "floors (the versions tested):"
 awk '{ printf "  %-16s %-18s %s\n", $1, $2, $4 }' <<<"$table"
 
 [[ -z "${MINVER_RESOLVE_ONLY:-}" ]] || exit 0
-cargo test --manifest-path "$ws/Cargo.toml" -p backoff-macros -p backoff-runtime --all-features
-echo "ok: backoff-macros and backoff-runtime build and pass their tests at their declared floors"
+cargo test --manifest-path "$ws/Cargo.toml" -p backoff-macros -p backoff-runtime -p backoff-tower --all-features
+echo "ok: backoff-macros, backoff-runtime and backoff-tower build and pass their tests at their declared floors"

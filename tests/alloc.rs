@@ -164,7 +164,7 @@ impl tower::Service<u64> for Work {
 #[derive(Clone, Copy)]
 struct Same;
 
-impl backoff_runtime::tower::Classify<u64, u64, Busy> for Same {
+impl backoff_tower::Classify<u64, u64, Busy> for Same {
     fn may_retry(&self, _: &u64) -> bool {
         true
     }
@@ -183,9 +183,7 @@ fn the_tower_layer_s_happy_path_never_allocates() {
     let rt = paused_runtime();
     let _context = rt.enter();
     let policy = backoff_runtime::Policy::new().max_retries(5);
-    let mut service = backoff_runtime::tower::RetryLayer::new(policy)
-        .classify(Same)
-        .layer(Work);
+    let mut service = backoff_tower::RetryLayer::new(policy).classify(Same).layer(Work);
     let mut call = |x: u64| {
         match service.poll_ready(&mut Context::from_waker(Waker::noop())) {
             Poll::Ready(ready) => assert!(ready.is_ok()),

@@ -41,10 +41,12 @@
 //! | `metrics` | no | [`metrics`]: counters, histograms and gauges through the `metrics` facade |
 //! | `http` | no | [`http_errors`]: classification of status codes and I/O errors, and `Retry-After` |
 //! | `reqwest` | no | [`reqwest_errors`]: classification of reqwest's errors and a status-carrying error type |
-//! | `tonic` | no | [`tonic_errors`]: gRPC statuses by AIP-194, `RetryInfo` as the hint, each attempt's `grpc-timeout` (tonic 0.14: Rust 1.88) |
-//! | `tower` | no | [`tower`]: a layer retrying a service's requests (idempotency, statuses, `Retry-After`); implies `http` and `tokio` |
-//! | `reqwest-middleware` | no | the [`tower::RetryLayer`] as a `reqwest_middleware` middleware; implies `tower` and `reqwest` |
 //! | `test-util` | no | [`testing`]: a virtual clock for sync retry loops and a seedable generator |
+//!
+//! The front ends are crates of their own, each one dependency line:
+//! `backoff-tower` (a tower layer for HTTP services, the replay body, the
+//! reqwest middleware) and `backoff-grpc` (gRPC's retries in the channel,
+//! its service config, and gRPC statuses at the call).
 #![forbid(unsafe_code)]
 // The functions an annotated function's happy path calls are
 // `#[cfg_attr(not(debug_assertions), inline(always))]`: inlined into every
@@ -54,6 +56,9 @@
 #![warn(missing_docs, missing_debug_implementations)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+#[doc(hidden)]
+#[path = "front_end.rs"]
+pub mod __front_end;
 mod builder;
 mod classify;
 mod limits;
@@ -63,15 +68,11 @@ mod schedule;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 mod time;
-#[cfg(feature = "tower")]
-pub mod tower;
 
 #[cfg(feature = "http")]
 pub use crate::classify::http_errors;
 #[cfg(feature = "reqwest")]
 pub use crate::classify::reqwest_errors;
-#[cfg(feature = "tonic")]
-pub use crate::classify::tonic_errors;
 #[cfg(feature = "metrics")]
 pub use crate::observe::metrics;
 

@@ -7,7 +7,7 @@ use super::MyError;
 #[derive(Clone, Copy)]
 pub(crate) struct Replay;
 
-impl backoff_runtime::tower::Classify<u64, u64, MyError> for Replay {
+impl backoff_tower::Classify<u64, u64, MyError> for Replay {
     /// A copy reads no time, as `HttpRetry`'s replay reads none.
     const READS_ATTEMPT_TIME: bool = false;
 

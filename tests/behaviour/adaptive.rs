@@ -581,10 +581,10 @@ mod refusals_are_give_ups {
 /// service is called, a refused attempt ends the call with the service's
 /// `From<Refused>` error, reported as a give-up.
 mod layer {
-    use backoff_runtime::tower::{Classify, RetryLayer};
     use backoff_runtime::{
         AdaptiveRateLimiter, Admission, AdmissionRequest, Attempt, Policy, Refused, RetryLimit, StopReason,
     };
+    use backoff_tower::{Classify, RetryLayer};
     use std::collections::VecDeque;
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};

@@ -10,7 +10,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use backoff_runtime::tonic_errors::{is_retryable_status, retry_info_delay, set_grpc_timeout};
+use backoff_grpc::status::{is_retryable_status, retry_info_delay, set_grpc_timeout};
 use backoff_runtime::{Attempt, Policy, StopReason, retry};
 use tokio::time::Instant;
 use tonic::transport::{Channel, Server};

@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use backoff_runtime::tower::ReplayLimits;
-use backoff_runtime::tower::grpc::{GrpcRetryLayer, MethodConfigSpec, RetryPolicySpec, ServiceConfig};
+use backoff_grpc::{GrpcRetryLayer, MethodConfigSpec, RetryPolicySpec, ServiceConfig};
 use backoff_runtime::{RetryThrottle, StopReason};
+use backoff_tower::ReplayLimits;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue};
 use http_body::Frame;

@@ -1,7 +1,8 @@
 //! The runtime's layers, as ARCHITECTURE.md draws them, read from its
 //! sources: each folder imports only from the layers below it, no two
 //! modules import each other, and nothing but `lib.rs` names `__private`
-//! (it only re-exports). A `use` or a path in code that breaks a rule fails
+//! (it only re-exports); the front-end crates reach the driver through
+//! `__front_end` alone, never through `__private`. A `use` or a path in code that breaks a rule fails
 //! here with the file and the line; comments and doc comments do not count.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -11,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// The layers from the bottom up: a folder may import from those before it.
 /// `testing` (the `test-util` virtual clock and seedable generator) sits
 /// with the clocks that read it, under everything but the schedule.
-const LAYERS: [&[&str]; 8] = [
+const LAYERS: [&[&str]; 7] = [
     &["schedule"],
     &["time", "testing"],
     &["observe"],
@@ -19,7 +20,6 @@ const LAYERS: [&[&str]; 8] = [
     &["run"],
     &["builder"],
     &["classify"],
-    &["tower"],
 ];
 
 fn layer_of(folder: &str) -> Option<usize> {
@@ -28,6 +28,11 @@ fn layer_of(folder: &str) -> Option<usize> {
 
 /// Every `.rs` file of the runtime's `src`, as (path below `src`, text).
 fn sources() -> Vec<(String, String)> {
+    sources_of("backoff-runtime")
+}
+
+/// Every `.rs` file of a crate's `src`, as (path below `src`, text).
+fn sources_of(krate: &str) -> Vec<(String, String)> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
         let mut entries: Vec<PathBuf> = fs::read_dir(dir)
             .expect("the runtime's sources are readable")
@@ -47,12 +52,12 @@ fn sources() -> Vec<(String, String)> {
             }
         }
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("backoff-runtime/src");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(krate).join("src");
     let mut out = Vec::new();
     walk(&root, &root, &mut out);
     assert!(
-        out.len() > 20,
-        "the runtime's sources were not found under {}",
+        out.len() > 8,
+        "{krate}'s sources were not found under {}",
         root.display()
     );
     out
@@ -164,6 +169,45 @@ fn only_lib_rs_names_the_private_facade() {
     assert!(
         offenders.is_empty(),
         "code outside lib.rs naming `__private`:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn only_lib_rs_and_front_end_rs_name_the_front_ends_module() {
+    let offenders: Vec<String> = sources()
+        .iter()
+        .filter(|(file, _)| file != "lib.rs" && file != "front_end.rs")
+        .flat_map(|(file, text)| {
+            code_lines(text)
+                .filter(|(_, line)| line.contains("__front_end"))
+                .map(move |(number, _)| format!("{file}:{number}"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "runtime code naming `__front_end` (it only re-exports):\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_front_ends_reach_the_driver_through_its_module_alone() {
+    let offenders: Vec<String> = ["backoff-tower", "backoff-grpc"]
+        .into_iter()
+        .flat_map(|krate| {
+            sources_of(krate).into_iter().flat_map(move |(file, text)| {
+                code_lines(&text)
+                    .filter(|(_, line)| line.contains("__private"))
+                    .map(|(number, _)| format!("{krate}/src/{file}:{number}"))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "a front end naming the expansion's `__private`:\n{}",
         offenders.join("\n")
     );
 }

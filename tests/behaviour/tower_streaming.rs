@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use backoff_runtime::Policy;
-use backoff_runtime::tower::{ReplayBody, ReplayLimits, RetryLayer};
+use backoff_tower::{ReplayBody, ReplayLimits, RetryLayer};
 use bytes::Bytes;
 use futures_util::Stream;
 use http::{Request, Response};

@@ -6,7 +6,7 @@ use std::convert::Infallible;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use backoff_runtime::tower::grpc::{GrpcRetryLayer, ServiceConfig};
+use backoff_grpc::{GrpcRetryLayer, ServiceConfig};
 use tonic::Status;
 use tonic::body::Body;
 use tower::{Layer, ServiceExt};

@@ -4,8 +4,8 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use backoff_grpc::status::is_retryable_status;
 use backoff_runtime::retry;
-use backoff_runtime::tonic_errors::is_retryable_status;
 use tonic::Status;
 use tracing_subscriber::layer::SubscriberExt;
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use backoff_runtime::Policy;
-use backoff_runtime::tower::RetryLayer;
+use backoff_tower::RetryLayer;
 use http::Request;
 use tower::{Layer, ServiceExt};
 use tracing_subscriber::layer::SubscriberExt;

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use backoff_runtime::Policy;
 use backoff_runtime::retry;
-use backoff_runtime::tower::RetryLayer;
+use backoff_tower::RetryLayer;
 use tower::{Layer, ServiceExt};
 use tracing_subscriber::layer::SubscriberExt;
 

@@ -4,5 +4,3 @@
 pub mod http_errors;
 #[cfg(feature = "reqwest")]
 pub mod reqwest_errors;
-#[cfg(feature = "tonic")]
-pub mod tonic_errors;

@@ -102,7 +102,7 @@ impl fmt::Debug for Admitting<'_> {
 
 /// What the loop does before an attempt, after asking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ask {
+pub enum Ask {
     /// Start the attempt.
     Go,
     /// Sleep this long, then ask again.
@@ -126,9 +126,8 @@ impl<'a> Admitting<'a> {
 
     /// The same limit, for a call that made `attempts` attempts already (a
     /// future that owns its limiter behind an `Arc` makes one per question).
-    #[cfg(feature = "tower")]
     #[inline]
-    pub(crate) fn after(mut self, attempts: u32) -> Self {
+    pub fn after(mut self, attempts: u32) -> Self {
         self.attempt = attempts;
         self
     }
@@ -141,7 +140,7 @@ impl<'a> Admitting<'a> {
 
     /// Asks whether the next attempt may start, after it waited `waited`.
     #[inline]
-    pub(crate) fn ask(&mut self, waited: Duration) -> Ask {
+    pub fn ask(&mut self, waited: Duration) -> Ask {
         if !self.paces {
             self.attempt = self.attempt.saturating_add(1);
             return Ask::Go;

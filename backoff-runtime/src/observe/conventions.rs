@@ -1,5 +1,6 @@
 //! OpenTelemetry's attributes that a retry event carries for an error of a
-//! protocol it knows: `rpc.grpc.status_code` for a `tonic::Status`,
+//! protocol it knows: `rpc.grpc.status_code` for a `tonic::Status` (its impl
+//! is `backoff-grpc`'s),
 //! `http.request.resend_count` for reqwest's errors. The expansion finds
 //! them with an autoref probe, so an error type without them costs nothing
 //! and needs no bound. Not public: reached through `__private`.
@@ -14,9 +15,9 @@ pub struct Conventions {
 }
 
 impl Conventions {
-    /// A gRPC failure with this status code (`tonic::Status`'s).
-    #[cfg(feature = "tonic")]
-    pub(crate) const fn grpc(code: i32) -> Self {
+    /// A gRPC failure with this status code (`tonic::Status`'s, from
+    /// `backoff-grpc`).
+    pub const fn grpc(code: i32) -> Self {
         Conventions {
             grpc_status: Some(code),
             http: false,
@@ -35,13 +36,18 @@ impl Conventions {
 
 /// An error whose retry events carry OpenTelemetry's attributes.
 ///
+/// `Protocol` lets a front-end crate implement it for a type of another
+/// crate: `backoff-grpc` implements `SemanticConventions<its own marker>`
+/// for `tonic::Status`, which the orphan rule allows. The probe infers it
+/// from the one impl a type has.
+///
 /// ```
 /// use backoff_runtime::__private::SemanticConventions;
-/// // `tonic::Status` (feature `tonic`) and reqwest's errors (feature
-/// // `reqwest`) implement it.
+/// // reqwest's errors (feature `reqwest`) implement it, and
+/// // `tonic::Status` (crate `backoff-grpc`).
 /// fn carries<E: SemanticConventions>(_: &E) {}
 /// ```
-pub trait SemanticConventions {
+pub trait SemanticConventions<Protocol = ()> {
     /// The attributes of this failure.
     fn conventions(&self) -> Conventions;
 }

@@ -71,9 +71,10 @@ pub use crate::observe::series::{
 /// Records gRPC's own series (A96) of a call of `method` (its path) that
 /// was retried `retries` times, waiting `delay` in all: nothing for a call
 /// without retries.
-#[cfg(feature = "grpc")]
+/// `backoff-grpc` calls it through `__front_end`: not public API.
+#[doc(hidden)]
 #[inline]
-pub(crate) fn grpc_call(method: &str, retries: u32, delay: Duration) {
+pub fn grpc_call(method: &str, retries: u32, delay: Duration) {
     #[cfg(feature = "metrics")]
     if retries > 0 {
         let method = method.strip_prefix('/').unwrap_or(method).to_owned();

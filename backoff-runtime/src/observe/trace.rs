@@ -12,7 +12,7 @@ use crate::observe::events::{GiveUp, RetryEvent, Success};
 /// How the events see what failed, through one function the expansion's
 /// probes chose for its type: its `Debug` form (when the type is `Debug`)
 /// and OpenTelemetry's attributes (when it has them), handed to `sink`.
-pub(crate) type ReportFn<D> = fn(&D, sink: &mut dyn FnMut(Option<&dyn Debug>, Conventions));
+pub type ReportFn<D> = fn(&D, sink: &mut dyn FnMut(Option<&dyn Debug>, Conventions));
 
 /// Runs `emit` with what `report` shows of `error` (nothing without one:
 /// the builder's hooks, a type the probes found nothing for).
@@ -222,22 +222,21 @@ pub(crate) fn giving_up(
 
 /// The span a resend runs in (tracing's `Span`; without the feature, a
 /// type with no value: no resend has one).
-#[cfg(all(feature = "tower", feature = "tracing"))]
-pub(crate) type ResendSpan = tracing::Span;
+#[cfg(feature = "tracing")]
+pub type ResendSpan = tracing::Span;
 
 /// The span a resend runs in: without the `tracing` feature, none exists.
-#[cfg(all(feature = "tower", not(feature = "tracing")))]
+#[cfg(not(feature = "tracing"))]
 #[derive(Debug)]
-pub(crate) enum ResendSpan {}
+pub enum ResendSpan {}
 
 /// The span of the `number`th attempt of a call (1-based), made only for a
 /// resend (`number > 1`) on a thread with a subscriber
-/// ([`thread_has_subscriber`]): it carries OpenTelemetry's
+/// (`thread_has_subscriber`): it carries OpenTelemetry's
 /// `http.request.resend_count` (`number - 1`, from 1 on). The first attempt
 /// gets none, so the happy path builds, enters and drops no span.
-#[cfg(feature = "tower")]
 #[cfg_attr(not(feature = "tracing"), inline(always))]
-pub(crate) fn resend_span(number: u32) -> Option<ResendSpan> {
+pub fn resend_span(number: u32) -> Option<ResendSpan> {
     #[cfg(feature = "tracing")]
     {
         (number > 1 && thread_has_subscriber())
@@ -251,9 +250,8 @@ pub(crate) fn resend_span(number: u32) -> Option<ResendSpan> {
 }
 
 /// Runs `poll` (one poll of an attempt) inside `span` when there is one.
-#[cfg(feature = "tower")]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn in_resend_span<R>(span: Option<&ResendSpan>, poll: impl FnOnce() -> R) -> R {
+pub fn in_resend_span<R>(span: Option<&ResendSpan>, poll: impl FnOnce() -> R) -> R {
     match span {
         None => poll(),
         #[cfg(feature = "tracing")]

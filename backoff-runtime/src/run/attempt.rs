@@ -87,7 +87,7 @@ impl Attempt {
     /// Time since the call started, read now on the retry loop's clock (so
     /// tokio's paused clock in tests). Zero, and no clock read, in the one
     /// case where the call's start was not read for the attempts: the
-    /// [`Classify`](crate::tower::Classify) of a tower layer that declares
+    /// `Classify` of a backoff-tower layer that declares
     /// `READS_ATTEMPT_TIME = false` (as `HttpRetry` does) and no key that
     /// needed it.
     ///
@@ -319,16 +319,9 @@ impl AttemptSource {
     /// would give. For a front end that keeps only the call's nonce and
     /// start between attempts (the tower layer's future, which then stores
     /// two words, not a whole source, on its happy path).
-    #[cfg(feature = "tower")]
     #[must_use]
     #[inline]
-    pub(crate) fn nth(
-        policy: &Policy,
-        call: CallNonce,
-        start: Option<Instant>,
-        clock: ClockKind,
-        number: u32,
-    ) -> Attempt {
+    pub fn nth(policy: &Policy, call: CallNonce, start: Option<Instant>, clock: ClockKind, number: u32) -> Attempt {
         let mut attempt = Self::of_call(policy, call, start, clock).next;
         attempt.number = number;
         attempt.retries_left = policy.max_retries.saturating_sub(number.saturating_sub(1));

@@ -40,9 +40,8 @@ pub(crate) struct FailedAttempt<'a, O> {
 
 /// Whether a call's start must be read when it starts: `max_elapsed`, a
 /// limit that reads the clock, or a hook (`needs_start`) needs it.
-#[cfg(feature = "tower")]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn start_needed(policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> bool {
+pub fn start_needed(policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> bool {
     clock_needed(budget, needs_start || policy.max_elapsed.is_some())
 }
 

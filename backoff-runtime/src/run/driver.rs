@@ -139,18 +139,16 @@ impl Loop {
     /// knows, once for all its calls, that nothing needs it
     /// ([`start_needed`](crate::run::decide::start_needed) is false; the
     /// tower layer asks when it is made).
-    #[cfg(feature = "tower")]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn unstarted(clock: ClockKind) -> Self {
+    pub fn unstarted(clock: ClockKind) -> Self {
         Loop {
             state: RetryState::with_start(clock, None),
         }
     }
 
     /// The call's start instant, when it was read.
-    #[cfg(feature = "tower")]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn start_instant(&self) -> Option<Instant> {
+    pub fn start_instant(&self) -> Option<Instant> {
         self.state.start_instant()
     }
 
@@ -233,7 +231,7 @@ impl Loop {
     /// tracing, `on_give_up`) and returned.
     #[cold]
     #[inline(never)]
-    pub(crate) fn refused<T, E, O: Outcome<T, E>>(
+    pub fn refused<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
         attempts: u32,

@@ -126,23 +126,21 @@ pub(crate) type PushbackOf<'h, X> = &'h dyn Fn(&X) -> Option<Pushback>;
 
 /// A server's instruction that overrides the schedule after a failure
 /// (gRPC's `grpc-retry-pushback-ms`), read by
-/// [`Classify::pushback`](crate::tower::Classify::pushback).
+/// `Classify::pushback` in backoff-tower.
 ///
-/// Unlike a hint ([`Classify::error_hint`](crate::tower::Classify::error_hint)),
+/// Unlike a hint (`Classify::error_hint` in backoff-tower),
 /// an exact wait is not capped by `max_backoff`, and the schedule restarts
 /// from `initial_backoff` after it; a refusal ends the call (reported as
 /// [`StopReason::Permanent`](crate::StopReason::Permanent)) once a limit
 /// has counted the failure.
 ///
-#[cfg_attr(feature = "tower", doc = "```")]
-#[cfg_attr(not(feature = "tower"), doc = "```ignore")]
-/// use backoff_runtime::tower::Pushback;
+/// ```
+/// use backoff_runtime::__front_end::Pushback;
 /// use std::time::Duration;
 /// let at_once = Pushback::After(Duration::ZERO);
 /// assert_ne!(at_once, Pushback::Stop);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(not(feature = "tower"), allow(dead_code, unreachable_pub))]
 pub enum Pushback {
     /// Wait exactly this long (no jitter, even above `max_backoff`; zero:
     /// at once), then restart the schedule. The other stop rules still
@@ -392,20 +390,18 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     /// Treats the values `retry_if_ok` retries as failures (they ask the
     /// limit, like errors) when `values_fail`: the tower layer's retried
     /// responses.
-    #[cfg(feature = "tower")]
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
-    pub(crate) fn values_are_failures(mut self, values_fail: bool) -> Self {
+    pub fn values_are_failures(mut self, values_fail: bool) -> Self {
         self.values_fail = values_fail;
         self
     }
 
     /// The server's pushback on an error: an exact wait, or a refusal
-    /// (the tower layers' [`Classify::pushback`](crate::tower::Classify::pushback)).
-    #[cfg(feature = "tower")]
+    /// (the tower layers' `Classify::pushback` in backoff-tower).
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
-    pub(crate) fn pushback(mut self, pushback: PushbackOf<'h, E>) -> Self {
+    pub fn pushback(mut self, pushback: PushbackOf<'h, E>) -> Self {
         self.pushback = Some(pushback);
         self
     }
@@ -585,14 +581,15 @@ pub mod probe {
     #[cfg(feature = "tracing")]
     use super::{Conventions, Debug, Probe, SemanticConventions};
 
-    /// `Debug` and attributes.
-    pub trait ProbeBoth<D> {
+    /// `Debug` and attributes. `P` is the protocol parameter of
+    /// [`SemanticConventions`], inferred from the one impl the type has.
+    pub trait ProbeBoth<D, P> {
         /// The report function.
         fn report(&self) -> ReportFn<D>;
     }
 
     #[cfg(feature = "tracing")]
-    impl<D: Debug + SemanticConventions> ProbeBoth<D> for &&&Probe<D> {
+    impl<D: Debug + SemanticConventions<P>, P> ProbeBoth<D, P> for &&&Probe<D> {
         #[cfg_attr(not(debug_assertions), inline(always))]
         fn report(&self) -> ReportFn<D> {
             |error, sink| sink(Some(error), error.conventions())
@@ -613,14 +610,14 @@ pub mod probe {
         }
     }
 
-    /// Attributes only.
-    pub trait ProbeConventions<D> {
+    /// Attributes only (`P` as in [`ProbeBoth`]).
+    pub trait ProbeConventions<D, P> {
         /// The report function.
         fn report(&self) -> ReportFn<D>;
     }
 
     #[cfg(feature = "tracing")]
-    impl<D: SemanticConventions> ProbeConventions<D> for &Probe<D> {
+    impl<D: SemanticConventions<P>, P> ProbeConventions<D, P> for &Probe<D> {
         #[cfg_attr(not(debug_assertions), inline(always))]
         fn report(&self) -> ReportFn<D> {
             |error, sink| sink(None, error.conventions())
@@ -668,7 +665,6 @@ mod tests {
         assert!(hooks.should_retry(&Ok("running")));
         assert!(!hooks.should_retry(&Err(404)));
         assert!(hooks.is_pending(&Ok("running")) && !hooks.is_pending(&Err(503)));
-        #[cfg(feature = "tower")]
         assert!(!hooks.values_are_failures(true).is_pending(&Ok("running")));
     }
 

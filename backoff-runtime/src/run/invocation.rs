@@ -30,7 +30,7 @@ use rand::{Rng, SeedableRng, TryRng};
 /// One call, unique in the process: its thread's number (never 0) and its
 /// number on that thread. Both are 64-bit counters, which never wrap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct CallNonce {
+pub struct CallNonce {
     thread: u64,
     call: u64,
 }
@@ -57,7 +57,7 @@ impl CallNonce {
     /// A nonce no other call of this process has: two loads, a compare and
     /// a store of a thread-local (a global atomic once per thread).
     #[inline]
-    pub(crate) fn next() -> Self {
+    pub fn next() -> Self {
         NEXT_NONCE.with(|next| {
             let mut nonce = next.get();
             if nonce.thread == 0 {

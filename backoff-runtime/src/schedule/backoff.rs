@@ -332,7 +332,6 @@ impl Backoff {
     /// Records that a retry is made after a server's exact wait (gRPC's
     /// pushback): the retry counts, and the schedule restarts, so the next
     /// scheduled wait is the first one again (`initial_backoff`, jittered).
-    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) fn restart(&mut self, policy: &Policy) {
         self.carried_nanos = saturating_nanos(as_nanos(policy.base_backoff(0)));
         self.retries = self.retries.saturating_add(1);

@@ -25,7 +25,7 @@ pub enum ClockKind {
 
 impl ClockKind {
     /// The current instant on this clock.
-    pub(crate) fn now(self) -> Instant {
+    pub fn now(self) -> Instant {
         match self {
             #[cfg(any(test, feature = "test-util"))]
             ClockKind::StdOrVirtual => crate::testing::virtual_now().unwrap_or_else(Instant::now),

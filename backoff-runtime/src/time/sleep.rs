@@ -231,10 +231,10 @@ pub trait Timer {
 
 /// The clock of async loops.
 #[cfg(feature = "tokio")]
-pub(crate) const ASYNC_CLOCK: ClockKind = ClockKind::Tokio;
+pub const ASYNC_CLOCK: ClockKind = ClockKind::Tokio;
 /// The clock of async loops.
 #[cfg(not(feature = "tokio"))]
-pub(crate) const ASYNC_CLOCK: ClockKind = ClockKind::Std;
+pub const ASYNC_CLOCK: ClockKind = ClockKind::Std;
 
 #[cfg(feature = "tokio")]
 impl Timer for TokioTimer {
@@ -263,11 +263,11 @@ impl Timer for TokioTimer {
 /// tokio's timer whose pending wait is the `Sleep` itself, kept by the
 /// future that waits (the tower layer's): no allocation, and nothing to
 /// drop on a call that never waits.
-#[cfg(feature = "tower")]
+#[cfg(feature = "tokio")]
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct TokioSleep;
+pub struct TokioSleep;
 
-#[cfg(feature = "tower")]
+#[cfg(feature = "tokio")]
 impl Timer for TokioSleep {
     type Pending = tokio::time::Sleep;
     const CLOCK: ClockKind = ClockKind::Tokio;

@@ -122,6 +122,9 @@ pin_project_lite::pin_project! {
     /// timeout of the attribute and the builder.
     #[project = TimedProj]
     #[derive(Debug)]
+    // pin-project-lite takes no doc comment on a variant's field; the
+    // variants' docs say what each holds.
+    #[allow(missing_docs)]
     pub enum Timed<Fut, R> {
         /// No limit.
         Unlimited { #[pin] attempt: Fut },
@@ -144,7 +147,7 @@ impl<Fut: Future, R> Timed<Fut, R> {
 
     /// `attempt` limited to `limit` (not started when `limit` is zero).
     #[inline]
-    pub(crate) fn limited(limit: Duration, attempt: Fut, on_elapsed: fn() -> R) -> Self {
+    pub fn limited(limit: Duration, attempt: Fut, on_elapsed: fn() -> R) -> Self {
         if limit.is_zero() {
             return Timed::NotStarted { on_elapsed };
         }

@@ -1,0 +1,271 @@
+//! One gRPC call as the retry loop sees it: the request it keeps
+//! ([`GrpcCall`]: the head, and the body kept for replay), the service
+//! that sends each attempt ([`Attempts`]: the body replayed, the answer
+//! judged as it arrives) and what a failed attempt is ([`Failure`]).
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll, ready};
+use core::time::Duration;
+
+use http::{Request, Response};
+use tonic::body::Body;
+use tonic::{Code, Status};
+use tower_service::Service;
+
+use super::wire;
+use crate::status::retry_info_delay;
+use backoff_runtime::__front_end::Pushback;
+use backoff_tower::__grpc::{self as kept, KeptBody, KeptRequest, still_replayable};
+use backoff_tower::Replay;
+
+/// The request of a call, kept by its future: each attempt is made from it.
+pub(crate) struct GrpcCall {
+    pub(crate) request: KeptRequest<Body>,
+    /// The call's deadline from its start: the caller's `grpc-timeout`, or
+    /// the method's `timeout` (the shorter).
+    pub(crate) deadline: Option<Duration>,
+}
+
+impl GrpcCall {
+    /// The request of an attempt: the head as given, and the body (the
+    /// original, or a replay of it, with the call's body kept beside it);
+    /// `None` when the body is no longer kept.
+    fn request(self) -> Option<Sent> {
+        let (head, body) = self.request.into_parts();
+        let (body, replay) = match body {
+            KeptBody::Once(body) => (body, None),
+            KeptBody::Kept(replay) => (Body::new(replay.attempt()?), Some(replay)),
+            KeptBody::Spent => return None,
+        };
+        Some((head.map(|()| body), replay))
+    }
+}
+
+/// An attempt's request, and the call's kept body when it has one.
+type Sent = (Request<Body>, Option<Replay<Body>>);
+
+/// The answer standing for an attempt that could not be sent.
+fn not_kept() -> Response<Body> {
+    Status::unavailable("the request body is no longer kept for a retry").into_http()
+}
+
+/// An attempt that failed, and whether the call may still be sent again.
+pub(crate) type Failure<E> = kept::Failure<FailureKind<E>>;
+
+/// What a failed attempt ended with.
+pub(crate) enum FailureKind<E> {
+    /// The inner service failed before any response (a transport error):
+    /// retried as `UNAVAILABLE`.
+    Transport(E),
+    /// A Trailers-Only response with a status other than `OK`.
+    Status {
+        response: Response<Body>,
+        code: Code,
+        pushback: Option<Pushback>,
+        retry_info: Option<Duration>,
+    },
+}
+
+/// What this crate reads of a failed attempt (an extension of
+/// `backoff-tower`'s type).
+pub(crate) trait Judged<E> {
+    /// The status code the retry policy judges.
+    fn code(&self) -> Code;
+    /// What the caller gets when this failure ends the call: the inner
+    /// service's error, or the response as it came.
+    fn into_result(self) -> Result<Response<Body>, E>;
+}
+
+impl<E> Judged<E> for Failure<E> {
+    fn code(&self) -> Code {
+        match &self.kind {
+            FailureKind::Transport(_) => Code::Unavailable,
+            FailureKind::Status { code, .. } => *code,
+        }
+    }
+
+    fn into_result(self) -> Result<Response<Body>, E> {
+        match self.kind {
+            FailureKind::Transport(error) => Err(error),
+            FailureKind::Status { response, .. } => Ok(response),
+        }
+    }
+}
+
+/// Sends each attempt of a call through the inner service (tonic's
+/// `Channel`, or any service of `http::Request<tonic::body::Body>`), and
+/// judges its answer when the response headers arrive.
+#[derive(Clone, Debug)]
+pub(crate) struct Attempts<S> {
+    pub(crate) inner: S,
+}
+
+impl<S> Service<GrpcCall> for Attempts<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>>,
+{
+    type Response = Response<Body>;
+    type Error = Failure<S::Error>;
+    type Future = AttemptFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Nothing was sent: the body is untouched.
+        self.inner.poll_ready(cx).map_err(|error| kept::Failure {
+            kind: FailureKind::Transport(error),
+            replayable: true,
+        })
+    }
+
+    fn call(&mut self, call: GrpcCall) -> Self::Future {
+        match call.request() {
+            Some((request, replay)) => AttemptFuture::Sent {
+                response: self.inner.call(request),
+                replay,
+            },
+            None => AttemptFuture::Lost {
+                response: Some(not_kept()),
+            },
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// One attempt: the inner service's future, and the call's body (to
+    /// commit it, or to tell whether it can still be replayed).
+    #[project = AttemptProj]
+    pub(crate) enum AttemptFuture<F> {
+        Sent { #[pin] response: F, replay: Option<Replay<Body>> },
+        /// The body was no longer kept: no attempt was sent.
+        Lost { response: Option<Response<Body>> },
+    }
+}
+
+impl<F, E> Future for AttemptFuture<F>
+where
+    F: Future<Output = Result<Response<Body>, E>>,
+{
+    type Output = Result<Response<Body>, Failure<E>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (response, replay) = match self.project() {
+            AttemptProj::Sent { response, replay } => (response, replay),
+            AttemptProj::Lost { response } => {
+                let Some(response) = response.take() else {
+                    return Poll::Pending;
+                };
+                return Poll::Ready(Err(kept::Failure {
+                    kind: FailureKind::Status {
+                        response,
+                        code: Code::Unavailable,
+                        pushback: None,
+                        retry_info: None,
+                    },
+                    replayable: false,
+                }));
+            }
+        };
+        let replayable = |replay: &Option<Replay<Body>>| still_replayable(replay.as_ref());
+        Poll::Ready(match ready!(response.poll(cx)) {
+            Err(error) => Err(kept::Failure {
+                kind: FailureKind::Transport(error),
+                replayable: replayable(replay),
+            }),
+            Ok(response) => match wire::trailers_only_status(response.headers()) {
+                Some(status) if status.code() != Code::Ok => Err(kept::Failure {
+                    replayable: replayable(replay),
+                    kind: FailureKind::Status {
+                        code: status.code(),
+                        pushback: wire::pushback(response.headers()),
+                        retry_info: retry_info_delay(&status),
+                        response,
+                    },
+                }),
+                _ => {
+                    // Response headers (or an OK): the call is committed,
+                    // and the body is no longer kept.
+                    if let Some(replay) = replay {
+                        replay.commit();
+                    }
+                    Ok(response)
+                }
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use backoff_tower::ReplayLimits;
+    use core::task::Waker;
+    use http_body::Body as _;
+
+    /// A call of a 7-byte body whose first attempt has sent it (its bytes kept).
+    fn sent_once(limits: &ReplayLimits) -> (Replay<Body>, backoff_tower::ReplayBody<Body>) {
+        let Ok(replay) = Replay::try_new(Body::new(String::from("message")), limits) else {
+            panic!("under the cap");
+        };
+        let mut attempt = replay.attempt().expect("a first attempt");
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(matches!(
+            Pin::new(&mut attempt).poll_frame(&mut cx),
+            Poll::Ready(Some(Ok(_)))
+        ));
+        assert_eq!(limits.reserved_value(), 7);
+        (replay, attempt)
+    }
+
+    #[allow(clippy::result_large_err, reason = "the attempt future's own output")]
+    fn answered(response: Response<Body>, replay: &Replay<Body>) -> Result<Response<Body>, Failure<()>> {
+        let future = AttemptFuture::Sent {
+            response: core::future::ready(Ok::<_, ()>(response)),
+            replay: Some(backoff_tower::__grpc::handle(replay)),
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        match core::pin::pin!(future).poll(&mut cx) {
+            Poll::Ready(result) => result,
+            Poll::Pending => panic!("the response is ready"),
+        }
+    }
+
+    /// Each attempt's body may go to another task: tonic's connections
+    /// poll request bodies on their own tasks.
+    #[test]
+    fn a_replayed_tonic_body_can_cross_threads() {
+        fn body<B: http_body::Body<Data = bytes::Bytes> + Send + 'static>() {}
+        body::<backoff_tower::ReplayBody<Body>>();
+    }
+
+    #[test]
+    fn response_headers_commit_the_call_and_give_its_kept_bytes_back() {
+        let limits = ReplayLimits::new();
+        let (replay, _body_still_sending) = sent_once(&limits);
+        assert!(answered(Response::new(Body::empty()), &replay).is_ok());
+        assert!(!replay.is_replayable(), "committed");
+        assert_eq!(limits.reserved_value(), 0, "the kept bytes are given back at once");
+    }
+
+    #[test]
+    fn a_trailers_only_failure_keeps_the_body_for_the_retry() {
+        let limits = ReplayLimits::new();
+        let (replay, _body) = sent_once(&limits);
+        let Err(failure) = answered(Status::unavailable("down").into_http(), &replay) else {
+            panic!("a failure");
+        };
+        assert_eq!((failure.code(), failure.replayable), (Code::Unavailable, true));
+        assert_eq!(limits.reserved_value(), 7);
+    }
+
+    #[test]
+    fn an_attempt_whose_body_is_no_longer_kept_is_a_failure_that_ends_the_call() {
+        let future = AttemptFuture::<core::future::Ready<Result<Response<Body>, ()>>>::Lost {
+            response: Some(not_kept()),
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        let Poll::Ready(Err(failure)) = core::pin::pin!(future).poll(&mut cx) else {
+            panic!("a failure at once");
+        };
+        assert_eq!((failure.code(), failure.replayable), (Code::Unavailable, false));
+    }
+}

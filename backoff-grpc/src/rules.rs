@@ -1,0 +1,106 @@
+//! [`GrpcRules`]: how the gRPC layer judges one method's calls for the
+//! retry loop: the policy's status codes, the server's pushback and
+//! `RetryInfo`, the attempt headers (`grpc-previous-rpc-attempts`,
+//! `grpc-timeout`), and the call's deadline.
+
+use core::time::Duration;
+
+use http::{HeaderValue, Response};
+use tonic::body::Body;
+
+use super::call::{Failure, FailureKind, GrpcCall, Judged as _};
+use super::codes::CodeSet;
+use super::wire;
+use backoff_runtime::__front_end::Conventions;
+use backoff_runtime::__front_end::Pushback;
+use backoff_runtime::__front_end::ReportFn;
+use backoff_runtime::Attempt;
+use backoff_tower::Classify;
+
+/// One method's retry rules: the status codes its `retryPolicy` retries.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GrpcRules {
+    pub(crate) codes: CodeSet,
+    /// A `RESOURCE_EXHAUSTED` with a `RetryInfo` is retried too
+    /// ([`RetryPolicy::retries_exhausted_with_retry_info`](super::RetryPolicy::retries_exhausted_with_retry_info)).
+    pub(crate) exhausted_with_retry_info: bool,
+}
+
+impl<E> Classify<GrpcCall, Response<Body>, Failure<E>> for GrpcRules {
+    /// The attempt headers read the deadline, which is whole without it.
+    const READS_ATTEMPT_TIME: bool = false;
+
+    fn may_retry(&self, call: &GrpcCall) -> bool {
+        call.request.is_kept()
+    }
+
+    fn replay(&self, call: &GrpcCall, attempt: &Attempt) -> GrpcCall {
+        let mut headers = call.request.headers().clone();
+        let before = attempt.number().saturating_sub(1);
+        if before > 0 {
+            headers.insert(wire::PREVIOUS_ATTEMPTS, HeaderValue::from(before));
+        }
+        if let Some(left) = attempt.time_left() {
+            headers.insert(wire::GRPC_TIMEOUT, wire::timeout_value(left));
+        }
+        GrpcCall {
+            request: call.request.again(headers),
+            deadline: call.deadline,
+        }
+    }
+
+    fn deadline(&self, call: &GrpcCall) -> Option<Duration> {
+        call.deadline
+    }
+
+    /// A retryable status (a transport error counts as `UNAVAILABLE`) of a
+    /// call whose body is still kept; also a pushback that says not to
+    /// retry, so that the throttle counts it before the call ends; and,
+    /// under a policy built in code without codes, a `RESOURCE_EXHAUSTED`
+    /// that says when to come back.
+    fn retry_error(&self, failure: &Failure<E>) -> bool {
+        let refused = matches!(
+            &failure.kind,
+            FailureKind::Status {
+                pushback: Some(Pushback::Stop),
+                ..
+            }
+        );
+        let told_when = self.exhausted_with_retry_info
+            && matches!(
+                &failure.kind,
+                FailureKind::Status {
+                    code: tonic::Code::ResourceExhausted,
+                    retry_info: Some(_),
+                    ..
+                }
+            );
+        failure.replayable && (self.codes.contains(failure.code()) || refused || told_when)
+    }
+
+    /// The `RetryInfo` in `grpc-status-details-bin`: a hint, capped by
+    /// `maxBackoff` as every hint is.
+    fn error_hint(&self, failure: &Failure<E>) -> Option<Duration> {
+        match &failure.kind {
+            FailureKind::Status { retry_info, .. } => *retry_info,
+            FailureKind::Transport(_) => None,
+        }
+    }
+
+    fn pushback(&self, failure: &Failure<E>) -> Option<Pushback> {
+        match &failure.kind {
+            FailureKind::Status { pushback, .. } => *pushback,
+            FailureKind::Transport(_) => None,
+        }
+    }
+
+    fn report(&self) -> Option<ReportFn<Result<Response<Body>, Failure<E>>>> {
+        Some(|outcome, sink| {
+            let code = match outcome {
+                Ok(_) => tonic::Code::Ok,
+                Err(failure) => failure.code(),
+            };
+            sink(None, Conventions::grpc(code as i32));
+        })
+    }
+}

@@ -1,0 +1,25 @@
+//! The driver, as the front-end crates (`backoff-tower`, `backoff-grpc`)
+//! reach it.
+//!
+//! Not public API: hidden from the docs, and free to change in any release.
+//! The front ends pin this crate to its exact version, so a change here
+//! never breaks a published pair. Users write `#[retry]`, the builder, or a
+//! front end's layer instead.
+
+pub use crate::limits::admission::{Admitting, Ask};
+pub use crate::limits::limit::Limit;
+pub use crate::observe::conventions::{Conventions, SemanticConventions};
+pub use crate::observe::metrics::grpc_call;
+pub use crate::observe::site::Site;
+pub use crate::observe::trace::{ReportFn, ResendSpan, in_resend_span, resend_span};
+pub use crate::run::attempt::AttemptSource;
+pub use crate::run::decide::start_needed;
+pub use crate::run::driver::{Loop, Step, Waits};
+pub use crate::run::hooks::{Hooks, Pushback};
+pub use crate::run::invocation::CallNonce;
+pub use crate::run::nested::NestedAttempt;
+pub use crate::time::clock::ClockKind;
+#[cfg(feature = "tokio")]
+pub use crate::time::sleep::TokioSleep;
+pub use crate::time::sleep::{ASYNC_CLOCK, Timer};
+pub use crate::time::timeout::Timed;

@@ -1,0 +1,143 @@
+//! [`Classify`]: how a [`RetryLayer`](crate::RetryLayer) judges a
+//! request, a response and an error.
+
+use core::time::Duration;
+
+use backoff_runtime::__front_end::Pushback;
+use backoff_runtime::__front_end::ReportFn;
+use backoff_runtime::Attempt;
+
+/// How a [`RetryLayer`](crate::RetryLayer) treats a request, its response and its error: the
+/// layer's `retry_if`, `retry_if_ok`, `retry_after` and `retry_after_ok`,
+/// plus the one question only a request can answer (may it be sent twice?)
+/// and how to send it again.
+///
+/// [`HttpRetry`](crate::HttpRetry) is the one for HTTP; implement it for another protocol.
+///
+/// ```
+/// use backoff_tower::Classify;
+/// use std::time::Duration;
+///
+/// /// A service of `u32` requests whose errors are status codes.
+/// #[derive(Clone)]
+/// struct Codes;
+///
+/// impl Classify<u32, String, u16> for Codes {
+///     fn may_retry(&self, _request: &u32) -> bool {
+///         true
+///     }
+///     fn replay(&self, request: &u32, _attempt: &backoff_runtime::Attempt) -> u32 {
+///         *request
+///     }
+///     fn retry_error(&self, error: &u16) -> bool {
+///         *error >= 500
+///     }
+/// }
+/// # let _ = Codes;
+/// ```
+pub trait Classify<Req, Res, E>: Clone + Send + Sync + 'static {
+    /// Whether [`replay`](Classify::replay) reads the attempt's
+    /// [`elapsed`](backoff_runtime::Attempt::elapsed). When `false`, the layer reads
+    /// no clock for the attempts (the call's start is read only when a key
+    /// needs it: `max_elapsed`, a limit or a hook), and `elapsed` is zero.
+    /// The deadline (`deadline`, `time_left`) is whole either way. Default:
+    /// `true`; [`HttpRetry`](crate::HttpRetry) says `false`.
+    ///
+    /// ```
+    /// use backoff_tower::Classify;
+    ///
+    /// /// Requests replayed as they are: no time read.
+    /// #[derive(Clone)]
+    /// struct Same;
+    /// impl Classify<u8, u8, ()> for Same {
+    ///     const READS_ATTEMPT_TIME: bool = false;
+    ///     fn may_retry(&self, _: &u8) -> bool {
+    ///         true
+    ///     }
+    ///     fn replay(&self, request: &u8, _: &backoff_runtime::Attempt) -> u8 {
+    ///         *request
+    ///     }
+    /// }
+    /// # let _ = Same;
+    /// ```
+    const READS_ATTEMPT_TIME: bool = true;
+
+    /// Whether `request` may be sent more than once. A request that may not
+    /// gets its one attempt, unretried.
+    fn may_retry(&self, request: &Req) -> bool;
+
+    /// The request to send as `attempt` (the first included), made from the
+    /// caller's request: a clone, with whatever the attempt adds (an
+    /// idempotency key, an attempt count, a deadline header).
+    fn replay(&self, request: &Req, attempt: &Attempt) -> Req;
+
+    /// Whether an error of the inner service is worth retrying (the layer's
+    /// `retry_if`). Default: every error.
+    fn retry_error(&self, _error: &E) -> bool {
+        true
+    }
+
+    /// The server's suggested wait after an error (`retry_after`). Default:
+    /// none.
+    fn error_hint(&self, _error: &E) -> Option<Duration> {
+        None
+    }
+
+    /// Whether a response is a failure worth retrying (`retry_if_ok`: a
+    /// 503 is an `Ok` of the inner service). Default: no response is.
+    fn retry_response(&self, _response: &Res) -> bool {
+        false
+    }
+
+    /// The server's suggested wait after a response that is retried
+    /// (`retry_after_ok`: its `Retry-After`). Default: none.
+    fn response_hint(&self, _response: &Res) -> Option<Duration> {
+        None
+    }
+
+    /// The server's instruction after an error that overrides the schedule
+    /// (gRPC's `grpc-retry-pushback-ms`): an exact wait, not capped by
+    /// `max_backoff`, after which the schedule restarts; or a refusal,
+    /// which ends the call once the limit has counted the failure (so
+    /// [`retry_error`](Classify::retry_error) should accept the error).
+    /// Default: none.
+    ///
+    /// ```
+    /// use backoff_tower::{Classify, Pushback};
+    /// use std::time::Duration;
+    ///
+    /// /// Errors that carry the server's "retry in n ms" (negative: never).
+    /// #[derive(Clone)]
+    /// struct Told;
+    /// impl Classify<u8, u8, i64> for Told {
+    ///     fn may_retry(&self, _: &u8) -> bool {
+    ///         true
+    ///     }
+    ///     fn replay(&self, request: &u8, _: &backoff_runtime::Attempt) -> u8 {
+    ///         *request
+    ///     }
+    ///     fn pushback(&self, millis: &i64) -> Option<Pushback> {
+    ///         Some(u64::try_from(*millis).map_or(Pushback::Stop, |ms| Pushback::After(Duration::from_millis(ms))))
+    ///     }
+    /// }
+    /// assert_eq!(Classify::<u8, u8, i64>::pushback(&Told, &-1), Some(Pushback::Stop));
+    /// ```
+    fn pushback(&self, _error: &E) -> Option<Pushback> {
+        None
+    }
+
+    /// A limit on the time all the attempts and waits of the call of
+    /// `request` take together, besides `max_elapsed` (the shorter holds):
+    /// a gRPC call's deadline. Each [`Attempt`]'s
+    /// [`time_left`](Attempt::time_left) counts down to it. Default: none.
+    fn deadline(&self, _request: &Req) -> Option<Duration> {
+        None
+    }
+
+    /// How the retry events show a failed attempt (OpenTelemetry's
+    /// attributes): none by default.
+    #[doc(hidden)]
+    fn report(&self) -> Option<ReportFn<Result<Res, E>>> {
+        None
+    }
+}

@@ -1,0 +1,596 @@
+//! [`ResponseFuture`]: the future of one call through a
+//! [`RetryService`](crate::RetryService), polled by hand over the
+//! driver's steps (`Loop::succeeded`, `Loop::failed`), as the builder's
+//! future is: no box, no clock read and no span unless a key needs one.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll, ready};
+use core::time::Duration;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tower_service::Service;
+
+use crate::classify::Classify;
+use crate::http::HttpRetry;
+use crate::layer::{NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
+use backoff_runtime::__front_end::AttemptSource;
+use backoff_runtime::__front_end::CallNonce;
+use backoff_runtime::__front_end::Hooks;
+use backoff_runtime::__front_end::NestedAttempt;
+use backoff_runtime::__front_end::Timed;
+use backoff_runtime::__front_end::{ASYNC_CLOCK, Timer, TokioSleep};
+use backoff_runtime::__front_end::{Admitting, Ask};
+use backoff_runtime::__front_end::{Loop, Step, Waits};
+use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
+use backoff_runtime::Policy;
+use backoff_runtime::{__front_end::Limit, RetryLimit};
+use backoff_runtime::{GiveUp, RetryEvent, Success};
+
+pin_project_lite::pin_project! {
+    /// One attempt's send: the first is called at once (by
+    /// `RetryService::call`, on the service `poll_ready` made ready); each
+    /// resend owns a clone of the service, made ready before it is called
+    /// (tower's rule for a service used more than once), so its readiness
+    /// counts toward the per-attempt timeout as the call does.
+    #[project = SendingProj]
+    enum Sending<S, Req, F> {
+        /// The inner service was called: its future.
+        Called { #[pin] response: F },
+        /// A clone of the service, being made ready for `request`.
+        Readying { service: S, request: Option<Req> },
+    }
+}
+
+impl<S, Req, F> Future for Sending<S, Req, F>
+where
+    S: Service<Req, Future = F>,
+    F: Future<Output = Result<S::Response, S::Error>>,
+{
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        loop {
+            match self.as_mut().project() {
+                SendingProj::Called { response } => return response.poll(cx),
+                SendingProj::Readying { service, request } => {
+                    ready!(service.poll_ready(cx))?;
+                    // Taken once: the phase changes to `Called` below.
+                    let Some(request) = request.take() else {
+                        return Poll::Pending;
+                    };
+                    let response = service.call(request);
+                    self.set(Sending::Called { response });
+                }
+            }
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// What a retried call is doing. Each attempt is bracketed for nested
+    /// retries ([`NestedAttempt`]).
+    #[project = PhaseProj]
+    enum Phase<S, Req, F, R> {
+        /// The first attempt runs: the inner service's call, as made.
+        First { #[pin] attempt: NestedAttempt<F> },
+        /// A resend runs (a service clone made ready, then called), in its
+        /// `resend` span when a subscriber sees it: entered on each of its
+        /// polls, closed when it ends.
+        Resending { #[pin] attempt: NestedAttempt<Sending<S, Req, F>>, span: Option<ResendSpan> },
+        /// An attempt runs under the layer's per-attempt timeout (only with
+        /// [`RetryLayer::timeout`](crate::RetryLayer::timeout)), a
+        /// resend in its span.
+        Limited { #[pin] attempt: NestedAttempt<Timed<Sending<S, Req, F>, R>>, span: Option<ResendSpan> },
+        /// The wait before the next attempt.
+        Sleeping { #[pin] pending: tokio::time::Sleep },
+        /// The wait the layer's admission limiter asked for before the next
+        /// attempt (only with
+        /// [`RetryLayer::admission`](crate::RetryLayer::admission)),
+        /// and how long that attempt waited for it in all.
+        Admitting { #[pin] pending: tokio::time::Sleep, waited: Duration },
+        /// The admission limiter refused the next attempt: the call ends
+        /// with this result (`E::from(Refused)`).
+        Refused { result: fn() -> R },
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// One call: a request that may not be sent twice, or its retries.
+    #[project = CallProj]
+    enum Call<S, Req, C, T, A, F, R> {
+        /// A request that may not be sent twice: its one attempt, as the
+        /// inner service answers it.
+        Once { #[pin] response: F },
+        /// A request that may be retried: what it is doing, and what it keeps.
+        Retrying { #[pin] phase: Phase<S, Req, F, R>, retry: Retrying<S, Req, C, T, A> },
+    }
+}
+
+/// The answer of the inner service `S` to a `Req`.
+type Answer<S, Req> = Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>;
+
+/// The phase of a retried call of `S` with `Req`.
+type PhaseOf<S, Req> = Phase<S, Req, <S as Service<Req>>::Future, Answer<S, Req>>;
+
+/// A call of `S` with `Req`, retried with `C`, `T` and `A`.
+type CallOf<S, Req, C, T, A> = Call<S, Req, C, T, A, <S as Service<Req>>::Future, Answer<S, Req>>;
+
+/// What a retried call keeps besides its phase: the layer's keys, the
+/// caller's request (each attempt sends a replay of it), a clone of the
+/// service for the resends, the driver's state, and what each attempt's
+/// [`Attempt`](backoff_runtime::Attempt) is made from.
+struct Retrying<S, Req, C, T, A> {
+    config: Arc<RetryLayer<C, T, A>>,
+    request: Req,
+    service: S,
+    driver: Loop,
+    /// The call's nonce (its invocation id), the same for every attempt.
+    call: CallNonce,
+    /// The call's start as the attempts see it (unread when neither a key
+    /// nor the classification needs it).
+    start: Option<Instant>,
+    /// The number of the attempt last started (1-based).
+    number: u32,
+    /// The waits so far, together.
+    waited: Duration,
+    /// How a wait starts: its `Sleep` is kept in [`Phase::Sleeping`].
+    timer: TokioSleep,
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a [`RetryService`](crate::RetryService) call:
+    /// the retries of one request, as a named type (no box per call). It is
+    /// `Send` when the inner service, its future, the request and the
+    /// response are, so a layered service works behind tower's `Buffer`
+    /// and from spawned tasks.
+    ///
+    /// The first attempt is the inner service's call made by
+    /// `RetryService::call`. A request that may not be sent twice
+    /// ([`Classify::may_retry`]) is that call alone; otherwise each failed
+    /// attempt goes to the driver's decision, each wait is a tokio `Sleep`
+    /// kept in the future, and each resend a clone of the service, made
+    /// ready first.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_tower::{HttpRetry, ResponseFuture, RetryLayer, RetryService};
+    /// use tower::{Layer, Service, ServiceExt};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let backend = tower::service_fn(|_: http::Request<String>| async {
+    ///     Ok::<_, std::io::Error>(http::Response::new("hello"))
+    /// });
+    /// let mut client = RetryLayer::new(Policy::new()).layer(backend);
+    /// let request = http::Request::get("http://backend/").body(String::new()).unwrap();
+    /// let future = client.ready().await.unwrap().call(request);
+    /// // A named type: it can be a field, or a tower `Service::Future` of yours.
+    /// fn is_named<S: Service<http::Request<String>>>(_: &ResponseFuture<S, http::Request<String>, HttpRetry>) {}
+    /// is_named(&future);
+    /// assert_eq!(*future.await.unwrap().body(), "hello");
+    /// # }
+    /// ```
+    pub struct ResponseFuture<S, Req, C = HttpRetry, T = NoTimeout, A = NoAdmission>
+    where
+        S: Service<Req>,
+    {
+        #[pin]
+        call: CallOf<S, Req, C, T, A>,
+    }
+}
+
+impl<S: Service<Req>, Req, C, T, A> core::fmt::Debug for ResponseFuture<S, Req, C, T, A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (retried, waiting) = match &self.call {
+            Call::Once { .. } => (false, false),
+            Call::Retrying { phase, .. } => (true, matches!(phase, Phase::Sleeping { .. } | Phase::Admitting { .. })),
+        };
+        f.debug_struct("ResponseFuture")
+            .field("retried", &retried)
+            .field("waiting", &waiting)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The policy of a call with its own `deadline` (a gRPC call's): the
+/// layer's, with `max_elapsed` no later than the deadline.
+#[cold]
+fn bounded_by(policy: &Policy, deadline: Duration) -> Policy {
+    let limit = policy
+        .max_elapsed_value()
+        .map_or(deadline, |max_elapsed| max_elapsed.min(deadline));
+    policy.max_elapsed(limit)
+}
+
+/// The layer's limit, as the driver borrows it.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn limit_of<C, T, A>(config: &RetryLayer<C, T, A>) -> Option<Limit<'_>> {
+    config.calls.budget.as_ref().map(Limit::of)
+}
+
+impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
+    /// The caller's request, the retries made and the waits before them
+    /// together, of a call that may be retried (gRPC's per-call metrics).
+    pub fn retried(&self) -> Option<(&Req, u32, Duration)> {
+        match &self.call {
+            Call::Once { .. } => None,
+            Call::Retrying { retry, .. } => Some((&retry.request, retry.number.saturating_sub(1), retry.waited)),
+        }
+    }
+}
+
+impl<S, Req, C, T, A> ResponseFuture<S, Req, C, T, A>
+where
+    S: Service<Req> + Clone,
+    C: Classify<Req, S::Response, S::Error>,
+    T: PerAttemptTimeout<S::Error>,
+    A: PerAttemptAdmission<S::Error>,
+{
+    /// The call of `request` on `service`, which `poll_ready` made ready.
+    #[inline]
+    pub fn start(service: &mut S, config: &Arc<RetryLayer<C, T, A>>, request: Req) -> Self {
+        if !config.classify.may_retry(&request) {
+            return ResponseFuture {
+                call: Call::Once {
+                    response: service.call(request),
+                },
+            };
+        }
+        let bounded;
+        let policy = match config.classify.deadline(&request) {
+            None => &config.calls.policy,
+            Some(deadline) => {
+                bounded = bounded_by(&config.calls.policy, deadline);
+                &bounded
+            }
+        };
+        let driver = if config.calls.reads_start || policy.max_elapsed_value().is_some() {
+            Loop::start(ASYNC_CLOCK, policy, limit_of(config), true)
+        } else {
+            Loop::unstarted(ASYNC_CLOCK)
+        };
+        let start = match driver.start_instant() {
+            None if C::READS_ATTEMPT_TIME => Some(ASYNC_CLOCK.now()),
+            start => start,
+        };
+        let call = CallNonce::next();
+        if let Some(admission) = config.admission.admission::<S::Response>() {
+            if let Some(held) = first_held(admission) {
+                return Self::held(service, config, request, driver, call, start, held);
+            }
+        }
+        let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
+        let response = service.call(config.classify.replay(&request, &first));
+        let retry = Retrying::new(service, config, request, driver, call, start, 1);
+        let phase = if config.timeout.limit::<S::Response>().is_none() {
+            Phase::First {
+                attempt: NestedAttempt::new(response),
+            }
+        } else {
+            retry.attempt(Sending::Called { response }, None)
+        };
+        ResponseFuture {
+            call: Call::Retrying { phase, retry },
+        }
+    }
+
+    /// A call whose first attempt the admission limiter holds back: not
+    /// sent now (the service `poll_ready` made ready is left as it is), but
+    /// after the wait, through a clone made ready then, as a resend is; or
+    /// never, when refused.
+    #[cold]
+    #[inline(never)]
+    fn held(
+        service: &S,
+        config: &Arc<RetryLayer<C, T, A>>,
+        request: Req,
+        driver: Loop,
+        call: CallNonce,
+        start: Option<Instant>,
+        held: Held<Answer<S, Req>>,
+    ) -> Self {
+        let mut retry = Retrying::new(service, config, request, driver, call, start, 0);
+        let phase = retry.held_phase(held);
+        ResponseFuture {
+            call: Call::Retrying { phase, retry },
+        }
+    }
+}
+
+/// What the admission limiter said of an attempt it did not let go at once.
+#[derive(Clone, Copy, Debug)]
+enum Held<R> {
+    /// Wait this long (the attempt waited this long for it in all), then ask again.
+    Wait(Duration, Duration),
+    /// The call ends with this result.
+    Refuse(fn() -> R),
+}
+
+/// A layer's admission limiter, with the result of a refused attempt.
+type Admission<'a, R> = (&'a dyn RetryLimit, fn() -> R);
+
+/// The admission limiter's answer for the first attempt: `None` to send it now.
+#[cold]
+#[inline(never)]
+fn first_held<R>(admission: Admission<'_, R>) -> Option<Held<R>> {
+    held_after(admission, 0, Duration::ZERO)
+}
+
+/// The admission limiter's answer for the attempt after `attempts`, which
+/// waited `waited` for it so far: `None` to send it now.
+fn held_after<R>((limit, refused): Admission<'_, R>, attempts: u32, waited: Duration) -> Option<Held<R>> {
+    match Admitting::of_dyn(limit, ASYNC_CLOCK).after(attempts).ask(waited) {
+        Ask::Go => None,
+        Ask::Wait(wait) => Some(Held::Wait(wait, waited.saturating_add(wait))),
+        Ask::Refuse => Some(Held::Refuse(refused)),
+    }
+}
+
+impl<S, Req, C, T, A> Retrying<S, Req, C, T, A>
+where
+    S: Service<Req> + Clone,
+    C: Classify<Req, S::Response, S::Error>,
+    T: PerAttemptTimeout<S::Error>,
+    A: PerAttemptAdmission<S::Error>,
+{
+    /// The state of a call's retries, `number` attempts sent so far, on a
+    /// clone of `service`.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn new(
+        service: &S,
+        config: &Arc<RetryLayer<C, T, A>>,
+        request: Req,
+        driver: Loop,
+        call: CallNonce,
+        start: Option<Instant>,
+        number: u32,
+    ) -> Self {
+        Retrying {
+            config: Arc::clone(config),
+            request,
+            service: service.clone(),
+            driver,
+            call,
+            start,
+            number,
+            waited: Duration::ZERO,
+            timer: TokioSleep,
+        }
+    }
+
+    /// The call's policy: the layer's, bounded by the call's own deadline
+    /// when the classification gives one.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn policy(&self) -> Policy {
+        match self.config.classify.deadline(&self.request) {
+            None => self.config.calls.policy,
+            Some(deadline) => bounded_by(&self.config.calls.policy, deadline),
+        }
+    }
+
+    /// The phase of an attempt that sends with `sending`: under the
+    /// per-attempt timeout when the layer has one (never past
+    /// `max_elapsed`), in `span` when it is a resend someone sees.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn attempt(&self, sending: Sending<S, Req, S::Future>, span: Option<ResendSpan>) -> PhaseOf<S, Req> {
+        match self.config.timeout.limit() {
+            None => Phase::Resending {
+                attempt: NestedAttempt::new(sending),
+                span,
+            },
+            Some((limit, on_elapsed)) => {
+                let limit = self.driver.attempt_limit(&self.policy(), limit);
+                Phase::Limited {
+                    attempt: NestedAttempt::new(Timed::limited(limit, sending, on_elapsed)),
+                    span,
+                }
+            }
+        }
+    }
+
+    /// The phase of an attempt the admission limiter held back.
+    fn held_phase(&mut self, held: Held<Answer<S, Req>>) -> PhaseOf<S, Req> {
+        match held {
+            Held::Wait(wait, waited) => Phase::Admitting {
+                pending: self.timer.start(wait),
+                waited,
+            },
+            Held::Refuse(result) => Phase::Refused { result },
+        }
+    }
+
+    /// The next attempt, after a wait (and `waited` for admission so far):
+    /// asked of the admission limiter first, when the layer has one; the
+    /// request replayed for it, sent through a clone of the service made
+    /// ready first, in its `resend` span.
+    #[cold]
+    #[inline(never)]
+    fn resend(&mut self, waited: Duration) -> PhaseOf<S, Req> {
+        if let Some(admission) = self.config.admission.admission::<S::Response>() {
+            if let Some(held) = held_after(admission, self.number, waited) {
+                return self.held_phase(held);
+            }
+        }
+        self.number = self.number.saturating_add(1);
+        let attempt = AttemptSource::nth(&self.policy(), self.call, self.start, ASYNC_CLOCK, self.number);
+        let request = self.config.classify.replay(&self.request, &attempt);
+        let sending = Sending::Readying {
+            service: self.service.clone(),
+            request: Some(request),
+        };
+        self.attempt(sending, resend_span(attempt.number()))
+    }
+
+    /// The decision on an attempt that failed (an error, or a response the
+    /// classification retries), with the layer's classification and hooks
+    /// lent as [`Hooks`]: the final result, or the wait before the next
+    /// attempt. Out of line: the happy path never builds the hooks.
+    #[cold]
+    #[inline(never)]
+    fn failed(
+        &mut self,
+        outcome: Result<S::Response, S::Error>,
+        gave_up_below: bool,
+    ) -> Step<Result<S::Response, S::Error>, Duration> {
+        let number = self.number;
+        self.decide(|driver, policy, limit, admission, hooks| match admission {
+            None => driver.failed(Waits, policy, limit, hooks, outcome, gave_up_below),
+            Some((admitting, _)) => {
+                let admitting = Admitting::of_dyn(admitting, ASYNC_CLOCK).after(number);
+                driver.failed_admitting(Waits, policy, limit, &admitting, hooks, outcome, gave_up_below)
+            }
+        })
+    }
+
+    /// The call ends before an attempt the admission limiter refused:
+    /// `E::from(Refused)`, reported as a give-up with
+    /// [`StopReason::Refused`](backoff_runtime::StopReason::Refused).
+    #[cold]
+    #[inline(never)]
+    fn refused(&mut self, result: fn() -> Answer<S, Req>) -> Answer<S, Req> {
+        let number = self.number;
+        self.decide(|driver, policy, _, _, hooks| driver.refused(policy, number, hooks, result()))
+    }
+
+    /// Runs `decide` with the call's loop, policy, limit and admission
+    /// limiter, and the layer's classification and hooks lent as [`Hooks`].
+    #[inline]
+    fn decide<Out>(
+        &mut self,
+        decide: impl FnOnce(
+            &mut Loop,
+            &Policy,
+            Option<Limit<'_>>,
+            RefusedOf<'_, S, Req>,
+            &Hooks<'_, S::Response, S::Error, Result<S::Response, S::Error>>,
+        ) -> Out,
+    ) -> Out {
+        let policy = self.policy();
+        let config = &*self.config;
+        let classify = &config.classify;
+        let observers = &config.calls.observers;
+        let retry_if = |error: &S::Error| classify.retry_error(error);
+        let retry_after = |error: &S::Error| classify.error_hint(error);
+        let retry_if_ok = |response: &S::Response| classify.retry_response(response);
+        let retry_after_ok = |response: &S::Response| classify.response_hint(response);
+        let pushback = |error: &S::Error| classify.pushback(error);
+        let on_retry = |_: &Result<S::Response, S::Error>, event: &RetryEvent| {
+            if let Some(hook) = &observers.on_retry {
+                hook(event);
+            }
+        };
+        let on_give_up = |_: &Result<S::Response, S::Error>, give_up: &GiveUp| {
+            if let Some(hook) = &observers.on_give_up {
+                hook(give_up);
+            }
+        };
+        let mut hooks = Hooks::new()
+            .retry_if(&retry_if)
+            .retry_after(&retry_after)
+            .retry_if_ok(&retry_if_ok)
+            .retry_after_ok(&retry_after_ok)
+            .pushback(&pushback)
+            .values_are_failures(true)
+            .at(&config.calls.site);
+        if let Some(report) = classify.report() {
+            hooks = hooks.report_with(report);
+        }
+        if observers.on_retry.is_some() {
+            hooks = hooks.on_retry(&on_retry);
+        }
+        if observers.on_give_up.is_some() {
+            hooks = hooks.on_give_up(&on_give_up);
+        }
+        if let Some(on_success) = &observers.on_success {
+            hooks = hooks.on_success(&**on_success);
+        }
+        decide(
+            &mut self.driver,
+            &policy,
+            limit_of(config),
+            config.admission.admission::<S::Response>(),
+            &hooks,
+        )
+    }
+
+    /// The attempt that just ended returned `response`, which the
+    /// classification accepts: the limit gets its tokens back, and
+    /// metrics, tracing and `on_success` hear of it when they listen.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn succeeded(&mut self) {
+        let config = &*self.config;
+        let on_success = config
+            .calls
+            .observers
+            .on_success
+            .as_deref()
+            .map(|hook| hook as &dyn Fn(&Success));
+        if let Some((limit, _)) = config.admission.admission::<S::Response>() {
+            limit.observed(ASYNC_CLOCK.now(), false);
+        }
+        self.driver.succeeded(limit_of(config), &config.calls.site, on_success);
+    }
+}
+
+/// The admission limiter and refused result of a call of `S` with `Req`.
+type RefusedOf<'a, S, Req> = Option<(
+    &'a dyn RetryLimit,
+    fn() -> Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>,
+)>;
+
+impl<S, Req, C, T, A> Future for ResponseFuture<S, Req, C, T, A>
+where
+    S: Service<Req> + Clone,
+    C: Classify<Req, S::Response, S::Error>,
+    T: PerAttemptTimeout<S::Error>,
+    A: PerAttemptAdmission<S::Error>,
+{
+    type Output = Result<S::Response, S::Error>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (mut phase, retry) = match self.project().call.project() {
+            CallProj::Once { response } => return response.poll(cx),
+            CallProj::Retrying { phase, retry } => (phase, retry),
+        };
+        loop {
+            let (result, below) = match phase.as_mut().project() {
+                PhaseProj::First { attempt } => ready!(attempt.poll(cx)),
+                PhaseProj::Resending { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
+                PhaseProj::Limited { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
+                PhaseProj::Sleeping { pending } => {
+                    ready!(retry.timer.poll_wait(pending, cx));
+                    let next = retry.resend(Duration::ZERO);
+                    phase.set(next);
+                    continue;
+                }
+                PhaseProj::Admitting { pending, waited } => {
+                    let waited = *waited;
+                    ready!(retry.timer.poll_wait(pending, cx));
+                    let next = retry.resend(waited);
+                    phase.set(next);
+                    continue;
+                }
+                PhaseProj::Refused { result } => return Poll::Ready(retry.refused(*result)),
+            };
+            let outcome = match result {
+                Ok(response) if !retry.config.classify.retry_response(&response) => {
+                    retry.succeeded();
+                    return Poll::Ready(Ok(response));
+                }
+                outcome => outcome,
+            };
+            match retry.failed(outcome, below) {
+                Step::Return(result) => return Poll::Ready(result),
+                Step::Retry(wait) => {
+                    retry.waited = retry.waited.saturating_add(wait);
+                    let pending = retry.timer.start(wait);
+                    phase.set(Phase::Sleeping { pending });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,428 @@
+//! [`RetryLayer`]: the keys of a layered service's retries (the policy,
+//! the classification, the per-attempt timeout, the limit, the admission
+//! limiter, the name and the observing hooks), shared by every call of the
+//! services it makes.
+
+use core::time::Duration;
+use std::sync::Arc;
+
+use crate::http::HttpRetry;
+use backoff_runtime::__front_end::Site;
+use backoff_runtime::__front_end::start_needed;
+use backoff_runtime::Elapsed;
+use backoff_runtime::Policy;
+use backoff_runtime::Refused;
+use backoff_runtime::{__front_end::Limit, RetryLimit};
+use backoff_runtime::{GiveUp, RetryEvent, Success};
+
+/// No per-attempt timeout (the layer's default).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTimeout;
+
+/// A per-attempt timeout, set by [`RetryLayer::timeout`]: the inner
+/// service's error must then be `From<Elapsed>` (tower's `BoxError` is).
+#[derive(Clone, Copy, Debug)]
+pub struct WithTimeout(Duration);
+
+/// No admission limiter (the layer's default): every attempt goes at once.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoAdmission;
+
+/// A limiter asked before every attempt, set by [`RetryLayer::admission`]:
+/// the inner service's error must then be `From<Refused>` (tower's
+/// `BoxError` is).
+#[derive(Clone)]
+pub struct WithAdmission(Arc<dyn RetryLimit + Send>);
+
+impl core::fmt::Debug for WithAdmission {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("WithAdmission").finish_non_exhaustive()
+    }
+}
+
+/// A hook of the layer, shared by every call.
+type Hook<A> = Arc<dyn Fn(&A) + Send + Sync>;
+
+/// What is observed of each call: `on_retry`, `on_give_up`, `on_success`.
+#[derive(Clone, Default)]
+pub(super) struct Observers {
+    pub(super) on_retry: Option<Hook<RetryEvent>>,
+    pub(super) on_give_up: Option<Hook<GiveUp>>,
+    pub(super) on_success: Option<Hook<Success>>,
+}
+
+impl Observers {
+    /// Whether a hook observes the calls (their start is then read).
+    pub(super) fn any(&self) -> bool {
+        self.on_retry.is_some() || self.on_give_up.is_some() || self.on_success.is_some()
+    }
+}
+
+/// A tower [`Layer`](tower_layer::Layer) that retries each request of the
+/// service it wraps on a [`Policy`], with the attribute's keys as methods.
+///
+/// ```
+/// use backoff_runtime::{Policy, RetryBudget};
+/// use backoff_tower::RetryLayer;
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// static BACKEND: RetryBudget = RetryBudget::new().name("backend");
+/// const POLICY: Policy = Policy::new().max_retries(4).max_backoff(Duration::from_secs(8));
+///
+/// let layer = RetryLayer::new(POLICY)
+///     .budget(Arc::new(&BACKEND))
+///     .name("backend")
+///     .idempotency_key()
+///     .timeout(Duration::from_secs(2))
+///     .on_retry(|event| eprintln!("retrying in {:?}", event.wait()));
+/// # let _ = layer;
+/// ```
+#[derive(Clone)]
+pub struct RetryLayer<C = HttpRetry, T = NoTimeout, A = NoAdmission> {
+    pub(super) classify: C,
+    pub(super) timeout: T,
+    pub(super) admission: A,
+    /// The keys whose types never change as the layer is built.
+    pub(super) calls: Calls,
+}
+
+/// The keys of a [`RetryLayer`] that keep their types as the
+/// classification, timeout or admission change: how each call is
+/// scheduled, limited and reported.
+#[derive(Clone)]
+pub(super) struct Calls {
+    pub(super) policy: Policy,
+    pub(super) budget: Option<Arc<dyn RetryLimit + Send>>,
+    /// What events and metrics name the calls: `"retry"`, or [`name`](RetryLayer::name)'s.
+    pub(super) site: Site,
+    pub(super) observers: Observers,
+    /// Whether a call reads its start when it starts (`max_elapsed`, a limit
+    /// that reads the clock, or an observer): asked once, by
+    /// [`shared`](RetryLayer::shared), not on every call.
+    pub(super) reads_start: bool,
+}
+
+impl core::fmt::Debug for RetryLayer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RetryLayer")
+            .field("policy", &self.calls.policy)
+            .field("name", &self.calls.site.name())
+            .field("budget", &self.calls.budget.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RetryLayer {
+    /// A layer retrying HTTP requests on `policy` ([`HttpRetry`]'s rules).
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_tower::RetryLayer;
+    /// let layer = RetryLayer::new(Policy::new());
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn new(policy: Policy) -> Self {
+        RetryLayer {
+            classify: HttpRetry::new(),
+            timeout: NoTimeout,
+            admission: NoAdmission,
+            calls: Calls {
+                policy,
+                budget: None,
+                site: Site::Named("retry"),
+                observers: Observers::default(),
+                reads_start: false,
+            },
+        }
+    }
+
+    /// Adds an `Idempotency-Key` header (the call's invocation id) to a
+    /// request of a method that is not idempotent and has none, so that it
+    /// may be retried: the server sees the same key on every attempt.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_tower::RetryLayer;
+    /// let layer = RetryLayer::new(Policy::new()).idempotency_key();
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn idempotency_key(mut self) -> Self {
+        self.classify = self.classify.idempotency_key();
+        self
+    }
+
+    /// Retries every method, `POST` and `PATCH` without an
+    /// `Idempotency-Key` included: for servers that make them idempotent
+    /// another way.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_tower::RetryLayer;
+    /// let layer = RetryLayer::new(Policy::new()).retry_any_method();
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn retry_any_method(mut self) -> Self {
+        self.classify = self.classify.retry_any_method();
+        self
+    }
+}
+
+impl<C, T, A> RetryLayer<C, T, A> {
+    /// The same layer with the classification, timeout and admission that
+    /// `change` makes of these (each may change type).
+    fn retyped<D, T2, A2>(self, change: impl FnOnce(C, T, A) -> (D, T2, A2)) -> RetryLayer<D, T2, A2> {
+        let RetryLayer {
+            classify,
+            timeout,
+            admission,
+            calls,
+        } = self;
+        let (classify, timeout, admission) = change(classify, timeout, admission);
+        RetryLayer {
+            classify,
+            timeout,
+            admission,
+            calls,
+        }
+    }
+
+    /// Classifies requests, responses and errors with `classify` instead of
+    /// HTTP's rules.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_tower::{Classify, RetryLayer};
+    ///
+    /// #[derive(Clone)]
+    /// struct Always;
+    /// impl Classify<u8, u8, ()> for Always {
+    ///     fn may_retry(&self, _: &u8) -> bool {
+    ///         true
+    ///     }
+    ///     fn replay(&self, request: &u8, _: &backoff_runtime::Attempt) -> u8 {
+    ///         *request
+    ///     }
+    /// }
+    /// let layer = RetryLayer::new(Policy::new()).classify(Always);
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn classify<D>(self, classify: D) -> RetryLayer<D, T, A> {
+        self.retyped(|_, timeout, admission| (classify, timeout, admission))
+    }
+
+    /// Limits each attempt to `limit` (the attribute's `timeout`): a slower
+    /// attempt is dropped and becomes the error `E::from(Elapsed)`, which the
+    /// classification sees like any other error. Needs tokio's timer.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_tower::RetryLayer;
+    /// use std::time::Duration;
+    /// let layer = RetryLayer::new(Policy::new()).timeout(Duration::from_secs(1));
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn timeout(self, limit: Duration) -> RetryLayer<C, WithTimeout, A> {
+        self.retyped(|classify, _, admission| (classify, WithTimeout(limit), admission))
+    }
+
+    /// Paces every attempt of every call, the first included, with
+    /// `limiter` (the attribute's `admission`): an
+    /// [`AdaptiveRateLimiter`](backoff_runtime::AdaptiveRateLimiter), an
+    /// [`AdaptiveThrottle`](backoff_runtime::AdaptiveThrottle) or your own pacing
+    /// [`RetryLimit`], shared with any other user of the same one. Before
+    /// each attempt it lets it go, makes it wait (a tokio `Sleep` in the
+    /// call's future, before the inner service is called: a delayed first
+    /// attempt is sent, as a resend is, through a clone of the service made
+    /// ready) or refuses it: the call then ends with `E::from(`[`Refused`]`)`
+    /// without sending, reported as a give-up with
+    /// [`StopReason::Refused`](backoff_runtime::StopReason::Refused) (`on_give_up`,
+    /// tracing, metrics), which is why the service's error must be
+    /// `From<Refused>` (tower's `BoxError` is). After each attempt it hears
+    /// whether the attempt was throttled: every error and response the
+    /// classification retries counts as a throttle.
+    ///
+    /// ```
+    /// use backoff_runtime::{AdaptiveRateLimiter, Policy};
+    /// use backoff_tower::RetryLayer;
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let limiter = Arc::new(AdaptiveRateLimiter::new().max_wait(Duration::from_secs(5)));
+    /// let layer = RetryLayer::new(Policy::new()).admission(limiter);
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn admission<L: RetryLimit + Send + 'static>(self, limiter: Arc<L>) -> RetryLayer<C, T, WithAdmission> {
+        self.retyped(|classify, timeout, _| (classify, timeout, WithAdmission(limiter)))
+    }
+
+    /// Shares a [`RetryBudget`](backoff_runtime::RetryBudget), a
+    /// [`RetryThrottle`](backoff_runtime::RetryThrottle) or another
+    /// [`RetryLimit`] among every call of the services this layer makes (and
+    /// any other user of the same limit).
+    ///
+    /// ```
+    /// use backoff_runtime::{Policy, RetryThrottle};
+    /// use backoff_tower::RetryLayer;
+    /// use std::sync::Arc;
+    /// let throttle = Arc::new(RetryThrottle::new(10, 0.1));
+    /// let layer = RetryLayer::new(Policy::new()).budget(throttle);
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn budget<L: RetryLimit + Send + 'static>(mut self, limit: Arc<L>) -> Self {
+        self.calls.budget = Some(limit);
+        self
+    }
+
+    /// The name metrics, tracing events and [`RetryEvent::function`] report
+    /// (the attribute's `name`; `"retry"` when not given).
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_tower::RetryLayer;
+    /// let layer = RetryLayer::new(Policy::new()).name("payments");
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.calls.site = Site::Named(name);
+        self
+    }
+
+    /// Called before each wait with the retry's event (the attribute's
+    /// `on_retry`; the failed response or error itself is in the tracing
+    /// events).
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_tower::RetryLayer;
+    /// let layer = RetryLayer::new(Policy::new()).on_retry(|event| eprintln!("attempt {} failed", event.attempt()));
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn on_retry(mut self, hook: impl Fn(&RetryEvent) + Send + Sync + 'static) -> Self {
+        self.calls.observers.on_retry = Some(Arc::new(hook));
+        self
+    }
+
+    /// Called once when a stop rule ends a call (`on_give_up`).
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_tower::RetryLayer;
+    /// let layer = RetryLayer::new(Policy::new()).on_give_up(|give_up| eprintln!("{}", give_up.reason()));
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn on_give_up(mut self, hook: impl Fn(&GiveUp) + Send + Sync + 'static) -> Self {
+        self.calls.observers.on_give_up = Some(Arc::new(hook));
+        self
+    }
+
+    /// Called once when a call succeeds (`on_success`).
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_tower::RetryLayer;
+    /// let layer = RetryLayer::new(Policy::new()).on_success(|success| eprintln!("{} attempts", success.attempts()));
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn on_success(mut self, hook: impl Fn(&Success) + Send + Sync + 'static) -> Self {
+        self.calls.observers.on_success = Some(Arc::new(hook));
+        self
+    }
+}
+
+impl<C: Clone, T: Clone, A: Clone> RetryLayer<C, T, A> {
+    /// The keys as every call of a service shares them, with what each call
+    /// would otherwise ask again asked once: whether it reads its start.
+    pub(super) fn shared(&self) -> Arc<Self> {
+        let mut shared = self.clone();
+        let calls = &mut shared.calls;
+        let budget = calls.budget.as_ref().map(Limit::of);
+        calls.reads_start = start_needed(&calls.policy, budget, calls.observers.any());
+        Arc::new(shared)
+    }
+}
+
+/// A per-attempt limit and the result standing for a timed-out attempt.
+type TimedOutAttempt<T, E> = Option<(Duration, fn() -> Result<T, E>)>;
+
+/// How the layer's timeout reaches each attempt: nothing ([`NoTimeout`]:
+/// the attempt is polled as it is), or a limit ([`WithTimeout`]: the
+/// attempt runs under tokio's timeout, as with
+/// [`Retry::timeout`](backoff_runtime::Retry::timeout)).
+///
+/// ```
+/// use backoff_tower::{PerAttemptTimeout, NoTimeout};
+/// fn takes<L: PerAttemptTimeout<std::io::Error>>(_: L) {}
+/// takes(NoTimeout);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a `RetryLayer` with a `timeout` needs the service's error to be `From<backoff_runtime::Elapsed>`, and `{E}` is not",
+    label = "a timed-out attempt becomes this error",
+    note = "tower's `BoxError` is; or map the service's error into one that is"
+)]
+pub trait PerAttemptTimeout<E>: Clone + Send + Sync + 'static {
+    /// The limit, and the result that stands for a timed-out attempt.
+    fn limit<T>(&self) -> TimedOutAttempt<T, E>;
+}
+
+impl<E> PerAttemptTimeout<E> for NoTimeout {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn limit<T>(&self) -> TimedOutAttempt<T, E> {
+        None
+    }
+}
+
+impl<E: From<Elapsed>> PerAttemptTimeout<E> for WithTimeout {
+    #[inline]
+    fn limit<T>(&self) -> TimedOutAttempt<T, E> {
+        Some((self.0, || Err(E::from(Elapsed::new()))))
+    }
+}
+
+/// A pacing limiter and the result standing for a refused attempt.
+type RefusedAttempt<'a, T, E> = Option<(&'a dyn RetryLimit, fn() -> Result<T, E>)>;
+
+/// How the layer's admission limiter reaches each attempt: not at all
+/// ([`NoAdmission`]: every attempt goes at once, and the checks compile
+/// away), or asked before each ([`WithAdmission`], as with
+/// [`Retry::admission`](backoff_runtime::Retry::admission)).
+///
+/// ```
+/// use backoff_tower::{NoAdmission, PerAttemptAdmission};
+/// fn takes<L: PerAttemptAdmission<std::io::Error>>(_: L) {}
+/// takes(NoAdmission);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a `RetryLayer` with an `admission` limiter needs the service's error to be `From<backoff_runtime::Refused>`, and `{E}` is not",
+    label = "a refused attempt becomes this error",
+    note = "tower's `BoxError` is; or map the service's error into one that is"
+)]
+pub trait PerAttemptAdmission<E>: Clone + Send + Sync + 'static {
+    /// The limiter, and the result that stands for a refused attempt.
+    fn admission<T>(&self) -> RefusedAttempt<'_, T, E>;
+}
+
+impl<E> PerAttemptAdmission<E> for NoAdmission {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn admission<T>(&self) -> RefusedAttempt<'_, T, E> {
+        None
+    }
+}
+
+impl<E: From<Refused>> PerAttemptAdmission<E> for WithAdmission {
+    #[inline]
+    fn admission<T>(&self) -> RefusedAttempt<'_, T, E> {
+        Some((&*self.0, || Err(E::from(Refused::new()))))
+    }
+}

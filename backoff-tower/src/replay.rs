@@ -1,0 +1,715 @@
+//! [`Replay`]: a streaming request body kept for the attempts after the
+//! first, up to a cap; [`ReplayBody`], the body each attempt sends;
+//! [`ReplayLimits`], the caps (per call, and a reservation shared by every
+//! call of a layer).
+//!
+//! The body is a lazy tee (linkerd's `ReplayBody` is the model): each frame
+//! of the original body goes out at once to the attempt reading it, and a
+//! reference-counted clone of it (a `Bytes`, not a copy) is kept for the
+//! next attempt, trailers included. The next attempt sends the kept frames,
+//! then goes on with the frames of the original that no attempt has read
+//! yet: a server may answer before the request body ends (RFC 9113,
+//! section 8.1), and the retry then sends the rest, never a byte twice.
+//!
+//! One state, behind a `std` mutex held only inside a poll (never across
+//! an `.await`), belongs to the call ([`Replay`]); each attempt's
+//! [`ReplayBody`] is a reference to it and a cursor.
+
+use core::fmt;
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use bytes::{Buf, Bytes};
+use http::HeaderMap;
+use http_body::{Body, Frame, SizeHint};
+
+/// The default cap on one call's kept bytes: grpc-java's and grpc-dotnet's
+/// `perRpcBufferLimit`, 1 MiB.
+const DEFAULT_PER_CALL: usize = 1 << 20;
+
+/// The default reservation shared by the calls of one layer: grpc-java's
+/// and grpc-dotnet's `retryBufferSize`, 16 MiB.
+const DEFAULT_SHARED: usize = 16 << 20;
+
+/// How much of the request bodies [`Replay`] may keep: at most
+/// [`per_call`](Self::per_call) bytes for one call (default 1 MiB, as
+/// grpc-java's `perRpcBufferLimit`) and at most [`shared`](Self::shared)
+/// bytes for all the calls that use this value or a clone of it (default
+/// 16 MiB, as grpc-java's `retryBufferSize`).
+///
+/// Clones share one reservation (an `Arc` of an atomic counter): a call
+/// reserves its bytes as it keeps them and gives them back when it is
+/// committed or dropped.
+///
+/// ```
+/// use backoff_tower::ReplayLimits;
+///
+/// let limits = ReplayLimits::new().per_call(64 * 1024).shared(4 << 20);
+/// assert_eq!(limits.per_call_value(), 64 * 1024);
+/// assert_eq!(limits.shared_value(), 4 << 20);
+/// assert_eq!(limits.reserved_value(), 0, "no call keeps anything yet");
+/// ```
+#[derive(Clone, Debug)]
+pub struct ReplayLimits {
+    per_call: usize,
+    shared: usize,
+    reserved: Arc<AtomicUsize>,
+}
+
+impl Default for ReplayLimits {
+    fn default() -> Self {
+        ReplayLimits::new()
+    }
+}
+
+impl ReplayLimits {
+    /// 1 MiB per call, 16 MiB shared (grpc-java's and grpc-dotnet's
+    /// defaults), nothing reserved.
+    ///
+    /// ```
+    /// use backoff_tower::ReplayLimits;
+    /// let limits = ReplayLimits::new();
+    /// assert_eq!((limits.per_call_value(), limits.shared_value()), (1 << 20, 16 << 20));
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        ReplayLimits {
+            per_call: DEFAULT_PER_CALL,
+            shared: DEFAULT_SHARED,
+            reserved: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Sets the most bytes one call keeps. A body whose size hint is
+    /// already above it is not kept at all ([`Replay::try_new`] gives it
+    /// back); one that grows past it is sent once, unretried.
+    ///
+    /// ```
+    /// use backoff_tower::ReplayLimits;
+    /// assert_eq!(ReplayLimits::new().per_call(256 * 1024).per_call_value(), 256 * 1024);
+    /// ```
+    #[must_use]
+    pub fn per_call(mut self, bytes: usize) -> Self {
+        self.per_call = bytes;
+        self
+    }
+
+    /// Sets the most bytes all the calls sharing this reservation keep
+    /// together. The reservation itself (the bytes held now) stays shared
+    /// with the clones made before.
+    ///
+    /// ```
+    /// use backoff_tower::ReplayLimits;
+    /// assert_eq!(ReplayLimits::new().shared(1 << 30).shared_value(), 1 << 30);
+    /// ```
+    #[must_use]
+    pub fn shared(mut self, bytes: usize) -> Self {
+        self.shared = bytes;
+        self
+    }
+
+    /// The most bytes one call keeps.
+    ///
+    /// ```
+    /// assert_eq!(backoff_tower::ReplayLimits::new().per_call_value(), 1 << 20);
+    /// ```
+    #[must_use]
+    pub fn per_call_value(&self) -> usize {
+        self.per_call
+    }
+
+    /// The most bytes the calls sharing the reservation keep together.
+    ///
+    /// ```
+    /// assert_eq!(backoff_tower::ReplayLimits::new().shared_value(), 16 << 20);
+    /// ```
+    #[must_use]
+    pub fn shared_value(&self) -> usize {
+        self.shared
+    }
+
+    /// The bytes the calls sharing the reservation keep now.
+    ///
+    /// ```
+    /// assert_eq!(backoff_tower::ReplayLimits::new().reserved_value(), 0);
+    /// ```
+    #[must_use]
+    pub fn reserved_value(&self) -> usize {
+        self.reserved.load(Ordering::Relaxed)
+    }
+
+    /// Reserves `bytes` of the shared reservation, if they fit.
+    fn reserve(&self, bytes: usize) -> bool {
+        self.reserved
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                held.checked_add(bytes).filter(|total| *total <= self.shared)
+            })
+            .is_ok()
+    }
+
+    /// Gives back `bytes` reserved before.
+    fn release(&self, bytes: usize) {
+        if bytes > 0 {
+            self.reserved.fetch_sub(bytes, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Why an attempt's [`ReplayBody`] could not give its next frame.
+///
+/// ```
+/// use backoff_tower::ReplayError;
+/// let error: ReplayError<std::io::Error> = ReplayError::Superseded;
+/// assert_eq!(error.to_string(), "a later attempt of the call sends the rest of the request body");
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ReplayError<E> {
+    /// The original body failed: its error, given to the attempt that read
+    /// it. The call can no longer be replayed.
+    Body(E),
+    /// A later attempt of the same call was started, and it sends the rest
+    /// of the body: this attempt is over (its stream should be reset, not
+    /// ended as if the body were whole).
+    Superseded,
+    /// The frames this attempt needs are no longer kept: the call went past
+    /// its cap, was committed, or its body failed before.
+    Unavailable,
+}
+
+impl<E: fmt::Display> fmt::Display for ReplayError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReplayError::Body(error) => error.fmt(f),
+            ReplayError::Superseded => f.write_str("a later attempt of the call sends the rest of the request body"),
+            ReplayError::Unavailable => f.write_str("the request body is no longer kept for this attempt"),
+        }
+    }
+}
+
+/// An error when the body's error is one (`std::io::Error`, `tonic::Status`,
+/// tower's `BoxError`), so the attempt's error converts into a `BoxError`.
+impl<E: fmt::Debug + fmt::Display> std::error::Error for ReplayError<E> {}
+
+/// Where one attempt is in the body.
+#[derive(Debug)]
+struct Cursor {
+    /// The attempt's number, from 1: only the newest attempt reads the
+    /// original body.
+    generation: u64,
+    /// The index, among the original's data frames, of the next one to send.
+    next: usize,
+    /// The trailers were sent.
+    trailers_sent: bool,
+    /// The body ended for this attempt.
+    done: bool,
+    /// The call could no longer be replayed when this attempt was made:
+    /// its first poll is [`ReplayError::Unavailable`].
+    lost: bool,
+}
+
+/// The one state of a call, shared by its attempts.
+struct State<B> {
+    /// The original body; `None` once it ended or failed.
+    original: Option<B>,
+    /// The original returned its end.
+    ended: bool,
+    /// The original returned an error.
+    failed: bool,
+    /// Whether frames are still kept for a later attempt: false once past a
+    /// cap, committed, or failed.
+    keeping: bool,
+    /// The data frames read from the original so far.
+    read: usize,
+    /// The kept data frames: those of index `first..first + kept.len()`.
+    kept: VecDeque<Bytes>,
+    /// The index of `kept`'s first frame.
+    first: usize,
+    /// The bytes in `kept`, reserved in `limits`.
+    held: usize,
+    /// The original's trailers were read.
+    trailers_read: bool,
+    /// The original's trailers, when kept.
+    trailers: Option<HeaderMap>,
+    /// The newest attempt's number (0 before the first).
+    generation: u64,
+    /// Where the newest attempt is: kept frames before it may go once the
+    /// call no longer keeps frames.
+    newest_next: usize,
+    /// The waker of the attempt waiting for the original's next frame.
+    waiting: Option<Waker>,
+    limits: ReplayLimits,
+}
+
+impl<B> Drop for State<B> {
+    fn drop(&mut self) {
+        self.limits.release(self.held);
+    }
+}
+
+/// The state, whether or not a panic in another attempt's poll poisoned
+/// the lock (every update leaves it consistent).
+fn lock<B>(state: &Mutex<State<B>>) -> MutexGuard<'_, State<B>> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `a + b`, saturating instead of overflowing.
+fn add_hints(a: &SizeHint, b: u64) -> SizeHint {
+    let mut sum = SizeHint::new();
+    sum.set_lower(a.lower().saturating_add(b));
+    if let Some(upper) = a.upper().and_then(|upper| upper.checked_add(b)) {
+        sum.set_upper(upper);
+    }
+    sum
+}
+
+impl<B> State<B> {
+    /// Keeps `data`, the original's data frame just read, if it fits both
+    /// caps; otherwise stops keeping frames and gives back what is kept
+    /// (the attempt reading it is the newest, and has sent every kept
+    /// frame).
+    fn keep(&mut self, data: &Bytes) {
+        self.read += 1;
+        if !self.keeping {
+            return;
+        }
+        let len = data.len();
+        let fits = self
+            .held
+            .checked_add(len)
+            .is_some_and(|held| held <= self.limits.per_call);
+        if fits && self.limits.reserve(len) {
+            self.kept.push_back(data.clone());
+            self.held += len;
+        } else {
+            self.stop_keeping();
+        }
+    }
+
+    /// No more replays: every kept frame goes, and its bytes are given back.
+    fn stop_keeping(&mut self) {
+        self.keeping = false;
+        self.kept.clear();
+        self.first = self.read;
+        self.trailers = None;
+        self.limits.release(core::mem::take(&mut self.held));
+    }
+
+    /// Drops the kept frames the newest attempt has sent, once the call no
+    /// longer keeps frames.
+    fn trim(&mut self) {
+        if self.keeping {
+            return;
+        }
+        while self.first < self.newest_next {
+            let Some(data) = self.kept.pop_front() else { break };
+            self.first += 1;
+            self.held -= data.len();
+            self.limits.release(data.len());
+        }
+    }
+
+    /// Records that `cursor` moved, when it is the newest attempt's.
+    fn moved(&mut self, cursor: &Cursor) {
+        if cursor.generation == self.generation {
+            self.newest_next = cursor.next;
+            self.trim();
+        }
+    }
+
+    /// The bytes of the kept frames from `cursor` on.
+    fn kept_ahead(&self, cursor: &Cursor) -> u64 {
+        let skip = cursor.next.saturating_sub(self.first);
+        self.kept.iter().skip(skip).map(|data| data.len() as u64).sum()
+    }
+}
+
+/// What one poll of an attempt's body gives.
+type NextFrame<E> = Poll<Option<Result<Frame<Bytes>, ReplayError<E>>>>;
+
+impl<B: Body + Unpin> State<B> {
+    /// The next frame for the attempt at `cursor`.
+    fn poll_for(&mut self, cursor: &mut Cursor, cx: &mut Context<'_>) -> NextFrame<B::Error> {
+        if cursor.done {
+            return Poll::Ready(None);
+        }
+        if cursor.lost {
+            cursor.done = true;
+            return Poll::Ready(Some(Err(ReplayError::Unavailable)));
+        }
+        if cursor.next < self.read {
+            // A frame read by an earlier attempt: kept, or gone.
+            let Some(data) = cursor.next.checked_sub(self.first).and_then(|i| self.kept.get(i)) else {
+                return Poll::Ready(Some(Err(ReplayError::Unavailable)));
+            };
+            let data = data.clone();
+            cursor.next += 1;
+            self.moved(cursor);
+            return Poll::Ready(Some(Ok(Frame::data(data))));
+        }
+        if self.trailers_read {
+            cursor.done = true;
+            if cursor.trailers_sent {
+                return Poll::Ready(None);
+            }
+            cursor.trailers_sent = true;
+            return Poll::Ready(Some(
+                self.trailers
+                    .clone()
+                    .map(Frame::trailers)
+                    .ok_or(ReplayError::Unavailable),
+            ));
+        }
+        if self.ended || self.original.as_ref().is_some_and(Body::is_end_stream) {
+            self.ended = true;
+            cursor.done = true;
+            return Poll::Ready(None);
+        }
+        if cursor.generation != self.generation {
+            return Poll::Ready(Some(Err(ReplayError::Superseded)));
+        }
+        let Some(original) = self.original.as_mut() else {
+            return Poll::Ready(Some(Err(ReplayError::Unavailable)));
+        };
+        match Pin::new(original).poll_frame(cx) {
+            Poll::Pending => {
+                self.waiting = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            Poll::Ready(None) => {
+                self.ended = true;
+                self.original = None;
+                cursor.done = true;
+                Poll::Ready(None)
+            }
+            Poll::Ready(Some(Err(error))) => {
+                self.failed = true;
+                self.original = None;
+                self.stop_keeping();
+                Poll::Ready(Some(Err(ReplayError::Body(error))))
+            }
+            Poll::Ready(Some(Ok(frame))) => {
+                let frame = frame.map_data(|mut data| data.copy_to_bytes(data.remaining()));
+                if let Some(data) = frame.data_ref() {
+                    self.keep(data);
+                    cursor.next = self.read;
+                    self.moved(cursor);
+                } else if let Some(trailers) = frame.trailers_ref() {
+                    self.trailers_read = true;
+                    if self.keeping {
+                        self.trailers = Some(trailers.clone());
+                    }
+                    cursor.trailers_sent = true;
+                } else {
+                    // A kind of frame this version cannot keep: sent, not replayed.
+                    self.stop_keeping();
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+        }
+    }
+
+    /// Whether the attempt at `cursor` has nothing more to send.
+    fn is_end_for(&self, cursor: &Cursor) -> bool {
+        if cursor.done {
+            return true;
+        }
+        if cursor.next < self.read {
+            return false;
+        }
+        if self.trailers_read {
+            return cursor.trailers_sent;
+        }
+        !self.failed && (self.ended || self.original.as_ref().is_some_and(Body::is_end_stream))
+    }
+
+    /// The size of what the attempt at `cursor` has left to send: the kept
+    /// frames ahead of it, and what the original has left.
+    fn hint_for(&self, cursor: &Cursor) -> SizeHint {
+        let rest = match &self.original {
+            Some(original) if !self.ended => original.size_hint(),
+            _ => SizeHint::with_exact(0),
+        };
+        add_hints(&rest, self.kept_ahead(cursor))
+    }
+}
+
+/// A request body kept for replay, owned by one call: [`attempt`](Self::attempt)
+/// makes each attempt's [`ReplayBody`].
+///
+/// Each frame goes out at once to the attempt that reads it; the data
+/// frames (as reference-counted `Bytes`: a body of `Bytes` is not copied;
+/// another `Buf` is copied once into one) and the trailers are kept, up to
+/// the caps of [`ReplayLimits`]. Each later attempt sends the kept frames,
+/// then the frames of the original that no attempt has read yet; only the
+/// newest attempt reads the original. Past a cap, the kept frames are
+/// dropped, the attempt reading goes on, and the call can no longer be
+/// replayed ([`is_replayable`](Self::is_replayable) turns false and
+/// `attempt` gives `None`).
+///
+/// The original body must be `Unpin` (a body that is not: `Box::pin` it).
+///
+/// ```
+/// use backoff_tower::{Replay, ReplayLimits};
+/// use http_body_util::BodyExt;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let limits = ReplayLimits::new();
+/// let Ok(replay) = Replay::try_new(String::from("order #17"), &limits) else {
+///     panic!("a 9-byte body fits the cap");
+/// };
+/// let first = replay.attempt().unwrap().collect().await.unwrap().to_bytes();
+/// assert_eq!(limits.reserved_value(), 9, "kept for a retry");
+/// let second = replay.attempt().unwrap().collect().await.unwrap().to_bytes();
+/// assert_eq!((first, second), ("order #17".into(), "order #17".into()));
+/// drop(replay);
+/// assert_eq!(limits.reserved_value(), 0, "given back when the call ends");
+/// # }
+/// ```
+pub struct Replay<B> {
+    state: Arc<Mutex<State<B>>>,
+}
+
+impl<B> fmt::Debug for Replay<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = lock(&self.state);
+        f.debug_struct("Replay")
+            .field("attempts", &state.generation)
+            .field("kept_bytes", &state.held)
+            .field("replayable", &state.keeping)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: Body + Unpin> Replay<B> {
+    /// Wraps `body` for replay, or gives it back (`Err(body)`: send it
+    /// once, unretried) when its size hint already says it is larger than
+    /// [`ReplayLimits::per_call`].
+    ///
+    /// ```
+    /// use backoff_tower::{Replay, ReplayLimits};
+    ///
+    /// let small = ReplayLimits::new().per_call(4);
+    /// assert!(Replay::try_new(String::from("ok"), &small).is_ok());
+    /// let given_back = Replay::try_new(String::from("too large"), &small).unwrap_err();
+    /// assert_eq!(given_back, "too large");
+    /// ```
+    pub fn try_new(body: B, limits: &ReplayLimits) -> Result<Self, B> {
+        if body.size_hint().lower() > limits.per_call as u64 {
+            return Err(body);
+        }
+        Ok(Replay::keeping(Some(body), limits, true))
+    }
+
+    /// A call of `body` that keeps its frames for replay (`keep`), or sends
+    /// them once.
+    fn keeping(body: Option<B>, limits: &ReplayLimits, keep: bool) -> Self {
+        let state = State {
+            original: body,
+            ended: false,
+            failed: false,
+            keeping: keep,
+            read: 0,
+            kept: VecDeque::new(),
+            first: 0,
+            held: 0,
+            trailers_read: false,
+            trailers: None,
+            generation: 0,
+            newest_next: 0,
+            waiting: None,
+            limits: limits.clone(),
+        };
+        Replay {
+            state: Arc::new(Mutex::new(state)),
+        }
+    }
+
+    /// The body of the next attempt, from its first byte; `None` when the
+    /// call can no longer be replayed (the first attempt always gets one).
+    ///
+    /// The attempt before it is superseded: what it has not yet read of the
+    /// original is the new attempt's to send, and it gets
+    /// [`ReplayError::Superseded`] (and is woken) if it asks for more.
+    ///
+    /// ```
+    /// use backoff_tower::{Replay, ReplayLimits};
+    /// use bytes::Bytes;
+    /// use http_body::Frame;
+    /// use http_body_util::{BodyExt, StreamBody};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // A streamed body (no size hint) that turns out larger than the cap.
+    /// let frames = [Frame::data(Bytes::from("too")), Frame::data(Bytes::from(" large"))];
+    /// let streamed = StreamBody::new(futures_util::stream::iter(frames.map(Ok::<_, std::io::Error>)));
+    ///
+    /// let replay = Replay::try_new(streamed, &ReplayLimits::new().per_call(4)).unwrap();
+    /// let sent = replay.attempt().unwrap().collect().await.unwrap().to_bytes();
+    /// assert_eq!(sent, "too large", "the first attempt gets every byte");
+    /// assert!(replay.attempt().is_none(), "past the cap: no second attempt");
+    /// # }
+    /// ```
+    pub fn attempt(&self) -> Option<ReplayBody<B>> {
+        let mut state = lock(&self.state);
+        if state.generation > 0 && !state.keeping {
+            return None;
+        }
+        Some(state.next_attempt(&self.state, false))
+    }
+
+    /// The body of the next attempt; when the call can no longer be
+    /// replayed, one whose first frame is [`ReplayError::Unavailable`]
+    /// (the attempt's service fails it, and no byte is sent twice).
+    pub(crate) fn attempt_or_unavailable(&self) -> ReplayBody<B> {
+        let mut state = lock(&self.state);
+        let lost = state.generation > 0 && !state.keeping;
+        state.next_attempt(&self.state, lost)
+    }
+}
+
+impl<B: Body + Unpin> Replay<B> {
+    /// A call of `body` that keeps nothing: its one attempt sends `body`
+    /// as it comes (no body: its attempt's first frame is
+    /// [`ReplayError::Unavailable`]), for a service whose bodies are
+    /// `ReplayBody`s.
+    pub(crate) fn unkept(body: Option<B>, limits: &ReplayLimits) -> Self {
+        Replay::keeping(body, limits, false)
+    }
+}
+
+impl<B> State<B> {
+    /// A new newest attempt on `shared` (this state), which supersedes the
+    /// one before: the cursor of its body, from the first byte.
+    fn next_attempt(&mut self, shared: &Arc<Mutex<State<B>>>, lost: bool) -> ReplayBody<B> {
+        self.generation += 1;
+        self.newest_next = 0;
+        if let Some(waiting) = self.waiting.take() {
+            waiting.wake();
+        }
+        ReplayBody {
+            state: Arc::clone(shared),
+            cursor: Cursor {
+                generation: self.generation,
+                next: 0,
+                trailers_sent: false,
+                done: false,
+                lost,
+            },
+        }
+    }
+}
+
+impl<B> Replay<B> {
+    /// Another handle on the same call's body (a layer keeps one in the
+    /// call and gives one to each attempt).
+    pub(crate) fn handle(&self) -> Self {
+        Replay {
+            state: Arc::clone(&self.state),
+        }
+    }
+
+    /// Whether another attempt may still be made: nothing has gone past a
+    /// cap, the body has not failed, the call is not committed.
+    ///
+    /// ```
+    /// use backoff_tower::{Replay, ReplayLimits};
+    /// let replay = Replay::try_new(String::from("body"), &ReplayLimits::new()).unwrap();
+    /// assert!(replay.is_replayable());
+    /// replay.commit();
+    /// assert!(!replay.is_replayable());
+    /// ```
+    #[must_use]
+    pub fn is_replayable(&self) -> bool {
+        lock(&self.state).keeping
+    }
+
+    /// Commits the call: no attempt follows the newest one. Frames are no
+    /// longer kept, and those the newest attempt has sent are dropped and
+    /// their bytes given back now (the rest as it sends them).
+    ///
+    /// ```
+    /// use backoff_tower::{Replay, ReplayLimits};
+    /// use http_body_util::BodyExt;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let limits = ReplayLimits::new();
+    /// let replay = Replay::try_new(String::from("body"), &limits).unwrap();
+    /// let body = replay.attempt().unwrap().collect().await.unwrap().to_bytes();
+    /// assert_eq!((body.len(), limits.reserved_value()), (4, 4));
+    /// replay.commit();
+    /// assert_eq!(limits.reserved_value(), 0);
+    /// assert!(replay.attempt().is_none());
+    /// # }
+    /// ```
+    pub fn commit(&self) {
+        let mut state = lock(&self.state);
+        state.keeping = false;
+        state.trim();
+    }
+
+    /// The bytes this call keeps now.
+    ///
+    /// ```
+    /// use backoff_tower::{Replay, ReplayLimits};
+    /// let replay = Replay::try_new(String::from("body"), &ReplayLimits::new()).unwrap();
+    /// assert_eq!(replay.kept_bytes(), 0, "nothing read yet");
+    /// ```
+    #[must_use]
+    pub fn kept_bytes(&self) -> usize {
+        lock(&self.state).held
+    }
+}
+
+/// The body one attempt sends, made by [`Replay::attempt`]: the frames kept
+/// from earlier attempts, then those of the original no attempt has read.
+/// Its data is `Bytes`; its error is [`ReplayError`].
+///
+/// ```
+/// use backoff_tower::{Replay, ReplayBody, ReplayLimits};
+/// use http_body::Body;
+///
+/// let replay = Replay::try_new(String::from("hello"), &ReplayLimits::new()).unwrap();
+/// let body: ReplayBody<String> = replay.attempt().unwrap();
+/// assert_eq!(body.size_hint().exact(), Some(5));
+/// assert!(!body.is_end_stream());
+/// ```
+pub struct ReplayBody<B> {
+    state: Arc<Mutex<State<B>>>,
+    cursor: Cursor,
+}
+
+impl<B> fmt::Debug for ReplayBody<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReplayBody")
+            .field("attempt", &self.cursor.generation)
+            .field("next_frame", &self.cursor.next)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: Body + Unpin> Body for ReplayBody<B> {
+    type Data = Bytes;
+    type Error = ReplayError<B::Error>;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> NextFrame<B::Error> {
+        let ReplayBody { state, cursor } = self.get_mut();
+        lock(state).poll_for(cursor, cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        lock(&self.state).is_end_for(&self.cursor)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        lock(&self.state).hint_for(&self.cursor)
+    }
+}
+
+#[cfg(test)]
+mod tests;
