@@ -1049,6 +1049,7 @@ fn budget_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStre
             let budget = local_at("budget", expr.span());
             let budget_of = respan(quote!(#private::budget_of), expr.span());
             let reads_clock = respan(quote!(#krate::RetryLimit::reads_clock), expr.span());
+            let shared = shared_check(expr);
             // Bound first, so a temporary the expression returns (a
             // reference from a method call) lives for the whole call.
             (
@@ -1058,6 +1059,7 @@ fn budget_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStre
                     // the same argument: rustc reports this error alone.
                     if false {
                         let _ = #reads_clock(#budget);
+                        #shared
                     }
                     let #budget = #budget_of(#budget);
                 },
@@ -1079,13 +1081,30 @@ fn admission_binding(args: &Args, private: &TokenStream) -> TokenStream {
     let limit = local("admission_limit");
     let limit_at = local_at("admission_limit", expr.span());
     let admission_of = respan(quote!(#private::admission_of), expr.span());
-    let paces = respan(quote!(#krate::RetryLimit::paces), expr.span());
+    let observed = respan(quote!(#krate::AdmissionLimit::observed), expr.span());
+    let shared = shared_check(expr);
     quote! {
         let #limit_at = &(#expr);
         if false {
-            let _ = #paces(#limit_at);
+            #observed(#limit_at, ::std::time::Instant::now(), false);
+            #shared
         }
         let #limit = #admission_of(#limit_at);
+    }
+}
+
+/// For a limit named by a bare path (`budget = BUDGET`, `admission =
+/// LIMITER`): the path must be a place, a `static` or a variable, never a
+/// `const`. A `const` is a new limit at each use, so it would share and
+/// limit nothing. rustc rejects `addr_of!` of a `const` (E0745, "cannot
+/// take address of a temporary") on the user's token. Checked in dead
+/// code: it costs nothing at run time.
+fn shared_check(expr: &syn::Expr) -> TokenStream {
+    match expr {
+        syn::Expr::Path(path) if path.qself.is_none() => {
+            quote_spanned!(expr.span()=> let _ = ::core::ptr::addr_of!(#expr);)
+        }
+        _ => TokenStream::new(),
     }
 }
 

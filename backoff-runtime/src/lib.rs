@@ -85,8 +85,9 @@ pub use crate::builder::retry::{Awaited, Blocking, Config};
 pub use crate::limits::adaptive_rate::AdaptiveRateLimiter;
 pub use crate::limits::adaptive_throttle::AdaptiveThrottle;
 pub use crate::limits::admission::Refused;
+pub use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest};
 pub use crate::limits::budget::{BudgetError, RetryBudget};
-pub use crate::limits::limit::{Admission, AdmissionRequest, RetryLimit};
+pub use crate::limits::limit::RetryLimit;
 pub use crate::limits::throttle::{RetryThrottle, ThrottleError};
 pub use crate::observe::events::{GiveUp, RetryEvent, Success};
 pub use crate::observe::stop::StopReason;
@@ -139,8 +140,8 @@ pub use crate::time::timeout::Elapsed;
 /// | `context` | none | a name, such as `attempt` | binds an [`Attempt`] of that name in the body: the attempt number, the retries left, the time elapsed and left, the call's [`InvocationId`] (see "The attempt inside the body") |
 /// | `nested` | `stop` | `stop` or `retry` | a failure that a retried function this attempt called already gave up on: `stop` ends the call with [`StopReason::RetriedBelow`] (one layer retries), `retry` retries it anyway (see "Nested retries") |
 /// | `name` | the function's path (`my_app::users::fetch`; a method: the type of `self`'s path, `my_app::Client::get`) | string literal, not empty | the name that metrics (`function` label), tracing events and [`RetryEvent::function`] report |
-/// | `budget` | none | any expression giving a [`RetryBudget`], a [`RetryThrottle`] or another [`RetryLimit`] (your own), or a reference, `Arc` or `Box` of one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call | a retry limit shared by every call and function that names the same one: a budget keeps a floor of retries per second, a throttle stops retrying in a full outage; a refusal ends the call with [`StopReason::Budget`] whatever the limit's kind; a limit that paces attempts belongs in `admission` (here it limits nothing) |
-/// | `admission` | none | any expression giving an [`AdaptiveRateLimiter`], an [`AdaptiveThrottle`] or another [`RetryLimit`] that paces, or a reference, `Arc` or `Box` of one, evaluated once per call; needs `E: From<`[`Refused`]`>` | a limiter asked before every attempt, the first included: the attempt goes, waits (on the loop's timer, at most the limiter's maximum wait) or is refused, and a refused attempt, first or retry, returns `E::from(Refused)` at once without running the body, reported as a give-up with [`StopReason::Refused`] (see "Pacing every attempt") |
+/// | `budget` | none | any expression giving a [`RetryBudget`], a [`RetryThrottle`] or another [`RetryLimit`] (your own), or a reference, `Arc` or `Box` of one (`DB_BUDGET`, `&self.budget`, `self.budget_for(host)`), evaluated once per call; a `static`, never a `const` (see "Shared limits") | a retry limit shared by every call and function that names the same one: a budget keeps a floor of retries per second, a throttle stops retrying in a full outage; a refusal ends the call with [`StopReason::Budget`] whatever the limit's kind; a limiter that paces attempts is a compile error here (it belongs in `admission`) |
+/// | `admission` | none | any expression giving an [`AdaptiveRateLimiter`], an [`AdaptiveThrottle`] or another [`AdmissionLimit`], or a reference, `Arc` or `Box` of one, evaluated once per call; a `static`, never a `const`; needs `E: From<`[`Refused`]`>` | a limiter asked before every attempt, the first included: the attempt goes, waits (on the loop's timer, at most the limiter's maximum wait) or is refused, and a refused attempt, first or retry, returns `E::from(Refused)` at once without running the body, reported as a give-up with [`StopReason::Refused`] (see "Pacing every attempt") |
 /// | `throttled_if` | every error `retry_if` retries | path or closure, `Fn(&E) -> bool`; needs `admission` | which errors tell the `admission` limiter to slow down (a 429, `SlowDown`); every other answer, a success included, is an accept |
 /// | `policy` | none | any expression giving a [`Policy`], evaluated once per call | the whole schedule instead of the schedule keys (both is an error) |
 /// | `timeout` | none | duration string; `async fn` only | per-attempt limit; a timed-out attempt is `E::from(`[`Elapsed`]`)`; never runs past `max_elapsed` |
@@ -198,6 +199,19 @@ pub use crate::time::timeout::Elapsed;
 /// `max_elapsed`, `on_retry`, `on_give_up`, `before_retry`, `context` or
 /// `budget` needs it. Dropping the future of an async function stops it: no attempt
 /// starts after the drop.
+///
+/// # Shared limits
+///
+/// `budget` takes a limit that counts retries (a [`RetryLimit`]).
+/// `admission` takes a limiter that admits attempts (an [`AdmissionLimit`]).
+/// A limit in the wrong key is a compile error on its name.
+///
+/// A limit works only when every call shares it. Name a `static`, a field
+/// (`&self.budget`) or an `Arc`. A `const` is a new limit at each use, so it
+/// would limit nothing. The attribute rejects a `const` named in `budget`
+/// or `admission`: rustc reports "cannot take address of a temporary" on
+/// its name. Make it a `static`. The builder's `.budget(&X)` and
+/// `.admission(&X)` cannot tell: give them a `static` too.
 ///
 /// # Pacing every attempt
 ///

@@ -15,17 +15,18 @@ use tower_service::Service;
 use crate::classify::Classify;
 use crate::http::HttpRetry;
 use crate::layer::{NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
+use backoff_runtime::__front_end::Admitting;
 use backoff_runtime::__front_end::AttemptSource;
 use backoff_runtime::__front_end::CallNonce;
 use backoff_runtime::__front_end::Hooks;
+use backoff_runtime::__front_end::Limit;
 use backoff_runtime::__front_end::NestedAttempt;
 use backoff_runtime::__front_end::Timed;
 use backoff_runtime::__front_end::{ASYNC_CLOCK, Timer, TokioSleep};
-use backoff_runtime::__front_end::{Admitting, Ask};
 use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
 use backoff_runtime::Policy;
-use backoff_runtime::{__front_end::Limit, RetryLimit};
+use backoff_runtime::{Admission, AdmissionLimit};
 use backoff_runtime::{GiveUp, RetryEvent, Success};
 
 pin_project_lite::pin_project! {
@@ -257,9 +258,10 @@ where
             start => start,
         };
         let call = CallNonce::next();
-        if let Some(admission) = config.admission.admission::<S::Response>() {
-            if let Some(held) = first_held(admission) {
-                return Self::held(service, config, request, driver, call, start, held);
+        if let Some((limit, refused)) = config.admission.admission::<S::Response>() {
+            let answer = first_admission(limit);
+            if answer != Admission::Go {
+                return Self::held(service, config, request, driver, call, start, (answer, refused));
             }
         }
         let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
@@ -290,43 +292,27 @@ where
         driver: Loop,
         call: CallNonce,
         start: Option<Instant>,
-        held: Held<Answer<S, Req>>,
+        (answer, refused): (Admission, fn() -> Answer<S, Req>),
     ) -> Self {
         let mut retry = Retrying::new(service, config, request, driver, call, start, 0);
-        let phase = retry.held_phase(held);
+        let phase = retry.admitted_phase(answer, Duration::ZERO, refused);
         ResponseFuture {
             call: Call::Retrying { phase, retry },
         }
     }
 }
 
-/// What the admission limiter said of an attempt it did not let go at once.
-#[derive(Clone, Copy, Debug)]
-enum Held<R> {
-    /// Wait this long (the attempt waited this long for it in all), then ask again.
-    Wait(Duration, Duration),
-    /// The call ends with this result.
-    Refuse(fn() -> R),
-}
-
-/// A layer's admission limiter, with the result of a refused attempt.
-type Admission<'a, R> = (&'a dyn RetryLimit, fn() -> R);
-
-/// The admission limiter's answer for the first attempt: `None` to send it now.
+/// The admission limiter's answer for the first attempt.
 #[cold]
 #[inline(never)]
-fn first_held<R>(admission: Admission<'_, R>) -> Option<Held<R>> {
-    held_after(admission, 0, Duration::ZERO)
+fn first_admission(limit: &dyn AdmissionLimit) -> Admission {
+    admission_after(limit, 0, Duration::ZERO)
 }
 
 /// The admission limiter's answer for the attempt after `attempts`, which
-/// waited `waited` for it so far: `None` to send it now.
-fn held_after<R>((limit, refused): Admission<'_, R>, attempts: u32, waited: Duration) -> Option<Held<R>> {
-    match Admitting::of_dyn(limit, ASYNC_CLOCK).after(attempts).ask(waited) {
-        Ask::Go => None,
-        Ask::Wait(wait) => Some(Held::Wait(wait, waited.saturating_add(wait))),
-        Ask::Refuse => Some(Held::Refuse(refused)),
-    }
+/// waited `waited` for it so far.
+fn admission_after(limit: &dyn AdmissionLimit, attempts: u32, waited: Duration) -> Admission {
+    Admitting::of_dyn(limit, ASYNC_CLOCK).after(attempts).ask(waited)
 }
 
 impl<S, Req, C, T, A> Retrying<S, Req, C, T, A>
@@ -391,14 +377,22 @@ where
         }
     }
 
-    /// The phase of an attempt the admission limiter held back.
-    fn held_phase(&mut self, held: Held<Answer<S, Req>>) -> PhaseOf<S, Req> {
-        match held {
-            Held::Wait(wait, waited) => Phase::Admitting {
+    /// The phase after the admission limiter's `answer` for the next
+    /// attempt, which waited `waited` for it so far: sent, waiting, or
+    /// refused (the call then ends with `refused()`).
+    fn admitted_phase(
+        &mut self,
+        answer: Admission,
+        waited: Duration,
+        refused: fn() -> Answer<S, Req>,
+    ) -> PhaseOf<S, Req> {
+        match answer {
+            Admission::Go => self.send_next(),
+            Admission::Wait(wait) => Phase::Admitting {
                 pending: self.timer.start(wait),
-                waited,
+                waited: waited.saturating_add(wait),
             },
-            Held::Refuse(result) => Phase::Refused { result },
+            Admission::Refuse => Phase::Refused { result: refused },
         }
     }
 
@@ -409,11 +403,19 @@ where
     #[cold]
     #[inline(never)]
     fn resend(&mut self, waited: Duration) -> PhaseOf<S, Req> {
-        if let Some(admission) = self.config.admission.admission::<S::Response>() {
-            if let Some(held) = held_after(admission, self.number, waited) {
-                return self.held_phase(held);
+        match self.config.admission.admission::<S::Response>() {
+            None => self.send_next(),
+            Some((limit, refused)) => {
+                let answer = admission_after(limit, self.number, waited);
+                self.admitted_phase(answer, waited, refused)
             }
         }
+    }
+
+    /// The next attempt, admitted: the request replayed for it, sent
+    /// through a clone of the service made ready first, in its `resend`
+    /// span.
+    fn send_next(&mut self) -> PhaseOf<S, Req> {
         self.number = self.number.saturating_add(1);
         let attempt = AttemptSource::nth(&self.policy(), self.call, self.start, ASYNC_CLOCK, self.number);
         let request = self.config.classify.replay(&self.request, &attempt);
@@ -537,7 +539,7 @@ where
 
 /// The admission limiter and refused result of a call of `S` with `Req`.
 type RefusedOf<'a, S, Req> = Option<(
-    &'a dyn RetryLimit,
+    &'a dyn AdmissionLimit,
     fn() -> Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>,
 )>;
 

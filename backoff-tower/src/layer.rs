@@ -12,7 +12,7 @@ use backoff_runtime::__front_end::start_needed;
 use backoff_runtime::Elapsed;
 use backoff_runtime::Policy;
 use backoff_runtime::Refused;
-use backoff_runtime::{__front_end::Limit, RetryLimit};
+use backoff_runtime::{__front_end::Limit, AdmissionLimit, RetryLimit};
 use backoff_runtime::{GiveUp, RetryEvent, Success};
 
 /// No per-attempt timeout (the layer's default).
@@ -32,7 +32,7 @@ pub struct NoAdmission;
 /// the inner service's error must then be `From<Refused>` (tower's
 /// `BoxError` is).
 #[derive(Clone)]
-pub struct WithAdmission(Arc<dyn RetryLimit + Send>);
+pub struct WithAdmission(Arc<dyn AdmissionLimit + Send>);
 
 impl core::fmt::Debug for WithAdmission {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -234,8 +234,8 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// Paces every attempt of every call, the first included, with
     /// `limiter` (the attribute's `admission`): an
     /// [`AdaptiveRateLimiter`](backoff_runtime::AdaptiveRateLimiter), an
-    /// [`AdaptiveThrottle`](backoff_runtime::AdaptiveThrottle) or your own pacing
-    /// [`RetryLimit`], shared with any other user of the same one. Before
+    /// [`AdaptiveThrottle`](backoff_runtime::AdaptiveThrottle) or your own
+    /// [`AdmissionLimit`], shared with any other user of the same one. Before
     /// each attempt it lets it go, makes it wait (a tokio `Sleep` in the
     /// call's future, before the inner service is called: a delayed first
     /// attempt is sent, as a resend is, through a clone of the service made
@@ -258,7 +258,7 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// # let _ = layer;
     /// ```
     #[must_use]
-    pub fn admission<L: RetryLimit + Send + 'static>(self, limiter: Arc<L>) -> RetryLayer<C, T, WithAdmission> {
+    pub fn admission<L: AdmissionLimit + Send + 'static>(self, limiter: Arc<L>) -> RetryLayer<C, T, WithAdmission> {
         self.retyped(|classify, timeout, _| (classify, timeout, WithAdmission(limiter)))
     }
 
@@ -391,7 +391,7 @@ impl<E: From<Elapsed>> PerAttemptTimeout<E> for WithTimeout {
 }
 
 /// A pacing limiter and the result standing for a refused attempt.
-type RefusedAttempt<'a, T, E> = Option<(&'a dyn RetryLimit, fn() -> Result<T, E>)>;
+type RefusedAttempt<'a, T, E> = Option<(&'a dyn AdmissionLimit, fn() -> Result<T, E>)>;
 
 /// How the layer's admission limiter reaches each attempt: not at all
 /// ([`NoAdmission`]: every attempt goes at once, and the checks compile

@@ -2,7 +2,7 @@
 //! one limiter, and the attribute, the builder and the tower layer pacing
 //! and refusing attempts on a paused clock.
 
-use backoff_runtime::{AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionRequest, RetryLimit};
+use backoff_runtime::{AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionLimit, AdmissionRequest};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -391,21 +391,15 @@ mod tasks {
 /// give-up with `StopReason::Refused`, after the attempts that were made.
 mod refusals_are_give_ups {
     use super::CallError;
-    use backoff_runtime::{Admission, AdmissionRequest, GiveUp, Policy, RetryEvent, RetryLimit, StopReason, retry};
+    use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, GiveUp, Policy, RetryEvent, StopReason, retry};
     use std::cell::RefCell;
     use std::sync::Mutex;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     /// Admits the attempts before `from` and refuses the rest.
     struct RefuseFrom(u32);
 
-    impl RetryLimit for RefuseFrom {
-        fn try_retry(&self, _now: Instant) -> bool {
-            true
-        }
-        fn paces(&self) -> bool {
-            true
-        }
+    impl AdmissionLimit for RefuseFrom {
         fn admit(&self, request: AdmissionRequest) -> Admission {
             if request.attempt >= self.0 {
                 Admission::Refuse
@@ -582,7 +576,7 @@ mod refusals_are_give_ups {
 /// `From<Refused>` error, reported as a give-up.
 mod layer {
     use backoff_runtime::{
-        AdaptiveRateLimiter, Admission, AdmissionRequest, Attempt, Policy, Refused, RetryLimit, StopReason,
+        AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, Attempt, Policy, Refused, StopReason,
     };
     use backoff_tower::{Classify, RetryLayer};
     use std::collections::VecDeque;
@@ -655,13 +649,7 @@ mod layer {
         }
     }
 
-    impl RetryLimit for Script {
-        fn try_retry(&self, _now: Instant) -> bool {
-            true
-        }
-        fn paces(&self) -> bool {
-            true
-        }
+    impl AdmissionLimit for Script {
         fn admit(&self, request: AdmissionRequest) -> Admission {
             self.asked.lock().unwrap().push((request.attempt, request.waited));
             self.answers.lock().unwrap().pop_front().unwrap_or(Admission::Go)

@@ -260,13 +260,7 @@ fn http_retry_events_carry_the_resend_count() {
 /// Refuses every attempt from the `from`-th on.
 struct RefuseFrom(u32);
 
-impl backoff_runtime::RetryLimit for RefuseFrom {
-    fn try_retry(&self, _now: std::time::Instant) -> bool {
-        true
-    }
-    fn paces(&self) -> bool {
-        true
-    }
+impl backoff_runtime::AdmissionLimit for RefuseFrom {
     fn admit(&self, request: backoff_runtime::AdmissionRequest) -> backoff_runtime::Admission {
         if request.attempt >= self.0 {
             backoff_runtime::Admission::Refuse

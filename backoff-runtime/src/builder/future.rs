@@ -9,7 +9,8 @@ use core::time::Duration;
 
 use crate::builder::owned::OwnedHooks;
 use crate::builder::retry::{Action, Awaited, Config, Identity, NoAction, Retry};
-use crate::limits::admission::{Admitting, Ask};
+use crate::limits::admission::Admitting;
+use crate::limits::admission_limit::Admission;
 use crate::limits::limit::Limit;
 use crate::observe::events::RetryEvent;
 use crate::observe::site::Site;
@@ -319,12 +320,12 @@ where
             }
             if let Some((admitting, refused, waited)) = this.admission.as_mut().filter(|_| H::ADMITS) {
                 match admitting.ask(*waited) {
-                    Ask::Go => *waited = Duration::ZERO,
-                    Ask::Refuse => {
+                    Admission::Go => *waited = Duration::ZERO,
+                    Admission::Refuse => {
                         let hooks = this.identity.lend(&*this.hooks);
                         return Poll::Ready(this.driver.refused(policy, admitting.attempts(), &hooks, refused()));
                     }
-                    Ask::Wait(wait) => {
+                    Admission::Wait(wait) => {
                         *waited = waited.saturating_add(wait);
                         let pending = this.timer.start(wait);
                         this.phase.set(Phase::Sleeping { pending });

@@ -16,6 +16,7 @@ use crate::builder::owned::{
     RetryIfOk, ThrottledIf,
 };
 use crate::limits::admission::Admitting;
+use crate::limits::admission_limit::AdmissionLimit;
 use crate::limits::limit::{Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::Site;
@@ -333,7 +334,7 @@ pub struct Retry<'a, Op, C> {
     pub(crate) op: Op,
     pub(crate) budget: Option<Limit<'a>>,
     /// The limit of `admission`, asked before every attempt.
-    pub(crate) admission: Option<&'a dyn RetryLimit>,
+    pub(crate) admission: Option<&'a dyn AdmissionLimit>,
     pub(crate) config: C,
 }
 
@@ -386,7 +387,9 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// [`RetryThrottle`](crate::RetryThrottle), your own
     /// [`RetryLimit`](crate::RetryLimit), or a reference, `Arc` or `Box` of
     /// one. A retry it refuses ends the call with
-    /// [`StopReason::Budget`](crate::StopReason::Budget).
+    /// [`StopReason::Budget`](crate::StopReason::Budget). Give it a `static`
+    /// or a shared value, never a `const`: a `const` is a new budget at each
+    /// use.
     ///
     /// ```
     /// use backoff_runtime::{Policy, RetryBudget};
@@ -402,14 +405,16 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
 
     /// A limiter asked before every attempt, the first included
     /// (`admission`): an [`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter),
-    /// an [`AdaptiveThrottle`](crate::AdaptiveThrottle) or your own pacing
-    /// [`RetryLimit`](crate::RetryLimit). It lets the attempt go, makes it
+    /// an [`AdaptiveThrottle`](crate::AdaptiveThrottle) or your own
+    /// [`AdmissionLimit`](crate::AdmissionLimit). It lets the attempt go, makes it
     /// wait (on the loop's own sleep) or refuses it: the call then returns
     /// `E::from(`[`Refused`](crate::Refused)`)` at once, which is why this
     /// needs `E: From<Refused>`, reported as a give-up with
     /// [`StopReason::Refused`](crate::StopReason::Refused) (`on_give_up`,
     /// tracing, metrics). After each attempt it hears whether the
-    /// attempt was throttled ([`throttled_if`](Retry::throttled_if)).
+    /// attempt was throttled ([`throttled_if`](Retry::throttled_if)). Give
+    /// it a `static` or a shared value, never a `const`: a `const` is a new
+    /// limiter at each use.
     ///
     /// ```
     /// use backoff_runtime::{AdaptiveThrottle, Policy, Refused};
@@ -429,7 +434,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// }
     /// assert!(sent < 100, "a backend that accepts nothing is shed on the client: {sent} of 100 sent");
     /// ```
-    pub fn admission<L: RetryLimit>(mut self, limit: &'a L) -> Retry<'a, Op, Config<K, T, E, O, (H, Admits), S, A>>
+    pub fn admission<L: AdmissionLimit>(mut self, limit: &'a L) -> Retry<'a, Op, Config<K, T, E, O, (H, Admits), S, A>>
     where
         E: crate::limits::admission::FromRefused,
     {
@@ -864,7 +869,7 @@ where
         policy: &Policy,
         budget: Option<Limit<'_>>,
         start: Option<std::time::Instant>,
-        (limit, refused): (&dyn RetryLimit, fn() -> Result<T, E>),
+        (limit, refused): (&dyn AdmissionLimit, fn() -> Result<T, E>),
         config: Config<Blocking, T, E, O, H, S, A>,
         mut op: Op,
     ) -> Result<T, E> {

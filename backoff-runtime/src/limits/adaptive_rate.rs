@@ -6,7 +6,7 @@ use core::time::Duration;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use crate::limits::limit::{Admission, AdmissionRequest, RetryLimit};
+use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest};
 use crate::limits::named::name_methods;
 
 /// The lowest fill rate of the bucket, in tokens per second.
@@ -48,7 +48,7 @@ const EPSILON: f64 = 1e-9;
 /// bucket and takes all of it, so it never waits forever.
 ///
 /// ```
-/// use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionRequest, RetryLimit};
+/// use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionRequest, AdmissionLimit};
 /// use std::time::{Duration, Instant};
 ///
 /// static S3: AdaptiveRateLimiter = AdaptiveRateLimiter::new().max_wait(Duration::from_secs(5));
@@ -237,17 +237,7 @@ impl AdaptiveRateLimiter {
     }
 }
 
-impl RetryLimit for AdaptiveRateLimiter {
-    /// Named in `budget = ...` it limits no retry: it paces attempts named
-    /// in `admission = ...`.
-    fn try_retry(&self, _now: Instant) -> bool {
-        true
-    }
-
-    fn paces(&self) -> bool {
-        true
-    }
-
+impl AdmissionLimit for AdaptiveRateLimiter {
     fn admit(&self, request: AdmissionRequest) -> Admission {
         let cost = if request.is_first() { self.cost } else { self.retry_cost };
         let mut state = self.lock();

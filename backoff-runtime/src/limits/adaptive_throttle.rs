@@ -5,7 +5,7 @@ use core::time::Duration;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use crate::limits::limit::{Admission, AdmissionRequest, RetryLimit};
+use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest};
 use crate::limits::named::name_methods;
 
 /// The window's slots: counts older than the window drop out a tenth of it
@@ -32,7 +32,7 @@ const SLOTS: usize = 10;
 /// accepts.
 ///
 /// ```
-/// use backoff_runtime::{AdaptiveThrottle, Admission, AdmissionRequest, RetryLimit};
+/// use backoff_runtime::{AdaptiveThrottle, Admission, AdmissionRequest, AdmissionLimit};
 /// use std::time::{Duration, Instant};
 ///
 /// static BACKEND: AdaptiveThrottle = AdaptiveThrottle::new();
@@ -208,17 +208,7 @@ fn rejection_probability(requests: u64, accepts: u64, k: f64) -> f64 {
     ((requests - k * accepts as f64) / (requests + 1.0)).max(0.0)
 }
 
-impl RetryLimit for AdaptiveThrottle {
-    /// Named in `budget = ...` it limits no retry: it sheds attempts named
-    /// in `admission = ...`.
-    fn try_retry(&self, _now: Instant) -> bool {
-        true
-    }
-
-    fn paces(&self) -> bool {
-        true
-    }
-
+impl AdmissionLimit for AdaptiveThrottle {
     fn admit(&self, request: AdmissionRequest) -> Admission {
         // 53 random bits: uniform in [0, 1).
         let draw =

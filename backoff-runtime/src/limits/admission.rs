@@ -1,12 +1,12 @@
 //! Admission as the loop runs it: the error of a refused attempt
 //! ([`Refused`]) and its bound ([`FromRefused`]), and the call's view of
-//! the limit named in `admission = ...` ([`Admitting`]), which asks the
-//! limit's [`admit`](RetryLimit::admit) before every attempt.
+//! the limiter named in `admission = ...` ([`Admitting`]), which asks the
+//! limiter's [`admit`](AdmissionLimit::admit) before every attempt.
 
 use core::fmt;
 use core::time::Duration;
 
-use crate::limits::limit::{Admission, AdmissionRequest, RetryLimit};
+use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest};
 use crate::time::clock::ClockKind;
 
 /// The error of an attempt that the limit named in `admission = ...`
@@ -81,12 +81,11 @@ impl<E: From<Refused>> FromRefused for E {
     }
 }
 
-/// The limit named in `admission = ...`, as one call uses it: asked before
+/// The limiter named in `admission = ...`, as one call uses it: asked before
 /// each attempt (counting them), told after each how it ended.
 #[derive(Clone, Copy)]
 pub struct Admitting<'a> {
-    limit: &'a dyn RetryLimit,
-    paces: bool,
+    limit: &'a dyn AdmissionLimit,
     clock: ClockKind,
     attempt: u32,
     refused: bool,
@@ -100,23 +99,11 @@ impl fmt::Debug for Admitting<'_> {
     }
 }
 
-/// What the loop does before an attempt, after asking.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ask {
-    /// Start the attempt.
-    Go,
-    /// Sleep this long, then ask again.
-    Wait(Duration),
-    /// End the call with `Refused`.
-    Refuse,
-}
-
 impl<'a> Admitting<'a> {
     /// `limit`, borrowed behind a reference for one call on `clock`.
     #[inline]
-    pub fn of_dyn(limit: &'a dyn RetryLimit, clock: ClockKind) -> Self {
+    pub fn of_dyn(limit: &'a dyn AdmissionLimit, clock: ClockKind) -> Self {
         Admitting {
-            paces: limit.paces(),
             limit,
             clock,
             attempt: 0,
@@ -132,31 +119,17 @@ impl<'a> Admitting<'a> {
         self
     }
 
-    /// Whether the limit paces at all (read once, when the call starts).
-    #[inline]
-    pub(crate) fn paces(&self) -> bool {
-        self.paces
-    }
-
     /// Asks whether the next attempt may start, after it waited `waited`.
     #[inline]
-    pub fn ask(&mut self, waited: Duration) -> Ask {
-        if !self.paces {
-            self.attempt = self.attempt.saturating_add(1);
-            return Ask::Go;
-        }
+    pub fn ask(&mut self, waited: Duration) -> Admission {
         let request = AdmissionRequest::new(self.clock.now(), self.attempt.saturating_add(1), waited);
-        match self.limit.admit(request) {
-            Admission::Go => {
-                self.attempt = self.attempt.saturating_add(1);
-                Ask::Go
-            }
-            Admission::Wait(wait) => Ask::Wait(wait),
-            Admission::Refuse => {
-                self.refused = true;
-                Ask::Refuse
-            }
+        let answer = self.limit.admit(request);
+        match answer {
+            Admission::Go => self.attempt = self.attempt.saturating_add(1),
+            Admission::Wait(_) => {}
+            Admission::Refuse => self.refused = true,
         }
+        answer
     }
 
     /// Whether the limit refused an attempt of this call (which then ends).
@@ -174,9 +147,7 @@ impl<'a> Admitting<'a> {
     /// The attempt that just ended was throttled (or not).
     #[inline]
     pub fn observed(&self, throttled: bool) {
-        if self.paces {
-            self.limit.observed(self.clock.now(), throttled);
-        }
+        self.limit.observed(self.clock.now(), throttled);
     }
 
     /// Waits (on `sleep`) until the next attempt is admitted: `true` when
@@ -185,9 +156,9 @@ impl<'a> Admitting<'a> {
         let mut waited = Duration::ZERO;
         loop {
             match self.ask(waited) {
-                Ask::Go => return true,
-                Ask::Refuse => return false,
-                Ask::Wait(wait) => {
+                Admission::Go => return true,
+                Admission::Refuse => return false,
+                Admission::Wait(wait) => {
                     sleep(wait);
                     waited = waited.saturating_add(wait);
                 }
@@ -204,9 +175,9 @@ pub async fn admitted<Tm: crate::time::sleep::Timer>(admitting: &mut Admitting<'
     let mut waited = Duration::ZERO;
     loop {
         match admitting.ask(waited) {
-            Ask::Go => return true,
-            Ask::Refuse => return false,
-            Ask::Wait(wait) => {
+            Admission::Go => return true,
+            Admission::Refuse => return false,
+            Admission::Wait(wait) => {
                 timer.sleep(wait).await;
                 waited = waited.saturating_add(wait);
             }
@@ -214,9 +185,9 @@ pub async fn admitted<Tm: crate::time::sleep::Timer>(admitting: &mut Admitting<'
     }
 }
 
-/// The limit of `admission = EXPR`, as the expansion borrows it: carries the
-/// [`RetryLimit`] bound, whose message is in the user's words.
+/// The limiter of `admission = EXPR`, as the expansion borrows it: carries
+/// the [`AdmissionLimit`] bound, whose message is in the user's words.
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub fn admission_of<L: RetryLimit>(limit: &L) -> &dyn RetryLimit {
+pub fn admission_of<L: AdmissionLimit>(limit: &L) -> &dyn AdmissionLimit {
     limit
 }

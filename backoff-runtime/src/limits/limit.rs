@@ -5,13 +5,9 @@
 //! the trait is open, so an AWS-style retry quota is a type of your own.
 //! The loop asks whichever it is through [`Limit`], in the same places.
 //!
-//! A limit may also pace every attempt, the first included (`admission =
-//! ...`): [`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter) (AWS's adaptive
-//! retry mode) and [`AdaptiveThrottle`](crate::AdaptiveThrottle) (Google
-//! SRE's client-side throttling) do. The same trait carries it, in methods
-//! whose defaults pace nothing.
+//! What paces every attempt (`admission = ...`) is the other trait,
+//! [`AdmissionLimit`](crate::AdmissionLimit).
 
-use core::time::Duration;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -31,24 +27,10 @@ use crate::limits::throttle::RetryThrottle;
 /// attempt, [`succeeded`](RetryLimit::succeeded). A pending value (polling
 /// with `retry_if_ok`) asks nothing.
 ///
-/// # Admission
-///
-/// Named in `admission = ...` (or [`Retry::admission`](crate::Retry::admission)),
-/// a limit whose [`paces`](RetryLimit::paces) is `true` (read once when the
-/// call starts) is asked before every attempt, the first included, with
-/// [`admit`](RetryLimit::admit): the attempt goes ([`Admission::Go`], the
-/// limit takes what it costs), waits ([`Admission::Wait`]: the loop sleeps
-/// on its own timer, holding nothing, and asks again) or is refused
-/// ([`Admission::Refuse`]: the call returns `E::from(`[`Refused`](crate::Refused)`)`
-/// at once, whether the attempt was the first or a retry, which is why
-/// `admission = ...` needs `E: From<Refused>`; it is reported as a give-up
-/// with [`StopReason::Refused`](crate::StopReason::Refused)). After every attempt it is told
-/// how the attempt ended, [`observed`](RetryLimit::observed): throttled or
-/// not, by `throttled_if` (by default every error `retry_if` retries). Only
-/// those two are asked of a limit named there; its retry methods are asked
-/// when it is named in `budget = ...`, where admission is never asked. Every
-/// default paces nothing, so a limit that does not override them behaves and
-/// costs as before.
+/// A limiter that paces every attempt ([`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter),
+/// [`AdaptiveThrottle`](crate::AdaptiveThrottle)) is an
+/// [`AdmissionLimit`](crate::AdmissionLimit), named in `admission = ...`:
+/// in `budget = ...` it is a compile error.
 ///
 /// Open, so that you can bring your own: implement `try_retry` and the
 /// methods your limit needs; it must be `Sync` and work through `&self`,
@@ -78,8 +60,9 @@ use crate::limits::throttle::RetryThrottle;
 /// assert_eq!((result, calls), (Err(()), 3), "two retries, then the quota is spent");
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`budget = ...` and `admission = ...` need a `RetryLimit` (a `RetryBudget`, a `RetryThrottle`, an `AdaptiveRateLimiter`, an `AdaptiveThrottle`, your own, or a reference to one), and `{Self}` is none of them",
-    label = "not a retry limit",
+    message = "`budget = ...` needs a limit that counts retries (a `RetryBudget`, a `RetryThrottle` or your own `RetryLimit`, or a reference, `Arc` or `Box` of one), and `{Self}` is not one",
+    label = "not a limit that counts retries",
+    note = "a limiter that paces every attempt (an `AdaptiveRateLimiter`, an `AdaptiveThrottle`) belongs in `admission = ...`",
     note = "name a `static` limit, or give `&self.budget`, an `Arc` of one, or a function returning a reference to one"
 )]
 pub trait RetryLimit: Sync {
@@ -105,28 +88,6 @@ pub trait RetryLimit: Sync {
 
     /// An attempt succeeded.
     fn succeeded(&self) {}
-
-    /// Whether this limit paces attempts (overrides [`admit`](RetryLimit::admit)
-    /// and [`observed`](RetryLimit::observed)): read once when a call that
-    /// names it in `admission = ...` starts; `false` asks neither.
-    fn paces(&self) -> bool {
-        false
-    }
-
-    /// Whether the attempt of `request` may start now, must wait, or is
-    /// refused. Take what it costs only when answering
-    /// [`Go`](Admission::Go); a wait is the loop's, so never sleep here.
-    fn admit(&self, request: AdmissionRequest) -> Admission {
-        let _ = request;
-        Admission::Go
-    }
-
-    /// An attempt ended at `now`: `throttled` when it failed with an error
-    /// that `throttled_if` flags ("slow down"), `false` for a success, a
-    /// pending value or any other error.
-    fn observed(&self, now: Instant, throttled: bool) {
-        let _ = (now, throttled);
-    }
 }
 
 impl RetryLimit for RetryBudget {
@@ -195,102 +156,12 @@ macro_rules! forward_limit {
             fn succeeded(&self) {
                 (**self).succeeded();
             }
-
-            #[cfg_attr(not(debug_assertions), inline(always))]
-            fn paces(&self) -> bool {
-                (**self).paces()
-            }
-
-            #[cfg_attr(not(debug_assertions), inline(always))]
-            fn admit(&self, request: AdmissionRequest) -> Admission {
-                (**self).admit(request)
-            }
-
-            #[cfg_attr(not(debug_assertions), inline(always))]
-            fn observed(&self, now: Instant, throttled: bool) {
-                (**self).observed(now, throttled);
-            }
         }
     )*};
 }
 
 // An `Arc` is `Sync` only around a `Send` value.
 forward_limit!(&L, Arc<L>: Send, Box<L>);
-
-/// A pacing limit's answer before an attempt
-/// ([`RetryLimit::admit`]).
-///
-/// ```
-/// use backoff_runtime::Admission;
-/// use std::time::Duration;
-///
-/// let answer = Admission::Wait(Duration::from_millis(250));
-/// assert_ne!(answer, Admission::Go);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Admission {
-    /// The attempt may start now; whatever it costs is taken.
-    Go,
-    /// Not yet: the loop sleeps this long on its own timer, then asks again
-    /// (nothing was taken, so another caller may take it first).
-    Wait(Duration),
-    /// Not at all: the attempt does not start, and the call ends with
-    /// [`Refused`](crate::Refused).
-    Refuse,
-}
-
-/// What a pacing limit is asked before an attempt: the instant on the loop's
-/// clock, the attempt's number (1 for the first call) and how long this
-/// attempt already waited for admission.
-///
-/// ```
-/// use backoff_runtime::AdmissionRequest;
-/// use std::time::{Duration, Instant};
-///
-/// let request = AdmissionRequest::new(Instant::now(), 1, Duration::ZERO);
-/// assert!(request.is_first());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct AdmissionRequest {
-    /// Now, on the loop's clock (the virtual clock in tests).
-    pub now: Instant,
-    /// The attempt's number: 1 for the first call, 2 for the first retry.
-    pub attempt: u32,
-    /// How long this attempt already waited for admission: a limit with a
-    /// maximum wait refuses rather than let it wait past that.
-    pub waited: Duration,
-}
-
-impl AdmissionRequest {
-    /// A request for attempt `attempt` at `now`, after waiting `waited`
-    /// (for a limit's own tests; the loop makes them).
-    ///
-    /// ```
-    /// use backoff_runtime::AdmissionRequest;
-    /// use std::time::{Duration, Instant};
-    ///
-    /// let request = AdmissionRequest::new(Instant::now(), 2, Duration::from_millis(5));
-    /// assert!(!request.is_first());
-    /// ```
-    #[must_use]
-    pub const fn new(now: Instant, attempt: u32, waited: Duration) -> Self {
-        AdmissionRequest { now, attempt, waited }
-    }
-
-    /// Whether this is the call's first attempt.
-    ///
-    /// ```
-    /// use backoff_runtime::AdmissionRequest;
-    /// use std::time::{Duration, Instant};
-    ///
-    /// assert!(AdmissionRequest::new(Instant::now(), 1, Duration::ZERO).is_first());
-    /// ```
-    #[must_use]
-    pub const fn is_first(&self) -> bool {
-        self.attempt <= 1
-    }
-}
 
 /// The limit of one call, borrowed for the call.
 #[derive(Clone, Copy)]

@@ -1,10 +1,11 @@
-//! Limits shared by many calls: the retry budget, the throttle, the two
-//! adaptive limiters that pace every attempt, and the one trait the loop
-//! asks through.
+//! Limits shared by many calls, behind two traits: what counts retries
+//! (`RetryLimit`: the retry budget, the throttle) and what admits attempts
+//! (`AdmissionLimit`: the two adaptive limiters).
 
 pub(crate) mod adaptive_rate;
 pub(crate) mod adaptive_throttle;
 pub(crate) mod admission;
+pub(crate) mod admission_limit;
 pub(crate) mod budget;
 pub(crate) mod limit;
 pub(crate) mod named;

@@ -219,9 +219,7 @@ impl Loop {
             self.state.refused(policy, admitting.attempts(), &outcome, hooks);
             return Step::Return(hooks.given_up(outcome));
         }
-        if admitting.paces() {
-            admitting.observed(hooks.throttled(&outcome));
-        }
+        admitting.observed(hooks.throttled(&outcome));
         self.failed(mode, policy, budget, hooks, outcome, gave_up_below)
     }
 

@@ -8,9 +8,9 @@
 //! Each limit is asked exactly as the runtime's loop asks it: a budget is
 //! deposited into when a request starts and asked last before each retry;
 //! a throttle takes a token per failure and returns some per success; an
-//! admission limit is asked before every attempt ([`RetryLimit::admit`]:
+//! admission limit is asked before every attempt ([`AdmissionLimit::admit`]:
 //! go, wait and ask again, or refuse, which ends the request on the client)
-//! and hears every answer ([`RetryLimit::observed`]), an overloaded
+//! and hears every answer ([`AdmissionLimit::observed`]), an overloaded
 //! backend's rejection being a throttle. Instants are a fixed `Instant`
 //! plus the virtual time. The SRE throttle's draws come from the runtime's
 //! thread generator, seeded from the run's seed.
@@ -18,7 +18,8 @@
 use std::time::{Duration, Instant};
 
 use backoff_runtime::{
-    AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionRequest, Policy, RetryBudget, RetryLimit, RetryThrottle,
+    AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionLimit, AdmissionRequest, Policy, RetryBudget,
+    RetryThrottle,
 };
 
 use super::limit::{BudgetSetup, ThrottleSetup};
@@ -72,7 +73,7 @@ enum Live {
     None,
     Budget(Box<RetryBudget>),
     Throttle(RetryThrottle),
-    Admission(Box<dyn RetryLimit>),
+    Admission(Box<dyn AdmissionLimit>),
 }
 
 impl Live {
