@@ -1,0 +1,144 @@
+//! The async loop: the body in a non-`move` async block per attempt, the
+//! decision after each, and the sleep, all in the function.
+use super::*;
+
+impl Generator<'_> {
+    /// The async loop: the body in a non-`move` async block per attempt, the
+    /// decision after each, and the sleep; it stays in the function.
+    pub(super) fn async_loop(&self, body: TokenStream, body_span: Span) -> TokenStream {
+        let Generator {
+            args,
+            private,
+            full,
+            attempts,
+            ..
+        } = self;
+        let state = local("loop");
+        let result = local_at("result", self.return_span);
+        let below = local("below");
+        let krate = args.runtime_crate();
+        let mut timeout_check = None;
+        let mut attempt = quote_spanned!(body_span=> async { #body });
+        if let Some(limit) = &args.timeout {
+            // Spanned on the `timeout` key: an error about the timed-out
+            // attempt (no `E: From<Elapsed>`) points there.
+            // The check (a type position) and the call carry exactly the
+            // same span: rustc reports the check's error alone.
+            let exact = Span::mixed_site().located_at(limit.key_span);
+            let return_type = erase_lifetimes(&self.return_type);
+            let check = respan_exactly(
+                quote! {
+                    let _ = <<#return_type as #krate::bounds::RetryResult>::Err as #krate::bounds::FromElapsed>::from_elapsed;
+                },
+                exact,
+            );
+            if !has_placeholder(&self.return_type) {
+                timeout_check = Some(check);
+            }
+            let timed_out = respan_exactly(quote!(#full::timed_out_result()), exact);
+            let with_timeout = respan(quote!(#full::with_timeout::<#full::TokioTimer, _, _>), limit.key_span);
+            let limit = duration_tokens(limit.value, full);
+            let policy = self.policy_outside();
+            attempt = quote!(#with_timeout(#state.attempt_limit(#policy, #limit), #attempt, #timed_out));
+        }
+        let action = args.before_retry.as_ref().map(|action| &action.value);
+        // Neither the attempt's result nor the wait is used after the
+        // sleep's `.await`: neither takes room in the future.
+        let wait = local("wait");
+        let timer = local("timer");
+        let timer_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
+            Some(custom) => sleep_checked(custom, &krate, true),
+            None => quote!(#full::TokioTimer::new()),
+        };
+        // Without `sleep = ...` the loop sleeps on tokio: a missing feature
+        // is this check's error, in the user's words (left out when the
+        // runtime's `tokio` feature is on, which turns on this crate's).
+        let tokio_check = (args.sleep.is_none() && !SLEEPS_ON_TOKIO).then(|| {
+            let return_type = if has_placeholder(&self.return_type) {
+                quote!(())
+            } else {
+                erase_lifetimes(&self.return_type)
+            };
+            quote! {
+                if false {
+                    <#return_type as #full::DefaultAsyncSleep>::tokio_sleeps();
+                }
+            }
+        });
+        let timer_clock = quote!(#full::timer_clock(&#timer));
+        let attempts_value = attempts.map(|attempts| {
+            let policy = self.policy_outside();
+            quote!(let mut #attempts = #state.attempts(#policy);)
+        });
+        // With `admission`, each attempt is admitted first; a refused one
+        // is the result `E::from(Refused)`, which `Loop::failed_admitting`
+        // reports as a give-up and returns (the admitting remembers it).
+        let (admission_check, admitting_value, attempt) = match self.admission() {
+            Some(admitting) => {
+                let (check, refused) = self.refusal_result();
+                let limit = local("admission_limit");
+                (
+                    check,
+                    quote!(let mut #admitting = #full::Admitting::of_dyn(#limit, #timer_clock);),
+                    quote! {
+                        if #full::admitted(&mut #admitting, &mut #timer).await {
+                            #full::NestedAttempt::new(#attempt).await
+                        } else {
+                            (#refused(), false)
+                        }
+                    },
+                )
+            }
+            None => (
+                TokenStream::new(),
+                TokenStream::new(),
+                quote!(#full::NestedAttempt::new(#attempt).await),
+            ),
+        };
+        let decide = match action {
+            None => {
+                let after_attempt = self.after_attempt(&result, &below, false);
+                quote!(let #wait = #after_attempt;)
+            }
+            Some(action) => {
+                // The action is written here, evaluated per retry: it may
+                // borrow what the body borrows (`&mut self` included), and
+                // its parameter types come from the failure.
+                let next = local("next");
+                let after_attempt = self.after_attempt(&result, &below, true);
+                // Spanned on the action: a closure that is not async is
+                // reported there (by the bound, and by the `.await`).
+                let before_retry = respan(quote!(#krate::bounds::async_before_retry), action.span());
+                let act = local("action");
+                let run_action = respan(quote!(#act(#next.outcome(), #next.event()).await), action.span());
+                let after_action = self.after_action(&next);
+                quote! {
+                    let #next = #after_attempt;
+                    let #act = #before_retry(#next.outcome(), #action);
+                    #run_action;
+                    // The action's time counts: a wait that would now end
+                    // past `max_elapsed` is not started.
+                    let #wait = #after_action;
+                }
+            }
+        };
+        let after = self.in_decision_scope(quote! {
+            #decide
+            #private::Timer::sleep(&mut #timer, #wait).await;
+        });
+        let loop_state = self.loop_start(timer_clock);
+        quote! {
+            #timeout_check
+            #admission_check
+            #tokio_check
+            let mut #timer = #timer_value;
+            let mut #state = #loop_state;
+            #admitting_value
+            #attempts_value
+            loop {
+                let (#result, #below) = #attempt;
+                #after
+            }
+        }
+    }
+}

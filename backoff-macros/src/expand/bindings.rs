@@ -1,0 +1,300 @@
+//! What the expansion binds before the loop: the function's site, the
+//! user's sleep, the policy, the budget and the admission limiter, and the
+//! helpers on the arguments they read.
+use super::*;
+
+/// The function's static site (its name, made once) as an item, and the
+/// expression of its `Site`: the name written with `name = "..."`, else
+/// its path (the module's, or for a method the type of `self`'s).
+pub(super) fn site_item(
+    args: &Args,
+    private: &TokenStream,
+    function: &Ident,
+    has_receiver: bool,
+) -> (TokenStream, TokenStream) {
+    let site = local("SITE");
+    let new_site = match &args.name {
+        Some(WithSpan { value: name, .. }) => quote!(#private::CallSite::named(#name)),
+        None => {
+            let function = function.unraw().to_string();
+            quote!(#private::CallSite::new(#function, ::core::module_path!()))
+        }
+    };
+    let item = quote!(static #site: #private::CallSite = #new_site;);
+    // A `&'static Site`, made at compile time: passing it costs the
+    // happy path nothing. A method's names the type of `Self`, which an
+    // item inside it cannot: an inline `const` block there.
+    if has_receiver && args.name.is_none() {
+        let expr = quote!(const { &#private::method_site(&#site, ::core::any::type_name::<Self>) });
+        return (item, expr);
+    }
+    let at = local("AT");
+    let items = quote! {
+        #item
+        const #at: &#private::Site = &#private::static_site(&#site);
+    };
+    (items, quote!(#at))
+}
+
+/// The user's `sleep = ...`, handed to the loop through the public
+/// `bounds::sync_sleep` or `bounds::async_sleep`, spanned on it: the one
+/// function whose bounds say what a sleep is (`Fn(Duration)` returning `()`,
+/// or a future), so a sleep of the wrong type is one error on the user's
+/// token; the loop asks nothing more of what it returns.
+pub(super) fn sleep_checked(custom: &syn::Expr, krate: &syn::Path, is_async: bool) -> TokenStream {
+    let check = if is_async {
+        quote!(#krate::bounds::async_sleep)
+    } else {
+        quote!(#krate::bounds::sync_sleep)
+    };
+    let check = respan(check, custom.span());
+    quote_spanned!(custom.span()=> #check(#custom))
+}
+
+/// The policy of one function, as the loop names it: a `const` item built
+/// from the literal keys (nothing stored in the function's state, nothing
+/// computed per call), or the user's `policy = EXPR` evaluated once per call
+/// and borrowed.
+pub(super) struct PolicyBinding {
+    /// The statement at the top of the function (`policy = EXPR`), or nothing.
+    pub(super) item: TokenStream,
+    /// The constant of the literal keys, declared in the block that decides
+    /// an attempt, or nothing.
+    pub(super) scoped_item: TokenStream,
+    /// A `&Policy` inside that block (the local of `policy = EXPR`, or the
+    /// constant); outside it, see [`Generator::policy_outside`].
+    pub(super) scoped: TokenStream,
+    /// With literal keys, whether they set `max_elapsed` (known here, so
+    /// the loop's start need not ask the policy).
+    pub(super) literal_deadline: Option<bool>,
+}
+
+/// The [`PolicyBinding`] of the keys: `full` and `private` are the runtime's
+/// paths outside and inside the block that decides an attempt.
+pub(super) fn policy_binding(args: &Args, full: &TokenStream, private: &TokenStream) -> PolicyBinding {
+    match args.policy.as_ref().map(|policy| &policy.value) {
+        Some(expr) => {
+            let policy = local("policy");
+            // Spanned on the user's expression, so a type error points there.
+            let value = quote_spanned!(expr.span()=> &(#expr));
+            PolicyBinding {
+                item: quote!(let #policy: &#full::Policy = #value;),
+                scoped_item: TokenStream::new(),
+                scoped: quote!(#policy),
+                literal_deadline: None,
+            }
+        }
+        None => {
+            let policy = local("POLICY");
+            let scoped_value = policy_expr(args, private);
+            PolicyBinding {
+                item: TokenStream::new(),
+                scoped_item: quote!(const #policy: &#private::Policy = &#scoped_value;),
+                scoped: quote!(#policy),
+                literal_deadline: Some(args.max_elapsed.is_some()),
+            }
+        }
+    }
+}
+
+/// The budget's binding and the expression of an `Option<&RetryBudget>` that
+/// the loop uses: the user's `budget = EXPR` evaluated once per call (any
+/// `RetryBudget` or reference to one), or `None`.
+pub(super) fn budget_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStream) {
+    // Named inside and outside the block that decides an attempt: `core`'s paths.
+    let krate = args.runtime_crate();
+    match args.budget.as_ref().map(|budget| &budget.value) {
+        Some(expr) => {
+            let budget = local_at("budget", expr.span());
+            let budget_of = respan(quote!(#private::budget_of), expr.span());
+            let reads_clock = respan(quote!(#krate::RetryLimit::reads_clock), expr.span());
+            let shared = shared_check(expr);
+            // Bound first, so a temporary the expression returns (a
+            // reference from a method call) lives for the whole call.
+            (
+                quote! {
+                    let #budget = &(#expr);
+                    // The bound checked through the public trait first, on
+                    // the same argument: rustc reports this error alone.
+                    if false {
+                        let _ = #reads_clock(#budget);
+                        #shared
+                    }
+                    let #budget = #budget_of(#budget);
+                },
+                quote!(::core::option::Option::Some(#budget)),
+            )
+        }
+        None => (TokenStream::new(), quote!(::core::option::Option::None)),
+    }
+}
+
+/// The binding of `admission = EXPR`: the user's expression evaluated once
+/// per call and borrowed (checked through the public trait on its span), or
+/// nothing.
+pub(super) fn admission_binding(args: &Args, private: &TokenStream) -> TokenStream {
+    let krate = args.runtime_crate();
+    let Some(expr) = args.admission.as_ref().map(|admission| &admission.value) else {
+        return TokenStream::new();
+    };
+    let limit = local("admission_limit");
+    let limit_at = local_at("admission_limit", expr.span());
+    let admission_of = respan(quote!(#private::admission_of), expr.span());
+    let observed = respan(quote!(#krate::AdmissionLimit::observed), expr.span());
+    let shared = shared_check(expr);
+    quote! {
+        let #limit_at = &(#expr);
+        if false {
+            #observed(#limit_at, ::std::time::Instant::now(), false);
+            #shared
+        }
+        let #limit = #admission_of(#limit_at);
+    }
+}
+
+/// For a limit named by a bare path (`budget = BUDGET`, `admission =
+/// LIMITER`): the path must be a place, a `static` or a variable, never a
+/// `const`. A `const` is a new limit at each use, so it would share and
+/// limit nothing. rustc rejects `addr_of!` of a `const` (E0745, "cannot
+/// take address of a temporary") on the user's token. Checked in dead
+/// code: it costs nothing at run time.
+pub(super) fn shared_check(expr: &syn::Expr) -> TokenStream {
+    match expr {
+        syn::Expr::Path(path) if path.qself.is_none() => {
+            quote_spanned!(expr.span()=> let _ = ::core::ptr::addr_of!(#expr);)
+        }
+        _ => TokenStream::new(),
+    }
+}
+
+/// `Policy::new().max_retries(..)...` with only the keys the user wrote.
+pub(super) fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
+    let mut policy = quote!(#private::Policy::new());
+    if let Some(WithSpan { value: n, .. }) = args.max_retries {
+        let n = proc_macro2::Literal::u32_unsuffixed(n);
+        policy.extend(quote!(.max_retries(#n)));
+    }
+    if let Some(WithSpan { value: d, .. }) = args.initial_backoff {
+        let d = duration_tokens(d, private);
+        policy.extend(quote!(.initial_backoff(#d)));
+    }
+    if let Some(WithSpan { value: d, .. }) = args.max_backoff {
+        let d = duration_tokens(d, private);
+        policy.extend(quote!(.max_backoff(#d)));
+    }
+    if let Some(WithSpan { value: m, .. }) = args.multiplier {
+        let m = proc_macro2::Literal::f64_suffixed(m);
+        policy.extend(quote!(.multiplier(#m)));
+    }
+    if let Some(WithSpan { value: jitter, .. }) = args.jitter {
+        let jitter = match jitter {
+            JitterArg::Additive => quote!(#private::Jitter::Additive),
+            JitterArg::AdditiveUpTo(d) => {
+                let d = duration_tokens(d, private);
+                quote!(#private::Jitter::AdditiveUpTo(#d))
+            }
+            JitterArg::Full => quote!(#private::Jitter::Full),
+            JitterArg::Equal => quote!(#private::Jitter::Equal),
+            JitterArg::Decorrelated => quote!(#private::Jitter::Decorrelated),
+            JitterArg::Grpc => quote!(#private::Jitter::Grpc),
+            JitterArg::None => quote!(#private::Jitter::None),
+        };
+        policy.extend(quote!(.jitter(#jitter)));
+    }
+    if let Some(WithSpan { value: d, .. }) = args.max_elapsed {
+        let d = duration_tokens(d, private);
+        policy.extend(quote!(.max_elapsed(#d)));
+    }
+    if let Some(WithSpan { value: rule, .. }) = args.hint_above_cap {
+        let rule = match rule {
+            HintArg::Stop => quote!(#private::HintAboveCap::Stop),
+            HintArg::Cap => quote!(#private::HintAboveCap::WaitCap),
+        };
+        policy.extend(quote!(.hint_above_cap(#rule)));
+    }
+    policy
+}
+
+/// The exact value as the shortest of `Duration::from_secs`, `from_millis`,
+/// `from_micros` and `Duration::new(secs, nanos)`.
+pub(super) fn duration_tokens(d: core::time::Duration, private: &TokenStream) -> TokenStream {
+    let unsuffixed = proc_macro2::Literal::u64_unsuffixed;
+    let secs = d.as_secs();
+    let nanos = d.subsec_nanos();
+    if nanos == 0 {
+        let secs = unsuffixed(secs);
+        return quote!(#private::Duration::from_secs(#secs));
+    }
+    for (per_second, unit) in [(1_000_u64, "from_millis"), (1_000_000, "from_micros")] {
+        let per_unit = u32::try_from(1_000_000_000 / per_second).unwrap_or(1);
+        if nanos % per_unit == 0 {
+            if let Some(whole) = secs
+                .checked_mul(per_second)
+                .and_then(|s| s.checked_add(u64::from(nanos / per_unit)))
+            {
+                let whole = unsuffixed(whole);
+                let unit = Ident::new(unit, Span::call_site());
+                return quote!(#private::Duration::#unit(#whole));
+            }
+        }
+    }
+    let secs = unsuffixed(secs);
+    let nanos = proc_macro2::Literal::u32_unsuffixed(nanos);
+    quote!(#private::Duration::new(#secs, #nanos))
+}
+
+impl Args {
+    /// The path to the runtime crate: `::backoff_runtime` unless `crate = "..."`.
+    pub(super) fn runtime_crate(&self) -> syn::Path {
+        match &self.krate {
+            Some(krate) => krate.value.clone(),
+            None => syn::parse_quote!(::backoff_runtime),
+        }
+    }
+
+    /// Whether every hook, the sleep, the policy and the budget are plain
+    /// paths that name none of the function's arguments (`arguments`), so
+    /// cannot read them: the body's closure may then own them.
+    pub(super) fn captures_nothing_besides_the_body(&self, arguments: &[Ident]) -> bool {
+        [
+            &self.retry_if,
+            &self.retry_after,
+            &self.retry_if_ok,
+            &self.retry_after_ok,
+            &self.pending_error,
+            &self.on_retry,
+            &self.on_give_up,
+            &self.on_success,
+            &self.before_retry,
+            &self.sleep,
+            &self.policy,
+            &self.budget,
+            &self.admission,
+            &self.throttled_if,
+        ]
+        .into_iter()
+        .flatten()
+        .all(|expr| match &expr.value {
+            syn::Expr::Path(path) => {
+                path.qself.is_some()
+                    || path.path.leading_colon.is_some()
+                    || path
+                        .path
+                        .segments
+                        .first()
+                        .is_none_or(|first| !arguments.contains(&first.ident))
+            }
+            _ => false,
+        })
+    }
+
+    /// Whether a hook (or the attempt's context) needs the start instant
+    /// read before the first attempt.
+    pub(super) fn needs_start(&self) -> bool {
+        self.on_retry.is_some()
+            || self.on_give_up.is_some()
+            || self.on_success.is_some()
+            || self.before_retry.is_some()
+            || self.context.is_some()
+    }
+}

@@ -1,0 +1,519 @@
+//! Code generation: the validated arguments and the function become a retry
+//! loop around the function's own body.
+//!
+//! The body's tokens appear exactly once, run in place per attempt: sync
+//! bodies in a non-`move` closure (called once inline; only on failure handed
+//! to the runtime's `#[cold]` loop), async bodies in a non-`move` async block
+//! inside a loop that stays in the function. Both start with the "fake return
+//! edge" of tracing-attributes, which gives the block the function's return
+//! type so `?` conversions and coercions work as in the plain function.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+use syn::{ReturnType, Type};
+
+use crate::args::{Args, WithSpan};
+use crate::item::RetryFn;
+use crate::values::{HintArg, JitterArg, NestedArg};
+
+mod async_loop;
+mod bindings;
+mod return_type;
+mod sync_in_function;
+mod sync_loop;
+
+use self::bindings::*;
+pub(crate) use self::return_type::nameable_return_type;
+use self::return_type::*;
+
+/// `tokens` moved to `span` (each keeps its own hygiene), so an error about
+/// them points at the user's token (the return type, a key) instead of the
+/// attribute.
+pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner = proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(group.span().located_at(span));
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(token.span().located_at(span));
+            }
+            token
+        })
+        .collect()
+}
+
+/// `tokens` given `span` outright, hygiene included: for absolute paths
+/// (which resolve the same with any hygiene) whose obligations must carry
+/// exactly the span of a check on the user's token, so that rustc reports
+/// the check's error and drops this one as its duplicate.
+fn respan_exactly(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner = proc_macro2::Group::new(group.delimiter(), respan_exactly(group.stream(), span));
+                inner.set_span(span);
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
+}
+
+/// A local of the generated code located at `span` (so type errors about it
+/// point there), still invisible to the user's body.
+fn local_at(name: &str, span: Span) -> Ident {
+    format_ident!("__backoff_{}", name, span = Span::mixed_site().located_at(span))
+}
+
+/// A local of the generated code, invisible to the user's body (mixed-site hygiene).
+fn local(name: &str) -> Ident {
+    format_ident!("__backoff_{}", name, span = Span::mixed_site())
+}
+
+/// Whether the runtime's tracing events show what failed (its `tracing`
+/// feature turns on this crate's): only then does the expansion probe the
+/// error's type for its `Debug` form and attributes. Without it the probe
+/// would find nothing to report, and is left out of every expansion.
+const REPORTS_WHAT_FAILED: bool = cfg!(feature = "tracing");
+
+/// Whether the runtime's `tokio` feature is on (it turns on this crate's):
+/// only without it does an async loop with no `sleep = ...` need the check
+/// whose error says so.
+const SLEEPS_ON_TOKIO: bool = cfg!(feature = "tokio");
+
+/// The whole rewritten function.
+pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
+    let RetryFn {
+        attrs,
+        inner_attrs,
+        vis,
+        defaultness,
+        mut sig,
+        brace,
+        stmts,
+        facts,
+    } = function;
+    let krate = args.runtime_crate();
+    // The runtime's expansion paths: in full where the user's body is in
+    // scope (the body, the attempt, what comes before the loop); after an
+    // attempt, in the block that decides it (which holds none of the body's
+    // tokens), under one short name that block imports, with the items it
+    // needs (see `decision_items` below): no item of the expansion is in
+    // scope of the body, so none shadows a user item.
+    let full = quote!(#krate::__private);
+    let private = quote!(__backoff_rt);
+    // Each attempt starts from the caller's values of `mut` arguments.
+    let arguments = crate::fresh::argument_names(&sig);
+    let fresh_args = crate::fresh::strip_mut_args(&mut sig, &full);
+    let policy = policy_binding(args, &full, &private);
+    let (budget_item, budget) = budget_binding(args, &full);
+    let admission_item = admission_binding(args, &full);
+
+    // Mixed-site hygiene, so the generated locals spanned here stay
+    // invisible to the body; the result check and the loop's calls carry
+    // exactly this span (see `respan_exactly`).
+    let return_span = match &sig.output {
+        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Default => sig.ident.span(),
+    };
+    let return_span = Span::mixed_site().located_at(return_span);
+    let edge = fake_return_edge(&sig.output, &full);
+    let attempts = local("attempts");
+    // `let attempt: Attempt = ...;` with the user's name: visible in the body.
+    let context = args.context.as_ref().map(|context| {
+        let name = &context.value;
+        quote! { let #name: #krate::Attempt = #attempts.next_attempt(); }
+    });
+    let body = quote_spanned! {brace.span.join()=>
+        #edge
+        #fresh_args
+        #context
+        #(#stmts)*
+    };
+
+    let (site_item, site_expr) = site_item(args, &private, &sig.ident, sig.receiver().is_some());
+    // The probe's traits, in scope where an attempt is decided (never in
+    // the body's, whose method calls they would change).
+    let probe_traits = REPORTS_WHAT_FAILED.then(|| {
+        quote! {
+            #[allow(unused_imports)]
+            use #private::probe::{ProbeBoth as _, ProbeConventions as _, ProbeDebug as _, ProbeNeither as _};
+        }
+    });
+    let scoped_policy = &policy.scoped_item;
+    let decision_items = quote! {
+        use #krate::__private as __backoff_rt;
+        #scoped_policy
+        #site_item
+        #probe_traits
+    };
+    let mut generator = Generator {
+        return_type: nameable_return_type(&sig.output),
+        args,
+        private: &private,
+        full: &full,
+        policy: &policy,
+        budget: &budget,
+        site: site_expr,
+        decision_items,
+        needs_start: args.needs_start(),
+        return_span,
+        attempts: args.context.is_some().then_some(&attempts),
+        arguments: &arguments,
+    };
+
+    let mut stmts = stmts;
+    let async_trait_block = if facts.is_async_trait {
+        crate::item::async_trait_block(&mut stmts)
+    } else {
+        None
+    };
+    let async_trait = async_trait_block.and_then(|block| {
+        // `mut` arguments that `#[async_trait]` moved into its block.
+        let moved_fresh = crate::fresh::strip_async_trait_rebinds(&mut block.stmts, &full);
+        crate::item::async_trait_ret(block).map(|(ret_type, user_block)| (ret_type, user_block, moved_fresh))
+    });
+    let retry_loop = if let Some((ret_type, user_block, moved_fresh)) = async_trait {
+        // `#[async_trait]` already turned the method into
+        // `Box::pin(async move { ...; let __ret: R = { body }; __ret })`:
+        // retry `body` inside that block (its argument moves run once).
+        let user_stmts = &user_block.stmts;
+        generator.return_type = ret_type_tokens(&ret_type);
+        let check = result_check(&full, &generator.return_type, return_span);
+        let edge = fake_return_edge(&ReturnType::Type(Default::default(), Box::new(ret_type)), &full);
+        let body = quote_spanned! {user_block.brace_token.span.join()=>
+            #edge
+            #fresh_args
+            #moved_fresh
+            #context
+            #(#user_stmts)*
+        };
+        let loop_tokens = generator.async_loop(body, user_block.brace_token.span.join());
+        *user_block = syn::parse_quote!({ #check #loop_tokens });
+        quote!(#(#stmts)*)
+    } else {
+        let check = result_check(&full, &nameable_return_type(&sig.output), return_span);
+        let retry_loop = if facts.is_async {
+            generator.async_loop(body, brace.span.join())
+        } else {
+            generator.sync_loop(body, brace.span.join())
+        };
+        quote!(#check #retry_loop)
+    };
+
+    let policy_item = &policy.item;
+    let mut block = TokenStream::new();
+    brace.surround(&mut block, |out| {
+        out.extend(quote! {
+            #(#inner_attrs)*
+            #policy_item
+            #budget_item
+            #admission_item
+            #retry_loop
+        });
+    });
+    quote! {
+        #(#attrs)*
+        #vis #defaultness #sig #block
+    }
+}
+
+/// What the two loop shapes share: the arguments, the policy and the
+/// hooks of one function.
+struct Generator<'a> {
+    /// The return type, as [`nameable_return_type`] makes it.
+    return_type: TokenStream,
+    args: &'a Args,
+    /// The runtime's expansion paths inside the block that decides an
+    /// attempt, which imports them (`__backoff_rt`).
+    private: &'a TokenStream,
+    /// The same paths in full, for everything outside that block.
+    full: &'a TokenStream,
+    policy: &'a PolicyBinding,
+    /// `Some(&RetryBudget)` or `None`.
+    budget: &'a TokenStream,
+    /// The function's site, as `Site` (see [`site_item`]).
+    site: TokenStream,
+    /// The items the block that decides an attempt declares first: the
+    /// import of `__backoff_rt`, the policy's constant, the site's static,
+    /// the probe's traits.
+    decision_items: TokenStream,
+    needs_start: bool,
+    return_span: Span,
+    /// The local holding the `AttemptSource`, with `context = ...`.
+    attempts: Option<&'a Ident>,
+    /// The names the function's arguments bind, `self` included.
+    arguments: &'a [Ident],
+}
+
+impl Generator<'_> {
+    /// `RetryResult::into_result(value)`, spanned exactly on the return
+    /// type: a function that returns no `Result` is reported once, by the
+    /// result check, whose error this one duplicates.
+    fn as_plain_result(&self, value: &Ident) -> TokenStream {
+        let private = self.private;
+        // The call and its argument (a local of the expansion, which keeps
+        // its hygiene: the return span is mixed-site too).
+        respan_exactly(quote!(#private::RetryResult::into_result(#value)), self.return_span)
+    }
+
+    /// `RetryResult::from_result(result)`, spanned as [`as_plain_result`](Self::as_plain_result).
+    fn returned_result(&self, result: TokenStream) -> TokenStream {
+        let private = self.private;
+        let path = respan_exactly(quote!(#private::RetryResult::from_result), self.return_span);
+        quote!(#path(#result))
+    }
+
+    /// The hooks lent to the loop where an attempt is decided, typed by
+    /// `seed` (a `Hooks::for_error(&error)` or `Hooks::for_result(&result)`
+    /// call) and probed on `seen` (what the observers see, for the events'
+    /// `Debug` form and attributes). `with_on_success`: whether the loop
+    /// that reads them reports a success.
+    fn hooks(&self, seed: TokenStream, seen: &TokenStream, with_on_success: bool) -> TokenStream {
+        self.hooks_judged_by(seed, seen, with_on_success, None)
+    }
+
+    /// [`hooks`](Self::hooks), with `retry_if_ok` lent as `judge` (the
+    /// predicate the success path already judged with) when it is given.
+    fn hooks_judged_by(
+        &self,
+        seed: TokenStream,
+        seen: &TokenStream,
+        with_on_success: bool,
+        judge: Option<&Ident>,
+    ) -> TokenStream {
+        let private = self.private;
+        let site = &self.site;
+        let mut chain = quote!(#private::Hooks::#seed.at(#site));
+        let args = self.args;
+        let on_success = if with_on_success { &args.on_success } else { &None };
+        // `retry_if_ok` first: from there on the observers see the whole result.
+        for (method, hook) in [
+            ("retry_if_ok", &args.retry_if_ok),
+            ("retry_if", &args.retry_if),
+            ("retry_after", &args.retry_after),
+            ("retry_after_ok", &args.retry_after_ok),
+            ("pending_error", &args.pending_error),
+            ("throttled_if", &args.throttled_if),
+            ("on_retry", &args.on_retry),
+            ("on_give_up", &args.on_give_up),
+            ("on_success", on_success),
+        ] {
+            if let Some(WithSpan { value: hook, .. }) = hook {
+                // Lent as `&dyn Fn(..)`: a hook of the wrong type is one
+                // error on the user's token, in the hook's public signature.
+                let lent = match judge {
+                    Some(judge) if method == "retry_if_ok" => quote!(#judge),
+                    _ => quote_spanned!(hook.span()=> &(#hook)),
+                };
+                let method = Ident::new(method, hook.span());
+                chain = quote!(#chain.#method(#lent));
+            }
+        }
+        if matches!(args.nested.as_ref().map(|nested| nested.value), Some(NestedArg::Retry)) {
+            chain = quote!(#chain.retry_nested(true));
+        }
+        if !REPORTS_WHAT_FAILED {
+            return chain;
+        }
+        // How the events see what failed, found by autoref specialisation
+        // on the concrete type: its `Debug` form, OpenTelemetry's
+        // attributes. No bound on it.
+        quote!(#chain.report_with((&&&&#private::Probe::of(#seen)).report()))
+    }
+
+    /// How an attempt's result is matched: as it is, or with `retry_if_ok`
+    /// judged here (the predicate written once and lent to the loop), so a
+    /// success returns without the runtime. The scrutinee, the success's
+    /// pattern (binding `value`), the failure's (binding `failed`) and the
+    /// hooks lent for a failure.
+    fn result_match(
+        &self,
+        result: TokenStream,
+        value: &Ident,
+        failed: &Ident,
+    ) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
+        let private = self.private;
+        match &self.args.retry_if_ok {
+            Some(WithSpan { value: retry_if_ok, .. }) => {
+                let judge = local("judge");
+                let lent = quote_spanned!(retry_if_ok.span()=> &(#retry_if_ok));
+                (
+                    quote!(#private::judged(#result, #lent)),
+                    quote!(#private::Judged::Done(#value)),
+                    quote!(#private::Judged::Again(#failed, #judge)),
+                    self.hooks_judged_by(quote!(for_result(&#failed)), &quote!(&#failed), false, Some(&judge)),
+                )
+            }
+            None => (
+                result,
+                quote!(#private::Ok(#value)),
+                quote!(#private::Err(#failed)),
+                self.hooks(quote!(for_error(&#failed)), &quote!(&#failed), false),
+            ),
+        }
+    }
+
+    /// `on_success` as the success path of the expansion passes it.
+    fn on_success(&self) -> TokenStream {
+        let private = self.private;
+        match &self.args.on_success {
+            Some(WithSpan { value: hook, .. }) => quote_spanned!(hook.span()=> #private::Some(&(#hook))),
+            None => quote!(#private::None),
+        }
+    }
+
+    /// What follows an attempt of a loop that stays in the function:
+    /// `result` and `below` (whether a retried call below gave up) are
+    /// bound; a success returns, a failure goes to the runtime's cold
+    /// entry, which returns the final result or hands back the retry (its
+    /// wait, or with an action the `NextAttempt`).
+    fn after_attempt(&self, result: &Ident, below: &Ident, acts: bool) -> TokenStream {
+        let Generator {
+            private, budget, site, ..
+        } = self;
+        let policy = &self.policy.scoped;
+        let mode = if acts {
+            quote!(#private::Acts)
+        } else {
+            quote!(#private::Waits)
+        };
+        let state = local("loop");
+        let retry = local("retry");
+        let into_result = self.as_plain_result(result);
+        let returned = self.returned_result(quote!(#result));
+        let value = local("value");
+        let failed = local("failed");
+        let (scrutinee, done, again, hooks) = self.result_match(into_result, &value, &failed);
+        let on_success = self.on_success();
+        let succeeded = self.returned_result(quote!(#private::Ok(#value)));
+        // With `admission`, the limiter hears how each attempt ended.
+        let (observe_success, failed_entry, admitting_arg) = match self.admission() {
+            Some(admitting) => (
+                quote!(#private::Admitting::observed(&#admitting, false);),
+                quote!(#private::Loop::failed_admitting),
+                quote!(&#admitting,),
+            ),
+            None => (TokenStream::new(), quote!(#private::Loop::failed), TokenStream::new()),
+        };
+        quote! {
+            match #scrutinee {
+                #done => {
+                    #observe_success
+                    #private::Loop::succeeded(&mut #state, #budget, #site, #on_success);
+                    return #succeeded;
+                }
+                #again => {
+                    match #failed_entry(&mut #state, #mode, #policy, #budget, #admitting_arg &#hooks, #failed, #below) {
+                        #private::Step::Return(#result) => return #returned,
+                        #private::Step::Retry(#retry) => #retry,
+                    }
+                }
+            }
+        }
+    }
+
+    /// `rest` (what follows an attempt) in the block of its own that
+    /// decides it, after the items that block declares.
+    fn in_decision_scope(&self, rest: TokenStream) -> TokenStream {
+        let items = &self.decision_items;
+        quote! {{ #items #rest }}
+    }
+
+    /// A `&Policy` outside the block that decides an attempt (for
+    /// `context` and `timeout`, which name it before the attempt): the
+    /// local of `policy = EXPR`, or the literal keys in an inline `const`
+    /// block, written only where asked for.
+    fn policy_outside(&self) -> TokenStream {
+        if self.policy.literal_deadline.is_none() {
+            return self.policy.scoped.clone();
+        }
+        let full = self.full;
+        let value = policy_expr(self.args, full);
+        quote!(const { &#value })
+    }
+
+    /// The loop's state on `clock`, which reads the call's start only when
+    /// something needs it: with literal keys the expansion knows whether
+    /// `max_elapsed` does; a `policy = EXPR` is asked.
+    fn loop_start(&self, clock: TokenStream) -> TokenStream {
+        let Generator {
+            full,
+            budget,
+            needs_start,
+            ..
+        } = self;
+        match self.policy.literal_deadline {
+            Some(deadline) => {
+                let reads_start = *needs_start || deadline;
+                quote!(#full::Loop::begin(#clock, #budget, #reads_start))
+            }
+            None => {
+                let policy = &self.policy.scoped;
+                quote!(#full::Loop::start(#clock, #policy, #budget, #needs_start))
+            }
+        }
+    }
+
+    /// After the action on `next`: the wait, unless the action ran past
+    /// `max_elapsed` (then the final result returns).
+    fn after_action(&self, next: &Ident) -> TokenStream {
+        let private = self.private;
+        let policy = &self.policy.scoped;
+        let state = local("loop");
+        let result = local("result");
+        let wait = local("wait");
+        let seed = if self.args.retry_if_ok.is_some() {
+            quote!(for_result(#next.outcome()))
+        } else {
+            quote!(for_error(#next.outcome()))
+        };
+        let hooks = self.hooks(seed, &quote!(#next.outcome()), false);
+        let returned = self.returned_result(quote!(#result));
+        quote! {
+            match #private::Loop::after_action(&mut #state, #policy, &#hooks, #next) {
+                #private::Step::Return(#result) => return #returned,
+                #private::Step::Retry(#wait) => #wait,
+            }
+        }
+    }
+
+    /// The local holding the call's `Admitting`, with `admission = ...`.
+    fn admission(&self) -> Option<Ident> {
+        self.args.admission.as_ref().map(|_| local("admitting"))
+    }
+
+    /// With `admission = ...`: the check that the error type absorbs
+    /// `Refused` (a type position spanned exactly on the key, so rustc
+    /// reports it alone) and the function pointer of the refused result.
+    fn refusal_result(&self) -> (TokenStream, TokenStream) {
+        let Some(admission) = &self.args.admission else {
+            return (TokenStream::new(), TokenStream::new());
+        };
+        let krate = self.args.runtime_crate();
+        let exact = Span::mixed_site().located_at(admission.key_span);
+        let return_type = erase_lifetimes(&self.return_type);
+        let check = if has_placeholder(&self.return_type) {
+            TokenStream::new()
+        } else {
+            respan_exactly(
+                quote! {
+                    let _ = <<#return_type as #krate::bounds::RetryResult>::Err as #krate::bounds::FromRefused>::from_refused;
+                },
+                exact,
+            )
+        };
+        let full = self.full;
+        let refused = respan_exactly(quote!(#full::refused_result()), exact);
+        (check, refused)
+    }
+}

@@ -1,0 +1,118 @@
+//! The sync loop: the body in a closure, called once inline; only a
+//! failure enters the runtime's cold loop.
+use super::*;
+
+impl Generator<'_> {
+    /// The sync loop: the body in a closure, called once inline; a success
+    /// returns there, only a failure enters the runtime's cold loop.
+    pub(super) fn sync_loop(&self, body: TokenStream, body_span: Span) -> TokenStream {
+        let Generator {
+            args,
+            private,
+            full,
+            budget,
+            site,
+            needs_start,
+            attempts,
+            ..
+        } = self;
+        let start = local("start");
+        let body_fn = local("body");
+        let first = local_at("first", self.return_span);
+        // A `move` closure keeps the arguments in registers on the happy
+        // path. Only when nothing else of the function captures them: a
+        // hook, a sleep or a policy expression that is a closure or a
+        // computation may read the arguments after the body's closure is
+        // made.
+        let closure = if args.captures_nothing_besides_the_body(self.arguments) {
+            quote_spanned!(body_span=> move || { #body })
+        } else {
+            quote_spanned!(body_span=> || { #body })
+        };
+        let sleeper = local("sleeper");
+        let sleeper_value = |paths: &TokenStream| match args.sleep.as_ref().map(|sleep| &sleep.value) {
+            Some(custom) => sleep_checked(custom, &args.runtime_crate(), false),
+            None => quote!(#paths::DefaultSleep),
+        };
+        let action = args.before_retry.as_ref().map(|action| &action.value);
+        if action.is_some() || self.admission().is_some() {
+            return self.sync_in_function_loop(body, body_span, action, &sleeper, &sleeper_value(full));
+        }
+        // The sleeper and the start, read before the first attempt: in the
+        // deciding block, or with `context = ...` before the body's closure,
+        // which borrows the attempts' source they make.
+        let started = |paths: &TokenStream, policy: &TokenStream| {
+            let sleeper_value = sleeper_value(paths);
+            let attempts_value = attempts.map(|attempts| {
+                quote! {
+                    let mut #attempts = #paths::AttemptSource::new(
+                        #policy,
+                        #start,
+                        #paths::BlockingSleep::clock(&#sleeper),
+                    );
+                }
+            });
+            quote! {
+                let #sleeper = #sleeper_value;
+                let #start = #paths::start_blocking(#policy, #budget, #needs_start, &#sleeper);
+                #attempts_value
+            }
+        };
+        let (started_first, started_scoped) = if attempts.is_some() {
+            (started(full, &self.policy_outside()), TokenStream::new())
+        } else {
+            (TokenStream::new(), started(private, &self.policy.scoped))
+        };
+        let policy = &self.policy.scoped;
+        let into_first = self.as_plain_result(&first);
+        let value = local("value");
+        let succeeded = self.returned_result(quote!(#private::Ok(#value)));
+        let failed = local("failed");
+        let (scrutinee, done, again, hooks) = self.result_match(into_first, &value, &failed);
+        // `on_success` is bound once: the first attempt's success reports it
+        // here, a later one in the runtime's loop.
+        let on_success_hook = local("on_success");
+        let krate = args.runtime_crate();
+        let (bind_on_success, on_success, hooks) = match &args.on_success {
+            Some(WithSpan { value: hook, .. }) => (
+                quote_spanned! {hook.span()=>
+                    let #on_success_hook: &dyn ::core::ops::Fn(&#krate::Success) = &(#hook);
+                },
+                quote!(#private::Some(#on_success_hook)),
+                quote!(#hooks.on_success(#on_success_hook)),
+            ),
+            None => (TokenStream::new(), quote!(#private::None), hooks),
+        };
+        // The body runs again lent as `&mut dyn Rerun` (the runtime's loop
+        // is one per result type), moved out of its local (`&mut { body }`)
+        // in the failure arm: lending the local itself takes its
+        // address, which keeps its captures in memory on the happy path too
+        // (`scripts/callgrind.sh` counts it), and a closure around it would
+        // be two more (its body and its `rerun`) for every annotated one.
+        // Spanned exactly on the return type: a function that returns no
+        // `Result` is reported once, by the result check.
+        let rerunning = respan_exactly(quote!(#private::rerunning), self.return_span);
+        let lent_body = quote!(#rerunning(&mut { #body_fn }));
+        let retried = self.returned_result(quote! {
+            #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper)
+        });
+        let settle = self.in_decision_scope(quote! {
+            #started_scoped
+            #private::enter_attempt();
+            let #first = #body_fn();
+            #bind_on_success
+            match #scrutinee {
+                #done => {
+                    #private::first_success(#budget, &#sleeper, #start, #site, #on_success);
+                    #succeeded
+                }
+                #again => #retried,
+            }
+        });
+        quote! {
+            #started_first
+            let mut #body_fn = #full::each_attempt_runs_the_body_again(#closure);
+            #settle
+        }
+    }
+}
