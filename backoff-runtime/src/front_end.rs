@@ -15,9 +15,10 @@ pub use crate::observe::trace::{ReportFn, ResendSpan, in_resend_span, resend_spa
 pub use crate::run::attempt::AttemptSource;
 pub use crate::run::decide::start_needed;
 pub use crate::run::driver::{Loop, Step, Waits};
-pub use crate::run::hooks::{Hooks, Pushback};
+pub use crate::run::hooks::Hooks;
 pub use crate::run::invocation::CallNonce;
 pub use crate::run::nested::NestedAttempt;
+pub use crate::run::pushback::Pushback;
 pub use crate::time::clock::ClockKind;
 #[cfg(feature = "tokio")]
 pub use crate::time::sleep::TokioSleep;

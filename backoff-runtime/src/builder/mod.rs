@@ -1,5 +1,9 @@
 //! The plain-Rust builder, the attribute's twin: `policy.retry(op)`.
 
+pub(crate) mod action;
+pub(crate) mod call;
+pub(crate) mod config;
 pub(crate) mod future;
+pub(crate) mod operation;
 pub(crate) mod owned;
 pub(crate) mod retry;

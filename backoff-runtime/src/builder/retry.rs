@@ -6,225 +6,25 @@
 // Each method's return type names the key it adds (one line each).
 #![allow(clippy::type_complexity)]
 
-use core::future::Future;
 use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::bounds::{AsyncSleep, SyncSleep};
 use crate::builder::owned::{
-    Admits, NoHooks, OnGiveUp, OnRetry, OnSuccess, OwnedHooks, PendingError, RetryAfter, RetryAfterOk, RetryIf,
-    RetryIfOk, ThrottledIf,
+    Admits, OnGiveUp, OnRetry, OnSuccess, PendingError, RetryAfter, RetryAfterOk, RetryIf, RetryIfOk, ThrottledIf,
 };
-use crate::limits::admission::Admitting;
 use crate::limits::admission_limit::AdmissionLimit;
 use crate::limits::limit::{Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
-use crate::observe::site::Site;
-use crate::run::attempt::{Attempt, AttemptSource};
-use crate::run::driver::{
-    BlockingActionRef, BlockingParts, first_refused_blocking, first_success, settle_blocking, start_blocking,
-};
-use crate::run::hooks::{Hooks, Outcome};
+use crate::run::attempt::AttemptSource;
 use crate::schedule::policy::Policy;
-use crate::time::clock::ClockKind;
-use crate::time::sleep::{BlockingSleep, CustomSleep, CustomTimer, DefaultSleep};
+use crate::time::sleep::{CustomSleep, CustomTimer};
 #[cfg(feature = "tokio")]
 use crate::time::timeout::Elapsed;
 
-/// Marks an operation that returns a `Result` (run with [`Retry::call`]).
-#[derive(Debug)]
-pub enum Blocking {}
-
-/// Marks an operation that returns a future of a `Result` (run with `.await`).
-#[derive(Debug)]
-pub enum Awaited {}
-
-/// An operation [`Policy::retry`] can run: a closure returning a `Result`
-/// ([`Blocking`]) or a future of one ([`Awaited`]). It names the result's
-/// types, so hook closures written without parameter types infer theirs.
-pub trait Operation<Kind> {
-    /// The success type.
-    type Ok;
-    /// The error type.
-    type Error;
-}
-
-impl<F, T, E> Operation<Blocking> for F
-where
-    F: FnMut() -> Result<T, E>,
-{
-    type Ok = T;
-    type Error = E;
-}
-
-impl<F, Fut, T, E> Operation<Awaited> for F
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-{
-    type Ok = T;
-    type Error = E;
-}
-
-/// An operation that takes the [`Attempt`] it runs as
-/// ([`Policy::retry_with_attempt`]).
-pub trait AttemptOperation<Kind> {
-    /// The success type.
-    type Ok;
-    /// The error type.
-    type Error;
-    /// What one call of the operation returns.
-    type Output;
-    /// The clock the loop of this kind reads.
-    const CLOCK: ClockKind;
-    /// Runs the operation as `attempt`.
-    fn run(&mut self, attempt: Attempt) -> Self::Output;
-}
-
-impl<F, T, E> AttemptOperation<Blocking> for F
-where
-    F: FnMut(Attempt) -> Result<T, E>,
-{
-    type Ok = T;
-    type Error = E;
-    type Output = Result<T, E>;
-    const CLOCK: ClockKind = ClockKind::StdOrVirtual;
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn run(&mut self, attempt: Attempt) -> Result<T, E> {
-        self(attempt)
-    }
-}
-
-impl<F, Fut, T, E> AttemptOperation<Awaited> for F
-where
-    F: FnMut(Attempt) -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-{
-    type Ok = T;
-    type Error = E;
-    type Output = Fut;
-    const CLOCK: ClockKind = crate::time::sleep::ASYNC_CLOCK;
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn run(&mut self, attempt: Attempt) -> Fut {
-        self(attempt)
-    }
-}
-
-/// No action before the wait.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoAction;
-
-/// The builder's `before_retry`: `FnMut(&O, &RetryEvent)` for `.call()`,
-/// `FnMut(&O, &RetryEvent) -> impl Future<Output = ()>` for `.await`.
-#[derive(Clone, Copy, Debug)]
-pub struct Action<F, R> {
-    pub(crate) action: F,
-    _output: PhantomData<fn() -> R>,
-}
-
-/// What a blocking loop does before each wait besides waiting: nothing
-/// ([`NoAction`]), or the builder's `before_retry`.
-pub trait BlockingAction<O> {
-    /// Whether there is an action (the start is then read up front).
-    const SET: bool;
-    /// The action, as the retries borrow it.
-    fn borrowed(&mut self) -> Option<BlockingActionRef<'_, O>>;
-}
-
-impl<O> BlockingAction<O> for NoAction {
-    const SET: bool = false;
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn borrowed(&mut self) -> Option<BlockingActionRef<'_, O>> {
-        None
-    }
-}
-
-impl<O, F: FnMut(&O, &RetryEvent)> BlockingAction<O> for Action<F, ()> {
-    const SET: bool = true;
-
-    #[inline]
-    fn borrowed(&mut self) -> Option<BlockingActionRef<'_, O>> {
-        Some(&mut self.action)
-    }
-}
-
-/// The call's identity apart from its hooks: its name, and whether failures
-/// a retried call below gave up on are retried.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Identity {
-    pub(crate) name: &'static str,
-    retries_nested: bool,
-}
-
-impl Identity {
-    /// `owned` lent as [`Hooks`], with this identity.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn lend<'h, T, E, O, H: OwnedHooks<T, E, E, Out = O>>(&self, owned: &'h H) -> Hooks<'h, T, E, O> {
-        owned
-            .lend(Hooks::new())
-            .name(self.name)
-            .retry_nested(self.retries_nested)
-    }
-}
-
-/// The keys given to a [`Retry`] so far: the kind of operation, its
-/// result's types, the outcome its observers see (`O`: the error, or after
-/// `retry_if_ok` the whole result), the hooks it owns, the sleep, the
-/// action and the timeout. It appears as `Retry`'s last type parameter and
-/// is never written in user code.
-pub struct Config<K, T, E, O, H, S, A> {
-    pub(crate) hooks: H,
-    pub(crate) sleep: S,
-    pub(crate) action: A,
-    /// The keys whose types never change as keys are added.
-    pub(crate) call: CallKeys<T, E>,
-    _kind: PhantomData<fn() -> (K, O)>,
-}
-
-/// The keys of a [`Config`] that keep their types as hooks, a sleep or an
-/// action are added: what names the call and what ends an attempt early.
-pub(crate) struct CallKeys<T, E> {
-    pub(crate) identity: Identity,
-    /// Per-attempt limit (async) and the result of a timed-out attempt.
-    pub(crate) timeout: Option<(Duration, fn() -> Result<T, E>)>,
-    /// With `admission`: the result of a refused attempt.
-    pub(crate) refused: Option<fn() -> Result<T, E>>,
-}
-
-impl<K, T, E, O, H, S: core::fmt::Debug, A> core::fmt::Debug for Config<K, T, E, O, H, S, A> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Config")
-            .field("name", &self.call.identity.name)
-            .field("sleep", &self.sleep)
-            .field("timeout", &self.call.timeout.map(|(limit, _)| limit))
-            .finish_non_exhaustive()
-    }
-}
-
-/// The keys of a fresh [`Retry`].
-type Fresh<K, T, E> = Config<K, T, E, E, NoHooks, DefaultSleep, NoAction>;
-
-impl<K, T, E> Fresh<K, T, E> {
-    fn new() -> Self {
-        Config {
-            hooks: NoHooks,
-            sleep: DefaultSleep,
-            action: NoAction,
-            call: CallKeys {
-                identity: Identity {
-                    name: "retry",
-                    retries_nested: false,
-                },
-                timeout: None,
-                refused: None,
-            },
-            _kind: PhantomData,
-        }
-    }
-}
+use super::action::Action;
+use super::config::{Config, Fresh};
+use super::operation::{AttemptOperation, Awaited, Blocking, Operation};
 
 impl<'a, Op, K, T, E> Retry<'a, Op, Fresh<K, T, E>> {
     /// A call of `op` under `policy` with no key given yet: what
@@ -291,7 +91,7 @@ impl Policy {
         Retry::fresh(self, op)
     }
 
-    /// [`retry`](Policy::retry) for an operation that takes the [`Attempt`]
+    /// [`retry`](Policy::retry) for an operation that takes the [`Attempt`](crate::Attempt)
     /// it runs as (the attribute's `context = attempt`): its number, the
     /// retries left, the time left before `max_elapsed` and the call's
     /// invocation id. The call's start is read when the first attempt runs.
@@ -350,7 +150,7 @@ impl<Op, C: core::fmt::Debug> core::fmt::Debug for Retry<'_, Op, C> {
 
 impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// Rebuilds with the hooks, sleep and action that `change` makes.
-    fn with<O2, H2, S2, A2>(
+    pub(crate) fn with<O2, H2, S2, A2>(
         self,
         change: impl FnOnce(H, S, A) -> (H2, S2, A2),
     ) -> Retry<'a, Op, Config<K, T, E, O2, H2, S2, A2>> {
@@ -775,125 +575,5 @@ where
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.config.call.timeout = Some((limit, || Err(E::from(Elapsed::new()))));
         self
-    }
-}
-
-impl<Op, T, E, O, H, S, A> Retry<'_, Op, Config<Blocking, T, E, O, H, S, A>>
-where
-    Op: FnMut() -> Result<T, E>,
-    O: Outcome<T, E>,
-    H: OwnedHooks<T, E, E, Out = O>,
-    S: BlockingSleep,
-    A: BlockingAction<O>,
-{
-    /// Runs a sync operation until it succeeds or a stop rule holds, and
-    /// returns its last result.
-    ///
-    /// ```
-    /// use backoff_runtime::Policy;
-    /// use std::time::Duration;
-    /// let result = Policy::new().initial_backoff(Duration::from_millis(1)).max_retries(1).retry(|| Err::<(), _>("down")).call();
-    /// assert_eq!(result, Err("down"));
-    /// ```
-    #[inline]
-    pub fn call(self) -> Result<T, E> {
-        let Retry {
-            policy,
-            mut op,
-            budget,
-            admission,
-            config,
-        } = self;
-        let start = start_blocking(policy, budget, H::OBSERVES || A::SET, &config.sleep);
-        if H::ADMITS {
-            if let (Some(limit), Some(refused)) = (admission, config.call.refused) {
-                return Self::call_admitted(policy, budget, start, (limit, refused), config, op);
-            }
-        }
-        crate::run::nested::enter_attempt();
-        match op() {
-            // A success nobody but metrics hears of: handled here, inline.
-            Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
-                first_success(
-                    budget,
-                    &config.sleep,
-                    start,
-                    &Site::Named(config.call.identity.name),
-                    None,
-                );
-                Ok(value)
-            }
-            // Each part moved here, in the cold branch (a move of the
-            // whole `config` would pin it to the stack from the start).
-            first => {
-                let Config {
-                    hooks,
-                    sleep,
-                    action,
-                    call,
-                    ..
-                } = config;
-                Self::call_settling(policy, budget, start, (hooks, call.identity, sleep, action), first, op)
-            }
-        }
-    }
-
-    /// The first attempt of a `.call()` that failed (or whose value or
-    /// success its hooks must see): the hooks are lent and the retries run.
-    /// Out of line, so the happy path neither lends nor stores them.
-    #[cold]
-    #[inline(never)]
-    fn call_settling(
-        policy: &Policy,
-        budget: Option<Limit<'_>>,
-        start: Option<std::time::Instant>,
-        (hooks, identity, sleep, mut action): (H, Identity, S, A),
-        first: Result<T, E>,
-        mut op: Op,
-    ) -> Result<T, E> {
-        let hooks = identity.lend(&hooks);
-        let parts = BlockingParts {
-            body: &mut op,
-            sleeper: &sleep,
-            action: action.borrowed(),
-            admission: None,
-        };
-        settle_blocking(policy, budget, start, &hooks, first, parts)
-    }
-
-    /// A `.call()` with `admission`: every attempt, the first included,
-    /// admitted first (waiting on the call's sleep), then the same retries.
-    #[cold]
-    #[inline(never)]
-    fn call_admitted(
-        policy: &Policy,
-        budget: Option<Limit<'_>>,
-        start: Option<std::time::Instant>,
-        (limit, refused): (&dyn AdmissionLimit, fn() -> Result<T, E>),
-        config: Config<Blocking, T, E, O, H, S, A>,
-        mut op: Op,
-    ) -> Result<T, E> {
-        let Config {
-            hooks,
-            sleep,
-            mut action,
-            call,
-            ..
-        } = config;
-        let identity = call.identity;
-        let mut admitting = Admitting::of_dyn(limit, sleep.clock());
-        let hooks = identity.lend(&hooks);
-        if !admitting.admit_blocking(&|wait| sleep.sleep(wait)) {
-            return first_refused_blocking(policy, sleep.clock(), start, &admitting, &hooks, refused());
-        }
-        crate::run::nested::enter_attempt();
-        let first = op();
-        let parts = BlockingParts {
-            body: &mut op,
-            sleeper: &sleep,
-            action: action.borrowed(),
-            admission: Some((admitting, refused)),
-        };
-        settle_blocking(policy, budget, start, &hooks, first, parts)
     }
 }

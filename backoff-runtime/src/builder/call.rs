@@ -1,0 +1,137 @@
+//! `.call()`: a sync operation run until it succeeds or a stop rule
+//! holds.
+
+use crate::builder::owned::OwnedHooks;
+use crate::limits::admission::Admitting;
+use crate::limits::admission_limit::AdmissionLimit;
+use crate::limits::limit::Limit;
+use crate::observe::site::Site;
+use crate::run::blocking::{BlockingParts, first_refused_blocking, first_success, settle_blocking, start_blocking};
+use crate::run::outcome::Outcome;
+use crate::schedule::policy::Policy;
+use crate::time::sleep::BlockingSleep;
+
+use super::action::BlockingAction;
+use super::config::{Config, Identity, StandIn};
+use super::operation::Blocking;
+use super::retry::Retry;
+
+impl<Op, T, E, O, H, S, A> Retry<'_, Op, Config<Blocking, T, E, O, H, S, A>>
+where
+    Op: FnMut() -> Result<T, E>,
+    O: Outcome<T, E>,
+    H: OwnedHooks<T, E, E, Out = O>,
+    S: BlockingSleep,
+    A: BlockingAction<O>,
+{
+    /// Runs a sync operation until it succeeds or a stop rule holds, and
+    /// returns its last result.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::time::Duration;
+    /// let result = Policy::new().initial_backoff(Duration::from_millis(1)).max_retries(1).retry(|| Err::<(), _>("down")).call();
+    /// assert_eq!(result, Err("down"));
+    /// ```
+    #[inline]
+    pub fn call(self) -> Result<T, E> {
+        let Retry {
+            policy,
+            mut op,
+            budget,
+            admission,
+            config,
+        } = self;
+        let start = start_blocking(policy, budget, H::OBSERVES || A::SET, &config.sleep);
+        if H::ADMITS {
+            if let (Some(limit), Some(refused)) = (admission, config.call.refused) {
+                return Self::call_admitted(policy, budget, start, (limit, refused), config, op);
+            }
+        }
+        crate::run::nested::enter_attempt();
+        match op() {
+            // A success nobody but metrics hears of: handled here, inline.
+            Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
+                first_success(
+                    budget,
+                    &config.sleep,
+                    start,
+                    &Site::Named(config.call.identity.name),
+                    None,
+                );
+                Ok(value)
+            }
+            // Each part moved here, in the cold branch (a move of the
+            // whole `config` would pin it to the stack from the start).
+            first => {
+                let Config {
+                    hooks,
+                    sleep,
+                    action,
+                    call,
+                    ..
+                } = config;
+                Self::call_settling(policy, budget, start, (hooks, call.identity, sleep, action), first, op)
+            }
+        }
+    }
+
+    /// The first attempt of a `.call()` that failed (or whose value or
+    /// success its hooks must see): the hooks are lent and the retries run.
+    /// Out of line, so the happy path neither lends nor stores them.
+    #[cold]
+    #[inline(never)]
+    fn call_settling(
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        start: Option<std::time::Instant>,
+        (hooks, identity, sleep, mut action): (H, Identity, S, A),
+        first: Result<T, E>,
+        mut op: Op,
+    ) -> Result<T, E> {
+        let hooks = identity.lend(&hooks);
+        let parts = BlockingParts {
+            body: &mut op,
+            sleeper: &sleep,
+            action: action.borrowed(),
+            admission: None,
+        };
+        settle_blocking(policy, budget, start, &hooks, first, parts)
+    }
+
+    /// A `.call()` with `admission`: every attempt, the first included,
+    /// admitted first (waiting on the call's sleep), then the same retries.
+    #[cold]
+    #[inline(never)]
+    fn call_admitted(
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        start: Option<std::time::Instant>,
+        (limit, refused): (&dyn AdmissionLimit, StandIn<T, E>),
+        config: Config<Blocking, T, E, O, H, S, A>,
+        mut op: Op,
+    ) -> Result<T, E> {
+        let Config {
+            hooks,
+            sleep,
+            mut action,
+            call,
+            ..
+        } = config;
+        let identity = call.identity;
+        let mut admitting = Admitting::of_dyn(limit, sleep.clock());
+        let hooks = identity.lend(&hooks);
+        if !admitting.admit_blocking(&|wait| sleep.sleep(wait)) {
+            return first_refused_blocking(policy, sleep.clock(), start, &admitting, &hooks, refused());
+        }
+        crate::run::nested::enter_attempt();
+        let first = op();
+        let parts = BlockingParts {
+            body: &mut op,
+            sleeper: &sleep,
+            action: action.borrowed(),
+            admission: Some((admitting, refused)),
+        };
+        settle_blocking(policy, budget, start, &hooks, first, parts)
+    }
+}

@@ -1,0 +1,269 @@
+//! The blocking loop: a sync function's retries, run out of line after
+//! its first attempt failed, and the builder's `.call()`. The decision is
+//! the async loop's ([`Loop`]).
+
+use std::time::Instant;
+
+use crate::limits::admission::Admitting;
+use crate::limits::limit::Limit;
+use crate::observe::events::{RetryEvent, Success};
+use crate::observe::site::Site;
+use crate::run::decide::{FailedAttempt, RetryState};
+use crate::run::driver::refused_reported;
+use crate::run::hooks::Hooks;
+use crate::run::outcome::Outcome;
+use crate::schedule::policy::Policy;
+use crate::time::clock::ClockKind;
+use crate::time::sleep::BlockingSleep;
+
+/// The start instant of a blocking loop, read only when `policy`, the limit
+/// or a hook (`needs_start`) needs it: the happy path reads no clock.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn start_blocking<S: BlockingSleep>(
+    policy: &Policy,
+    budget: Option<Limit<'_>>,
+    needs_start: bool,
+    sleeper: &S,
+) -> Option<Instant> {
+    crate::run::decide::read_start(policy, budget, sleeper.clock(), needs_start)
+}
+
+/// The first attempt of a blocking loop succeeded: what
+/// [`Loop::succeeded`](crate::run::driver::Loop::succeeded) does, before any loop state exists.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn first_success<S: BlockingSleep>(
+    budget: Option<Limit<'_>>,
+    sleeper: &S,
+    start: Option<Instant>,
+    site: &Site,
+    on_success: Option<&dyn Fn(&Success)>,
+) {
+    RetryState::first_success(budget, sleeper.clock(), start, site, on_success);
+}
+
+/// Runs a blocking loop's body again: what its retries borrow the body as.
+/// A trait of its own rather than `dyn FnMut`, whose vtable also holds
+/// `call_once` (a shim compiled for every closure lent, once per retried
+/// function).
+///
+/// ```
+/// use backoff_runtime::__private::Rerun;
+///
+/// let mut calls = 0;
+/// let mut body = || { calls += 1; Ok::<u32, ()>(calls) };
+/// let rerun: &mut dyn Rerun<u32, ()> = &mut body;
+/// assert_eq!((rerun.rerun(), rerun.rerun()), (Ok(1), Ok(2)));
+/// ```
+pub trait Rerun<T, E> {
+    /// Runs the body once more.
+    fn rerun(&mut self) -> Result<T, E>;
+}
+
+impl<R: crate::bounds::RetryResult, F: FnMut() -> R> Rerun<R::Ok, R::Err> for F {
+    #[inline]
+    fn rerun(&mut self) -> Result<R::Ok, R::Err> {
+        self().into_result()
+    }
+}
+
+/// The attribute's sync body as its retries borrow it: the body's closure,
+/// which the expansion moves out of its local in the failure arm (so the
+/// happy path never takes its address), lent as `&mut dyn Rerun` typed by
+/// the function's [`RetryResult`](crate::bounds::RetryResult). No closure
+/// of the expansion's own around the body: one function less for every
+/// annotated one. A function that returns no `Result` is reported once, by
+/// the expansion's result check (this bound, on the same span, is its
+/// duplicate).
+///
+/// ```
+/// use backoff_runtime::__private::{Rerun, rerunning};
+///
+/// let mut calls = 0;
+/// let mut body = || { calls += 1; std::io::Result::Ok(calls) };
+/// let rerun: &mut dyn Rerun<u32, std::io::Error> = rerunning(&mut body);
+/// assert_eq!(rerun.rerun().ok(), Some(1));
+/// ```
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn rerunning<F, R>(body: &mut F) -> &mut dyn Rerun<R::Ok, R::Err>
+where
+    F: FnMut() -> R,
+    R: crate::bounds::RetryResult,
+{
+    body
+}
+
+/// A blocking loop's `before_retry` action, as the retries borrow it.
+pub(crate) type BlockingActionRef<'a, O> = &'a mut dyn FnMut(&O, &RetryEvent);
+
+/// What a blocking loop borrows for its retries: the body, the sleep and
+/// the action (if any).
+pub(crate) struct BlockingParts<'a, T, E, O> {
+    /// Runs one attempt.
+    pub body: &'a mut dyn Rerun<T, E>,
+    /// Waits.
+    pub sleeper: &'a dyn BlockingSleep,
+    /// The builder's `before_retry`.
+    pub action: Option<BlockingActionRef<'a, O>>,
+    /// The builder's `admission`, with the result of a refused attempt.
+    pub admission: Option<BlockingAdmission<'a, T, E>>,
+}
+
+/// The limiter a blocking loop asks before each attempt (`admission`),
+/// with the result of a refused attempt.
+pub(crate) type BlockingAdmission<'a, T, E> = (Admitting<'a>, fn() -> Result<T, E>);
+
+impl<T, E, O> core::fmt::Debug for BlockingParts<'_, T, E, O> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("BlockingParts")
+            .field("acts", &self.action.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The first attempt of a blocking loop returned `result`, judged as a
+/// whole (with `retry_if_ok`, or by the builder's `.call()`): its value
+/// when it succeeded, the `#[cold]` retries otherwise.
+#[inline]
+pub(crate) fn settle_blocking<T, E, O: Outcome<T, E>>(
+    policy: &Policy,
+    budget: Option<Limit<'_>>,
+    start: Option<Instant>,
+    hooks: &Hooks<'_, T, E, O>,
+    result: Result<T, E>,
+    parts: BlockingParts<'_, T, E, O>,
+) -> Result<T, E> {
+    let judged = hooks.judge(result);
+    if let Some((admitting, _)) = &parts.admission {
+        admitting.observed(judged.as_ref().is_err_and(|outcome| hooks.throttled(outcome)));
+    }
+    match judged {
+        Ok(value) => {
+            RetryState::first_success(
+                budget,
+                parts.sleeper.clock(),
+                start,
+                &hooks.site(),
+                hooks.on_success_hook(),
+            );
+            Ok(value)
+        }
+        Err(outcome) => retry_blocking(policy, budget, start, hooks, outcome, parts),
+    }
+}
+
+/// The first attempt of a blocking loop that the `admission` limiter
+/// refused: [`refused_reported`] on a loop state made from `clock` and
+/// `start`.
+#[cold]
+#[inline(never)]
+pub(crate) fn first_refused_blocking<T, E, O: Outcome<T, E>>(
+    policy: &Policy,
+    clock: ClockKind,
+    start: Option<Instant>,
+    admitting: &Admitting<'_>,
+    hooks: &Hooks<'_, T, E, O>,
+    refused: Result<T, E>,
+) -> Result<T, E> {
+    let mut state = RetryState::with_start(clock, start);
+    refused_reported(&mut state, policy, admitting.attempts(), hooks, refused)
+}
+
+/// The retries of a blocking loop after a first attempt that failed with
+/// `first`: decide, act, wait, run the body again, until a result is
+/// accepted or a stop rule holds. Everything behind references: compiled
+/// once per result type, not once per retried function.
+#[cold]
+#[inline(never)]
+pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
+    policy: &Policy,
+    budget: Option<Limit<'_>>,
+    start: Option<Instant>,
+    hooks: &Hooks<'_, T, E, O>,
+    first: O,
+    parts: BlockingParts<'_, T, E, O>,
+) -> Result<T, E> {
+    let BlockingParts {
+        body,
+        sleeper,
+        mut action,
+        mut admission,
+    } = parts;
+    let mut state = RetryState::with_start(sleeper.clock(), start);
+    let mut outcome = first;
+    loop {
+        let failure = FailedAttempt {
+            outcome: &outcome,
+            gave_up_below: crate::run::nested::gave_up_below(),
+        };
+        let acts = action.is_some();
+        let wait = match state.decide_reporting(policy, budget, failure, hooks, acts) {
+            Ok((wait, Some(event))) if acts => {
+                if let Some(action) = action.as_mut() {
+                    action(&outcome, &event);
+                }
+                if !state.still_in_time(policy, wait, &outcome, hooks) {
+                    return hooks.given_up(outcome);
+                }
+                wait
+            }
+            Ok((wait, _)) => wait,
+            Err(_reason) => return hooks.given_up(outcome),
+        };
+        sleeper.sleep(wait);
+        if let Some((admitting, refused)) = admission.as_mut() {
+            if !admitting.admit_blocking(&|wait| sleeper.sleep(wait)) {
+                return refused_reported(&mut state, policy, admitting.attempts(), hooks, refused());
+            }
+        }
+        crate::run::nested::enter_attempt();
+        let judged = hooks.judge(body.rerun());
+        if let Some((admitting, _)) = &admission {
+            admitting.observed(judged.as_ref().is_err_and(|outcome| hooks.throttled(outcome)));
+        }
+        match judged {
+            Ok(value) => {
+                state.success(budget, &hooks.site(), hooks.on_success_hook());
+                return Ok(value);
+            }
+            Err(next) => outcome = next,
+        }
+    }
+}
+
+/// The blocking retries (`retry_blocking`) of the attribute's sync loop:
+/// `rerun` runs the body again, a closure the expansion makes only in its
+/// failure arm (so on the happy path the body's closure keeps its captures
+/// in registers) and lends as `&mut dyn Rerun`, so this entry is compiled
+/// once per result type, not once per function.
+#[cold]
+#[inline(never)]
+pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
+    policy: &Policy,
+    budget: Option<Limit<'_>>,
+    start: Option<Instant>,
+    hooks: &Hooks<'_, T, E, O>,
+    first: O,
+    rerun: &mut dyn Rerun<T, E>,
+    sleeper: &dyn BlockingSleep,
+) -> Result<T, E> {
+    let parts = BlockingParts {
+        body: rerun,
+        sleeper,
+        action: None,
+        admission: None,
+    };
+    retry_blocking(policy, budget, start, hooks, first, parts)
+}
+
+/// Runs one attempt of a blocking loop that stays in the function (with
+/// `before_retry`): its result, and whether a retried function it called
+/// gave up.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn blocking_attempt<R>(body: impl FnOnce() -> R) -> (R, bool) {
+    crate::run::nested::enter_attempt();
+    let result = body();
+    (result, crate::run::nested::gave_up_below())
+}
+
+#[cfg(test)]
+mod tests;

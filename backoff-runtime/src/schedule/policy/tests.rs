@@ -1,0 +1,78 @@
+use super::*;
+
+#[test]
+fn defaults_are_google_cloud_s() {
+    let p = Policy::new();
+    assert_eq!(p.max_retries, 5);
+    assert_eq!(p.initial_backoff, Duration::from_secs(1));
+    assert_eq!(p.max_backoff, Duration::from_secs(32));
+    assert_eq!(p.multiplier, 2.0);
+    assert_eq!(p.jitter, Jitter::Additive);
+    assert_eq!(p.max_elapsed, None);
+}
+
+#[test]
+fn try_builders_reject_bad_values() {
+    let p = Policy::new();
+    assert_eq!(p.try_max_retries(0), Err(PolicyError::ZeroRetries));
+    assert_eq!(p.try_max_backoff(Duration::ZERO), Err(PolicyError::ZeroMaxBackoff));
+    for m in [0.0, 0.99, -1.0, f64::NAN, f64::INFINITY] {
+        assert_eq!(p.try_multiplier(m), Err(PolicyError::BadMultiplier), "{m}");
+    }
+    assert!(p.try_multiplier(1.0).is_ok());
+}
+
+#[test]
+fn getters_read_back_what_the_builders_set() {
+    let p = Policy::new()
+        .max_retries(7)
+        .initial_backoff(Duration::from_millis(3))
+        .max_backoff(Duration::from_secs(9))
+        .multiplier(1.5)
+        .jitter(Jitter::Equal)
+        .max_elapsed(Duration::from_secs(40));
+    assert_eq!(p.max_retries_value(), 7);
+    assert_eq!(p.initial_backoff_value(), Duration::from_millis(3));
+    assert_eq!(p.max_backoff_value(), Duration::from_secs(9));
+    assert_eq!(p.multiplier_value(), 1.5);
+    assert_eq!(p.jitter_value(), Jitter::Equal);
+    assert_eq!(p.max_elapsed_value(), Some(Duration::from_secs(40)));
+}
+
+#[test]
+fn errors_say_what_is_wrong() {
+    let said: Vec<String> = [
+        PolicyError::ZeroRetries,
+        PolicyError::ZeroInitialBackoff,
+        PolicyError::ZeroMaxBackoff,
+        PolicyError::ZeroMaxElapsed,
+        PolicyError::BadMultiplier,
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    assert_eq!(
+        said,
+        [
+            "max_retries must be at least 1",
+            "initial_backoff must be greater than zero",
+            "max_backoff must be greater than zero",
+            "max_elapsed must be greater than zero",
+            "multiplier must be a finite number >= 1",
+        ]
+    );
+    assert_eq!(
+        Policy::new().try_initial_backoff(Duration::ZERO),
+        Err(PolicyError::ZeroInitialBackoff)
+    );
+    assert_eq!(
+        Policy::new().try_max_elapsed(Duration::ZERO),
+        Err(PolicyError::ZeroMaxElapsed)
+    );
+}
+
+#[test]
+#[should_panic(expected = "max_retries must be at least 1")]
+fn plain_builder_panics_on_bad_value() {
+    let _ = Policy::new().max_retries(0);
+}
