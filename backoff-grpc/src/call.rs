@@ -1,7 +1,7 @@
 //! One gRPC call as the retry loop sees it: the request it keeps
 //! ([`GrpcCall`]: the head, and the body kept for replay), the service
 //! that sends each attempt ([`Attempts`]: the body replayed, the answer
-//! judged as it arrives) and what a failed attempt is ([`Failure`]).
+//! judged as it arrives) and what a failed attempt is (`Failure` of a [`FailureKind`]).
 
 use core::future::Future;
 use core::pin::Pin;
@@ -16,7 +16,7 @@ use tower_service::Service;
 use super::wire;
 use crate::status::retry_info_delay;
 use backoff_runtime::__front_end::Pushback;
-use backoff_tower::__grpc::{self as kept, KeptBody, KeptRequest, still_replayable};
+use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest, still_replayable};
 use backoff_tower::Replay;
 
 /// The request of a call, kept by its future: each attempt is made from it.
@@ -50,9 +50,6 @@ fn not_kept() -> Response<Body> {
     Status::unavailable("the request body is no longer kept for a retry").into_http()
 }
 
-/// An attempt that failed, and whether the call may still be sent again.
-pub(crate) type Failure<E> = kept::Failure<FailureKind<E>>;
-
 /// What a failed attempt ended with.
 pub(crate) enum FailureKind<E> {
     /// The inner service failed before any response (a transport error):
@@ -77,7 +74,7 @@ pub(crate) trait Judged<E> {
     fn into_result(self) -> Result<Response<Body>, E>;
 }
 
-impl<E> Judged<E> for Failure<E> {
+impl<E> Judged<E> for Failure<FailureKind<E>> {
     fn code(&self) -> Code {
         match &self.kind {
             FailureKind::Transport(_) => Code::Unavailable,
@@ -106,12 +103,12 @@ where
     S: Service<Request<Body>, Response = Response<Body>>,
 {
     type Response = Response<Body>;
-    type Error = Failure<S::Error>;
+    type Error = Failure<FailureKind<S::Error>>;
     type Future = AttemptFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         // Nothing was sent: the body is untouched.
-        self.inner.poll_ready(cx).map_err(|error| kept::Failure {
+        self.inner.poll_ready(cx).map_err(|error| Failure {
             kind: FailureKind::Transport(error),
             replayable: true,
         })
@@ -145,7 +142,7 @@ impl<F, E> Future for AttemptFuture<F>
 where
     F: Future<Output = Result<Response<Body>, E>>,
 {
-    type Output = Result<Response<Body>, Failure<E>>;
+    type Output = Result<Response<Body>, Failure<FailureKind<E>>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (response, replay) = match self.project() {
@@ -154,7 +151,7 @@ where
                 let Some(response) = response.take() else {
                     return Poll::Pending;
                 };
-                return Poll::Ready(Err(kept::Failure {
+                return Poll::Ready(Err(Failure {
                     kind: FailureKind::Status {
                         response,
                         code: Code::Unavailable,
@@ -167,12 +164,12 @@ where
         };
         let replayable = |replay: &Option<Replay<Body>>| still_replayable(replay.as_ref());
         Poll::Ready(match ready!(response.poll(cx)) {
-            Err(error) => Err(kept::Failure {
+            Err(error) => Err(Failure {
                 kind: FailureKind::Transport(error),
                 replayable: replayable(replay),
             }),
             Ok(response) => match wire::trailers_only_status(response.headers()) {
-                Some(status) if status.code() != Code::Ok => Err(kept::Failure {
+                Some(status) if status.code() != Code::Ok => Err(Failure {
                     replayable: replayable(replay),
                     kind: FailureKind::Status {
                         code: status.code(),

@@ -8,13 +8,14 @@ use core::time::Duration;
 use http::{HeaderValue, Response};
 use tonic::body::Body;
 
-use super::call::{Failure, FailureKind, GrpcCall, Judged as _};
+use super::call::{FailureKind, GrpcCall, Judged as _};
 use super::codes::CodeSet;
 use super::wire;
 use backoff_runtime::__front_end::Conventions;
 use backoff_runtime::__front_end::Pushback;
 use backoff_runtime::__front_end::ReportFn;
 use backoff_runtime::Attempt;
+use backoff_tower::__grpc::Failure;
 use backoff_tower::Classify;
 
 /// One method's retry rules: the status codes its `retryPolicy` retries.
@@ -26,7 +27,7 @@ pub(crate) struct GrpcRules {
     pub(crate) exhausted_with_retry_info: bool,
 }
 
-impl<E> Classify<GrpcCall, Response<Body>, Failure<E>> for GrpcRules {
+impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRules {
     /// The attempt headers read the deadline, which is whole without it.
     const READS_ATTEMPT_TIME: bool = false;
 
@@ -58,7 +59,7 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<E>> for GrpcRules {
     /// retry, so that the throttle counts it before the call ends; and,
     /// under a policy built in code without codes, a `RESOURCE_EXHAUSTED`
     /// that says when to come back.
-    fn retry_error(&self, failure: &Failure<E>) -> bool {
+    fn retry_error(&self, failure: &Failure<FailureKind<E>>) -> bool {
         let refused = matches!(
             &failure.kind,
             FailureKind::Status {
@@ -80,21 +81,21 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<E>> for GrpcRules {
 
     /// The `RetryInfo` in `grpc-status-details-bin`: a hint, capped by
     /// `maxBackoff` as every hint is.
-    fn error_hint(&self, failure: &Failure<E>) -> Option<Duration> {
+    fn error_hint(&self, failure: &Failure<FailureKind<E>>) -> Option<Duration> {
         match &failure.kind {
             FailureKind::Status { retry_info, .. } => *retry_info,
             FailureKind::Transport(_) => None,
         }
     }
 
-    fn pushback(&self, failure: &Failure<E>) -> Option<Pushback> {
+    fn pushback(&self, failure: &Failure<FailureKind<E>>) -> Option<Pushback> {
         match &failure.kind {
             FailureKind::Status { pushback, .. } => *pushback,
             FailureKind::Transport(_) => None,
         }
     }
 
-    fn report(&self) -> Option<ReportFn<Result<Response<Body>, Failure<E>>>> {
+    fn report(&self) -> Option<ReportFn<Result<Response<Body>, Failure<FailureKind<E>>>>> {
         Some(|outcome, sink| {
             let code = match outcome {
                 Ok(_) => tonic::Code::Ok,

@@ -89,7 +89,7 @@ where
         }
         let Some(retry) = method.and_then(|method| method.retry.as_ref()) else {
             return GrpcResponseFuture {
-                answer: Answer::Once {
+                call: Call::Once {
                     response: self.attempts.inner.call(request),
                     throttle: methods.throttle.clone(),
                 },
@@ -104,7 +104,7 @@ where
             deadline,
         };
         GrpcResponseFuture {
-            answer: Answer::Retried {
+            call: Call::Retried {
                 call: ResponseFuture::start(&mut self.attempts, retry, call),
             },
         }
@@ -124,8 +124,8 @@ fn feed(throttle: &(dyn RetryLimit + Send), headers: &http::HeaderMap) {
 
 pin_project_lite::pin_project! {
     /// A call: sent once, or retried.
-    #[project = AnswerProj]
-    enum Answer<S>
+    #[project = CallProj]
+    enum Call<S>
     where
         S: Service<Request<Body>, Response = Response<Body>>,
         S: Clone,
@@ -168,7 +168,7 @@ pin_project_lite::pin_project! {
         S: Clone,
     {
         #[pin]
-        answer: Answer<S>,
+        call: Call<S>,
     }
 }
 
@@ -178,7 +178,7 @@ where
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("GrpcResponseFuture")
-            .field("retried", &matches!(self.answer, Answer::Retried { .. }))
+            .field("retried", &matches!(self.call, Call::Retried { .. }))
             .finish_non_exhaustive()
     }
 }
@@ -190,15 +190,15 @@ where
     type Output = Result<Response<Body>, S::Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().answer.project() {
-            AnswerProj::Once { response, throttle } => {
+        match self.project().call.project() {
+            CallProj::Once { response, throttle } => {
                 let result = ready!(response.poll(cx));
                 if let (Some(throttle), Ok(response)) = (throttle.as_deref(), &result) {
                     feed(throttle, response.headers());
                 }
                 Poll::Ready(result)
             }
-            AnswerProj::Retried { mut call } => {
+            CallProj::Retried { mut call } => {
                 let result = ready!(call.as_mut().poll(cx));
                 if let Some((request, retries, delay)) = call.retried() {
                     backoff_runtime::__front_end::grpc_call(request.request.uri().path(), retries, delay);

@@ -100,7 +100,7 @@ declare_keys! {
     /// A limiter asked before every attempt, the first included: go, wait or refuse.
     admission: AnyExpr;
     /// Which errors tell the `admission` limiter to slow down.
-    throttled_if: Hook {
+    slow_down_if: Hook {
         signature: "fn(&E) -> bool",
         path_example: "is_throttling",
         closure_example: "|e| e.is_slow_down()",

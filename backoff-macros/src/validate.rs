@@ -26,7 +26,7 @@ pub(crate) fn validate(args: &Args, function: Option<&FnFacts>, errors: &mut Err
     move_action(args, errors);
     unlimited_without_max_elapsed(args, errors);
     hint_rule_without_hint(args, errors);
-    throttled_if_without_admission(args, errors);
+    slow_down_if_without_admission(args, errors);
     if let Some(function) = function {
         timeout_on_sync_fn(args, function, errors);
         async_action_on_sync_fn(args, function, errors);
@@ -130,12 +130,12 @@ fn value_hooks_without_retry_if_ok(args: &Args, errors: &mut Errors) {
     }
 }
 
-/// `throttled_if` without `admission`: no limiter hears what it says.
-fn throttled_if_without_admission(args: &Args, errors: &mut Errors) {
-    if let (Some(hook), None) = (&args.throttled_if, &args.admission) {
+/// `slow_down_if` without `admission`: no limiter hears what it says.
+fn slow_down_if_without_admission(args: &Args, errors: &mut Errors) {
+    if let (Some(hook), None) = (&args.slow_down_if, &args.admission) {
         errors.push(
             hook.key_span,
-            "`throttled_if` needs `admission`: it tells the limiter named there which errors mean \"slow down\"; add `admission = LIMITER`, or remove `throttled_if`",
+            "`slow_down_if` needs `admission`: it tells the limiter named there which errors mean \"slow down\"; add `admission = LIMITER`, or remove `slow_down_if`",
         );
     }
 }

@@ -22,7 +22,7 @@ use backoff_runtime::__front_end::Hooks;
 use backoff_runtime::__front_end::Limit;
 use backoff_runtime::__front_end::NestedAttempt;
 use backoff_runtime::__front_end::Timed;
-use backoff_runtime::__front_end::{ASYNC_CLOCK, Timer, TokioSleep};
+use backoff_runtime::__front_end::{ASYNC_CLOCK, InlineTokioTimer, Timer};
 use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
 use backoff_runtime::Policy;
@@ -84,7 +84,7 @@ pin_project_lite::pin_project! {
         /// An attempt runs under the layer's per-attempt timeout (only with
         /// [`RetryLayer::timeout`](crate::RetryLayer::timeout)), a
         /// resend in its span.
-        Limited { #[pin] attempt: NestedAttempt<Timed<Sending<S, Req, F>, R>>, span: Option<ResendSpan> },
+        Timed { #[pin] attempt: NestedAttempt<Timed<Sending<S, Req, F>, R>>, span: Option<ResendSpan> },
         /// The wait before the next attempt.
         Sleeping { #[pin] pending: tokio::time::Sleep },
         /// The wait the layer's admission limiter asked for before the next
@@ -111,13 +111,13 @@ pin_project_lite::pin_project! {
 }
 
 /// The answer of the inner service `S` to a `Req`.
-type Answer<S, Req> = Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>;
+type CallResult<S, Req> = Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>;
 
 /// The phase of a retried call of `S` with `Req`.
-type PhaseOf<S, Req> = Phase<S, Req, <S as Service<Req>>::Future, Answer<S, Req>>;
+type PhaseOf<S, Req> = Phase<S, Req, <S as Service<Req>>::Future, CallResult<S, Req>>;
 
 /// A call of `S` with `Req`, retried with `C`, `T` and `A`.
-type CallOf<S, Req, C, T, A> = Call<S, Req, C, T, A, <S as Service<Req>>::Future, Answer<S, Req>>;
+type CallOf<S, Req, C, T, A> = Call<S, Req, C, T, A, <S as Service<Req>>::Future, CallResult<S, Req>>;
 
 /// What a retried call keeps besides its phase: the layer's keys, the
 /// caller's request (each attempt sends a replay of it), a clone of the
@@ -138,7 +138,7 @@ struct Retrying<S, Req, C, T, A> {
     /// The waits so far, together.
     waited: Duration,
     /// How a wait starts: its `Sleep` is kept in [`Phase::Sleeping`].
-    timer: TokioSleep,
+    timer: InlineTokioTimer,
 }
 
 pin_project_lite::pin_project! {
@@ -267,7 +267,7 @@ where
         let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
         let response = service.call(config.classify.replay(&request, &first));
         let retry = Retrying::new(service, config, request, driver, call, start, 1);
-        let phase = if config.timeout.limit::<S::Response>().is_none() {
+        let phase = if config.timeout.timeout::<S::Response>().is_none() {
             Phase::First {
                 attempt: NestedAttempt::new(response),
             }
@@ -292,7 +292,7 @@ where
         driver: Loop,
         call: CallNonce,
         start: Option<Instant>,
-        (answer, refused): (Admission, fn() -> Answer<S, Req>),
+        (answer, refused): (Admission, fn() -> CallResult<S, Req>),
     ) -> Self {
         let mut retry = Retrying::new(service, config, request, driver, call, start, 0);
         let phase = retry.admitted_phase(answer, Duration::ZERO, refused);
@@ -343,7 +343,7 @@ where
             start,
             number,
             waited: Duration::ZERO,
-            timer: TokioSleep,
+            timer: InlineTokioTimer,
         }
     }
 
@@ -362,15 +362,15 @@ where
     /// `max_elapsed`), in `span` when it is a resend someone sees.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn attempt(&self, sending: Sending<S, Req, S::Future>, span: Option<ResendSpan>) -> PhaseOf<S, Req> {
-        match self.config.timeout.limit() {
+        match self.config.timeout.timeout() {
             None => Phase::Resending {
                 attempt: NestedAttempt::new(sending),
                 span,
             },
-            Some((limit, on_elapsed)) => {
-                let limit = self.driver.attempt_limit(&self.policy(), limit);
-                Phase::Limited {
-                    attempt: NestedAttempt::new(Timed::limited(limit, sending, on_elapsed)),
+            Some((timeout, on_elapsed)) => {
+                let timeout = self.driver.attempt_timeout(&self.policy(), timeout);
+                Phase::Timed {
+                    attempt: NestedAttempt::new(Timed::with_timeout_of(timeout, sending, on_elapsed)),
                     span,
                 }
             }
@@ -384,7 +384,7 @@ where
         &mut self,
         answer: Admission,
         waited: Duration,
-        refused: fn() -> Answer<S, Req>,
+        refused: fn() -> CallResult<S, Req>,
     ) -> PhaseOf<S, Req> {
         match answer {
             Admission::Go => self.send_next(),
@@ -452,7 +452,7 @@ where
     /// [`StopReason::Refused`](backoff_runtime::StopReason::Refused).
     #[cold]
     #[inline(never)]
-    fn refused(&mut self, result: fn() -> Answer<S, Req>) -> Answer<S, Req> {
+    fn refused(&mut self, result: fn() -> CallResult<S, Req>) -> CallResult<S, Req> {
         let number = self.number;
         self.decide(|driver, policy, _, _, hooks| driver.refused(policy, number, hooks, result()))
     }
@@ -562,7 +562,7 @@ where
             let (result, below) = match phase.as_mut().project() {
                 PhaseProj::First { attempt } => ready!(attempt.poll(cx)),
                 PhaseProj::Resending { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
-                PhaseProj::Limited { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
+                PhaseProj::Timed { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
                 PhaseProj::Sleeping { pending } => {
                     ready!(retry.timer.poll_wait(pending, cx));
                     let next = retry.resend(Duration::ZERO);

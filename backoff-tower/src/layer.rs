@@ -89,7 +89,7 @@ pub struct RetryLayer<C = HttpRetry, T = NoTimeout, A = NoAdmission> {
 
 /// The keys of a [`RetryLayer`] that keep their types as the
 /// classification, timeout or admission change: how each call is
-/// scheduled, limited and reported.
+/// scheduled, counted and reported.
 #[derive(Clone)]
 pub(super) struct Calls {
     pub(super) policy: Policy,
@@ -215,7 +215,7 @@ impl<C, T, A> RetryLayer<C, T, A> {
         self.retyped(|_, timeout, admission| (classify, timeout, admission))
     }
 
-    /// Limits each attempt to `limit` (the attribute's `timeout`): a slower
+    /// Gives each attempt a timeout (the attribute's `timeout`): a slower
     /// attempt is dropped and becomes the error `E::from(Elapsed)`, which the
     /// classification sees like any other error. Needs tokio's timer.
     ///
@@ -227,8 +227,8 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// # let _ = layer;
     /// ```
     #[must_use]
-    pub fn timeout(self, limit: Duration) -> RetryLayer<C, WithTimeout, A> {
-        self.retyped(|classify, _, admission| (classify, WithTimeout(limit), admission))
+    pub fn timeout(self, timeout: Duration) -> RetryLayer<C, WithTimeout, A> {
+        self.retyped(|classify, _, admission| (classify, WithTimeout(timeout), admission))
     }
 
     /// Paces every attempt of every call, the first included, with
@@ -353,7 +353,7 @@ impl<C: Clone, T: Clone, A: Clone> RetryLayer<C, T, A> {
     }
 }
 
-/// A per-attempt limit and the result standing for a timed-out attempt.
+/// A per-attempt timeout and the result standing for a timed-out attempt.
 type TimedOutAttempt<T, E> = Option<(Duration, fn() -> Result<T, E>)>;
 
 /// How the layer's timeout reaches each attempt: nothing ([`NoTimeout`]:
@@ -373,19 +373,19 @@ type TimedOutAttempt<T, E> = Option<(Duration, fn() -> Result<T, E>)>;
 )]
 pub trait PerAttemptTimeout<E>: Clone + Send + Sync + 'static {
     /// The limit, and the result that stands for a timed-out attempt.
-    fn limit<T>(&self) -> TimedOutAttempt<T, E>;
+    fn timeout<T>(&self) -> TimedOutAttempt<T, E>;
 }
 
 impl<E> PerAttemptTimeout<E> for NoTimeout {
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn limit<T>(&self) -> TimedOutAttempt<T, E> {
+    fn timeout<T>(&self) -> TimedOutAttempt<T, E> {
         None
     }
 }
 
 impl<E: From<Elapsed>> PerAttemptTimeout<E> for WithTimeout {
     #[inline]
-    fn limit<T>(&self) -> TimedOutAttempt<T, E> {
+    fn timeout<T>(&self) -> TimedOutAttempt<T, E> {
         Some((self.0, || Err(E::from(Elapsed::new()))))
     }
 }

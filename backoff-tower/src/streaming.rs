@@ -185,15 +185,12 @@ impl<S: core::fmt::Debug, T> core::fmt::Debug for StreamingRetryService<S, T> {
     }
 }
 
-/// A failed attempt of a streaming call.
-type StreamingFailure<R, E> = Failure<Answered<R, E>>;
-
 impl<S, B, T> Service<Request<B>> for StreamingRetryService<S, T>
 where
     S: Service<Request<ReplayBody<B>>> + Clone,
     B: Body + Unpin,
     HttpRetry: Classify<Request<()>, S::Response, S::Error>,
-    T: PerAttemptTimeout<StreamingFailure<S::Response, S::Error>>,
+    T: PerAttemptTimeout<Failure<FailureKind<S::Response, S::Error>>>,
 {
     type Response = S::Response;
     type Error = S::Error;
@@ -269,7 +266,7 @@ where
     S: Service<Request<ReplayBody<B>>> + Clone,
     B: Body + Unpin,
     HttpRetry: Classify<Request<()>, S::Response, S::Error>,
-    T: PerAttemptTimeout<StreamingFailure<S::Response, S::Error>>,
+    T: PerAttemptTimeout<Failure<FailureKind<S::Response, S::Error>>>,
 {
     type Output = Result<S::Response, S::Error>;
 
@@ -277,14 +274,14 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let result = ready!(self.project().call.poll(cx));
         Poll::Ready(result.or_else(|failure| match failure.kind {
-            Answered::Error(error) => Err(error),
-            Answered::Retryable(response) => Ok(response),
+            FailureKind::Error(error) => Err(error),
+            FailureKind::Retryable(response) => Ok(response),
         }))
     }
 }
 
 /// What a failed attempt ended with.
-pub(crate) enum Answered<R, E> {
+pub(crate) enum FailureKind<R, E> {
     /// The inner service's error.
     Error(E),
     /// A response with a status HTTP's rules retry (a 503).
@@ -292,10 +289,10 @@ pub(crate) enum Answered<R, E> {
 }
 
 /// A timed-out attempt, when the layer has a per-attempt timeout.
-impl<R, E: From<Elapsed>> From<Elapsed> for Failure<Answered<R, E>> {
+impl<R, E: From<Elapsed>> From<Elapsed> for Failure<FailureKind<R, E>> {
     fn from(elapsed: Elapsed) -> Self {
         Failure {
-            kind: Answered::Error(E::from(elapsed)),
+            kind: FailureKind::Error(E::from(elapsed)),
             replayable: true,
         }
     }
@@ -318,13 +315,13 @@ where
     HttpRetry: Classify<Request<()>, S::Response, S::Error>,
 {
     type Response = S::Response;
-    type Error = StreamingFailure<S::Response, S::Error>;
+    type Error = Failure<FailureKind<S::Response, S::Error>>;
     type Future = StreamedAttempt<S::Future, B>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         // Nothing was sent: the body is untouched.
         self.inner.poll_ready(cx).map_err(|error| Failure {
-            kind: Answered::Error(error),
+            kind: FailureKind::Error(error),
             replayable: true,
         })
     }
@@ -359,7 +356,7 @@ where
     F: Future<Output = Result<R, E>>,
     HttpRetry: Classify<Request<()>, R, E>,
 {
-    type Output = Result<R, StreamingFailure<R, E>>;
+    type Output = Result<R, Failure<FailureKind<R, E>>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
@@ -367,12 +364,12 @@ where
         Poll::Ready(match ready!(this.response.poll(cx)) {
             Err(error) => Err(Failure {
                 replayable: replayable(this.replay),
-                kind: Answered::Error(error),
+                kind: FailureKind::Error(error),
             }),
             Ok(response) if Classify::<Request<()>, R, E>::retry_response(&HttpRetry::new(), &response) => {
                 Err(Failure {
                     replayable: replayable(this.replay),
-                    kind: Answered::Retryable(response),
+                    kind: FailureKind::Retryable(response),
                 })
             }
             Ok(response) => {
@@ -386,7 +383,7 @@ where
     }
 }
 
-impl<B, R, E> Classify<KeptRequest<B>, R, StreamingFailure<R, E>> for HttpRetry
+impl<B, R, E> Classify<KeptRequest<B>, R, Failure<FailureKind<R, E>>> for HttpRetry
 where
     HttpRetry: Classify<Request<()>, R, E>,
 {
@@ -406,15 +403,15 @@ where
 
     /// Every error and retryable response of a call whose body is still
     /// kept (not past the cap).
-    fn retry_error(&self, failure: &StreamingFailure<R, E>) -> bool {
+    fn retry_error(&self, failure: &Failure<FailureKind<R, E>>) -> bool {
         failure.replayable
     }
 
     /// A retried response's `Retry-After`.
-    fn error_hint(&self, failure: &StreamingFailure<R, E>) -> Option<Duration> {
+    fn error_hint(&self, failure: &Failure<FailureKind<R, E>>) -> Option<Duration> {
         match &failure.kind {
-            Answered::Retryable(response) => Classify::<Request<()>, R, E>::response_hint(self, response),
-            Answered::Error(_) => None,
+            FailureKind::Retryable(response) => Classify::<Request<()>, R, E>::response_hint(self, response),
+            FailureKind::Error(_) => None,
         }
     }
 }

@@ -177,7 +177,7 @@ mod attribute_async {
     static PACED: AdaptiveRateLimiter = AdaptiveRateLimiter::new().max_wait(Duration::from_secs(5));
     static SENT: AtomicU32 = AtomicU32::new(0);
 
-    #[retry(admission = PACED, throttled_if = |e| *e == CallError::SlowDown, max_retries = 1, initial_backoff = "10ms", jitter = none)]
+    #[retry(admission = PACED, slow_down_if = |e| *e == CallError::SlowDown, max_retries = 1, initial_backoff = "10ms", jitter = none)]
     async fn fetch(fail: bool) -> Result<u32, CallError> {
         SENT.fetch_add(1, Ordering::SeqCst);
         if fail { Err(CallError::SlowDown) } else { Ok(1) }
@@ -263,13 +263,13 @@ mod attribute_sync {
 
     static DISCERNING: AdaptiveThrottle = AdaptiveThrottle::new();
 
-    #[retry(admission = DISCERNING, throttled_if = |e| *e == CallError::SlowDown, max_retries = 1, sleep = |_| {})]
+    #[retry(admission = DISCERNING, slow_down_if = |e| *e == CallError::SlowDown, max_retries = 1, sleep = |_| {})]
     fn report() -> Result<(), CallError> {
         Err(CallError::Broken)
     }
 
     #[test]
-    fn a_retried_error_that_throttled_if_does_not_flag_never_sheds() {
+    fn a_retried_error_that_slow_down_if_does_not_flag_never_sheds() {
         // Every error is retried (no `retry_if`), but none is a throttle:
         // the backend answered each attempt, so nothing is refused.
         for _ in 0..500 {

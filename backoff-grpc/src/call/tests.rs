@@ -19,7 +19,7 @@ fn sent_once(limits: &ReplayLimits) -> (Replay<Body>, backoff_tower::ReplayBody<
 }
 
 #[allow(clippy::result_large_err, reason = "the attempt future's own output")]
-fn answered(response: Response<Body>, replay: &Replay<Body>) -> Result<Response<Body>, Failure<()>> {
+fn answered(response: Response<Body>, replay: &Replay<Body>) -> Result<Response<Body>, Failure<FailureKind<()>>> {
     let future = AttemptFuture::Sent {
         response: core::future::ready(Ok::<_, ()>(response)),
         replay: Some(backoff_tower::__grpc::handle(replay)),

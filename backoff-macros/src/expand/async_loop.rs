@@ -39,7 +39,7 @@ impl Generator<'_> {
             let with_timeout = respan(quote!(#full::with_timeout::<#full::TokioTimer, _, _>), limit.key_span);
             let limit = duration_tokens(limit.value, full);
             let policy = self.policy_outside();
-            attempt = quote!(#with_timeout(#state.attempt_limit(#policy, #limit), #attempt, #timed_out));
+            attempt = quote!(#with_timeout(#state.attempt_timeout(#policy, #limit), #attempt, #timed_out));
         }
         let action = args.before_retry.as_ref().map(|action| &action.value);
         // Neither the attempt's result nor the wait is used after the

@@ -270,7 +270,7 @@ impl Args {
             &self.policy,
             &self.budget,
             &self.admission,
-            &self.throttled_if,
+            &self.slow_down_if,
         ]
         .into_iter()
         .flatten()

@@ -303,7 +303,7 @@ impl Generator<'_> {
             ("retry_after", &args.retry_after),
             ("retry_after_ok", &args.retry_after_ok),
             ("pending_error", &args.pending_error),
-            ("throttled_if", &args.throttled_if),
+            ("slow_down_if", &args.slow_down_if),
             ("on_retry", &args.on_retry),
             ("on_give_up", &args.on_give_up),
             ("on_success", on_success),

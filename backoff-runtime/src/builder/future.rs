@@ -272,7 +272,7 @@ where
                     let hooks = this.identity.lend(&*this.hooks);
                     let judged = hooks.judge(result);
                     if let Some((admitting, ..)) = this.admission.as_ref().filter(|_| H::ADMITS) {
-                        admitting.observed(judged.as_ref().is_err_and(|outcome| hooks.throttled(outcome)));
+                        admitting.observed(judged.as_ref().is_err_and(|outcome| hooks.slows_down(outcome)));
                     }
                     let outcome = match judged {
                         Ok(value) => {
@@ -337,10 +337,10 @@ where
                 }
             }
             let attempt = match *this.timeout {
-                None => Timed::unlimited((this.op)()),
-                Some((limit, on_elapsed)) => {
-                    let limit = this.driver.attempt_limit(policy, limit);
-                    Timed::limited(limit, (this.op)(), on_elapsed)
+                None => Timed::untimed((this.op)()),
+                Some((timeout, on_elapsed)) => {
+                    let timeout = this.driver.attempt_timeout(policy, timeout);
+                    Timed::with_timeout_of(timeout, (this.op)(), on_elapsed)
                 }
             };
             this.phase.set(Phase::Attempting {

@@ -108,8 +108,8 @@ owned_hook!(
     PendingError, pending_error, observes: false, succeeds: false, Fn(T) -> E
 );
 owned_hook!(
-    /// A `throttled_if` the builder owns.
-    ThrottledIf, throttled_if, observes: false, succeeds: false, Fn(&E) -> bool
+    /// A `slow_down_if` the builder owns.
+    SlowDownIf, slow_down_if, observes: false, succeeds: false, Fn(&E) -> bool
 );
 owned_hook!(
     /// An `on_retry` the builder owns.

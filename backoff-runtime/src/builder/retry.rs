@@ -11,7 +11,7 @@ use core::time::Duration;
 
 use crate::bounds::{AsyncSleep, SyncSleep};
 use crate::builder::owned::{
-    Admits, OnGiveUp, OnRetry, OnSuccess, PendingError, RetryAfter, RetryAfterOk, RetryIf, RetryIfOk, ThrottledIf,
+    Admits, OnGiveUp, OnRetry, OnSuccess, PendingError, RetryAfter, RetryAfterOk, RetryIf, RetryIfOk, SlowDownIf,
 };
 use crate::limits::admission_limit::AdmissionLimit;
 use crate::limits::limit::{Limit, RetryLimit};
@@ -212,7 +212,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// needs `E: From<Refused>`, reported as a give-up with
     /// [`StopReason::Refused`](crate::StopReason::Refused) (`on_give_up`,
     /// tracing, metrics). After each attempt it hears whether the
-    /// attempt was throttled ([`throttled_if`](Retry::throttled_if)). Give
+    /// attempt was throttled ([`slow_down_if`](Retry::slow_down_if)). Give
     /// it a `static` or a shared value, never a `const`: a `const` is a new
     /// limiter at each use.
     ///
@@ -244,7 +244,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     }
 
     /// Which errors tell the [`admission`](Retry::admission) limiter to
-    /// slow down (`throttled_if`: a 429, S3's `SlowDown`); by default every
+    /// slow down (`slow_down_if`: a 429, S3's `SlowDown`); by default every
     /// error [`retry_if`](Retry::retry_if) retries. Any other answer, a
     /// success included, tells it the backend accepted the attempt.
     ///
@@ -256,18 +256,18 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// let result = Policy::new()
     ///     .retry(|| Err::<(), _>(io::Error::from(io::ErrorKind::NotFound)))
     ///     .retry_if(|e| e.kind() != io::ErrorKind::NotFound)
-    ///     .throttled_if(|e| e.kind() == io::ErrorKind::WouldBlock)
+    ///     .slow_down_if(|e| e.kind() == io::ErrorKind::WouldBlock)
     ///     .admission(&limiter)
     ///     .call();
     /// assert!(result.is_err());
     /// assert!(!limiter.is_enabled(), "a not-found is no throttle");
     /// # let _ = Refused::new();
     /// ```
-    pub fn throttled_if<F: Fn(&E) -> bool>(
+    pub fn slow_down_if<F: Fn(&E) -> bool>(
         self,
-        throttled_if: F,
-    ) -> Retry<'a, Op, Config<K, T, E, O, (H, ThrottledIf<F>), S, A>> {
-        self.add(ThrottledIf(throttled_if))
+        slow_down_if: F,
+    ) -> Retry<'a, Op, Config<K, T, E, O, (H, SlowDownIf<F>), S, A>> {
+        self.add(SlowDownIf(slow_down_if))
     }
 
     /// Which errors to retry (`retry_if`); any other error is returned at
@@ -572,8 +572,8 @@ where
     /// assert_eq!(result.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
     /// # }
     /// ```
-    pub fn timeout(mut self, limit: Duration) -> Self {
-        self.config.call.timeout = Some((limit, || Err(E::from(Elapsed::new()))));
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.config.call.timeout = Some((timeout, || Err(E::from(Elapsed::new()))));
         self
     }
 }

@@ -30,7 +30,7 @@ const EPSILON: f64 = 1e-9;
 /// [`Retry::admission`](crate::Retry::admission)).
 ///
 /// It lets every attempt through until the backend first throttles (an
-/// attempt failed with an error that `throttled_if` flags: by default every
+/// attempt failed with an error that `slow_down_if` flags: by default every
 /// error `retry_if` retries). From then on each attempt takes
 /// [`cost`](Self::cost) tokens (a retry [`retry_cost`](Self::retry_cost))
 /// from a bucket that refills at a rate CUBIC sets: a throttle cuts it to
@@ -245,10 +245,10 @@ impl AdmissionLimit for AdaptiveRateLimiter {
         state.admit(now, cost, request.waited, self.max_wait)
     }
 
-    fn observed(&self, now: Instant, throttled: bool) {
+    fn observed(&self, now: Instant, slow_down: bool) {
         let mut state = self.lock();
         let now = state.seconds(now);
-        state.update(now, throttled);
+        state.update(now, slow_down);
     }
 }
 

@@ -27,7 +27,7 @@ const SLOTS: usize = 10;
 /// the backend sees about K times what it accepts. The window forgets: a
 /// long-lived client throttles a new overload as quickly as a fresh one.
 /// It never makes an attempt wait. An answer is a throttle when the attempt
-/// failed with an error that `throttled_if` flags (by default every error
+/// failed with an error that `slow_down_if` flags (by default every error
 /// `retry_if` retries); a success, a pending value and any other error are
 /// accepts.
 ///
@@ -216,11 +216,11 @@ impl AdmissionLimit for AdaptiveThrottle {
         self.admit_drawing(request.now, draw)
     }
 
-    fn observed(&self, now: Instant, throttled: bool) {
+    fn observed(&self, now: Instant, slow_down: bool) {
         let mut window = self.lock();
         let slot = window.slot(now, self.window);
         window.count(slot, Counter::Requests);
-        if !throttled {
+        if !slow_down {
             window.count(slot, Counter::Accepts);
         }
     }

@@ -144,10 +144,10 @@ impl<'a> Admitting<'a> {
         self.attempt
     }
 
-    /// The attempt that just ended was throttled (or not).
+    /// The attempt that just ended asked to slow down (or not).
     #[inline]
-    pub fn observed(&self, throttled: bool) {
-        self.limit.observed(self.clock.now(), throttled);
+    pub fn observed(&self, slow_down: bool) {
+        self.limit.observed(self.clock.now(), slow_down);
     }
 
     /// Waits (on `sleep`) until the next attempt is admitted: `true` when

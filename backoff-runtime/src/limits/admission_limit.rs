@@ -27,8 +27,9 @@ use std::time::Instant;
 ///   give-up with [`StopReason::Refused`](crate::StopReason::Refused).
 ///
 /// After every attempt the loop tells it how the attempt ended, with
-/// [`observed`](AdmissionLimit::observed): throttled or not, by
-/// `throttled_if` (by default, every error `retry_if` retries).
+/// [`observed`](AdmissionLimit::observed): whether the backend asked it to
+/// slow down, by `slow_down_if` (by default, every error `retry_if`
+/// retries).
 ///
 /// A limit that counts retries ([`RetryBudget`](crate::RetryBudget),
 /// [`RetryThrottle`](crate::RetryThrottle)) is a
@@ -80,11 +81,12 @@ pub trait AdmissionLimit: Sync {
     /// [`Go`](Admission::Go). A wait is the loop's: never sleep here.
     fn admit(&self, request: AdmissionRequest) -> Admission;
 
-    /// An attempt ended at `now`. `throttled` is `true` when it failed with
-    /// an error that `throttled_if` flags ("slow down"). It is `false` for
-    /// a success, a pending value or any other error.
-    fn observed(&self, now: Instant, throttled: bool) {
-        let _ = (now, throttled);
+    /// An attempt ended at `now`. `slow_down` is `true` when it failed with
+    /// an error that `slow_down_if` flags: the backend asked the client to
+    /// slow down (AWS calls it a throttling error). It is `false` for a
+    /// success, a pending value or any other error.
+    fn observed(&self, now: Instant, slow_down: bool) {
+        let _ = (now, slow_down);
     }
 }
 
@@ -98,8 +100,8 @@ macro_rules! forward_admission {
             }
 
             #[cfg_attr(not(debug_assertions), inline(always))]
-            fn observed(&self, now: Instant, throttled: bool) {
-                (**self).observed(now, throttled);
+            fn observed(&self, now: Instant, slow_down: bool) {
+                (**self).observed(now, slow_down);
             }
         }
     )*};

@@ -153,13 +153,13 @@ impl Loop {
         self.state.start_instant()
     }
 
-    /// The time limit of the next attempt under `timeout = limit`: the
-    /// limit, or less when `max_elapsed` ends sooner.
+    /// The timeout of the next attempt under `timeout = ...`: `timeout`,
+    /// or less when `max_elapsed` ends sooner.
     #[inline]
-    pub fn attempt_limit(&self, policy: &Policy, limit: Duration) -> Duration {
+    pub fn attempt_timeout(&self, policy: &Policy, timeout: Duration) -> Duration {
         match self.state.remaining(policy) {
-            Some(remaining) => limit.min(remaining),
-            None => limit,
+            Some(remaining) => timeout.min(remaining),
+            None => timeout,
         }
     }
 
@@ -220,7 +220,7 @@ impl Loop {
             self.state.refused(policy, admitting.attempts(), &outcome, hooks);
             return Step::Return(hooks.given_up(outcome));
         }
-        admitting.observed(hooks.throttled(&outcome));
+        admitting.observed(hooks.slows_down(&outcome));
         self.failed(mode, policy, budget, hooks, outcome, gave_up_below)
     }
 

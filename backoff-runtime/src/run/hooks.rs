@@ -54,7 +54,7 @@ pub struct Hooks<'h, T, E, O = E> {
     pending_error: Option<&'h dyn Fn(T) -> E>,
     /// The server's pushback on an error (the tower layers' classification).
     pushback: Option<PushbackOf<'h, E>>,
-    throttled_if: Option<Predicate<'h, E>>,
+    slow_down_if: Option<Predicate<'h, E>>,
     on_retry: Option<Observer<'h, O, RetryEvent>>,
     on_give_up: Option<Observer<'h, O, GiveUp>>,
     on_success: Option<&'h dyn Fn(&Success)>,
@@ -89,7 +89,7 @@ impl<'h, T, E> Hooks<'h, T, E> {
             retry_after_ok: None,
             pending_error: None,
             pushback: None,
-            throttled_if: None,
+            slow_down_if: None,
             on_retry: None,
             on_give_up: None,
             on_success: None,
@@ -129,7 +129,7 @@ impl<'h, T, E> Hooks<'h, T, E> {
             retry_after_ok: self.retry_after_ok,
             pending_error: self.pending_error,
             pushback: self.pushback,
-            throttled_if: self.throttled_if,
+            slow_down_if: self.slow_down_if,
             on_retry: None,
             on_give_up: None,
             on_success: self.on_success,
@@ -185,15 +185,15 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     /// ...` (without it, every error `retry_if` retries).
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
-    pub fn throttled_if(mut self, throttled_if: &'h dyn Fn(&E) -> bool) -> Self {
-        self.throttled_if = Some(throttled_if);
+    pub fn slow_down_if(mut self, slow_down_if: &'h dyn Fn(&E) -> bool) -> Self {
+        self.slow_down_if = Some(slow_down_if);
         self
     }
 
     /// Whether `outcome` tells the admission limit to slow down: an error
-    /// that `retry_if` retries and `throttled_if` (when set) flags; never a
+    /// that `retry_if` retries and `slow_down_if` (when set) flags; never a
     /// pending value.
-    pub fn throttled(&self, outcome: &O) -> bool
+    pub fn slows_down(&self, outcome: &O) -> bool
     where
         O: Outcome<T, E>,
     {
@@ -201,7 +201,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
             Ok(_) => self.values_fail,
             Err(error) => {
                 self.retry_if.is_none_or(|retry_if| retry_if(error))
-                    && self.throttled_if.is_none_or(|throttled_if| throttled_if(error))
+                    && self.slow_down_if.is_none_or(|slow_down_if| slow_down_if(error))
             }
         }
     }

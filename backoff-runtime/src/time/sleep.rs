@@ -265,10 +265,10 @@ impl Timer for TokioTimer {
 /// drop on a call that never waits.
 #[cfg(feature = "tokio")]
 #[derive(Clone, Copy, Debug, Default)]
-pub struct TokioSleep;
+pub struct InlineTokioTimer;
 
 #[cfg(feature = "tokio")]
-impl Timer for TokioSleep {
+impl Timer for InlineTokioTimer {
     type Pending = tokio::time::Sleep;
     const CLOCK: ClockKind = ClockKind::Tokio;
 

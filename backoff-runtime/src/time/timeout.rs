@@ -88,27 +88,27 @@ pub trait TimeoutSupport {}
 #[cfg(feature = "tokio")]
 impl TimeoutSupport for crate::time::sleep::TokioTimer {}
 
-/// An attempt under a time limit: tokio's `Timeout`.
+/// An attempt under a timeout: tokio's `Timeout`.
 #[cfg(feature = "tokio")]
-type LimitedAttempt<Fut> = tokio::time::Timeout<Fut>;
+type TimedAttempt<Fut> = tokio::time::Timeout<Fut>;
 
-/// Without tokio no attempt is limited (`timeout` needs tokio, so none is
+/// Without tokio no attempt has a timeout (`timeout` needs tokio, so none is
 /// ever built).
 #[cfg(not(feature = "tokio"))]
-type LimitedAttempt<Fut> = Unlimited<Fut>;
+type TimedAttempt<Fut> = NoTimer<Fut>;
 
 #[cfg(not(feature = "tokio"))]
 pin_project_lite::pin_project! {
-    /// Without a timer, an attempt runs unlimited.
+    /// Without a timer, an attempt runs without a timeout.
     #[derive(Debug)]
-    pub struct Unlimited<Fut> {
+    pub struct NoTimer<Fut> {
         #[pin]
         future: Fut,
     }
 }
 
 #[cfg(not(feature = "tokio"))]
-impl<Fut: Future> Future for Unlimited<Fut> {
+impl<Fut: Future> Future for NoTimer<Fut> {
     type Output = Result<Fut::Output, Elapsed>;
 
     #[inline]
@@ -118,7 +118,7 @@ impl<Fut: Future> Future for Unlimited<Fut> {
 }
 
 pin_project_lite::pin_project! {
-    /// One attempt, under its time limit when it has one: the one per-attempt
+    /// One attempt, under its timeout when it has one: the one per-attempt
     /// timeout of the attribute and the builder.
     #[project = TimedProj]
     #[derive(Debug)]
@@ -126,51 +126,51 @@ pin_project_lite::pin_project! {
     // variants' docs say what each holds.
     #[allow(missing_docs)]
     pub enum Timed<Fut, R> {
-        /// No limit.
-        Unlimited { #[pin] attempt: Fut },
-        /// Limited; a timed-out attempt returns `on_elapsed()`. Boxed:
+        /// No timeout.
+        Untimed { #[pin] attempt: Fut },
+        /// Under a timeout; a timed-out attempt returns `on_elapsed()`. Boxed:
         /// tokio's `Timeout` holds a whole `Sleep`, which an attempt without
-        /// a limit should not carry; freed out of line, so that what holds
-        /// an unlimited attempt (the builder's phase) inlines its drop.
-        Limited { attempt: ColdBox<LimitedAttempt<Fut>>, on_elapsed: fn() -> R },
+        /// a timeout should not carry; freed out of line, so that what holds
+        /// an attempt without a timeout (the builder's phase) inlines its drop.
+        UnderTimeout { attempt: ColdBox<TimedAttempt<Fut>>, on_elapsed: fn() -> R },
         /// No time left before `max_elapsed`: not started, timed out unpolled.
         NotStarted { on_elapsed: fn() -> R },
     }
 }
 
 impl<Fut: Future, R> Timed<Fut, R> {
-    /// `attempt` without a limit.
+    /// `attempt` without a timeout.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn unlimited(attempt: Fut) -> Self {
-        Timed::Unlimited { attempt }
+    pub fn untimed(attempt: Fut) -> Self {
+        Timed::Untimed { attempt }
     }
 
-    /// `attempt` limited to `limit` (not started when `limit` is zero).
+    /// `attempt` under `timeout` (not started when `timeout` is zero).
     #[inline]
-    pub fn limited(limit: Duration, attempt: Fut, on_elapsed: fn() -> R) -> Self {
-        if limit.is_zero() {
+    pub fn with_timeout_of(timeout: Duration, attempt: Fut, on_elapsed: fn() -> R) -> Self {
+        if timeout.is_zero() {
             return Timed::NotStarted { on_elapsed };
         }
         #[cfg(feature = "tokio")]
-        let attempt = tokio::time::timeout(limit, attempt);
+        let attempt = tokio::time::timeout(timeout, attempt);
         #[cfg(not(feature = "tokio"))]
-        let attempt = Unlimited { future: attempt };
-        Timed::Limited {
+        let attempt = NoTimer { future: attempt };
+        Timed::UnderTimeout {
             attempt: ColdBox::new(attempt),
             on_elapsed,
         }
     }
 }
 
-/// One attempt of the attribute's async loop under `timeout = ...`, limited
-/// to `limit`. `S` carries the bound that names a missing `tokio` feature.
+/// One attempt of the attribute's async loop under `timeout = ...`, timed
+/// to `timeout`. `S` carries the bound that names a missing `tokio` feature.
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub fn with_timeout<S: TimeoutSupport, R, Fut: Future>(
-    limit: Duration,
+    timeout: Duration,
     attempt: Fut,
     on_elapsed: fn() -> R,
 ) -> Timed<Fut, R> {
-    Timed::limited(limit, attempt, on_elapsed)
+    Timed::with_timeout_of(timeout, attempt, on_elapsed)
 }
 
 impl<Fut: Future<Output = R>, R> Future for Timed<Fut, R> {
@@ -179,8 +179,8 @@ impl<Fut: Future<Output = R>, R> Future for Timed<Fut, R> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
         match self.project() {
-            TimedProj::Unlimited { attempt } => attempt.poll(cx),
-            TimedProj::Limited { attempt, on_elapsed } => match attempt.get().map(|attempt| attempt.poll(cx)) {
+            TimedProj::Untimed { attempt } => attempt.poll(cx),
+            TimedProj::UnderTimeout { attempt, on_elapsed } => match attempt.get().map(|attempt| attempt.poll(cx)) {
                 Some(Poll::Ready(Ok(result))) => Poll::Ready(result),
                 // Timed out, or (emptied only by its drop) never polled again.
                 Some(Poll::Ready(Err(_))) | None => Poll::Ready(on_elapsed()),

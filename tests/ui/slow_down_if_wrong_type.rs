@@ -10,7 +10,7 @@ impl From<Refused> for Error {
     }
 }
 
-#[retry(admission = SHED, throttled_if = |e: &u16| *e == 429)]
+#[retry(admission = SHED, slow_down_if = |e: &u16| *e == 429)]
 fn fetch() -> Result<u32, Error> {
     Ok(1)
 }

@@ -1,6 +1,6 @@
 use backoff_runtime::retry;
 
-#[retry(throttled_if = |e: &String| e == "slow down")]
+#[retry(slow_down_if = |e: &String| e == "slow down")]
 fn fetch() -> Result<u32, String> {
     Ok(1)
 }
