@@ -65,6 +65,7 @@ mod limits;
 mod observe;
 mod run;
 mod schedule;
+mod stand_in;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 mod time;

@@ -154,18 +154,24 @@ fn no_two_modules_import_each_other() {
     );
 }
 
-#[test]
-fn only_lib_rs_names_the_private_facade() {
-    let offenders: Vec<String> = sources()
-        .iter()
-        .filter(|(file, _)| file != "lib.rs")
+/// The code lines of `krate`'s files but `allowed` that name `word`, as
+/// `krate/src/file:line`.
+fn lines_naming(krate: &str, word: &str, allowed: &[&str]) -> Vec<String> {
+    sources_of(krate)
+        .into_iter()
+        .filter(|(file, _)| !allowed.contains(&file.as_str()))
         .flat_map(|(file, text)| {
-            code_lines(text)
-                .filter(|(_, line)| line.contains("__private"))
-                .map(move |(number, _)| format!("{file}:{number}"))
+            code_lines(&text)
+                .filter(|(_, line)| line.contains(word))
+                .map(|(number, _)| format!("{krate}/src/{file}:{number}"))
                 .collect::<Vec<_>>()
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn only_lib_rs_names_the_private_facade() {
+    let offenders = lines_naming("backoff-runtime", "__private", &["lib.rs"]);
     assert!(
         offenders.is_empty(),
         "code outside lib.rs naming `__private`:\n{}",
@@ -175,16 +181,7 @@ fn only_lib_rs_names_the_private_facade() {
 
 #[test]
 fn only_lib_rs_and_front_end_rs_name_the_front_ends_module() {
-    let offenders: Vec<String> = sources()
-        .iter()
-        .filter(|(file, _)| file != "lib.rs" && file != "front_end.rs")
-        .flat_map(|(file, text)| {
-            code_lines(text)
-                .filter(|(_, line)| line.contains("__front_end"))
-                .map(move |(number, _)| format!("{file}:{number}"))
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let offenders = lines_naming("backoff-runtime", "__front_end", &["lib.rs", "front_end.rs"]);
     assert!(
         offenders.is_empty(),
         "runtime code naming `__front_end` (it only re-exports):\n{}",
@@ -196,14 +193,7 @@ fn only_lib_rs_and_front_end_rs_name_the_front_ends_module() {
 fn the_front_ends_reach_the_driver_through_its_module_alone() {
     let offenders: Vec<String> = ["backoff-tower", "backoff-grpc"]
         .into_iter()
-        .flat_map(|krate| {
-            sources_of(krate).into_iter().flat_map(move |(file, text)| {
-                code_lines(&text)
-                    .filter(|(_, line)| line.contains("__private"))
-                    .map(|(number, _)| format!("{krate}/src/{file}:{number}"))
-                    .collect::<Vec<_>>()
-            })
-        })
+        .flat_map(|krate| lines_naming(krate, "__private", &[]))
         .collect();
     assert!(
         offenders.is_empty(),

@@ -7,11 +7,7 @@ impl Generator<'_> {
     /// decision after each, and the sleep; it stays in the function.
     pub(super) fn async_loop(&self, body: TokenStream, body_span: Span) -> TokenStream {
         let Generator {
-            args,
-            private,
-            full,
-            attempts,
-            ..
+            args, private, full, ..
         } = self;
         let state = local("loop");
         let result = local_at("result", self.return_span);
@@ -66,35 +62,15 @@ impl Generator<'_> {
             }
         });
         let timer_clock = quote!(#full::timer_clock(&#timer));
-        let attempts_value = attempts.map(|attempts| {
-            let policy = self.policy_outside();
-            quote!(let mut #attempts = #state.attempts(#policy);)
-        });
+        let attempts_value = self.attempts_value(&state);
         // With `admission`, each attempt is admitted first; a refused one
         // is the result `E::from(Refused)`, which `Loop::failed_admitting`
         // reports as a give-up and returns (the admitting remembers it).
-        let (admission_check, admitting_value, attempt) = match self.admission() {
-            Some(admitting) => {
-                let (check, refused) = self.refusal_result();
-                let limit = local("admission_limit");
-                (
-                    check,
-                    quote!(let mut #admitting = #full::Admitting::of_dyn(#limit, #timer_clock);),
-                    quote! {
-                        if #full::admitted(&mut #admitting, &mut #timer).await {
-                            #full::NestedAttempt::new(#attempt).await
-                        } else {
-                            (#refused(), false)
-                        }
-                    },
-                )
-            }
-            None => (
-                TokenStream::new(),
-                TokenStream::new(),
-                quote!(#full::NestedAttempt::new(#attempt).await),
-            ),
-        };
+        let (admission_check, admitting_value, attempt) = self.admitted(
+            timer_clock.clone(),
+            |admitting| quote!(#full::admitted(&mut #admitting, &mut #timer).await),
+            quote!(#full::NestedAttempt::new(#attempt).await),
+        );
         let decide = match action {
             None => {
                 let after_attempt = self.after_attempt(&result, &below, false);
@@ -126,19 +102,18 @@ impl Generator<'_> {
             #decide
             #private::Timer::sleep(&mut #timer, #wait).await;
         });
-        let loop_state = self.loop_start(timer_clock);
+        let looped = self.looped(
+            (&state, self.loop_start(timer_clock)),
+            [admitting_value, attempts_value.unwrap_or_default()],
+            (&result, &below, attempt),
+            after,
+        );
         quote! {
             #timeout_check
             #admission_check
             #tokio_check
             let mut #timer = #timer_value;
-            let mut #state = #loop_state;
-            #admitting_value
-            #attempts_value
-            loop {
-                let (#result, #below) = #attempt;
-                #after
-            }
+            #looped
         }
     }
 }

@@ -487,6 +487,68 @@ impl Generator<'_> {
         }
     }
 
+    /// A loop that stays in the function: its `state` made from
+    /// `loop_state`, the `locals` it needs (the admitting, the attempt's
+    /// context), then each `attempt` bound to `result` and `below` and
+    /// followed by `after`, the decision and the wait.
+    fn looped(
+        &self,
+        (state, loop_state): (&Ident, TokenStream),
+        locals: [TokenStream; 2],
+        (result, below, attempt): (&Ident, &Ident, TokenStream),
+        after: TokenStream,
+    ) -> TokenStream {
+        let [admitting_value, attempts_value] = locals;
+        quote! {
+            let mut #state = #loop_state;
+            #admitting_value
+            #attempts_value
+            loop {
+                let (#result, #below) = #attempt;
+                #after
+            }
+        }
+    }
+
+    /// The attempt's context (`context = ...`), made from the loop's
+    /// `state` before the first attempt.
+    fn attempts_value(&self, state: &Ident) -> Option<TokenStream> {
+        self.attempts.map(|attempts| {
+            let policy = self.policy_outside();
+            quote!(let mut #attempts = #state.attempts(#policy);)
+        })
+    }
+
+    /// With `admission = ...`: the check that the error type absorbs
+    /// `Refused`, the call's `Admitting` on `clock`, and `attempt` run only
+    /// when `admitted` (an expression of the `Admitting`) says so; a refused
+    /// attempt is the result `E::from(Refused)`. Without it: `attempt` alone.
+    fn admitted(
+        &self,
+        clock: TokenStream,
+        admitted: impl FnOnce(&Ident) -> TokenStream,
+        attempt: TokenStream,
+    ) -> (TokenStream, TokenStream, TokenStream) {
+        let Some(admitting) = self.admission() else {
+            return (TokenStream::new(), TokenStream::new(), attempt);
+        };
+        let (check, refused) = self.refusal_result();
+        let limit = local("admission_limit");
+        let full = self.full;
+        let admitted = admitted(&admitting);
+        (
+            check,
+            quote!(let mut #admitting = #full::Admitting::of_dyn(#limit, #clock);),
+            quote! {
+                if #admitted {
+                    #attempt
+                } else {
+                    (#refused(), false)
+                }
+            },
+        )
+    }
+
     /// The local holding the call's `Admitting`, with `admission = ...`.
     fn admission(&self) -> Option<Ident> {
         self.args.admission.as_ref().map(|_| local("admitting"))

@@ -16,44 +16,23 @@ impl Generator<'_> {
         sleeper: &Ident,
         sleeper_value: &TokenStream,
     ) -> TokenStream {
-        let Generator {
-            private,
-            full,
-            attempts,
-            ..
-        } = self;
+        let Generator { private, full, .. } = self;
         let state = local("loop");
         let result = local_at("result", self.return_span);
         let below = local("below");
         let wait = local("wait");
         let krate = self.args.runtime_crate();
         let attempt = quote_spanned!(body_span=> #full::blocking_attempt(|| { #body }));
-        let attempts_value = attempts.map(|attempts| {
-            let policy = self.policy_outside();
-            quote!(let mut #attempts = #state.attempts(#policy);)
-        });
+        let attempts_value = self.attempts_value(&state);
         // With `admission`, as in the async loop: a refused attempt is the
         // result `E::from(Refused)`, reported and returned as a give-up.
-        let (admission_check, admitting_value, attempt) = match self.admission() {
-            Some(admitting) => {
-                let (check, refused) = self.refusal_result();
-                let limit = local("admission_limit");
-                (
-                    check,
-                    quote! {
-                        let mut #admitting = #full::Admitting::of_dyn(#limit, #full::BlockingSleep::clock(&#sleeper));
-                    },
-                    quote! {
-                        if #full::Admitting::admit_blocking(&mut #admitting, &|#wait| #full::BlockingSleep::sleep(&#sleeper, #wait)) {
-                            #attempt
-                        } else {
-                            (#refused(), false)
-                        }
-                    },
-                )
-            }
-            None => (TokenStream::new(), TokenStream::new(), attempt),
-        };
+        let (admission_check, admitting_value, attempt) = self.admitted(
+            quote!(#full::BlockingSleep::clock(&#sleeper)),
+            |admitting| {
+                quote!(#full::Admitting::admit_blocking(&mut #admitting, &|#wait| #full::BlockingSleep::sleep(&#sleeper, #wait)))
+            },
+            attempt,
+        );
         let decide = match action {
             Some(action) => {
                 let next = local("next");
@@ -84,17 +63,16 @@ impl Generator<'_> {
             #decide
             #private::BlockingSleep::sleep(&#sleeper, #wait);
         });
-        let loop_state = self.loop_start(quote!(#full::BlockingSleep::clock(&#sleeper)));
+        let looped = self.looped(
+            (&state, self.loop_start(quote!(#full::BlockingSleep::clock(&#sleeper)))),
+            [admitting_value, attempts_value.unwrap_or_default()],
+            (&result, &below, attempt),
+            after,
+        );
         quote! {
             #admission_check
             let #sleeper = #sleeper_value;
-            let mut #state = #loop_state;
-            #admitting_value
-            #attempts_value
-            loop {
-                let (#result, #below) = #attempt;
-                #after
-            }
+            #looped
         }
     }
 }

@@ -70,11 +70,7 @@ pub struct AdaptiveRateLimiter {
     name: Option<&'static str>,
 }
 
-impl Default for AdaptiveRateLimiter {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+crate::limits::named::default_is_new!(AdaptiveRateLimiter);
 
 impl AdaptiveRateLimiter {
     /// A limiter with the SDKs' constants, each attempt costing one token

@@ -53,11 +53,7 @@ pub struct AdaptiveThrottle {
     name: Option<&'static str>,
 }
 
-impl Default for AdaptiveThrottle {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+crate::limits::named::default_is_new!(AdaptiveThrottle);
 
 impl AdaptiveThrottle {
     /// K = 2 over two minutes. `const`, so it lives in a `static`.

@@ -4,55 +4,32 @@
 //! limiter's [`admit`](AdmissionLimit::admit) before every attempt.
 
 use core::fmt;
+use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest};
 use crate::time::clock::ClockKind;
 
-/// The error of an attempt that the limit named in `admission = ...`
-/// refused: the client shed the call itself, without sending it. A function
-/// with `admission = ...` needs `E: From<Refused>`; the call returns
-/// `E::from(Refused)` at once, whether the refused attempt was the first or
-/// a retry, and reports it as a give-up with
-/// [`StopReason::Refused`](crate::StopReason::Refused) (`on_give_up`, the
-/// tracing event, the `metrics` counter of calls).
-///
-/// ```
-/// use backoff_runtime::Refused;
-///
-/// let io: std::io::Error = Refused::new().into();
-/// assert_eq!(io.kind(), std::io::ErrorKind::Other);
-/// assert_eq!(Refused::new().to_string(), "the client's limiter refused the attempt");
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct Refused;
-
-impl Refused {
-    /// A `Refused` error (for tests and for converting by hand).
+crate::stand_in::stand_in_error!(
+    /// The error of an attempt that the limit named in `admission = ...`
+    /// refused: the client shed the call itself, without sending it. A function
+    /// with `admission = ...` needs `E: From<Refused>`; the call returns
+    /// `E::from(Refused)` at once, whether the refused attempt was the first or
+    /// a retry, and reports it as a give-up with
+    /// [`StopReason::Refused`](crate::StopReason::Refused) (`on_give_up`, the
+    /// tracing event, the `metrics` counter of calls).
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::Refused::new(), backoff_runtime::Refused::default());
+    /// use backoff_runtime::Refused;
+    ///
+    /// let io: std::io::Error = Refused::new().into();
+    /// assert_eq!(io.kind(), std::io::ErrorKind::Other);
+    /// assert_eq!(Refused::new().to_string(), "the client's limiter refused the attempt");
     /// ```
-    #[must_use]
-    pub const fn new() -> Self {
-        Refused
-    }
-}
-
-impl fmt::Display for Refused {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the client's limiter refused the attempt")
-    }
-}
-
-impl std::error::Error for Refused {}
-
-impl From<Refused> for std::io::Error {
-    fn from(refused: Refused) -> Self {
-        std::io::Error::other(refused)
-    }
-}
+    Refused,
+    "the client's limiter refused the attempt",
+    Other
+);
 
 /// The bound behind `admission = ...`: the error type must absorb
 /// [`Refused`], the error of an attempt the limiter refused.
@@ -150,18 +127,28 @@ impl<'a> Admitting<'a> {
         self.limit.observed(self.clock.now(), slow_down);
     }
 
+    /// Asks for the next attempt, after it waited `waited` in all:
+    /// `Break(true)` to start it, `Break(false)` when refused, or
+    /// `Continue(wait)` to sleep, with `waited` grown by it.
+    fn next(&mut self, waited: &mut Duration) -> ControlFlow<bool, Duration> {
+        match self.ask(*waited) {
+            Admission::Go => ControlFlow::Break(true),
+            Admission::Refuse => ControlFlow::Break(false),
+            Admission::Wait(wait) => {
+                *waited = waited.saturating_add(wait);
+                ControlFlow::Continue(wait)
+            }
+        }
+    }
+
     /// Waits (on `sleep`) until the next attempt is admitted: `true` when
     /// it may start, `false` when it was refused.
     pub fn admit_blocking(&mut self, sleep: &dyn Fn(Duration)) -> bool {
         let mut waited = Duration::ZERO;
         loop {
-            match self.ask(waited) {
-                Admission::Go => return true,
-                Admission::Refuse => return false,
-                Admission::Wait(wait) => {
-                    sleep(wait);
-                    waited = waited.saturating_add(wait);
-                }
+            match self.next(&mut waited) {
+                ControlFlow::Break(admitted) => return admitted,
+                ControlFlow::Continue(wait) => sleep(wait),
             }
         }
     }
@@ -174,13 +161,9 @@ impl<'a> Admitting<'a> {
 pub async fn admitted<Tm: crate::time::sleep::Timer>(admitting: &mut Admitting<'_>, timer: &mut Tm) -> bool {
     let mut waited = Duration::ZERO;
     loop {
-        match admitting.ask(waited) {
-            Admission::Go => return true,
-            Admission::Refuse => return false,
-            Admission::Wait(wait) => {
-                timer.sleep(wait).await;
-                waited = waited.saturating_add(wait);
-            }
+        match admitting.next(&mut waited) {
+            ControlFlow::Break(admitted) => return admitted,
+            ControlFlow::Continue(wait) => timer.sleep(wait).await,
         }
     }
 }

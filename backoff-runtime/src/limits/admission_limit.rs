@@ -72,8 +72,7 @@ use std::time::Instant;
 #[diagnostic::on_unimplemented(
     message = "`admission = ...` needs a limiter that admits attempts (an `AdaptiveRateLimiter`, an `AdaptiveThrottle` or your own `AdmissionLimit`, or a reference, `Arc` or `Box` of one), and `{Self}` is not one",
     label = "not a limiter that admits attempts",
-    note = "a limit that counts retries (a `RetryBudget`, a `RetryThrottle`) belongs in `budget = ...`",
-    note = "name a `static` limiter, or give `&self.limiter`, an `Arc` of one, or a function returning a reference to one"
+    note = "a limit that counts retries (a `RetryBudget`, a `RetryThrottle`) belongs in `budget = ...`; here, name a `static` limiter, or give `&self.limiter` or an `Arc` of one"
 )]
 pub trait AdmissionLimit: Sync {
     /// Whether the attempt of `request` may start now, must wait, or is

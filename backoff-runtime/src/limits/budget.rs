@@ -102,11 +102,7 @@ impl PartialEq for RetryBudget {
 
 impl Eq for RetryBudget {}
 
-impl Default for RetryBudget {
-    fn default() -> Self {
-        RetryBudget::new()
-    }
-}
+crate::limits::named::default_is_new!(RetryBudget);
 
 /// The stamp of slot `slot`: its low 32 bits.
 const fn stamp_of(slot: u64) -> u64 {

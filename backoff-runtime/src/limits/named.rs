@@ -1,5 +1,5 @@
-//! The `name` builder and `name_value` getter that every limit has (the
-//! `budget` label of its metrics), written once for both.
+//! What every limit has, written once: the `name` builder and `name_value`
+//! getter (the `budget` label of its metrics), and `Default` as `new()`.
 
 /// Writes a limit's `name` builder and `name_value` getter (the `budget`
 /// label of its metrics), each under the doc given, over a field
@@ -22,3 +22,16 @@ macro_rules! name_methods {
 }
 
 pub(crate) use name_methods;
+
+/// `impl Default` as the type's `const fn new()`.
+macro_rules! default_is_new {
+    ($($limit:ty),*) => {$(
+        impl Default for $limit {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+    )*};
+}
+
+pub(crate) use default_is_new;

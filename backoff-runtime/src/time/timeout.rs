@@ -1,6 +1,5 @@
 //! Per-attempt timeouts (`timeout = "5s"` on async functions).
 
-use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
@@ -8,46 +7,22 @@ use core::time::Duration;
 
 use crate::time::cold_box::ColdBox;
 
-/// The error of an attempt cut short by `timeout = "..."`. A function with a
-/// timeout needs `E: From<Elapsed>` so the timed-out attempt becomes an
-/// ordinary error that `retry_if` classifies like any other.
-///
-/// ```
-/// use backoff_runtime::Elapsed;
-///
-/// let io: std::io::Error = Elapsed::new().into();
-/// assert_eq!(io.kind(), std::io::ErrorKind::TimedOut);
-/// assert_eq!(Elapsed::new().to_string(), "attempt timed out");
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct Elapsed;
-
-impl Elapsed {
-    /// An `Elapsed` error (for tests and for converting by hand).
+crate::stand_in::stand_in_error!(
+    /// The error of an attempt cut short by `timeout = "..."`. A function with a
+    /// timeout needs `E: From<Elapsed>` so the timed-out attempt becomes an
+    /// ordinary error that `retry_if` classifies like any other.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::Elapsed::new(), backoff_runtime::Elapsed::default());
+    /// use backoff_runtime::Elapsed;
+    ///
+    /// let io: std::io::Error = Elapsed::new().into();
+    /// assert_eq!(io.kind(), std::io::ErrorKind::TimedOut);
+    /// assert_eq!(Elapsed::new().to_string(), "attempt timed out");
     /// ```
-    #[must_use]
-    pub const fn new() -> Self {
-        Elapsed
-    }
-}
-
-impl fmt::Display for Elapsed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("attempt timed out")
-    }
-}
-
-impl std::error::Error for Elapsed {}
-
-impl From<Elapsed> for std::io::Error {
-    fn from(elapsed: Elapsed) -> Self {
-        std::io::Error::new(std::io::ErrorKind::TimedOut, elapsed)
-    }
-}
+    Elapsed,
+    "attempt timed out",
+    TimedOut
+);
 
 /// The bound behind `timeout = "..."`: the error type must absorb [`Elapsed`].
 #[diagnostic::on_unimplemented(
