@@ -196,6 +196,13 @@ impl GrpcRetryLayer {
         GrpcRetryLayer::new(config)
     }
 
+    /// The layer with `change` made to the keys every method's layer
+    /// starts from.
+    fn with_keys(mut self, change: impl FnOnce(RetryLayer<GrpcRules>) -> RetryLayer<GrpcRules>) -> Self {
+        self.keys = change(self.keys);
+        self
+    }
+
     /// Shares `throttle` among the calls of this layer and of any other
     /// layer given it (A6 throttles per server: give the channels to one
     /// server the same one), instead of the config's own.
@@ -212,9 +219,8 @@ impl GrpcRetryLayer {
     /// # let _ = (orders, billing);
     /// ```
     #[must_use]
-    pub fn throttle(mut self, throttle: Arc<RetryThrottle>) -> Self {
-        self.keys = self.keys.budget(throttle);
-        self
+    pub fn throttle(self, throttle: Arc<RetryThrottle>) -> Self {
+        self.with_keys(|keys| keys.budget(throttle))
     }
 
     /// How much of the request bodies may be kept for replay (by default
@@ -244,9 +250,8 @@ impl GrpcRetryLayer {
     /// # let _ = layer;
     /// ```
     #[must_use]
-    pub fn name(mut self, name: &'static str) -> Self {
-        self.keys = self.keys.name(name);
-        self
+    pub fn name(self, name: &'static str) -> Self {
+        self.with_keys(|keys| keys.name(name))
     }
 
     /// Called before each wait with the retry's event.
@@ -257,9 +262,8 @@ impl GrpcRetryLayer {
     /// # let _ = layer;
     /// ```
     #[must_use]
-    pub fn on_retry(mut self, hook: impl Fn(&RetryEvent) + Send + Sync + 'static) -> Self {
-        self.keys = self.keys.on_retry(hook);
-        self
+    pub fn on_retry(self, hook: impl Fn(&RetryEvent) + Send + Sync + 'static) -> Self {
+        self.with_keys(|keys| keys.on_retry(hook))
     }
 
     /// Called once when a stop rule ends a retried call (`on_give_up`).
@@ -270,9 +274,8 @@ impl GrpcRetryLayer {
     /// # let _ = layer;
     /// ```
     #[must_use]
-    pub fn on_give_up(mut self, hook: impl Fn(&GiveUp) + Send + Sync + 'static) -> Self {
-        self.keys = self.keys.on_give_up(hook);
-        self
+    pub fn on_give_up(self, hook: impl Fn(&GiveUp) + Send + Sync + 'static) -> Self {
+        self.with_keys(|keys| keys.on_give_up(hook))
     }
 
     /// Called once when a retried call succeeds (`on_success`).
@@ -283,9 +286,8 @@ impl GrpcRetryLayer {
     /// # let _ = layer;
     /// ```
     #[must_use]
-    pub fn on_success(mut self, hook: impl Fn(&Success) + Send + Sync + 'static) -> Self {
-        self.keys = self.keys.on_success(hook);
-        self
+    pub fn on_success(self, hook: impl Fn(&Success) + Send + Sync + 'static) -> Self {
+        self.with_keys(|keys| keys.on_success(hook))
     }
 
     /// Each method's rules, as the services of this layer share them.
