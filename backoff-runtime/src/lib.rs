@@ -24,12 +24,26 @@
 //! the macro: [`Policy::retry`] builds a [`Retry`] whose methods are the
 //! attribute's keys.
 //!
-//! Public API: the [`retry`] attribute, [`Policy`], [`Schedule`],
-//! [`RetryBudget`], [`RetryThrottle`], the [`RetryLimit`] they implement, the builder ([`Retry`], [`RetryFuture`]), the attempt's context ([`Attempt`], [`InvocationId`]),
-//! the events ([`RetryEvent`], [`GiveUp`], [`StopReason`]),
-//! [`Elapsed`], [`bounds`] (what the attribute requires, named in its compile errors), and the feature-gated modules below. `__private` is what the
-//! attribute's expansion calls: it is not part of the API and may change in
-//! any release.
+//! Public API, by job:
+//!
+//! - the attribute: [`retry`], and [`bounds`] (what it requires, named in
+//!   its compile errors);
+//! - the schedule: [`Policy`], [`PolicyError`], [`Jitter`], [`HintAboveCap`],
+//!   [`Schedule`];
+//! - the builder: [`Retry`], [`RetryFuture`];
+//! - what counts retries: [`RetryLimit`], [`RetryBudget`], [`BudgetError`],
+//!   [`RetryThrottle`], [`ThrottleError`];
+//! - what admits attempts: [`AdmissionLimit`], [`Admission`],
+//!   [`AdmissionRequest`], [`AdaptiveRateLimiter`], [`AdaptiveThrottle`],
+//!   [`Refused`];
+//! - the attempt's context: [`Attempt`], [`InvocationId`];
+//! - the events: [`RetryEvent`], [`GiveUp`], [`Success`], [`StopReason`];
+//! - a timed-out attempt: [`Elapsed`];
+//! - the feature-gated modules below.
+//!
+//! `__private` is what the attribute's expansion calls. `__front_end` is
+//! what `backoff-tower` and `backoff-grpc` call. Neither is public API;
+//! both may change in any release.
 //!
 //! # Features
 //!

@@ -224,3 +224,48 @@ fn the_rules_catch_what_they_are_for() {
     assert!(layer_of("observe") > layer_of("time"));
     assert_eq!(module_of("run/mod.rs"), "run");
 }
+
+/// The crate doc's list of the public API names every item the crate root
+/// re-exports (but the hidden ones), so a new public name cannot be left
+/// out of it.
+#[test]
+fn the_crate_doc_lists_every_public_root_item() {
+    let lib = sources_of("backoff-runtime")
+        .into_iter()
+        .find(|(file, _)| file == "lib.rs")
+        .map(|(_, text)| text)
+        .expect("lib.rs");
+    let doc: String = lib
+        .lines()
+        .filter(|line| line.starts_with("//!"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut hidden = false;
+    let mut missing = Vec::new();
+    for line in lib.lines() {
+        let line = line.trim_end();
+        if line == "#[doc(hidden)]" {
+            hidden = true;
+            continue;
+        }
+        if line.starts_with("#[") {
+            continue;
+        }
+        if let Some(path) = line.strip_prefix("pub use ").and_then(|rest| rest.strip_suffix(';')) {
+            let names = match path.split_once('{') {
+                Some((_, list)) => list.trim_end_matches('}').split(',').map(str::trim).collect(),
+                None => vec![path.rsplit("::").next().unwrap_or(path)],
+            };
+            for name in names.into_iter().filter(|name| !name.is_empty()) {
+                if !hidden && !doc.contains(&format!("[`{name}`]")) {
+                    missing.push(name.to_owned());
+                }
+            }
+        }
+        hidden = false;
+    }
+    assert!(
+        missing.is_empty(),
+        "public root items the crate doc does not list: {missing:?}"
+    );
+}
