@@ -170,6 +170,10 @@ impl Args {
     }
 }
 
+/// Keys renamed before 0.1 (CHANGELOG.md), each with its new name: what
+/// the unknown-key error says for code written against the old name.
+const RENAMED: &[(&str, &str)] = &[("throttled_if", "slow_down_if")];
+
 /// "unknown key `x`", the nearest valid key when one is close, and the list.
 fn unknown_key_message(key: &str) -> String {
     let list = KEYS
@@ -177,6 +181,9 @@ fn unknown_key_message(key: &str) -> String {
         .map(|k| format!("`{}`", k.name))
         .collect::<Vec<_>>()
         .join(", ");
+    if let Some((_, now)) = RENAMED.iter().find(|(before, _)| *before == key) {
+        return format!("unknown key `{key}`: it was renamed `{now}` before 0.1\nvalid keys: {list}");
+    }
     match crate::suggest::nearest(key, KEYS.iter().map(|k| k.name)) {
         Some(near) => format!("unknown key `{key}`: did you mean `{near}`?\nvalid keys: {list}"),
         None => format!("unknown key `{key}`\nvalid keys: {list}"),
