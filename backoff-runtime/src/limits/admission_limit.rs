@@ -7,7 +7,6 @@
 //! [`RetryLimit`](crate::RetryLimit).
 
 use core::time::Duration;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// A limiter that admits attempts, shared by the calls that name it
@@ -89,25 +88,10 @@ pub trait AdmissionLimit: Sync {
     }
 }
 
-/// Forwards every method to the limiter behind the pointer.
-macro_rules! forward_admission {
-    ($($pointer:ty $(: $send:ident)?),*) => {$(
-        impl<L: AdmissionLimit $(+ $send)? + ?Sized> AdmissionLimit for $pointer {
-            #[cfg_attr(not(debug_assertions), inline(always))]
-            fn admit(&self, request: AdmissionRequest) -> Admission {
-                (**self).admit(request)
-            }
-
-            #[cfg_attr(not(debug_assertions), inline(always))]
-            fn observed(&self, now: Instant, slow_down: bool) {
-                (**self).observed(now, slow_down);
-            }
-        }
-    )*};
-}
-
-// An `Arc` is `Sync` only around a `Send` value.
-forward_admission!(&L, Arc<L>: Send, Box<L>);
+crate::limits::named::forward_to_pointee!(AdmissionLimit {
+    fn admit(&self, request: AdmissionRequest) -> Admission;
+    fn observed(&self, now: Instant, slow_down: bool);
+});
 
 /// An admission limiter's answer before an attempt
 /// ([`AdmissionLimit::admit`]).

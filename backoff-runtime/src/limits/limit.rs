@@ -8,7 +8,6 @@
 //! What paces every attempt (`admission = ...`) is the other trait,
 //! [`AdmissionLimit`](crate::AdmissionLimit).
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use crate::limits::budget::RetryBudget;
@@ -127,40 +126,13 @@ impl RetryLimit for RetryThrottle {
     }
 }
 
-/// Forwards every method to the limit behind the pointer.
-macro_rules! forward_limit {
-    ($($pointer:ty $(: $send:ident)?),*) => {$(
-        impl<L: RetryLimit $(+ $send)? + ?Sized> RetryLimit for $pointer {
-            #[cfg_attr(not(debug_assertions), inline(always))]
-            fn reads_clock(&self) -> bool {
-                (**self).reads_clock()
-            }
-
-            #[cfg_attr(not(debug_assertions), inline(always))]
-            fn call_started(&self, now: Instant) {
-                (**self).call_started(now);
-            }
-
-            #[cfg_attr(not(debug_assertions), inline(always))]
-            fn failed(&self) {
-                (**self).failed();
-            }
-
-            #[cfg_attr(not(debug_assertions), inline(always))]
-            fn try_retry(&self, now: Instant) -> bool {
-                (**self).try_retry(now)
-            }
-
-            #[cfg_attr(not(debug_assertions), inline(always))]
-            fn succeeded(&self) {
-                (**self).succeeded();
-            }
-        }
-    )*};
-}
-
-// An `Arc` is `Sync` only around a `Send` value.
-forward_limit!(&L, Arc<L>: Send, Box<L>);
+crate::limits::named::forward_to_pointee!(RetryLimit {
+    fn reads_clock(&self) -> bool;
+    fn call_started(&self, now: Instant);
+    fn failed(&self);
+    fn try_retry(&self, now: Instant) -> bool;
+    fn succeeded(&self);
+});
 
 /// The limit of one call, borrowed for the call.
 #[derive(Clone, Copy)]

@@ -1,5 +1,6 @@
 //! What every limit has, written once: the `name` builder and `name_value`
-//! getter (the `budget` label of its metrics), and `Default` as `new()`.
+//! getter (the `budget` label of its metrics), `Default` as `new()`, and
+//! each limit trait's impls for a reference, an `Arc` and a `Box` of one.
 
 /// Writes a limit's `name` builder and `name_value` getter (the `budget`
 /// label of its metrics), each under the doc given, over a field
@@ -35,3 +36,26 @@ macro_rules! default_is_new {
 }
 
 pub(crate) use default_is_new;
+
+/// Implements `$limit` for `&L`, `Arc<L>` (around a `Send` value: only then
+/// is the `Arc` `Sync`) and `Box<L>`, each method forwarded to the limit
+/// behind the pointer.
+macro_rules! forward_to_pointee {
+    ($limit:ident { $(fn $method:ident(&self $(, $arg:ident: $ty:ty)*) $(-> $out:ty)?;)* }) => {
+        crate::limits::named::forward_to_pointee!(@impl $limit, &L, [$(fn $method($($arg: $ty),*) $(-> $out)?;)*]);
+        crate::limits::named::forward_to_pointee!(@impl $limit, std::sync::Arc<L>, [$(fn $method($($arg: $ty),*) $(-> $out)?;)*], Send);
+        crate::limits::named::forward_to_pointee!(@impl $limit, Box<L>, [$(fn $method($($arg: $ty),*) $(-> $out)?;)*]);
+    };
+    (@impl $limit:ident, $pointer:ty, [$(fn $method:ident($($arg:ident: $ty:ty),*) $(-> $out:ty)?;)*] $(, $send:ident)?) => {
+        impl<L: $limit $(+ $send)? + ?Sized> $limit for $pointer {
+            $(
+                #[cfg_attr(not(debug_assertions), inline(always))]
+                fn $method(&self $(, $arg: $ty)*) $(-> $out)? {
+                    (**self).$method($($arg),*)
+                }
+            )*
+        }
+    };
+}
+
+pub(crate) use forward_to_pointee;
