@@ -247,7 +247,7 @@ fn throttling(max_tokens: u32, token_ratio: f64) -> Result<RetryThrottling, Conf
     match RetryThrottle::try_new(max_tokens, token_ratio) {
         Ok(throttle) => Ok(RetryThrottling {
             max_tokens,
-            token_ratio: throttle.token_ratio_value(),
+            token_ratio: throttle.get_token_ratio(),
         }),
         Err(_) => Err(ConfigError::new(
             "retryThrottling.tokenRatio",

@@ -37,7 +37,7 @@ use backoff_runtime::RetryThrottle;
 ///
 /// let method = config.method_config("/helloworld.Greeter/SayHello").unwrap();
 /// assert_eq!(method.timeout(), Some(Duration::from_secs(5)));
-/// assert_eq!(method.retry_policy().unwrap().policy().max_retries_value(), 3);
+/// assert_eq!(method.retry_policy().unwrap().policy().get_max_retries(), 3);
 /// assert!(config.method_config("/other.Service/Call").is_none());
 /// assert_eq!(config.retry_throttling().unwrap().max_tokens(), 10);
 /// ```
@@ -226,11 +226,11 @@ impl MethodConfig {
 /// let retry = config.retry_policy("/a.B/C").unwrap();
 /// assert_eq!(retry.max_attempts(), 3);
 /// let policy = retry.policy();
-/// assert_eq!(policy.max_retries_value(), 2);
-/// assert_eq!(policy.initial_backoff_value(), Duration::from_millis(200));
-/// assert_eq!(policy.max_backoff_value(), Duration::from_secs(2));
-/// assert_eq!(policy.multiplier_value(), 1.5);
-/// assert_eq!(policy.jitter_value(), Jitter::Grpc);
+/// assert_eq!(policy.get_max_retries(), 2);
+/// assert_eq!(policy.get_initial_backoff(), Duration::from_millis(200));
+/// assert_eq!(policy.get_max_backoff(), Duration::from_secs(2));
+/// assert_eq!(policy.get_multiplier(), 1.5);
+/// assert_eq!(policy.get_jitter(), Jitter::Grpc);
 /// assert!(retry.retries(Code::Unavailable) && retry.retries(Code::Aborted));
 /// assert!(!retry.retries(Code::Internal));
 /// ```
@@ -271,7 +271,7 @@ impl RetryPolicy {
     ///     "initialBackoff": "1s", "maxBackoff": "5s", "backoffMultiplier": 2,
     ///     "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#;
     /// let config = ServiceConfig::from_json(json).unwrap();
-    /// assert_eq!(config.retry_policy("/a.B/C").unwrap().policy().max_retries_value(), 1);
+    /// assert_eq!(config.retry_policy("/a.B/C").unwrap().policy().get_max_retries(), 1);
     /// ```
     #[must_use]
     pub fn policy(&self) -> Policy {
@@ -349,7 +349,7 @@ impl RetryPolicy {
 /// use backoff_grpc::ServiceConfig;
 /// let config = ServiceConfig::from_json(r#"{"retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}}"#).unwrap();
 /// let throttle = config.retry_throttling().unwrap().throttle();
-/// assert_eq!((throttle.max_tokens_value(), throttle.token_ratio_value()), (10, 0.1));
+/// assert_eq!((throttle.get_max_tokens(), throttle.get_token_ratio()), (10, 0.1));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RetryThrottling {
@@ -389,7 +389,7 @@ impl RetryThrottling {
     /// use backoff_grpc::ServiceConfig;
     /// let config = ServiceConfig::from_json(r#"{"retryThrottling": {"maxTokens": 4, "tokenRatio": 0.5}}"#).unwrap();
     /// let throttle = config.retry_throttling().unwrap().throttle();
-    /// assert_eq!(throttle.tokens_value(), 4.0);
+    /// assert_eq!(throttle.tokens(), 4.0);
     /// ```
     #[must_use]
     pub fn throttle(&self) -> RetryThrottle {

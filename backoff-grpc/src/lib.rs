@@ -36,7 +36,7 @@
 //! }"#).unwrap();
 //!
 //! let retry = config.retry_policy("/helloworld.Greeter/SayHello").unwrap();
-//! assert_eq!(retry.policy().max_retries_value(), 3);
+//! assert_eq!(retry.policy().get_max_retries(), 3);
 //! assert!(retry.retries(Code::Unavailable));
 //! let throttle = config.retry_throttling().unwrap().throttle();
 //! assert!(throttle.allows_retry());

@@ -201,7 +201,7 @@ impl<S: Service<Req>, Req, C, T, A> core::fmt::Debug for ResponseFuture<S, Req, 
 #[cold]
 fn bounded_by(policy: &Policy, deadline: Duration) -> Policy {
     let limit = policy
-        .max_elapsed_value()
+        .get_max_elapsed()
         .map_or(deadline, |max_elapsed| max_elapsed.min(deadline));
     policy.max_elapsed(limit)
 }
@@ -248,7 +248,7 @@ where
                 &bounded
             }
         };
-        let driver = if config.calls.reads_start || policy.max_elapsed_value().is_some() {
+        let driver = if config.calls.reads_start || policy.get_max_elapsed().is_some() {
             Loop::start(ASYNC_CLOCK, policy, limit_of(config), true)
         } else {
             Loop::unstarted(ASYNC_CLOCK)

@@ -48,9 +48,9 @@ const DEFAULT_SHARED: usize = 16 << 20;
 /// use backoff_tower::ReplayLimits;
 ///
 /// let limits = ReplayLimits::new().per_call(64 * 1024).shared(4 << 20);
-/// assert_eq!(limits.per_call_value(), 64 * 1024);
-/// assert_eq!(limits.shared_value(), 4 << 20);
-/// assert_eq!(limits.reserved_value(), 0, "no call keeps anything yet");
+/// assert_eq!(limits.get_per_call(), 64 * 1024);
+/// assert_eq!(limits.get_shared(), 4 << 20);
+/// assert_eq!(limits.reserved(), 0, "no call keeps anything yet");
 /// ```
 #[derive(Clone, Debug)]
 pub struct ReplayLimits {
@@ -72,7 +72,7 @@ impl ReplayLimits {
     /// ```
     /// use backoff_tower::ReplayLimits;
     /// let limits = ReplayLimits::new();
-    /// assert_eq!((limits.per_call_value(), limits.shared_value()), (1 << 20, 16 << 20));
+    /// assert_eq!((limits.get_per_call(), limits.get_shared()), (1 << 20, 16 << 20));
     /// ```
     #[must_use]
     pub fn new() -> Self {
@@ -89,7 +89,7 @@ impl ReplayLimits {
     ///
     /// ```
     /// use backoff_tower::ReplayLimits;
-    /// assert_eq!(ReplayLimits::new().per_call(256 * 1024).per_call_value(), 256 * 1024);
+    /// assert_eq!(ReplayLimits::new().per_call(256 * 1024).get_per_call(), 256 * 1024);
     /// ```
     #[must_use]
     pub fn per_call(mut self, bytes: usize) -> Self {
@@ -103,7 +103,7 @@ impl ReplayLimits {
     ///
     /// ```
     /// use backoff_tower::ReplayLimits;
-    /// assert_eq!(ReplayLimits::new().shared(1 << 30).shared_value(), 1 << 30);
+    /// assert_eq!(ReplayLimits::new().shared(1 << 30).get_shared(), 1 << 30);
     /// ```
     #[must_use]
     pub fn shared(mut self, bytes: usize) -> Self {
@@ -114,30 +114,30 @@ impl ReplayLimits {
     /// The most bytes one call keeps.
     ///
     /// ```
-    /// assert_eq!(backoff_tower::ReplayLimits::new().per_call_value(), 1 << 20);
+    /// assert_eq!(backoff_tower::ReplayLimits::new().get_per_call(), 1 << 20);
     /// ```
     #[must_use]
-    pub fn per_call_value(&self) -> usize {
+    pub fn get_per_call(&self) -> usize {
         self.per_call
     }
 
     /// The most bytes the calls sharing the reservation keep together.
     ///
     /// ```
-    /// assert_eq!(backoff_tower::ReplayLimits::new().shared_value(), 16 << 20);
+    /// assert_eq!(backoff_tower::ReplayLimits::new().get_shared(), 16 << 20);
     /// ```
     #[must_use]
-    pub fn shared_value(&self) -> usize {
+    pub fn get_shared(&self) -> usize {
         self.shared
     }
 
     /// The bytes the calls sharing the reservation keep now.
     ///
     /// ```
-    /// assert_eq!(backoff_tower::ReplayLimits::new().reserved_value(), 0);
+    /// assert_eq!(backoff_tower::ReplayLimits::new().reserved(), 0);
     /// ```
     #[must_use]
-    pub fn reserved_value(&self) -> usize {
+    pub fn reserved(&self) -> usize {
         self.reserved.load(Ordering::Relaxed)
     }
 
@@ -463,11 +463,11 @@ impl<B: Body + Unpin> State<B> {
 ///     panic!("a 9-byte body fits the cap");
 /// };
 /// let first = replay.attempt().unwrap().collect().await.unwrap().to_bytes();
-/// assert_eq!(limits.reserved_value(), 9, "kept for a retry");
+/// assert_eq!(limits.reserved(), 9, "kept for a retry");
 /// let second = replay.attempt().unwrap().collect().await.unwrap().to_bytes();
 /// assert_eq!((first, second), ("order #17".into(), "order #17".into()));
 /// drop(replay);
-/// assert_eq!(limits.reserved_value(), 0, "given back when the call ends");
+/// assert_eq!(limits.reserved(), 0, "given back when the call ends");
 /// # }
 /// ```
 pub struct Replay<B> {
@@ -641,9 +641,9 @@ impl<B> Replay<B> {
     /// let limits = ReplayLimits::new();
     /// let replay = Replay::try_new(String::from("body"), &limits).unwrap();
     /// let body = replay.attempt().unwrap().collect().await.unwrap().to_bytes();
-    /// assert_eq!((body.len(), limits.reserved_value()), (4, 4));
+    /// assert_eq!((body.len(), limits.reserved()), (4, 4));
     /// replay.commit();
-    /// assert_eq!(limits.reserved_value(), 0);
+    /// assert_eq!(limits.reserved(), 0);
     /// assert!(replay.attempt().is_none());
     /// # }
     /// ```

@@ -34,9 +34,9 @@ fn every_duration_scales_with_the_hop() {
     assert_eq!(scaled.hop_mean, Duration::from_micros(250));
     assert_eq!(scaled.hop_sd, Duration::from_micros(50));
     let p = scaled.policy;
-    assert_eq!(p.initial_backoff_value(), Duration::from_micros(250), "one hop");
-    assert_eq!(p.max_backoff_value(), Duration::from_millis(50), "200 hops");
-    assert_eq!((p.max_retries_value(), p.multiplier_value()), (256, 2.0));
+    assert_eq!(p.get_initial_backoff(), Duration::from_micros(250), "one hop");
+    assert_eq!(p.get_max_backoff(), Duration::from_millis(50), "200 hops");
+    assert_eq!((p.get_max_retries(), p.get_multiplier()), (256, 2.0));
 }
 
 #[test]

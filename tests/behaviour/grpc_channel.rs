@@ -520,7 +520,7 @@ async fn refused_by(value: &'static str) {
     );
     assert_eq!(server.attempts(UNARY), 1, "pushback {value:?}: not retried");
     assert_eq!(gave_up.reasons(), [StopReason::Permanent]);
-    assert_eq!(throttle.tokens_value(), 9.0, "pushback {value:?} counts as a failure");
+    assert_eq!(throttle.tokens(), 9.0, "pushback {value:?} counts as a failure");
 }
 
 #[tokio::test(start_paused = true)]
@@ -675,22 +675,18 @@ async fn a_throttle_drained_by_a_retried_method_recovers_through_an_unretried_me
         unary(&mut client, UNARY, 1).await.unwrap_err().code(),
         Code::Unavailable
     );
-    assert_eq!((server.attempts(UNARY), throttle.tokens_value()), (2, 2.0));
+    assert_eq!((server.attempts(UNARY), throttle.tokens()), (2, 2.0));
     // The method without a policy is sent once, and each success gives
     // back its 0.5.
     for _ in 0..2 {
         assert_eq!(unary(&mut client, PLAIN, 3).await.unwrap(), 3);
     }
-    assert_eq!(
-        throttle.tokens_value(),
-        3.0,
-        "every call on the channel feeds the throttle"
-    );
+    assert_eq!(throttle.tokens(), 3.0, "every call on the channel feeds the throttle");
     // A refusing pushback on it takes a token; a failed status does not.
     server.plan(PLAIN, vec![pushback("-1"), refuse(Code::Unavailable)]);
     assert!(unary(&mut client, PLAIN, 1).await.is_err());
     assert!(unary(&mut client, PLAIN, 1).await.is_err());
-    assert_eq!((server.attempts(PLAIN), throttle.tokens_value()), (4, 2.0));
+    assert_eq!((server.attempts(PLAIN), throttle.tokens()), (4, 2.0));
     for _ in 0..3 {
         unary(&mut client, PLAIN, 1).await.unwrap();
     }
@@ -712,7 +708,7 @@ async fn a_client_stream_under_the_cap_is_replayed() {
     let seen = server.seen(UPLOAD);
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[1].values, [1, 2, 3, 4]);
-    assert_eq!(limits.reserved_value(), 0, "the kept bytes are given back");
+    assert_eq!(limits.reserved(), 0, "the kept bytes are given back");
 }
 
 #[tokio::test(start_paused = true)]

@@ -432,15 +432,11 @@ async fn pending_values_take_no_throttle_tokens() {
         let status = Status::new(vec![running(), running(), running(), Ok(Job::Done(1))]);
         assert_eq!(poll_throttled(&status).await, Ok(Job::Done(1)));
     }
-    assert_eq!(
-        POLL_THROTTLE.tokens_value(),
-        10.0,
-        "healthy polls leave the throttle full"
-    );
+    assert_eq!(POLL_THROTTLE.tokens(), 10.0, "healthy polls leave the throttle full");
     // A transient error does take a token (and the success gives it back).
     let status = Status::new(vec![Err(PollError::Transient), Ok(Job::Done(2))]);
     assert_eq!(poll_throttled(&status).await, Ok(Job::Done(2)));
-    assert!(POLL_THROTTLE.tokens_value() <= 10.0);
+    assert!(POLL_THROTTLE.tokens() <= 10.0);
 }
 
 #[retry(

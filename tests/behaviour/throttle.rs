@@ -41,12 +41,12 @@ fn a_throttle_stops_retrying_in_an_outage_and_recovers_with_successes() {
     assert_eq!(attempts_of_a_failing_call(&reasons), 5);
     // 4 tokens left: the first failure ends the call.
     assert_eq!(attempts_of_a_failing_call(&reasons), 1);
-    assert_eq!(OUTAGE.tokens_value(), 4.0);
+    assert_eq!(OUTAGE.tokens(), 4.0);
     // 30 successful calls return 3 tokens: 7.
     for _ in 0..30 {
         assert_eq!(healthy(), Ok(()));
     }
-    assert!((OUTAGE.tokens_value() - 7.0).abs() < 1e-9, "{}", OUTAGE.tokens_value());
+    assert!((OUTAGE.tokens() - 7.0).abs() < 1e-9, "{}", OUTAGE.tokens());
     // 7 -> 6: retried; 6 -> 5: not.
     assert_eq!(attempts_of_a_failing_call(&reasons), 2);
     assert_eq!(reasons.into_inner().unwrap(), [StopReason::Budget; 3]);
@@ -67,7 +67,7 @@ async fn the_plain_builder_and_async_loops_use_a_throttle() {
         .await;
     assert_eq!(result, Ok(1));
     // One failure (4 -> 3), one success (3 -> 4).
-    assert_eq!(throttle.tokens_value(), 4.0);
+    assert_eq!(throttle.tokens(), 4.0);
 
     let mut calls = 0;
     let result = Policy::new()

@@ -304,11 +304,7 @@ fn max_attempts_are_capped_at_five_unless_the_cap_is_raised() {
     let capped = ServiceConfig::from_json(&with_attempts(8)).unwrap();
     assert_eq!(attempts(&capped), Some(5));
     assert_eq!(
-        capped
-            .retry_policy("/a.Changed/M")
-            .unwrap()
-            .policy()
-            .max_retries_value(),
+        capped.retry_policy("/a.Changed/M").unwrap().policy().get_max_retries(),
         4
     );
     let raised = ServiceConfigBuilder::from_json(&with_attempts(8))
@@ -483,9 +479,9 @@ fn a_retry_policy_is_a6_s_schedule_on_the_crate_s_policy() {
     )
     .unwrap();
     let policy = config.retry_policy("/a.B/C").unwrap().policy();
-    assert_eq!(policy.jitter_value(), Jitter::Grpc);
+    assert_eq!(policy.get_jitter(), Jitter::Grpc);
     assert_eq!(
-        policy.max_elapsed_value(),
+        policy.get_max_elapsed(),
         None,
         "the timeout is the call's deadline, not the policy's"
     );
@@ -508,9 +504,9 @@ fn the_throttle_has_the_config_s_settings() {
     let settings = config.retry_throttling().unwrap();
     assert_eq!((settings.max_tokens(), settings.token_ratio()), (10, 0.123));
     let throttle = settings.throttle();
-    assert_eq!(throttle.max_tokens_value(), 10);
-    assert_eq!(throttle.token_ratio_value(), 0.123);
-    assert_eq!(throttle.tokens_value(), 10.0, "a new throttle starts full");
+    assert_eq!(throttle.get_max_tokens(), 10);
+    assert_eq!(throttle.get_token_ratio(), 0.123);
+    assert_eq!(throttle.tokens(), 10.0, "a new throttle starts full");
 }
 
 #[test]

@@ -14,7 +14,7 @@ fn sent_once(limits: &ReplayLimits) -> (Replay<Body>, backoff_tower::ReplayBody<
         Pin::new(&mut attempt).poll_frame(&mut cx),
         Poll::Ready(Some(Ok(_)))
     ));
-    assert_eq!(limits.reserved_value(), 7);
+    assert_eq!(limits.reserved(), 7);
     (replay, attempt)
 }
 
@@ -45,7 +45,7 @@ fn response_headers_commit_the_call_and_give_its_kept_bytes_back() {
     let (replay, _body_still_sending) = sent_once(&limits);
     assert!(answered(Response::new(Body::empty()), &replay).is_ok());
     assert!(!replay.is_replayable(), "committed");
-    assert_eq!(limits.reserved_value(), 0, "the kept bytes are given back at once");
+    assert_eq!(limits.reserved(), 0, "the kept bytes are given back at once");
 }
 
 #[test]
@@ -56,7 +56,7 @@ fn a_trailers_only_failure_keeps_the_body_for_the_retry() {
         panic!("a failure");
     };
     assert_eq!((failure.code(), failure.replayable), (Code::Unavailable, true));
-    assert_eq!(limits.reserved_value(), 7);
+    assert_eq!(limits.reserved(), 7);
 }
 
 #[test]

@@ -82,7 +82,7 @@ impl AdaptiveRateLimiter {
     /// use std::time::Duration;
     ///
     /// let limiter = AdaptiveRateLimiter::new();
-    /// assert_eq!(limiter.max_wait_value(), Duration::from_secs(10));
+    /// assert_eq!(limiter.get_max_wait(), Duration::from_secs(10));
     /// ```
     #[must_use]
     pub const fn new() -> Self {
@@ -100,15 +100,15 @@ impl AdaptiveRateLimiter {
         ///
         /// ```
         /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().name("s3");
-        /// assert_eq!(limiter.name_value(), Some("s3"));
+        /// assert_eq!(limiter.get_name(), Some("s3"));
         /// ```
         fn name;
         /// The name given with [`name`](Self::name).
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().name_value(), None);
+        /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().get_name(), None);
         /// ```
-        fn name_value;
+        fn get_name;
     }
 
     /// The tokens a first attempt takes (default 1).
@@ -120,7 +120,7 @@ impl AdaptiveRateLimiter {
     ///
     /// ```
     /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().cost(2.0);
-    /// assert_eq!(limiter.cost_value(), 2.0);
+    /// assert_eq!(limiter.get_cost(), 2.0);
     /// ```
     #[must_use]
     pub const fn cost(mut self, cost: f64) -> Self {
@@ -138,7 +138,7 @@ impl AdaptiveRateLimiter {
     ///
     /// ```
     /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().retry_cost(5.0);
-    /// assert_eq!(limiter.retry_cost_value(), 5.0);
+    /// assert_eq!(limiter.get_retry_cost(), 5.0);
     /// ```
     #[must_use]
     pub const fn retry_cost(mut self, cost: f64) -> Self {
@@ -154,7 +154,7 @@ impl AdaptiveRateLimiter {
     /// use std::time::Duration;
     ///
     /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().max_wait(Duration::from_secs(2));
-    /// assert_eq!(limiter.max_wait_value(), Duration::from_secs(2));
+    /// assert_eq!(limiter.get_max_wait(), Duration::from_secs(2));
     /// ```
     #[must_use]
     pub const fn max_wait(mut self, max_wait: Duration) -> Self {
@@ -165,20 +165,20 @@ impl AdaptiveRateLimiter {
     /// The tokens a first attempt takes.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().cost_value(), 1.0);
+    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().get_cost(), 1.0);
     /// ```
     #[must_use]
-    pub const fn cost_value(&self) -> f64 {
+    pub const fn get_cost(&self) -> f64 {
         self.cost
     }
 
     /// The tokens a retry takes.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().retry_cost_value(), 1.0);
+    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().get_retry_cost(), 1.0);
     /// ```
     #[must_use]
-    pub const fn retry_cost_value(&self) -> f64 {
+    pub const fn get_retry_cost(&self) -> f64 {
         self.retry_cost
     }
 
@@ -186,10 +186,10 @@ impl AdaptiveRateLimiter {
     ///
     /// ```
     /// use std::time::Duration;
-    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().max_wait_value(), Duration::from_secs(10));
+    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().get_max_wait(), Duration::from_secs(10));
     /// ```
     #[must_use]
-    pub const fn max_wait_value(&self) -> Duration {
+    pub const fn get_max_wait(&self) -> Duration {
         self.max_wait
     }
 

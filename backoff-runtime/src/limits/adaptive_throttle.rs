@@ -63,7 +63,7 @@ impl AdaptiveThrottle {
     /// use std::time::Duration;
     ///
     /// let throttle = AdaptiveThrottle::new();
-    /// assert_eq!((throttle.k_value(), throttle.window_value()), (2.0, Duration::from_secs(120)));
+    /// assert_eq!((throttle.get_k(), throttle.get_window()), (2.0, Duration::from_secs(120)));
     /// ```
     #[must_use]
     pub const fn new() -> Self {
@@ -80,15 +80,15 @@ impl AdaptiveThrottle {
         ///
         /// ```
         /// let throttle = backoff_runtime::AdaptiveThrottle::new().name("search");
-        /// assert_eq!(throttle.name_value(), Some("search"));
+        /// assert_eq!(throttle.get_name(), Some("search"));
         /// ```
         fn name;
         /// The name given with [`name`](Self::name).
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::AdaptiveThrottle::new().name_value(), None);
+        /// assert_eq!(backoff_runtime::AdaptiveThrottle::new().get_name(), None);
         /// ```
-        fn name_value;
+        fn get_name;
     }
 
     /// The multiplier K of the accepts: the backend sees about K times what
@@ -100,7 +100,7 @@ impl AdaptiveThrottle {
     ///
     /// ```
     /// let throttle = backoff_runtime::AdaptiveThrottle::new().k(1.5);
-    /// assert_eq!(throttle.k_value(), 1.5);
+    /// assert_eq!(throttle.get_k(), 1.5);
     /// ```
     #[must_use]
     pub const fn k(mut self, k: f64) -> Self {
@@ -120,7 +120,7 @@ impl AdaptiveThrottle {
     /// use std::time::Duration;
     ///
     /// let throttle = backoff_runtime::AdaptiveThrottle::new().window(Duration::from_secs(30));
-    /// assert_eq!(throttle.window_value(), Duration::from_secs(30));
+    /// assert_eq!(throttle.get_window(), Duration::from_secs(30));
     /// ```
     #[must_use]
     pub const fn window(mut self, window: Duration) -> Self {
@@ -132,10 +132,10 @@ impl AdaptiveThrottle {
     /// K.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::AdaptiveThrottle::new().k_value(), 2.0);
+    /// assert_eq!(backoff_runtime::AdaptiveThrottle::new().get_k(), 2.0);
     /// ```
     #[must_use]
-    pub const fn k_value(&self) -> f64 {
+    pub const fn get_k(&self) -> f64 {
         self.k
     }
 
@@ -143,10 +143,10 @@ impl AdaptiveThrottle {
     ///
     /// ```
     /// use std::time::Duration;
-    /// assert_eq!(backoff_runtime::AdaptiveThrottle::new().window_value(), Duration::from_secs(120));
+    /// assert_eq!(backoff_runtime::AdaptiveThrottle::new().get_window(), Duration::from_secs(120));
     /// ```
     #[must_use]
-    pub const fn window_value(&self) -> Duration {
+    pub const fn get_window(&self) -> Duration {
         self.window
     }
 

@@ -141,7 +141,7 @@ impl RetryBudget {
     /// ```
     /// use backoff_runtime::RetryBudget;
     /// static BUDGET: RetryBudget = RetryBudget::new();
-    /// assert_eq!(BUDGET.ratio_value(), 0.2);
+    /// assert_eq!(BUDGET.get_ratio(), 0.2);
     /// ```
     #[must_use]
     pub const fn new() -> Self {
@@ -165,16 +165,16 @@ impl RetryBudget {
         /// ```
         /// use backoff_runtime::RetryBudget;
         /// static DB_BUDGET: RetryBudget = RetryBudget::new().name("db");
-        /// assert_eq!(DB_BUDGET.name_value(), Some("db"));
+        /// assert_eq!(DB_BUDGET.get_name(), Some("db"));
         /// ```
         fn name;
 
         /// The budget's name, if it has one.
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::RetryBudget::new().name_value(), None);
+        /// assert_eq!(backoff_runtime::RetryBudget::new().get_name(), None);
         /// ```
-        fn name_value;
+        fn get_name;
     }
 
     /// Sets the retries allowed per call (0.2 = one retry per five calls),
@@ -182,7 +182,7 @@ impl RetryBudget {
     ///
     /// ```
     /// use backoff_runtime::RetryBudget;
-    /// assert_eq!(RetryBudget::new().ratio(0.1).ratio_value(), 0.1);
+    /// assert_eq!(RetryBudget::new().ratio(0.1).get_ratio(), 0.1);
     /// ```
     #[must_use]
     pub const fn ratio(mut self, ratio: f64) -> Self {
@@ -214,7 +214,7 @@ impl RetryBudget {
     ///
     /// ```
     /// use backoff_runtime::RetryBudget;
-    /// assert_eq!(RetryBudget::new().min_per_second(3).min_per_second_value(), 3);
+    /// assert_eq!(RetryBudget::new().min_per_second(3).get_min_per_second(), 3);
     /// ```
     #[must_use]
     pub const fn min_per_second(mut self, retries: u32) -> Self {
@@ -229,7 +229,7 @@ impl RetryBudget {
     /// use backoff_runtime::RetryBudget;
     /// use std::time::Duration;
     /// let b = RetryBudget::new().window(Duration::from_secs(30));
-    /// assert_eq!(b.window_value(), Duration::from_secs(30));
+    /// assert_eq!(b.get_window(), Duration::from_secs(30));
     /// ```
     #[must_use]
     pub const fn window(mut self, window: Duration) -> Self {
@@ -263,20 +263,20 @@ impl RetryBudget {
     /// The retries allowed per call.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::RetryBudget::new().ratio_value(), 0.2);
+    /// assert_eq!(backoff_runtime::RetryBudget::new().get_ratio(), 0.2);
     /// ```
     #[must_use]
-    pub const fn ratio_value(&self) -> f64 {
+    pub const fn get_ratio(&self) -> f64 {
         self.ratio_per_mille as f64 / 1000.0
     }
 
     /// The minimum retries allowed per second.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::RetryBudget::new().min_per_second_value(), 10);
+    /// assert_eq!(backoff_runtime::RetryBudget::new().get_min_per_second(), 10);
     /// ```
     #[must_use]
-    pub const fn min_per_second_value(&self) -> u32 {
+    pub const fn get_min_per_second(&self) -> u32 {
         self.min_per_second as u32
     }
 
@@ -284,10 +284,10 @@ impl RetryBudget {
     ///
     /// ```
     /// use std::time::Duration;
-    /// assert_eq!(backoff_runtime::RetryBudget::new().window_value(), Duration::from_secs(10));
+    /// assert_eq!(backoff_runtime::RetryBudget::new().get_window(), Duration::from_secs(10));
     /// ```
     #[must_use]
-    pub const fn window_value(&self) -> Duration {
+    pub const fn get_window(&self) -> Duration {
         self.window
     }
 

@@ -114,8 +114,8 @@ impl RetryLimit for RetryThrottle {
     #[inline]
     fn try_retry(&self, _now: Instant) -> bool {
         let allowed = self.allows_retry();
-        crate::observe::metrics::limit_asked(self.name_value(), allowed, || {
-            crate::observe::metrics::LimitLevel::Tokens(self.tokens_value())
+        crate::observe::metrics::limit_asked(self.get_name(), allowed, || {
+            crate::observe::metrics::LimitLevel::Tokens(self.tokens())
         });
         allowed
     }

@@ -1,12 +1,12 @@
-//! What every limit has, written once: the `name` builder and `name_value`
+//! What every limit has, written once: the `name` builder and `get_name`
 //! getter (the `budget` label of its metrics), `Default` as `new()`, and
 //! each limit trait's impls for a reference, an `Arc` and a `Box` of one.
 
-/// Writes a limit's `name` builder and `name_value` getter (the `budget`
+/// Writes a limit's `name` builder and `get_name` getter (the `budget`
 /// label of its metrics), each under the doc given, over a field
 /// `name: Option<&'static str>`.
 macro_rules! name_methods {
-    ($(#[doc = $name_doc:literal])* fn name; $(#[doc = $value_doc:literal])* fn name_value;) => {
+    ($(#[doc = $name_doc:literal])* fn name; $(#[doc = $value_doc:literal])* fn get_name;) => {
         $(#[doc = $name_doc])*
         #[must_use]
         pub const fn name(mut self, name: &'static str) -> Self {
@@ -16,7 +16,7 @@ macro_rules! name_methods {
 
         $(#[doc = $value_doc])*
         #[must_use]
-        pub const fn name_value(&self) -> Option<&'static str> {
+        pub const fn get_name(&self) -> Option<&'static str> {
             self.name
         }
     };

@@ -47,7 +47,7 @@ const MAX_TOKEN_RATIO: f64 = 1000.0;
 /// }
 /// assert!(!THROTTLE.record_failure(), "5 tokens: not above 5");
 /// THROTTLE.record_success();
-/// assert_eq!(THROTTLE.tokens_value(), 5.1);
+/// assert_eq!(THROTTLE.tokens(), 5.1);
 /// assert!(THROTTLE.allows_retry());
 /// ```
 ///
@@ -108,7 +108,7 @@ impl RetryThrottle {
     /// ```
     /// use backoff_runtime::RetryThrottle;
     /// static THROTTLE: RetryThrottle = RetryThrottle::new(100, 0.5);
-    /// assert_eq!(THROTTLE.tokens_value(), 100.0);
+    /// assert_eq!(THROTTLE.tokens(), 100.0);
     /// ```
     ///
     /// # Panics
@@ -148,16 +148,16 @@ impl RetryThrottle {
         /// ```
         /// use backoff_runtime::RetryThrottle;
         /// static BACKEND: RetryThrottle = RetryThrottle::new(10, 0.1).name("backend");
-        /// assert_eq!(BACKEND.name_value(), Some("backend"));
+        /// assert_eq!(BACKEND.get_name(), Some("backend"));
         /// ```
         fn name;
 
         /// The throttle's name, if it has one.
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::RetryThrottle::new(10, 0.1).name_value(), None);
+        /// assert_eq!(backoff_runtime::RetryThrottle::new(10, 0.1).get_name(), None);
         /// ```
-        fn name_value;
+        fn get_name;
     }
 
     /// Like [`new`](Self::new), but returns an error instead of panicking:
@@ -188,9 +188,9 @@ impl RetryThrottle {
     /// throttle.record_failure();
     /// throttle.record_failure();
     /// throttle.record_success();
-    /// assert_eq!(throttle.tokens_value(), 3.6);
+    /// assert_eq!(throttle.tokens(), 3.6);
     /// throttle.record_success();
-    /// assert_eq!(throttle.tokens_value(), 4.0, "never above max_tokens");
+    /// assert_eq!(throttle.tokens(), 4.0, "never above max_tokens");
     /// ```
     pub fn record_success(&self) {
         // One counter and nothing else published through it: relaxed
@@ -220,7 +220,7 @@ impl RetryThrottle {
     /// assert!(!throttle.record_failure(), "1 token: not above 1.5");
     /// assert!(!throttle.record_failure(), "0 tokens");
     /// assert!(!throttle.record_failure(), "still 0: the bucket never goes below empty");
-    /// assert_eq!(throttle.tokens_value(), 0.0);
+    /// assert_eq!(throttle.tokens(), 0.0);
     /// ```
     #[must_use = "a `false` means the failure must not be retried"]
     pub fn record_failure(&self) -> bool {
@@ -263,10 +263,10 @@ impl RetryThrottle {
     /// The size of the bucket: the tokens it starts with and never exceeds.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::RetryThrottle::new(10, 0.1).max_tokens_value(), 10);
+    /// assert_eq!(backoff_runtime::RetryThrottle::new(10, 0.1).get_max_tokens(), 10);
     /// ```
     #[must_use]
-    pub const fn max_tokens_value(&self) -> u32 {
+    pub const fn get_max_tokens(&self) -> u32 {
         self.max_milli / MILLI
     }
 
@@ -274,11 +274,11 @@ impl RetryThrottle {
     ///
     /// ```
     /// use backoff_runtime::RetryThrottle;
-    /// assert_eq!(RetryThrottle::new(10, 0.1).token_ratio_value(), 0.1);
-    /// assert_eq!(RetryThrottle::new(10, 0.0996).token_ratio_value(), 0.1);
+    /// assert_eq!(RetryThrottle::new(10, 0.1).get_token_ratio(), 0.1);
+    /// assert_eq!(RetryThrottle::new(10, 0.0996).get_token_ratio(), 0.1);
     /// ```
     #[must_use]
-    pub const fn token_ratio_value(&self) -> f64 {
+    pub const fn get_token_ratio(&self) -> f64 {
         self.ratio_milli as f64 / MILLI as f64
     }
 
@@ -288,12 +288,12 @@ impl RetryThrottle {
     /// use backoff_runtime::RetryThrottle;
     /// let throttle = RetryThrottle::new(10, 0.25);
     /// let _ = throttle.record_failure();
-    /// assert_eq!(throttle.tokens_value(), 9.0);
+    /// assert_eq!(throttle.tokens(), 9.0);
     /// throttle.record_success();
-    /// assert_eq!(throttle.tokens_value(), 9.25);
+    /// assert_eq!(throttle.tokens(), 9.25);
     /// ```
     #[must_use]
-    pub fn tokens_value(&self) -> f64 {
+    pub fn tokens(&self) -> f64 {
         f64::from(self.milli_tokens.load(Ordering::Relaxed)) / f64::from(MILLI)
     }
 }
@@ -310,9 +310,9 @@ impl RetryThrottle {
 impl fmt::Debug for RetryThrottle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RetryThrottle")
-            .field("max_tokens", &self.max_tokens_value())
-            .field("token_ratio", &self.token_ratio_value())
-            .field("tokens", &self.tokens_value())
+            .field("max_tokens", &self.get_max_tokens())
+            .field("token_ratio", &self.get_token_ratio())
+            .field("tokens", &self.tokens())
             .finish()
     }
 }

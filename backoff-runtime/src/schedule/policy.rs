@@ -23,7 +23,7 @@ use core::time::Duration;
 /// use std::time::Duration;
 ///
 /// const P: Policy = Policy::new().jitter(Jitter::AdditiveUpTo(Duration::from_millis(250)));
-/// assert_eq!(P.jitter_value(), Jitter::AdditiveUpTo(Duration::from_millis(250)));
+/// assert_eq!(P.get_jitter(), Jitter::AdditiveUpTo(Duration::from_millis(250)));
 ///
 /// // gRPC's: each wait within 20% of base(n), and never above max_backoff.
 /// let grpc = Policy::new().jitter(Jitter::Grpc).max_backoff(Duration::from_secs(10));
@@ -89,8 +89,8 @@ pub enum Jitter {
 /// use std::time::Duration;
 ///
 /// let p = Policy::new().max_backoff(Duration::from_secs(10)).hint_above_cap(HintAboveCap::WaitCap);
-/// assert_eq!(p.hint_above_cap_value(), HintAboveCap::WaitCap);
-/// assert_eq!(Policy::new().hint_above_cap_value(), HintAboveCap::Stop);
+/// assert_eq!(p.get_hint_above_cap(), HintAboveCap::WaitCap);
+/// assert_eq!(Policy::new().get_hint_above_cap(), HintAboveCap::Stop);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum HintAboveCap {
@@ -256,8 +256,8 @@ impl Policy {
     /// use std::time::Duration;
     ///
     /// let p = Policy::new();
-    /// assert_eq!(p.max_retries_value(), 5);
-    /// assert_eq!(p.max_backoff_value(), Duration::from_secs(32));
+    /// assert_eq!(p.get_max_retries(), 5);
+    /// assert_eq!(p.get_max_backoff(), Duration::from_secs(32));
     /// ```
     #[must_use]
     pub const fn new() -> Self {
@@ -299,7 +299,7 @@ impl Policy {
         ///
         /// ```
         /// use backoff_runtime::Policy;
-        /// assert_eq!(Policy::new().max_retries(8).max_retries_value(), 8);
+        /// assert_eq!(Policy::new().max_retries(8).get_max_retries(), 8);
         /// ```
         fn max_retries(n: u32) sets max_retries = n;
         /// Like [`max_retries`](Self::max_retries), but returns an error for 0.
@@ -316,7 +316,7 @@ impl Policy {
         /// use backoff_runtime::Policy;
         /// use std::time::Duration;
         /// let p = Policy::new().initial_backoff(Duration::from_millis(100));
-        /// assert_eq!(p.initial_backoff_value(), Duration::from_millis(100));
+        /// assert_eq!(p.get_initial_backoff(), Duration::from_millis(100));
         /// ```
         fn initial_backoff(d: Duration) sets initial_backoff = d;
         /// Like [`initial_backoff`](Self::initial_backoff), but returns an error for zero.
@@ -334,7 +334,7 @@ impl Policy {
         /// use backoff_runtime::Policy;
         /// use std::time::Duration;
         /// let p = Policy::new().max_backoff(Duration::from_secs(64));
-        /// assert_eq!(p.max_backoff_value(), Duration::from_secs(64));
+        /// assert_eq!(p.get_max_backoff(), Duration::from_secs(64));
         /// ```
         fn max_backoff(d: Duration) sets max_backoff = d;
         /// Like [`max_backoff`](Self::max_backoff), but returns an error for zero.
@@ -350,7 +350,7 @@ impl Policy {
         ///
         /// ```
         /// use backoff_runtime::Policy;
-        /// assert_eq!(Policy::new().multiplier(1.5).multiplier_value(), 1.5);
+        /// assert_eq!(Policy::new().multiplier(1.5).get_multiplier(), 1.5);
         /// ```
         fn multiplier(m: f64) sets multiplier = m, whole_multiplier = whole_number(m);
         /// Like [`multiplier`](Self::multiplier), but returns an error for bad values.
@@ -368,7 +368,7 @@ impl Policy {
     ///
     /// ```
     /// use backoff_runtime::{Jitter, Policy};
-    /// assert_eq!(Policy::new().jitter(Jitter::Full).jitter_value(), Jitter::Full);
+    /// assert_eq!(Policy::new().jitter(Jitter::Full).get_jitter(), Jitter::Full);
     /// ```
     #[must_use]
     pub const fn jitter(mut self, jitter: Jitter) -> Self {
@@ -385,7 +385,7 @@ impl Policy {
         /// use backoff_runtime::Policy;
         /// use std::time::Duration;
         /// let p = Policy::new().max_elapsed(Duration::from_secs(60));
-        /// assert_eq!(p.max_elapsed_value(), Some(Duration::from_secs(60)));
+        /// assert_eq!(p.get_max_elapsed(), Some(Duration::from_secs(60)));
         /// ```
         fn max_elapsed(d: Duration) sets max_elapsed = Some(d);
         /// Like [`max_elapsed`](Self::max_elapsed), but returns an error for zero.
@@ -407,8 +407,8 @@ impl Policy {
         /// use backoff_runtime::Policy;
         /// use std::time::Duration;
         /// let p = Policy::new().retry_for(Duration::from_secs(120));
-        /// assert_eq!(p.max_elapsed_value(), Some(Duration::from_secs(120)));
-        /// assert_eq!(p.max_retries_value(), u32::MAX);
+        /// assert_eq!(p.get_max_elapsed(), Some(Duration::from_secs(120)));
+        /// assert_eq!(p.get_max_retries(), u32::MAX);
         /// ```
         fn retry_for(d: Duration) sets max_elapsed = Some(d), max_retries = u32::MAX;
         /// Like [`retry_for`](Self::retry_for), but returns an error for zero.
@@ -427,7 +427,7 @@ impl Policy {
     /// ```
     /// use backoff_runtime::{HintAboveCap, Policy};
     /// let p = Policy::new().hint_above_cap(HintAboveCap::WaitCap);
-    /// assert_eq!(p.hint_above_cap_value(), HintAboveCap::WaitCap);
+    /// assert_eq!(p.get_hint_above_cap(), HintAboveCap::WaitCap);
     /// ```
     #[must_use]
     pub const fn hint_above_cap(mut self, rule: HintAboveCap) -> Self {
@@ -440,55 +440,55 @@ impl Policy {
         ///
         /// ```
         /// use backoff_runtime::{HintAboveCap, Policy};
-        /// assert_eq!(Policy::new().hint_above_cap_value(), HintAboveCap::Stop);
+        /// assert_eq!(Policy::new().get_hint_above_cap(), HintAboveCap::Stop);
         /// ```
-        fn hint_above_cap_value -> hint_above_cap: HintAboveCap;
+        fn get_hint_above_cap -> hint_above_cap: HintAboveCap;
 
         /// How many retries follow the first call (`u32::MAX` after
         /// [`retry_for`](Self::retry_for): bounded by time alone).
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::Policy::new().max_retries_value(), 5);
+        /// assert_eq!(backoff_runtime::Policy::new().get_max_retries(), 5);
         /// ```
-        fn max_retries_value -> max_retries: u32;
+        fn get_max_retries -> max_retries: u32;
 
         /// The wait before the first retry, before jitter.
         ///
         /// ```
         /// use std::time::Duration;
-        /// assert_eq!(backoff_runtime::Policy::new().initial_backoff_value(), Duration::from_secs(1));
+        /// assert_eq!(backoff_runtime::Policy::new().get_initial_backoff(), Duration::from_secs(1));
         /// ```
-        fn initial_backoff_value -> initial_backoff: Duration;
+        fn get_initial_backoff -> initial_backoff: Duration;
 
         /// The cap on every wait.
         ///
         /// ```
         /// use std::time::Duration;
-        /// assert_eq!(backoff_runtime::Policy::new().max_backoff_value(), Duration::from_secs(32));
+        /// assert_eq!(backoff_runtime::Policy::new().get_max_backoff(), Duration::from_secs(32));
         /// ```
-        fn max_backoff_value -> max_backoff: Duration;
+        fn get_max_backoff -> max_backoff: Duration;
 
         /// The growth factor per retry.
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::Policy::new().multiplier_value(), 2.0);
+        /// assert_eq!(backoff_runtime::Policy::new().get_multiplier(), 2.0);
         /// ```
-        fn multiplier_value -> multiplier: f64;
+        fn get_multiplier -> multiplier: f64;
 
         /// The jitter mode.
         ///
         /// ```
         /// use backoff_runtime::{Jitter, Policy};
-        /// assert_eq!(Policy::new().jitter_value(), Jitter::Additive);
+        /// assert_eq!(Policy::new().get_jitter(), Jitter::Additive);
         /// ```
-        fn jitter_value -> jitter: Jitter;
+        fn get_jitter -> jitter: Jitter;
 
         /// The total time budget, if any.
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::Policy::new().max_elapsed_value(), None);
+        /// assert_eq!(backoff_runtime::Policy::new().get_max_elapsed(), None);
         /// ```
-        fn max_elapsed_value -> max_elapsed: Option<Duration>;
+        fn get_max_elapsed -> max_elapsed: Option<Duration>;
     }
 }
 

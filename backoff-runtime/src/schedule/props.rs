@@ -67,20 +67,20 @@ proptest! {
     #[test]
     fn every_wait_respects_its_mode_and_the_cap(policy in policy(), n in retry_number(), previous in duration(), seed in any::<u64>()) {
         let mut rng = SmallRng::seed_from_u64(seed);
-        let cap = policy.max_backoff_value();
+        let cap = policy.get_max_backoff();
         let base = policy.base_backoff(n);
         let wait = policy.wait_for(n, previous, &mut rng);
         prop_assert!(base <= cap);
         prop_assert!(wait <= cap, "wait {wait:?} above cap {cap:?}");
         let (low, high) = documented_bounds(&policy, n, previous);
-        prop_assert!(wait >= low && wait <= high, "{:?}: wait {wait:?} not in [{low:?}, {high:?}]", policy.jitter_value());
+        prop_assert!(wait >= low && wait <= high, "{:?}: wait {wait:?} not in [{low:?}, {high:?}]", policy.get_jitter());
     }
 
     #[test]
     fn the_base_never_decreases(policy in policy(), n in retry_number()) {
         let next = n.saturating_add(1);
         prop_assert!(policy.base_backoff(n) <= policy.base_backoff(next));
-        prop_assert!(policy.base_backoff(0) == policy.initial_backoff_value().min(policy.max_backoff_value()));
+        prop_assert!(policy.base_backoff(0) == policy.get_initial_backoff().min(policy.get_max_backoff()));
     }
 
     #[test]
@@ -98,7 +98,7 @@ proptest! {
         let policy = policy.max_retries(retries);
         let waits: Vec<Duration> = policy.schedule_seeded(seed).collect();
         prop_assert_eq!(waits.len(), retries as usize);
-        prop_assert!(waits.iter().all(|w| *w <= policy.max_backoff_value()));
+        prop_assert!(waits.iter().all(|w| *w <= policy.get_max_backoff()));
     }
 }
 
@@ -110,7 +110,7 @@ proptest! {
     /// it carries), on the same draw.
     #[test]
     fn the_u64_path_draws_the_exact_path_s_wait(policy in policy(), retries in retry_number(), carried in prop_oneof![any::<u64>(), 0u64..10_000_000_000, Just(u64::MAX)], seed in any::<u64>()) {
-        let carried = if matches!(policy.jitter_value(), Jitter::Decorrelated) {
+        let carried = if matches!(policy.get_jitter(), Jitter::Decorrelated) {
             carried
         } else {
             // Any other jitter carries the base, which is the formula's.
@@ -174,10 +174,10 @@ async fn always_failing_async(policy: &Policy, waits: &std::cell::RefCell<Vec<Du
 /// The documented range of the wait before retry `n`, given the wait taken
 /// before it (`previous`: only decorrelated jitter reads it).
 fn documented_bounds(policy: &Policy, n: u32, previous: Duration) -> (Duration, Duration) {
-    let cap = policy.max_backoff_value();
-    let initial = policy.initial_backoff_value();
+    let cap = policy.get_max_backoff();
+    let initial = policy.get_initial_backoff();
     let base = policy.base_backoff(n);
-    match policy.jitter_value() {
+    match policy.get_jitter() {
         Jitter::Additive => (base, base.saturating_add(initial).min(cap)),
         Jitter::AdditiveUpTo(amount) => (base, base.saturating_add(amount).min(cap)),
         Jitter::Full => (Duration::ZERO, base),
@@ -211,13 +211,13 @@ fn nanos(n: u128) -> Duration {
 /// The waits of a whole failing call, checked against each mode's bounds in
 /// order: decorrelated jitter against the wait actually taken before.
 fn assert_documented_bounds(policy: &Policy, waits: &[Duration]) -> Result<(), TestCaseError> {
-    let mut previous = policy.initial_backoff_value();
+    let mut previous = policy.get_initial_backoff();
     for (n, wait) in waits.iter().copied().enumerate() {
         let (low, high) = documented_bounds(policy, n as u32, previous);
         prop_assert!(
             wait >= low && wait <= high,
             "{:?} retry {n}: wait {wait:?} not in [{low:?}, {high:?}]",
-            policy.jitter_value()
+            policy.get_jitter()
         );
         previous = wait;
     }

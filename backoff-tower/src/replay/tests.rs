@@ -231,7 +231,7 @@ fn every_attempt_sends_every_byte_and_the_trailers() {
         assert_eq!((read.stopped, read.frames), (None, 4), "attempt {}", n + 1);
     }
     assert!(replay.is_replayable());
-    assert_eq!((replay.kept_bytes(), limits.reserved_value()), (6, 6));
+    assert_eq!((replay.kept_bytes(), limits.reserved()), (6, 6));
 }
 
 #[test]
@@ -314,10 +314,10 @@ fn past_the_cap_the_attempt_goes_on_and_the_call_is_not_replayable() {
     let mut first = replay.attempt().unwrap();
     assert_eq!(read(&mut first, 1).bytes, b"abc");
     assert!(replay.is_replayable(), "3 bytes fit in 5");
-    assert_eq!(limits.reserved_value(), 3);
+    assert_eq!(limits.reserved(), 3);
     assert_eq!(read(&mut first, 1).bytes, b"def");
     assert!(!replay.is_replayable(), "6 bytes do not");
-    assert_eq!(limits.reserved_value(), 0, "the kept frames are dropped at once");
+    assert_eq!(limits.reserved(), 0, "the kept frames are dropped at once");
     let rest = read_all(&mut first);
     assert_eq!((rest.bytes.as_slice(), rest.stopped), (&b"gh"[..], None));
     assert!(replay.attempt().is_none());
@@ -366,7 +366,7 @@ fn the_shared_reservation_bounds_every_call_together() {
         "the attempt goes on past the reservation"
     );
     assert!(!second.is_replayable(), "12 would not fit in 10");
-    assert_eq!(limits.reserved_value(), 6, "the second call gave back its 3");
+    assert_eq!(limits.reserved(), 6, "the second call gave back its 3");
     assert!(first.is_replayable());
 }
 
@@ -376,15 +376,11 @@ fn the_reservation_is_given_back_when_the_last_handle_drops() {
     let replay = wrap(Planned::new([&b"abc"[..], b"def"]), &limits);
     let mut attempt = replay.attempt().unwrap();
     assert_eq!(read_all(&mut attempt).bytes, b"abcdef");
-    assert_eq!(limits.reserved_value(), 6);
+    assert_eq!(limits.reserved(), 6);
     drop(replay);
-    assert_eq!(
-        limits.reserved_value(),
-        6,
-        "an attempt still being sent holds the state"
-    );
+    assert_eq!(limits.reserved(), 6, "an attempt still being sent holds the state");
     drop(attempt);
-    assert_eq!(limits.reserved_value(), 0);
+    assert_eq!(limits.reserved(), 0);
 }
 
 #[test]
@@ -401,18 +397,18 @@ fn commit_gives_back_what_the_newest_attempt_has_sent() {
     replay.commit();
     assert!(!replay.is_replayable());
     assert_eq!(
-        limits.reserved_value(),
+        limits.reserved(),
         4,
         "\"ab\" is sent; \"cd\" and \"ef\" are still to send"
     );
     assert_eq!(read(&mut second, 1).bytes, b"cd");
-    assert_eq!(limits.reserved_value(), 2);
+    assert_eq!(limits.reserved(), 2);
     let rest = read_all(&mut second);
     assert_eq!(
         (rest.bytes.as_slice(), rest.trailers),
         (&b"ef"[..], Some(trailers("0")))
     );
-    assert_eq!(limits.reserved_value(), 0);
+    assert_eq!(limits.reserved(), 0);
     assert!(replay.attempt().is_none(), "committed: no further attempt");
 }
 
@@ -442,7 +438,7 @@ fn a_body_error_reaches_the_attempt_and_ends_the_replays() {
     assert_eq!((read.bytes.as_slice(), read.stopped), (&b"partial"[..], Some("body")));
     assert!(!replay.is_replayable());
     assert!(replay.attempt().is_none());
-    assert_eq!(limits.reserved_value(), 0);
+    assert_eq!(limits.reserved(), 0);
 }
 
 #[test]
@@ -547,9 +543,9 @@ proptest! {
         prop_assert_eq!(&sent, &data, "the last attempt sends the whole body");
         prop_assert_eq!(got_trailers || rest.trailers.is_some(), with_trailers);
         prop_assert_eq!(replay.is_replayable(), data.len() <= cap);
-        prop_assert_eq!(limits.reserved_value(), if data.len() <= cap { data.len() } else { 0 });
+        prop_assert_eq!(limits.reserved(), if data.len() <= cap { data.len() } else { 0 });
         drop((current, replay));
-        prop_assert_eq!(limits.reserved_value(), 0);
+        prop_assert_eq!(limits.reserved(), 0);
     }
 }
 
@@ -588,6 +584,6 @@ proptest! {
         let after = read_all(&mut second);
         prop_assert_eq!([before.bytes, after.bytes].concat(), data);
         prop_assert_eq!(after.stopped, None);
-        prop_assert_eq!(limits.reserved_value(), 0);
+        prop_assert_eq!(limits.reserved(), 0);
     }
 }

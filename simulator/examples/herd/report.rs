@@ -47,10 +47,10 @@ pub(crate) fn contention_intro(setup: &ContentionSetup, runs: usize, seed: u64) 
          cell, seed {seed}.",
         setup.hop_mean,
         setup.hop_sd,
-        p.initial_backoff_value(),
-        p.multiplier_value(),
-        p.max_backoff_value(),
-        p.max_retries_value(),
+        p.get_initial_backoff(),
+        p.get_multiplier(),
+        p.get_max_backoff(),
+        p.get_max_retries(),
     )
 }
 
@@ -109,9 +109,9 @@ pub(crate) fn outage_intro(
         setup.capacity,
         setup.burst,
         setup.horizon,
-        p.max_retries_value(),
-        p.initial_backoff_value(),
-        p.max_backoff_value(),
+        p.get_max_retries(),
+        p.get_initial_backoff(),
+        p.get_max_backoff(),
         limits_sentence(budget, throttle),
     )
 }
@@ -206,10 +206,10 @@ pub(crate) fn layers_intro(
         setup.request_interval,
         setup.base_rate(),
         setup.horizon,
-        p.max_retries_value(),
-        p.jitter_value(),
-        p.initial_backoff_value(),
-        p.max_backoff_value(),
+        p.get_max_retries(),
+        p.get_jitter(),
+        p.get_initial_backoff(),
+        p.get_max_backoff(),
         setup.hop_mean,
         setup.hop_sd,
         limits_sentence(budget, throttle),
@@ -278,9 +278,9 @@ pub(crate) fn admission_intro(setup: &AdmissionSetup, runs: usize, seed: u64) ->
         setup.backend.label(),
         setup.rate,
         setup.horizon,
-        setup.policy.max_retries_value(),
-        setup.policy.initial_backoff_value(),
-        setup.policy.max_backoff_value(),
+        setup.policy.get_max_retries(),
+        setup.policy.get_initial_backoff(),
+        setup.policy.get_max_backoff(),
     )
 }
 

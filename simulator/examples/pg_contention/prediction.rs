@@ -28,10 +28,10 @@ pub(crate) fn scaled_setup(hop: Duration) -> ContentionSetup {
     let scale = hop.as_secs_f64() / post.hop_mean.as_secs_f64();
     let scaled = |d: Duration| d.mul_f64(scale).max(Duration::from_nanos(1));
     let policy = Policy::new()
-        .max_retries(post.policy.max_retries_value())
-        .multiplier(post.policy.multiplier_value())
-        .initial_backoff(scaled(post.policy.initial_backoff_value()))
-        .max_backoff(scaled(post.policy.max_backoff_value()));
+        .max_retries(post.policy.get_max_retries())
+        .multiplier(post.policy.get_multiplier())
+        .initial_backoff(scaled(post.policy.get_initial_backoff()))
+        .max_backoff(scaled(post.policy.get_max_backoff()));
     ContentionSetup {
         policy,
         hop_mean: scaled(post.hop_mean),

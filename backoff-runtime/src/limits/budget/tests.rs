@@ -130,16 +130,16 @@ fn settings_read_back_and_default_is_new() {
         .ratio(0.25)
         .min_per_second(7)
         .window(Duration::from_millis(1500));
-    assert_eq!(budget.ratio_value(), 0.25);
-    assert_eq!(budget.min_per_second_value(), 7);
-    assert_eq!(budget.window_value(), Duration::from_millis(1500));
+    assert_eq!(budget.get_ratio(), 0.25);
+    assert_eq!(budget.get_min_per_second(), 7);
+    assert_eq!(budget.get_window(), Duration::from_millis(1500));
     let default = RetryBudget::default();
-    assert_eq!(default.ratio_value(), 0.2);
-    assert_eq!(default.min_per_second_value(), 10);
-    assert_eq!(default.window_value(), Duration::from_secs(10));
-    assert_eq!(RetryBudget::new().ratio(1000.0).ratio_value(), 1000.0);
+    assert_eq!(default.get_ratio(), 0.2);
+    assert_eq!(default.get_min_per_second(), 10);
+    assert_eq!(default.get_window(), Duration::from_secs(10));
+    assert_eq!(RetryBudget::new().ratio(1000.0).get_ratio(), 1000.0);
     assert_eq!(
-        RetryBudget::new().min_per_second(u32::MAX).min_per_second_value(),
+        RetryBudget::new().min_per_second(u32::MAX).get_min_per_second(),
         u32::MAX
     );
 }

@@ -56,7 +56,7 @@ impl BucketModel for FloatModel {
     }
 
     fn check(&self, throttle: &RetryThrottle, step: usize) -> Result<(), TestCaseError> {
-        prop_assert_eq!(throttle.tokens_value(), self.tokens, "step {}", step);
+        prop_assert_eq!(throttle.tokens(), self.tokens, "step {}", step);
         prop_assert_eq!(throttle.allows_retry(), self.tokens > self.max / 2.0, "step {}", step);
         Ok(())
     }
@@ -139,11 +139,11 @@ fn the_threshold_is_strictly_above_half() {
         [true, true, true, true, false, false],
         "9, 8, 7, 6, 5, 4 tokens"
     );
-    assert_eq!(throttle.tokens_value(), 4.0);
+    assert_eq!(throttle.tokens(), 4.0);
     for _ in 0..10 {
         throttle.record_success();
     }
-    assert_eq!(throttle.tokens_value(), 5.0);
+    assert_eq!(throttle.tokens(), 5.0);
     assert!(!throttle.allows_retry(), "exactly half: no retry");
     throttle.record_success();
     assert!(throttle.allows_retry(), "5.1 tokens");
@@ -166,35 +166,31 @@ fn the_bucket_stays_between_empty_and_full() {
     let throttle = RetryThrottle::new(2, 0.75);
     let answers: Vec<bool> = (0..5).map(|_| throttle.record_failure()).collect();
     assert_eq!(answers, [false; 5], "1 token left is not above 1");
-    assert_eq!(throttle.tokens_value(), 0.0, "never below empty");
+    assert_eq!(throttle.tokens(), 0.0, "never below empty");
     throttle.record_success();
-    assert_eq!(throttle.tokens_value(), 0.75, "refills from 0, not from a debt");
+    assert_eq!(throttle.tokens(), 0.75, "refills from 0, not from a debt");
     for _ in 0..10 {
         throttle.record_success();
     }
-    assert_eq!(throttle.tokens_value(), 2.0);
+    assert_eq!(throttle.tokens(), 2.0);
     let big = RetryThrottle::new(5, 1000.0);
     let _ = big.record_failure();
     big.record_success();
-    assert_eq!(big.tokens_value(), 5.0, "a ratio above the bucket fills it");
+    assert_eq!(big.tokens(), 5.0, "a ratio above the bucket fills it");
 }
 
 #[test]
 fn the_ratio_is_rounded_to_thousandths() {
-    assert_eq!(RetryThrottle::new(1, 0.0005).token_ratio_value(), 0.001);
-    assert_eq!(RetryThrottle::new(1, 0.1234).token_ratio_value(), 0.123);
-    assert_eq!(RetryThrottle::new(1, 0.1236).token_ratio_value(), 0.124);
-    assert_eq!(RetryThrottle::new(1, 1000.0).token_ratio_value(), 1000.0);
+    assert_eq!(RetryThrottle::new(1, 0.0005).get_token_ratio(), 0.001);
+    assert_eq!(RetryThrottle::new(1, 0.1234).get_token_ratio(), 0.123);
+    assert_eq!(RetryThrottle::new(1, 0.1236).get_token_ratio(), 0.124);
+    assert_eq!(RetryThrottle::new(1, 1000.0).get_token_ratio(), 1000.0);
     let throttle = RetryThrottle::new(10, 0.007);
     let _ = throttle.record_failure();
     for _ in 0..1000 {
         throttle.record_success();
     }
-    assert_eq!(
-        throttle.tokens_value(),
-        10.0,
-        "1000 x 0.007 = 7 refills the token, exactly"
-    );
+    assert_eq!(throttle.tokens(), 10.0, "1000 x 0.007 = 7 refills the token, exactly");
     let _ = throttle.record_failure();
     for _ in 0..142 {
         throttle.record_success();
@@ -205,10 +201,10 @@ fn the_ratio_is_rounded_to_thousandths() {
 #[test]
 fn settings_read_back() {
     let throttle = RetryThrottle::new(1000, 0.001);
-    assert_eq!(throttle.max_tokens_value(), 1000);
-    assert_eq!(throttle.token_ratio_value(), 0.001);
-    assert_eq!(throttle.tokens_value(), 1000.0);
-    assert_eq!(RetryThrottle::new(1, 3.0).max_tokens_value(), 1);
+    assert_eq!(throttle.get_max_tokens(), 1000);
+    assert_eq!(throttle.get_token_ratio(), 0.001);
+    assert_eq!(throttle.tokens(), 1000.0);
+    assert_eq!(RetryThrottle::new(1, 3.0).get_max_tokens(), 1);
 }
 
 #[test]
@@ -302,11 +298,7 @@ fn concurrent_failures_take_exactly_one_token_each() {
             }
         });
         let left = max.saturating_sub(THREADS * per_thread);
-        assert_eq!(
-            throttle.tokens_value(),
-            f64::from(left),
-            "{max} - {THREADS} x {per_thread}"
-        );
+        assert_eq!(throttle.tokens(), f64::from(left), "{max} - {THREADS} x {per_thread}");
         // Each failure that left more than half the bucket was allowed:
         // those that left max - 1, ..., max/2 + 1 tokens.
         let expected = (THREADS * per_thread).min(max - max / 2 - 1);
@@ -332,7 +324,7 @@ fn tokens_after_concurrent_refills(token_ratio: f64) -> f64 {
             });
         }
     });
-    throttle.tokens_value()
+    throttle.tokens()
 }
 
 /// Every refill counts: no update is lost to a race.

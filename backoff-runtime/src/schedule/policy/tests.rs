@@ -31,12 +31,12 @@ fn getters_read_back_what_the_builders_set() {
         .multiplier(1.5)
         .jitter(Jitter::Equal)
         .max_elapsed(Duration::from_secs(40));
-    assert_eq!(p.max_retries_value(), 7);
-    assert_eq!(p.initial_backoff_value(), Duration::from_millis(3));
-    assert_eq!(p.max_backoff_value(), Duration::from_secs(9));
-    assert_eq!(p.multiplier_value(), 1.5);
-    assert_eq!(p.jitter_value(), Jitter::Equal);
-    assert_eq!(p.max_elapsed_value(), Some(Duration::from_secs(40)));
+    assert_eq!(p.get_max_retries(), 7);
+    assert_eq!(p.get_initial_backoff(), Duration::from_millis(3));
+    assert_eq!(p.get_max_backoff(), Duration::from_secs(9));
+    assert_eq!(p.get_multiplier(), 1.5);
+    assert_eq!(p.get_jitter(), Jitter::Equal);
+    assert_eq!(p.get_max_elapsed(), Some(Duration::from_secs(40)));
 }
 
 #[test]

@@ -176,7 +176,7 @@ impl Layers<'_> {
     /// Layer `layer` of `request` starts a call of its retrying function.
     fn start_call(&mut self, queue: &mut EventQueue<Event>, request: usize, layer: usize) {
         self.calls_started += 1;
-        let retrier = Strategy::Backoff(self.setup.policy.jitter_value())
+        let retrier = Strategy::Backoff(self.setup.policy.get_jitter())
             .retrier(&self.setup.policy, derive_seed(self.seed, self.calls_started));
         self.requests[request].retriers[layer] = Some(retrier);
         self.limiters[layer].call_started(queue.now());

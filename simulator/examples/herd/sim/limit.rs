@@ -198,6 +198,6 @@ mod tests {
         let Limiter::Throttle(bucket) = &throttle else {
             unreachable!("a throttle was built")
         };
-        assert_eq!(bucket.tokens_value(), 5.1, "a success returns 0.1 token");
+        assert_eq!(bucket.tokens(), 5.1, "a success returns 0.1 token");
     }
 }

@@ -48,7 +48,7 @@ impl Strategy {
     pub(crate) fn retrier(self, policy: &Policy, seed: u64) -> Retrier {
         match self {
             Strategy::Immediate => Retrier::Immediate {
-                retries_left: policy.max_retries_value(),
+                retries_left: policy.get_max_retries(),
             },
             Strategy::Backoff(jitter) => Retrier::Scheduled(policy.jitter(jitter).schedule_seeded(seed)),
         }
