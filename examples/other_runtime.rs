@@ -1,7 +1,8 @@
 //! `cargo run --example other_runtime`: an annotated async function on an
 //! executor that is not tokio (async-io's `block_on`), sleeping with
 //! `async_io::Timer::after` through `sleep = ...`. No tokio runtime exists
-//! in this program; the function would work the same with
+//! in this program. Without `sleep = ...` it would work too, on the default
+//! timer (futures-timer's thread); with it, it also works with
 //! `backoff-runtime = { default-features = false, features = ["macros"] }`.
 
 use std::cell::Cell;

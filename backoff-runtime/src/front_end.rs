@@ -20,7 +20,6 @@ pub use crate::run::invocation::CallNonce;
 pub use crate::run::nested::NestedAttempt;
 pub use crate::run::pushback::Pushback;
 pub use crate::time::clock::ClockKind;
-#[cfg(feature = "tokio")]
-pub use crate::time::sleep::InlineTokioTimer;
-pub use crate::time::sleep::{ASYNC_CLOCK, Timer};
+pub use crate::time::default_wait::DefaultWait;
+pub use crate::time::sleep::{ASYNC_CLOCK, InlineTimer, Timer};
 pub use crate::time::timeout::Timed;

@@ -50,7 +50,8 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `macros` | yes | the [`retry`] attribute |
-//! | `tokio` | yes | sleeping and timing async retry loops on tokio |
+//! | `tokio` | yes | async retry loops inside a tokio runtime sleep and time out on tokio's timer |
+//! | `futures-timer` | yes | async retry loops on any other executor (smol, async-std, `futures::executor::block_on`) sleep and time out on futures-timer's thread |
 //! | `tracing` | no | a WARN event for each retry and at give-up, an INFO event for a success after retries |
 //! | `metrics` | no | [`metrics`]: counters, histograms and gauges through the `metrics` facade |
 //! | `http` | no | [`http_errors`]: classification of status codes and I/O errors, and `Retry-After` |
@@ -145,7 +146,7 @@ pub mod __private {
     }
     pub use crate::run::result::{refused_result, timed_out_result};
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
-    pub use crate::time::sleep::{BlockingSleep, CustomSleep, CustomTimer, DefaultSleep, Timer, TokioTimer};
+    pub use crate::time::sleep::{BlockingSleep, CustomSleep, CustomTimer, DefaultSleep, DefaultTimer, Timer};
     pub use crate::time::timeout::{TimeoutSupport, with_timeout};
     pub use core::option::Option::{None, Some};
     pub use core::result::Result::{Err, Ok};

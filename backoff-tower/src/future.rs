@@ -15,14 +15,14 @@ use tower_service::Service;
 use crate::classify::Classify;
 use crate::http::HttpRetry;
 use crate::layer::{NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
-use backoff_runtime::__front_end::Admitting;
 use backoff_runtime::__front_end::AttemptSource;
 use backoff_runtime::__front_end::CallNonce;
 use backoff_runtime::__front_end::Hooks;
 use backoff_runtime::__front_end::Limit;
 use backoff_runtime::__front_end::NestedAttempt;
 use backoff_runtime::__front_end::Timed;
-use backoff_runtime::__front_end::{ASYNC_CLOCK, InlineTokioTimer, Timer};
+use backoff_runtime::__front_end::{ASYNC_CLOCK, InlineTimer, Timer};
+use backoff_runtime::__front_end::{Admitting, DefaultWait};
 use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
 use backoff_runtime::Policy;
@@ -86,12 +86,12 @@ pin_project_lite::pin_project! {
         /// resend in its span.
         Timed { #[pin] attempt: NestedAttempt<Timed<Sending<S, Req, F>, R>>, span: Option<ResendSpan> },
         /// The wait before the next attempt.
-        Sleeping { #[pin] pending: tokio::time::Sleep },
+        Sleeping { #[pin] pending: DefaultWait },
         /// The wait the layer's admission limiter asked for before the next
         /// attempt (only with
         /// [`RetryLayer::admission`](crate::RetryLayer::admission)),
         /// and how long that attempt waited for it in all.
-        Admitting { #[pin] pending: tokio::time::Sleep, waited: Duration },
+        Admitting { #[pin] pending: DefaultWait, waited: Duration },
         /// The admission limiter refused the next attempt: the call ends
         /// with this result (`E::from(Refused)`).
         Refused { result: fn() -> R },
@@ -137,8 +137,8 @@ struct Retrying<S, Req, C, T, A> {
     number: u32,
     /// The waits so far, together.
     waited: Duration,
-    /// How a wait starts: its `Sleep` is kept in [`Phase::Sleeping`].
-    timer: InlineTokioTimer,
+    /// How a wait starts: its `DefaultWait` is kept in [`Phase::Sleeping`].
+    timer: InlineTimer,
 }
 
 pin_project_lite::pin_project! {
@@ -343,7 +343,7 @@ where
             start,
             number,
             waited: Duration::ZERO,
-            timer: InlineTokioTimer,
+            timer: InlineTimer,
         }
     }
 

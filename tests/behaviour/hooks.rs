@@ -420,26 +420,6 @@ fn async_functions_sleep_with_the_given_future_on_another_executor() {
     assert_eq!(*slept.lock().unwrap(), [10, 20, 40].map(Duration::from_millis));
 }
 
-#[retry(initial_backoff = "1ms")]
-async fn needs_tokio_to_sleep() -> Result<(), ()> {
-    Err(())
-}
-
-#[test]
-fn outside_a_tokio_runtime_the_first_wait_panics_naming_the_fix() {
-    let panic = std::panic::catch_unwind(|| async_io::block_on(needs_tokio_to_sleep())).unwrap_err();
-    let message = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned());
-    let message = message.unwrap_or_default();
-    assert!(message.contains("outside a tokio runtime"), "{message}");
-    assert!(
-        message.contains("enable_time") && message.contains("sleep = ..."),
-        "{message}"
-    );
-}
-
 struct Limited {
     calls: u32,
     limit: u32,

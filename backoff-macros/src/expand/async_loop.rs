@@ -32,7 +32,7 @@ impl Generator<'_> {
                 timeout_check = Some(check);
             }
             let timed_out = respan_exactly(quote!(#full::timed_out_result()), exact);
-            let with_timeout = respan(quote!(#full::with_timeout::<#full::TokioTimer, _, _>), limit.key_span);
+            let with_timeout = respan(quote!(#full::with_timeout::<#full::DefaultTimer, _, _>), limit.key_span);
             let limit = duration_tokens(limit.value, full);
             let policy = self.policy_outside();
             attempt = quote!(#with_timeout(#state.attempt_timeout(#policy, #limit), #attempt, #timed_out));
@@ -44,12 +44,13 @@ impl Generator<'_> {
         let timer = local("timer");
         let timer_value = match args.sleep.as_ref().map(|sleep| &sleep.value) {
             Some(custom) => sleep_checked(custom, &krate, true),
-            None => quote!(#full::TokioTimer::new()),
+            None => quote!(#full::DefaultTimer::new()),
         };
-        // Without `sleep = ...` the loop sleeps on tokio: a missing feature
-        // is this check's error, in the user's words (left out when the
-        // runtime's `tokio` feature is on, which turns on this crate's).
-        let tokio_check = (args.sleep.is_none() && !SLEEPS_ON_TOKIO).then(|| {
+        // Without `sleep = ...` the loop sleeps on the default timer: a
+        // build without one is this check's error, in the user's words (left
+        // out when the runtime's `tokio` or `futures-timer` feature is on,
+        // which turns on this crate's `default-timer`).
+        let timer_check = (args.sleep.is_none() && !HAS_DEFAULT_TIMER).then(|| {
             let return_type = if has_placeholder(&self.return_type) {
                 quote!(())
             } else {
@@ -57,7 +58,7 @@ impl Generator<'_> {
             };
             quote! {
                 if false {
-                    <#return_type as #full::DefaultAsyncSleep>::tokio_sleeps();
+                    <#return_type as #full::DefaultAsyncSleep>::has_default_timer();
                 }
             }
         });
@@ -111,7 +112,7 @@ impl Generator<'_> {
         quote! {
             #timeout_check
             #admission_check
-            #tokio_check
+            #timer_check
             let mut #timer = #timer_value;
             #looped
         }

@@ -85,10 +85,10 @@ fn local(name: &str) -> Ident {
 /// would find nothing to report, and is left out of every expansion.
 const REPORTS_WHAT_FAILED: bool = cfg!(feature = "tracing");
 
-/// Whether the runtime's `tokio` feature is on (it turns on this crate's):
-/// only without it does an async loop with no `sleep = ...` need the check
-/// whose error says so.
-const SLEEPS_ON_TOKIO: bool = cfg!(feature = "tokio");
+/// Whether the runtime has a default timer (its `tokio` or `futures-timer`
+/// feature turns on this crate's `default-timer`): only without one does an
+/// async loop with no `sleep = ...` need the check whose error says so.
+const HAS_DEFAULT_TIMER: bool = cfg!(feature = "default-timer");
 
 /// The whole rewritten function.
 pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {

@@ -2,5 +2,6 @@
 
 pub(crate) mod clock;
 pub(crate) mod cold_box;
+pub(crate) mod default_wait;
 pub(crate) mod sleep;
 pub(crate) mod timeout;

@@ -1,7 +1,7 @@
 //! How a loop waits between attempts: one blocking abstraction
 //! ([`BlockingSleep`]: the default [`DefaultSleep`], `std::thread::sleep` or
 //! the test's virtual clock, and the user's [`CustomSleep`]) and one async
-//! one ([`Timer`]: the default [`TokioTimer`] and the user's
+//! one ([`Timer`]: the default [`DefaultTimer`] and the user's
 //! [`CustomTimer`]). The user's sleep is wrapped once, where its type is
 //! checked (`bounds::sync_sleep`, `bounds::async_sleep`: the attribute's
 //! `sleep = ...` and the builder's `.sleep(...)` alike). The sleep also
@@ -13,34 +13,34 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 
 use crate::time::clock::ClockKind;
-#[cfg(feature = "tokio")]
 use crate::time::cold_box::ColdBox;
+use crate::time::default_wait::DefaultWait;
 
 /// The default sleep: `std::thread::sleep` (or the thread's
 /// [`VirtualClock`](crate::testing::VirtualClock)) for blocking loops;
-/// awaited, it becomes a [`TokioTimer`] (`IntoTimer`).
+/// awaited, it becomes a [`DefaultTimer`] (`IntoTimer`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DefaultSleep;
 
-/// tokio's timer: one boxed `Sleep`, allocated on the first wait and reset
-/// for the next ones.
+/// The default async timer: tokio's inside a tokio runtime, futures-timer's
+/// elsewhere ([`DefaultWait`]). One boxed wait, allocated on the first wait
+/// and reset for the next ones.
 #[derive(Debug, Default)]
-pub struct TokioTimer {
-    #[cfg(feature = "tokio")]
-    slot: ColdBox<tokio::time::Sleep>,
+pub struct DefaultTimer {
+    slot: ColdBox<DefaultWait>,
 }
 
-impl TokioTimer {
+impl DefaultTimer {
     /// A timer that allocates nothing until the first wait.
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn new() -> Self {
-        TokioTimer::default()
+        DefaultTimer::default()
     }
 }
 
 /// What a sleep given to the builder becomes when the retry is awaited:
-/// the default sleep becomes tokio's timer, a custom one stays itself.
+/// the default sleep becomes the default timer, a custom one stays itself.
 pub trait IntoTimer {
     /// The timer.
     type Timer: Timer;
@@ -49,11 +49,11 @@ pub trait IntoTimer {
 }
 
 impl IntoTimer for DefaultSleep {
-    type Timer = TokioTimer;
+    type Timer = DefaultTimer;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn into_timer(self) -> TokioTimer {
-        TokioTimer::new()
+    fn into_timer(self) -> DefaultTimer {
+        DefaultTimer::new()
     }
 }
 
@@ -173,40 +173,41 @@ impl BlockingSleep for DefaultSleep {
     }
 }
 
-/// What an async retry loop needs to sleep between attempts: the `tokio`
-/// feature (on by default), or a sleep of the caller's runtime. A name
-/// compile errors use: the attribute checks it on the function's return
-/// type, the builder on its timer; with the feature every type has it,
-/// without it only a custom sleep.
+/// What an async retry loop needs to sleep between attempts: a default
+/// timer (the features `tokio` and `futures-timer`, both on by default), or
+/// a sleep of the caller's runtime. A name compile errors use: the
+/// attribute checks it on the function's return type, the builder on its
+/// timer; with either feature every type has it, without both only a
+/// custom sleep.
 ///
 /// ```
 /// use backoff_runtime::bounds::DefaultAsyncSleep;
 ///
 /// fn sleeps<R: DefaultAsyncSleep>() {}
-/// # #[cfg(feature = "tokio")]
+/// # #[cfg(any(feature = "tokio", feature = "futures-timer"))]
 /// sleeps::<Result<u8, String>>();
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "an async retry loop (`#[retry]` on an `async fn`, or an awaited `Policy::retry`) needs the `tokio` feature of `backoff-runtime`, or a sleep of your runtime",
-    label = "async retry loops sleep with `tokio::time::sleep` unless given `sleep = ...` (the builder's `.sleep(...)`)",
-    note = "enable the feature: `backoff-runtime = {{ version = \"0.1\", features = [\"tokio\"] }}`, or pass your runtime's sleep: `#[retry(sleep = async_io::Timer::after)]`"
+    message = "an async retry loop (`#[retry]` on an `async fn`, or an awaited `Policy::retry`) needs a timer: the `tokio` or `futures-timer` feature of `backoff-runtime`, or a sleep of your runtime",
+    label = "async retry loops sleep on the default timer unless given `sleep = ...` (the builder's `.sleep(...)`)",
+    note = "enable a timer: `backoff-runtime = {{ version = \"0.1\", features = [\"futures-timer\"] }}` (any executor) or `[\"tokio\"]`, or pass your runtime's sleep: `#[retry(sleep = async_io::Timer::after)]`"
 )]
 pub trait DefaultAsyncSleep {
     /// Nothing: the bound is the check.
-    fn tokio_sleeps() {}
+    fn has_default_timer() {}
 }
 
-#[cfg(feature = "tokio")]
+#[cfg(any(feature = "tokio", feature = "futures-timer"))]
 impl<R: ?Sized> DefaultAsyncSleep for R {}
 
-#[cfg(not(feature = "tokio"))]
+#[cfg(not(any(feature = "tokio", feature = "futures-timer")))]
 #[diagnostic::do_not_recommend]
 impl<F, Fut> DefaultAsyncSleep for CustomTimer<F, Fut> {}
 
 /// How an async loop waits, and which clock it measures `max_elapsed` on:
-/// tokio's timer (the default, feature `tokio`) or the user's async sleep.
+/// the default timer ([`DefaultTimer`]) or the user's async sleep.
 pub trait Timer {
-    /// What a wait keeps while it is pending (tokio's timer keeps it in
+    /// What a wait keeps while it is pending (the default timer keeps it in
     /// the timer itself: nothing).
     type Pending;
     /// The clock `max_elapsed` is measured on: tokio's (paused or not) when
@@ -229,75 +230,54 @@ pub trait Timer {
     }
 }
 
-/// The clock of async loops.
+/// The clock of async loops: tokio's when the feature is on. Outside a
+/// tokio runtime it reads `std::time::Instant`, as futures-timer does.
 #[cfg(feature = "tokio")]
 pub const ASYNC_CLOCK: ClockKind = ClockKind::Tokio;
 /// The clock of async loops.
 #[cfg(not(feature = "tokio"))]
 pub const ASYNC_CLOCK: ClockKind = ClockKind::Std;
 
-#[cfg(feature = "tokio")]
-impl Timer for TokioTimer {
+impl Timer for DefaultTimer {
     type Pending = ();
-    const CLOCK: ClockKind = ClockKind::Tokio;
+    const CLOCK: ClockKind = ASYNC_CLOCK;
 
-    /// Resets the boxed `Sleep` (allocated on the first wait). Panics,
-    /// naming the fix, outside a tokio runtime.
+    /// Resets the boxed wait (made on the first wait, where the backend is
+    /// chosen).
+    #[cfg_attr(not(any(feature = "tokio", feature = "futures-timer")), allow(unreachable_code))] // no backend: nothing to wait on
     fn start(&mut self, wait: Duration) {
-        let deadline = crate::time::clock::far_deadline(tokio::time::Instant::now(), wait);
         match self.slot.get() {
-            Some(sleep) => sleep.reset(deadline),
-            None => self.slot = ColdBox::new(new_tokio_sleep(deadline)),
+            Some(pending) => pending.reset(wait),
+            None => self.slot = ColdBox::new(DefaultWait::start(wait)),
         }
     }
 
     #[inline]
     fn poll_wait(&mut self, _pending: Pin<&mut ()>, cx: &mut Context<'_>) -> Poll<()> {
         match self.slot.get() {
-            Some(sleep) => sleep.poll(cx),
+            Some(pending) => pending.poll(cx),
             None => Poll::Ready(()),
         }
     }
 }
 
-/// tokio's timer whose pending wait is the `Sleep` itself, kept by the
-/// future that waits (the tower layer's): no allocation, and nothing to
-/// drop on a call that never waits.
-#[cfg(feature = "tokio")]
+/// The default timer whose pending wait is kept by the future that waits
+/// (the tower layer's): no allocation, and nothing to drop on a call that
+/// never waits.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct InlineTokioTimer;
+pub struct InlineTimer;
 
-#[cfg(feature = "tokio")]
-impl Timer for InlineTokioTimer {
-    type Pending = tokio::time::Sleep;
-    const CLOCK: ClockKind = ClockKind::Tokio;
+impl Timer for InlineTimer {
+    type Pending = DefaultWait;
+    const CLOCK: ClockKind = ASYNC_CLOCK;
 
-    /// Panics, naming the fix, outside a tokio runtime.
-    fn start(&mut self, wait: Duration) -> tokio::time::Sleep {
-        new_tokio_sleep(crate::time::clock::far_deadline(tokio::time::Instant::now(), wait))
+    fn start(&mut self, wait: Duration) -> DefaultWait {
+        DefaultWait::start(wait)
     }
 
     #[inline]
-    fn poll_wait(&mut self, pending: Pin<&mut tokio::time::Sleep>, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll_wait(&mut self, pending: Pin<&mut DefaultWait>, cx: &mut Context<'_>) -> Poll<()> {
         pending.poll(cx)
-    }
-}
-
-/// Without the `tokio` feature the default sleep cannot wait: no loop can
-/// get here, since [`DefaultAsyncSleep`] does not hold and the attribute's
-/// expansion does not compile; the impl exists so that the one error a
-/// user sees is the missing feature.
-#[cfg(not(feature = "tokio"))]
-impl Timer for TokioTimer {
-    type Pending = ();
-    const CLOCK: ClockKind = ClockKind::Std;
-
-    fn start(&mut self, _wait: Duration) {
-        panic!("backoff-runtime was built without the `tokio` feature")
-    }
-
-    fn poll_wait(&mut self, _pending: Pin<&mut ()>, _cx: &mut Context<'_>) -> Poll<()> {
-        Poll::Ready(())
     }
 }
 
@@ -320,18 +300,4 @@ impl<Tm: Timer> Future for Sleeping<'_, Tm> {
         let this = self.project();
         this.timer.poll_wait(this.pending, cx)
     }
-}
-
-/// `tokio::time::sleep_until`, with a panic message that names the fix when
-/// there is no runtime to sleep on.
-#[cfg(feature = "tokio")]
-fn new_tokio_sleep(deadline: tokio::time::Instant) -> tokio::time::Sleep {
-    if tokio::runtime::Handle::try_current().is_err() {
-        panic!(
-            "#[retry] async function failed outside a tokio runtime and cannot sleep before retrying: \
-             call it inside a tokio runtime built with `enable_time()` (e.g. #[tokio::main]), \
-             or give the attribute your runtime's sleep with `sleep = ...`"
-        );
-    }
-    tokio::time::sleep_until(deadline)
 }

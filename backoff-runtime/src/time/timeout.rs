@@ -1,4 +1,5 @@
-//! Per-attempt timeouts (`timeout = "5s"` on async functions).
+//! Per-attempt timeouts (`timeout = "5s"` on async functions), on the
+//! default timer: tokio's inside a tokio runtime, futures-timer's elsewhere.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -6,6 +7,7 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 
 use crate::time::cold_box::ColdBox;
+use crate::time::default_wait::DefaultWait;
 
 crate::stand_in::stand_in_error!(
     /// The error of an attempt cut short by `timeout = "..."`. A function with a
@@ -52,43 +54,39 @@ impl<E: From<Elapsed>> FromElapsed for E {
     }
 }
 
-/// The bound that reports `timeout = ...` without the `tokio` feature.
+/// The bound that reports `timeout = ...` without a timer.
 #[diagnostic::on_unimplemented(
-    message = "`timeout = ...` needs the `tokio` feature of `backoff-runtime`",
-    label = "per-attempt timeouts use tokio's timer",
-    note = "enable it: `backoff-runtime = {{ version = \"0.1\", features = [\"tokio\"] }}`"
+    message = "`timeout = ...` needs a timer: the `tokio` or `futures-timer` feature of `backoff-runtime`",
+    label = "per-attempt timeouts use the default timer",
+    note = "enable one: `backoff-runtime = {{ version = \"0.1\", features = [\"futures-timer\"] }}` (any executor) or `[\"tokio\"]`"
 )]
 pub trait TimeoutSupport {}
 
-#[cfg(feature = "tokio")]
-impl TimeoutSupport for crate::time::sleep::TokioTimer {}
+#[cfg(any(feature = "tokio", feature = "futures-timer"))]
+impl TimeoutSupport for crate::time::sleep::DefaultTimer {}
 
-/// An attempt under a timeout: tokio's `Timeout`.
-#[cfg(feature = "tokio")]
-type TimedAttempt<Fut> = tokio::time::Timeout<Fut>;
-
-/// Without tokio no attempt has a timeout (`timeout` needs tokio, so none is
-/// ever built).
-#[cfg(not(feature = "tokio"))]
-type TimedAttempt<Fut> = NoTimer<Fut>;
-
-#[cfg(not(feature = "tokio"))]
 pin_project_lite::pin_project! {
-    /// Without a timer, an attempt runs without a timeout.
+    /// An attempt raced by the default timer's wait: the attempt is polled
+    /// first, so one that is ready at its deadline wins.
     #[derive(Debug)]
-    pub struct NoTimer<Fut> {
+    pub struct TimedAttempt<Fut> {
         #[pin]
-        future: Fut,
+        attempt: Fut,
+        #[pin]
+        deadline: DefaultWait,
     }
 }
 
-#[cfg(not(feature = "tokio"))]
-impl<Fut: Future> Future for NoTimer<Fut> {
+impl<Fut: Future> Future for TimedAttempt<Fut> {
     type Output = Result<Fut::Output, Elapsed>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().future.poll(cx).map(Ok)
+        let this = self.project();
+        if let Poll::Ready(output) = this.attempt.poll(cx) {
+            return Poll::Ready(Ok(output));
+        }
+        this.deadline.poll(cx).map(|()| Err(Elapsed))
     }
 }
 
@@ -104,7 +102,7 @@ pin_project_lite::pin_project! {
         /// No timeout.
         Untimed { #[pin] attempt: Fut },
         /// Under a timeout; a timed-out attempt returns `on_elapsed()`. Boxed:
-        /// tokio's `Timeout` holds a whole `Sleep`, which an attempt without
+        /// the default timer's wait can be a whole tokio `Sleep`, which an attempt without
         /// a timeout should not carry; freed out of line, so that what holds
         /// an attempt without a timeout (the builder's phase) inlines its drop.
         UnderTimeout { attempt: ColdBox<TimedAttempt<Fut>>, on_elapsed: fn() -> R },
@@ -122,14 +120,18 @@ impl<Fut: Future, R> Timed<Fut, R> {
 
     /// `attempt` under `timeout` (not started when `timeout` is zero).
     #[inline]
+    #[cfg_attr(
+        not(any(feature = "tokio", feature = "futures-timer")),
+        allow(unreachable_code, unused_variables)
+    )] // no backend: nothing to wait on
     pub fn with_timeout_of(timeout: Duration, attempt: Fut, on_elapsed: fn() -> R) -> Self {
         if timeout.is_zero() {
             return Timed::NotStarted { on_elapsed };
         }
-        #[cfg(feature = "tokio")]
-        let attempt = tokio::time::timeout(timeout, attempt);
-        #[cfg(not(feature = "tokio"))]
-        let attempt = NoTimer { future: attempt };
+        let attempt = TimedAttempt {
+            attempt,
+            deadline: DefaultWait::start(timeout),
+        };
         Timed::UnderTimeout {
             attempt: ColdBox::new(attempt),
             on_elapsed,
@@ -138,7 +140,7 @@ impl<Fut: Future, R> Timed<Fut, R> {
 }
 
 /// One attempt of the attribute's async loop under `timeout = ...`, timed
-/// to `timeout`. `S` carries the bound that names a missing `tokio` feature.
+/// to `timeout`. `S` carries the bound that names a missing timer.
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub fn with_timeout<S: TimeoutSupport, R, Fut: Future>(
     timeout: Duration,
