@@ -1015,3 +1015,38 @@ async fn a_config_with_two_method_entries_and_a_service_default() {
     );
     assert_eq!(server.attempts(WATCH), 1);
 }
+
+/// Up to 4 attempts, retrying `UNAVAILABLE`.
+const UNAVAILABLE_4: &str = r#"{"maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "1s",
+    "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}"#;
+
+/// A call at the call site, retried by the attribute, over a channel the
+/// layer retries too.
+#[backoff_runtime::retry(
+    max_retries = 3,
+    initial_backoff = "100ms",
+    on_give_up = |_, give_up: &backoff_runtime::GiveUp| *reason.lock().unwrap() = Some(give_up.reason())
+)]
+async fn unary_retried_at_the_call<T>(client: &Grpc<T>, reason: &Mutex<Option<StopReason>>) -> Result<u64, Status>
+where
+    T: tonic::client::GrpcService<Body> + Clone,
+    T::Error: Into<tonic::codegen::StdError>,
+    T::ResponseBody: http_body::Body<Data = Bytes> + Send + 'static,
+    <T::ResponseBody as http_body::Body>::Error: Into<tonic::codegen::StdError>,
+{
+    unary(&mut client.clone(), UNARY, 1).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_attribute_over_the_channel_layer_does_not_multiply_the_attempts() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable); 20]);
+    let client = Grpc::new(GrpcRetryLayer::new(config(UNAVAILABLE_4)).layer(channel));
+    let reason = Mutex::new(None);
+    let status = unary_retried_at_the_call(&client, &reason).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable);
+    // maxAttempts 4 in the channel; the attribute above sees the layer give
+    // up and retries nothing: 4 server calls, not 4 x 4 = 16.
+    assert_eq!(server.attempts(UNARY), 4);
+    assert_eq!(*reason.lock().unwrap(), Some(StopReason::RetriedBelow));
+}

@@ -647,3 +647,45 @@ async fn a_retried_response_waits_the_schedule_when_no_hint_is_read() {
     );
     assert!(seen[2] >= Duration::from_millis(300), "both waits: {seen:?}");
 }
+
+/// A function that calls a layered service and fails on a 503.
+#[backoff_runtime::retry(
+    max_retries = 3,
+    initial_backoff = "100ms",
+    on_give_up = |_, give_up: &backoff_runtime::GiveUp| *reason.lock().unwrap() = Some(give_up.reason())
+)]
+async fn status_through<S>(service: &S, reason: &Mutex<Option<StopReason>>) -> Result<(), u16>
+where
+    S: tower::Service<Request<String>, Response = http::Response<String>> + Clone,
+    S::Error: std::fmt::Debug,
+{
+    let response = service
+        .clone()
+        .oneshot(Request::get("http://unused/").body(String::new()).unwrap())
+        .await
+        .unwrap();
+    if response.status() == StatusCode::OK {
+        Ok(())
+    } else {
+        Err(response.status().as_u16())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_attribute_over_the_layer_does_not_multiply_the_attempts() {
+    let sent = Arc::new(AtomicU32::new(0));
+    let counted = Arc::clone(&sent);
+    let backend = tower::service_fn(move |_: Request<String>| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let mut response = http::Response::new(String::new());
+        *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+        async move { Ok::<_, tower::BoxError>(response) }
+    });
+    let service = RetryLayer::new(POLICY.max_retries(3)).layer(backend);
+    let reason = Mutex::new(None);
+    assert_eq!(status_through(&service, &reason).await, Err(503));
+    // 4 attempts in the layer; the attribute above it sees that the layer
+    // gave up and retries nothing: 4 calls in all, not 4 x 4 = 16.
+    assert_eq!(sent.load(Ordering::SeqCst), 4);
+    assert_eq!(*reason.lock().unwrap(), Some(StopReason::RetriedBelow));
+}
