@@ -12,6 +12,48 @@ fn ui() {
     cases.pass("tests/ui/pass/*.rs");
 }
 
+/// Every E0382 and E0507 the expansion causes (a body that moves what the
+/// next attempt needs) shows the `#[retry]` line, says it comes from the
+/// attribute, and has no help that points into the runtime's source files
+/// (which, for a user, are under the cargo registry).
+#[test]
+fn each_moved_value_error_points_at_the_attribute() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui");
+    let mut checked = 0;
+    let mut offenders = Vec::new();
+    for entry in std::fs::read_dir(&root).unwrap_or_else(|e| panic!("cannot read tests/ui: {e}")) {
+        let path = entry.unwrap_or_else(|e| panic!("cannot list tests/ui: {e}")).path();
+        if path.extension().is_none_or(|ext| ext != "stderr") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let name = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for error in text
+            .split("\nerror")
+            .filter(|error| error.contains("[E0382]") || error.contains("[E0507]"))
+        {
+            checked += 1;
+            if !error
+                .lines()
+                .any(|line| line.contains("| #[retry") || line.contains("|     #[retry"))
+            {
+                offenders.push(format!("{name}: the error does not show the `#[retry]` line"));
+            }
+            if !error.contains("originates in the attribute macro `retry`") {
+                offenders.push(format!("{name}: the error does not say it comes from `#[retry]`"));
+            }
+            if error.contains("backoff-runtime/src") {
+                offenders.push(format!("{name}: a help points into the runtime's source"));
+            }
+        }
+    }
+    assert!(checked >= 5, "only {checked} moved-value errors found");
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}
+
 /// What no compile error a user reads may name: the runtime's `__private`
 /// module (what the expansion calls, not public API), the loop's internals
 /// and the hook set of old (`Loop`, `HookSet`, `Slot`, `Unset`), and the

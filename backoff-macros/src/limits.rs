@@ -6,7 +6,7 @@
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
-use syn::{Attribute, FnArg, Lifetime, ReturnType, Signature, Type};
+use syn::{Attribute, FnArg, Lifetime, ReturnType, Signature, Token, Type};
 
 use crate::errors::Errors;
 
@@ -21,12 +21,20 @@ pub(crate) fn check(attrs: &[Attribute], sig: &Signature, output: Option<&Type>,
         );
     }
     if let Some(FnArg::Receiver(receiver)) = sig.inputs.first() {
-        if let Some(mutability) = receiver.mutability {
+        if let Some(mutability) = receiver.mutability.filter(|_| !is_mut_pointer(receiver)) {
             errors.push(
                 mutability.span(),
                 "`mut self` cannot be retried: what a failed attempt changes in `self` would be what the next attempt sees, and `#[retry]` cannot give each attempt a fresh `self`; take `self` without `mut` and copy or clone it inside the body (`let mut this = self.clone();`)",
             );
         }
+    }
+    for (mutability, name, ty) in generic_mut_arguments(sig) {
+        errors.push(
+            mutability.span(),
+            format!(
+                "`mut {name}: {ty}` cannot be retried: each attempt starts from a fresh copy of what the caller passed, and `{ty}` is a generic type without a `Copy` bound, so the first attempt would use up what the next one needs; take `{name}: &mut {ty}` to let each attempt go on where the failed one stopped, or retry the function that makes the value"
+            ),
+        );
     }
     if let Some(output) = output {
         if let Some((span, input)) = borrow_of_reborrowed_input(sig, output) {
@@ -38,6 +46,99 @@ pub(crate) fn check(attrs: &[Attribute], sig: &Signature, output: Option<&Type>,
             );
         }
     }
+}
+
+/// Whether `mut self` binds a pointer through which every attempt reaches
+/// the same value (`mut self: Pin<&mut Self>`, `mut self: &mut Self`): the
+/// binding's `mut` only lets the body reborrow it (`self.as_mut()`), as
+/// `&mut self` does, so it is retried as `&mut self` is.
+fn is_mut_pointer(receiver: &syn::Receiver) -> bool {
+    let syn::ReceiverKind::Typed(_, ty) = &receiver.kind else {
+        return false;
+    };
+    let is_mut_reference = |ty: &Type| matches!(ty, Type::Reference(reference) if reference.mutability.is_some());
+    match &**ty {
+        Type::Path(path) => path.path.segments.last().is_some_and(|pin| {
+            pin.ident == "Pin"
+                && matches!(&pin.arguments, syn::PathArguments::AngleBracketed(args)
+                    if matches!(args.args.first(), Some(syn::GenericArgument::Type(pointer)) if is_mut_reference(pointer)))
+        }),
+        ty => is_mut_reference(ty),
+    }
+}
+
+/// The `mut` arguments whose type is a type parameter or `impl Trait`
+/// without a `Copy` bound: `FreshCopy` cannot hold for them, and rustc's own
+/// error would suggest adding `Copy` to, say, a `Stream`. Each with its
+/// `mut`, its name and its type as written.
+fn generic_mut_arguments(sig: &Signature) -> Vec<(Token![mut], String, String)> {
+    let mut found = Vec::new();
+    for arg in &sig.inputs {
+        let FnArg::Typed(arg) = arg else { continue };
+        let syn::Pat::Ident(binding) = &*arg.pat else { continue };
+        let (Some(mutability), None) = (binding.mutability, &binding.by_ref) else {
+            continue;
+        };
+        let generic = match &*arg.ty {
+            Type::ImplTrait(bounds) => !bounds.bounds.iter().any(is_copy_bound),
+            Type::Path(path) if path.qself.is_none() => path
+                .path
+                .get_ident()
+                .is_some_and(|ident| is_type_param_without_copy(sig, ident)),
+            _ => false,
+        };
+        if generic {
+            let ty = &arg.ty;
+            found.push((
+                mutability,
+                binding.ident.to_string(),
+                as_written(&quote::quote!(#ty).to_string()),
+            ));
+        }
+    }
+    found
+}
+
+/// A type's tokens as a person writes them: `impl std::io::Read`, not
+/// `impl std :: io :: Read`.
+fn as_written(tokens: &str) -> String {
+    [
+        (" :: ", "::"),
+        (":: ", "::"),
+        (" < ", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        ("& ", "&"),
+        ("( ", "("),
+        (" )", ")"),
+    ]
+    .iter()
+    .fold(tokens.to_owned(), |text, (spaced, tight)| text.replace(spaced, tight))
+}
+
+/// Whether `ident` is a type parameter of `sig` that no bound (inline or in
+/// the `where` clause) makes `Copy`.
+fn is_type_param_without_copy(sig: &Signature, ident: &syn::Ident) -> bool {
+    let Some(param) = sig.generics.type_params().find(|param| param.ident == *ident) else {
+        return false;
+    };
+    let in_where = sig
+        .generics
+        .where_clause
+        .iter()
+        .flat_map(|clause| &clause.predicates)
+        .any(|predicate| {
+            matches!(predicate, syn::WherePredicate::Type(bound)
+            if matches!(&bound.bounded_ty, Type::Path(path) if path.path.is_ident(ident))
+                && bound.bounds.iter().any(is_copy_bound))
+        });
+    !param.bounds.iter().any(is_copy_bound) && !in_where
+}
+
+/// Whether a bound is `Copy` (by any path ending in it).
+fn is_copy_bound(bound: &syn::TypeParamBound) -> bool {
+    matches!(bound, syn::TypeParamBound::Trait(bound) if bound.path.segments.last().is_some_and(|last| last.ident == "Copy"))
 }
 
 /// A lifetime in the result: elided (`&T`, `'_`) or named.

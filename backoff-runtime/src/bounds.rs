@@ -10,9 +10,6 @@
 //! - [`FromRefused`]: `admission = ...` needs
 //!   `E: From<Refused>`;
 //! - [`FreshCopy`]: a `mut` argument is `Copy`;
-//! - [`each_attempt_runs_the_body_again`]:
-//!   a sync body is an `FnMut` closure, so it may not move out what it
-//!   captures (an argument taken by value, `self`);
 //! - [`sync_before_retry`],
 //!   [`async_before_retry`] and
 //!   [`SyncBeforeRetry`]: what `before_retry` is;
@@ -20,7 +17,7 @@
 //!   [`SyncSleep`] and [`AsyncSleep`]:
 //!   what `sleep = ...` is;
 //! - [`DefaultAsyncSleep`]: an async loop without
-//!   `sleep = ...` needs the `tokio` feature.
+//!   `sleep = ...` needs a timer (the `tokio` or `futures-timer` feature).
 //!
 //! The hooks need no item here: each is lent to the loop as a `&dyn Fn` of
 //! its signature (`&dyn Fn(&E) -> bool` for `retry_if`), so a hook of the
@@ -38,36 +35,6 @@ pub use crate::run::result::RetryResult;
 use crate::time::sleep::{CustomSleep, CustomTimer};
 pub use crate::time::timeout::FromElapsed;
 use core::time::Duration;
-
-/// The body of a sync `#[retry]` function as its attempts run it: one
-/// `FnMut` closure, called again for every attempt (the return type is
-/// checked once, by [`RetryResult`] on the return type).
-///
-/// rustc's E0507 pointing here ("cannot move out of `payload`, a
-/// captured variable in an `FnMut` closure") means the body moves out
-/// something the next attempt needs: an argument taken by value passed on
-/// by value (`send(payload)`), a `match` that moves it, `self` consumed.
-/// The first attempt would leave nothing for the second. Borrow it
-/// (`send(&payload)`, `payload.as_slice()`), or clone it where it is
-/// moved (`send(payload.clone())`) so every attempt starts from what the
-/// caller passed. The attribute does not clone it for you: it cannot see
-/// whether the body moves or only borrows (a method taking `self`, a
-/// macro), and a clone per attempt would need `Clone` of every argument.
-/// In an `async fn` the same mistake reads "use of moved value: `payload`
-/// ... value moved here, in previous iteration of loop", the loop being
-/// the `#[retry]` attribute.
-///
-/// ```
-/// use backoff_runtime::bounds::each_attempt_runs_the_body_again;
-///
-/// let payload = vec![1_u8, 2, 3];
-/// let mut attempt = each_attempt_runs_the_body_again(|| payload.len());
-/// assert_eq!((attempt(), attempt()), (3, 3));
-/// ```
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub fn each_attempt_runs_the_body_again<R, F: FnMut() -> R>(so_borrow_or_clone_what_it_moves: F) -> F {
-    so_borrow_or_clone_what_it_moves
-}
 
 /// What a `mut` argument of a `#[retry]` function must be: `Copy`, since
 /// each attempt starts from a fresh copy of the caller's value.

@@ -124,7 +124,7 @@ pub mod bounds;
 /// release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::bounds::{DefaultAsyncSleep, FreshCopy, RetryResult, each_attempt_runs_the_body_again};
+    pub use crate::bounds::{DefaultAsyncSleep, FreshCopy, RetryResult};
     pub use crate::limits::admission::{Admitting, admission_of, admitted};
     pub use crate::limits::limit::budget_of;
     pub use crate::observe::conventions::SemanticConventions;

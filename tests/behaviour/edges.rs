@@ -191,6 +191,33 @@ fn count_down(mut left: u32, (mut a, b): (u32, u32), seen: &std::cell::RefCell<V
     Err(())
 }
 
+/// A `mut` argument of a generic type bounded by `Copy` (inline or in the
+/// `where` clause) is copied afresh per attempt, as a concrete one is.
+#[retry(max_retries = 2, initial_backoff = "1ms", jitter = none)]
+fn step_twice<T: Copy + std::ops::AddAssign, U>(
+    mut value: T,
+    mut other: U,
+    step: T,
+    seen: &std::cell::RefCell<Vec<T>>,
+) -> Result<(), ()>
+where
+    U: Copy,
+{
+    value += step;
+    seen.borrow_mut().push(value);
+    value += step;
+    let _ = (value, &mut other);
+    Err(())
+}
+
+#[test]
+fn a_mut_argument_of_a_copy_generic_type_is_fresh_per_attempt() {
+    let _clock = VirtualClock::install();
+    let seen = std::cell::RefCell::new(Vec::new());
+    assert_eq!(step_twice(10_u32, 'x', 1, &seen), Err(()));
+    assert_eq!(seen.into_inner(), [11, 11, 11]);
+}
+
 #[test]
 fn every_mut_binding_of_an_argument_is_fresh_per_attempt() {
     let _clock = VirtualClock::install();

@@ -123,6 +123,32 @@ impl Client {
         Ok(self.name.len())
     }
 
+    /// A `mut` pinned receiver, as `AsyncRead`-style types write it: the
+    /// `mut` lets the body reborrow the pointer (`self.as_mut()`), and every
+    /// attempt reaches the same value through it, as with `&mut self`.
+    #[retry(initial_backoff = "1ms")]
+    async fn by_pinned_mut(mut self: std::pin::Pin<&mut Self>) -> Result<u32, Flaky> {
+        let this = self.as_mut().get_mut();
+        this.calls += 1;
+        if this.calls <= this.failures {
+            Err(Flaky(this.calls))
+        } else {
+            Ok(this.calls)
+        }
+    }
+
+    /// A `mut` binding of a `&mut Self` receiver, sync.
+    #[retry(initial_backoff = "1ms")]
+    fn by_mut_binding_of_mut_ref(mut self: &mut Self) -> Result<u32, Flaky> {
+        let this = &mut self;
+        this.calls += 1;
+        if this.calls <= this.failures {
+            Err(Flaky(this.calls))
+        } else {
+            Ok(this.calls)
+        }
+    }
+
     /// `Self` in the body.
     #[retry(initial_backoff = "1ms")]
     fn constructor(counter: &Cell<u32>) -> Result<Self, Flaky> {
@@ -144,6 +170,21 @@ async fn mut_self_async_keeps_state_across_attempts() {
     let mut client = Client::new(3);
     assert_eq!(client.by_mut_ref_async().await, Ok(4));
     assert_eq!(client.calls, 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn mut_pinned_self_keeps_state_across_attempts() {
+    let mut client = Client::new(2);
+    assert_eq!(std::pin::Pin::new(&mut client).by_pinned_mut().await, Ok(3));
+    assert_eq!(client.calls, 3);
+}
+
+#[test]
+fn a_mut_binding_of_mut_self_keeps_state_across_attempts() {
+    let _clock = VirtualClock::install();
+    let mut client = Client::new(2);
+    assert_eq!(client.by_mut_binding_of_mut_ref(), Ok(3));
+    assert_eq!(client.calls, 3);
 }
 
 #[test]

@@ -5,7 +5,7 @@ use super::*;
 impl Generator<'_> {
     /// The async loop: the body in a non-`move` async block per attempt, the
     /// decision after each, and the sleep; it stays in the function.
-    pub(super) fn async_loop(&self, body: TokenStream, body_span: Span) -> TokenStream {
+    pub(super) fn async_loop(&self, body: TokenStream) -> TokenStream {
         let Generator {
             args, private, full, ..
         } = self;
@@ -14,7 +14,11 @@ impl Generator<'_> {
         let below = local("below");
         let krate = args.runtime_crate();
         let mut timeout_check = None;
-        let mut attempt = quote_spanned!(body_span=> async { #body });
+        // The block is on the attribute: when the body moves what the next
+        // attempt needs (a field included: `opts.mode`, `let S { a, b } =
+        // self`), rustc's E0382 says "value moved here, in previous
+        // iteration of loop" on the `#[retry]` line, not on the body's `}`.
+        let mut attempt = quote_spanned!(Span::call_site()=> async { #body });
         if let Some(limit) = &args.timeout {
             // Spanned on the `timeout` key: an error about the timed-out
             // attempt (no `E: From<Elapsed>`) points there.

@@ -197,13 +197,13 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
             #context
             #(#user_stmts)*
         };
-        let loop_tokens = generator.async_loop(body, user_block.brace_token.span.join());
+        let loop_tokens = generator.async_loop(body);
         *user_block = syn::parse_quote!({ #check #loop_tokens });
         quote!(#(#stmts)*)
     } else {
         let check = result_check(&full, &nameable_return_type(&sig.output), return_span);
         let retry_loop = if facts.is_async {
-            generator.async_loop(body, brace.span.join())
+            generator.async_loop(body)
         } else {
             generator.sync_loop(body, brace.span.join())
         };

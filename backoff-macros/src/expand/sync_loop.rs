@@ -109,9 +109,22 @@ impl Generator<'_> {
                 #again => #retried,
             }
         });
+        // A helper of the user's crate, on the attribute: when the body
+        // moves what the next attempt needs, rustc's E0507 help points at
+        // its `FnMut` bound, which is the `#[retry]` line, never the
+        // runtime's source.
+        let helper = quote_spanned! {Span::call_site()=>
+            #[inline]
+            fn each_attempt_runs_the_body_again<R, F: ::core::ops::FnMut() -> R>(so_borrow_or_clone_what_it_moves: F) -> F {
+                so_borrow_or_clone_what_it_moves
+            }
+        };
         quote! {
             #started_first
-            let mut #body_fn = #full::each_attempt_runs_the_body_again(#closure);
+            let mut #body_fn = {
+                #helper
+                each_attempt_runs_the_body_again(#closure)
+            };
             #settle
         }
     }
