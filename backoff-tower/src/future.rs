@@ -22,7 +22,7 @@ use backoff_runtime::__front_end::Limit;
 use backoff_runtime::__front_end::NestedAttempt;
 use backoff_runtime::__front_end::Timed;
 use backoff_runtime::__front_end::{ASYNC_CLOCK, InlineTimer, Timer};
-use backoff_runtime::__front_end::{Admitting, DefaultWait};
+use backoff_runtime::__front_end::{AdmissionProgress, Admitting, DefaultWait};
 use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
 use backoff_runtime::Policy;
@@ -90,8 +90,8 @@ pin_project_lite::pin_project! {
         /// The wait the layer's admission limiter asked for before the next
         /// attempt (only with
         /// [`RetryLayer::admission`](crate::RetryLayer::admission)),
-        /// and how long that attempt waited for it in all.
-        Admitting { #[pin] pending: DefaultWait, waited: Duration },
+        /// and where that attempt's admission stands.
+        Admitting { #[pin] pending: DefaultWait, progress: AdmissionProgress },
         /// The admission limiter refused the next attempt: the call ends
         /// with this result (`E::from(Refused)`).
         Refused { result: fn() -> R },
@@ -260,7 +260,7 @@ where
         let call = CallNonce::next();
         if let Some((limit, refused)) = config.admission.admission::<S::Response>() {
             let answer = first_admission(limit);
-            if answer != Admission::Go {
+            if answer.0 != Admission::Go {
                 return Self::held(service, config, request, driver, call, start, (answer, refused));
             }
         }
@@ -292,27 +292,34 @@ where
         driver: Loop,
         call: CallNonce,
         start: Option<Instant>,
-        (answer, refused): (Admission, fn() -> CallResult<S, Req>),
+        (answer, refused): (AskedAdmission, fn() -> CallResult<S, Req>),
     ) -> Self {
         let mut retry = Retrying::new(service, config, request, driver, call, start, 0);
-        let phase = retry.admitted_phase(answer, Duration::ZERO, refused);
+        let phase = retry.admitted_phase(answer, refused);
         ResponseFuture {
             call: Call::Retrying { phase, retry },
         }
     }
 }
 
-/// The admission limiter's answer for the first attempt.
+/// An admission limiter's answer, with where the attempt's admission
+/// stands after it.
+type AskedAdmission = (Admission, AdmissionProgress);
+
+/// The admission limiter's answer for the first attempt, and where its
+/// admission then stands.
 #[cold]
 #[inline(never)]
-fn first_admission(limit: &dyn AdmissionLimit) -> Admission {
-    admission_after(limit, 0, Duration::ZERO)
+fn first_admission(limit: &dyn AdmissionLimit) -> AskedAdmission {
+    admission_after(limit, 0, AdmissionProgress::default())
 }
 
-/// The admission limiter's answer for the attempt after `attempts`, which
-/// waited `waited` for it so far.
-fn admission_after(limit: &dyn AdmissionLimit, attempts: u32, waited: Duration) -> Admission {
-    Admitting::of_dyn(limit, ASYNC_CLOCK).after(attempts).ask(waited)
+/// The admission limiter's answer for the attempt after `attempts`, whose
+/// admission stood at `progress`, and where it stands after this answer.
+fn admission_after(limit: &dyn AdmissionLimit, attempts: u32, progress: AdmissionProgress) -> AskedAdmission {
+    let mut admitting = Admitting::of_dyn(limit, ASYNC_CLOCK).after(attempts).resuming(progress);
+    let answer = admitting.ask();
+    (answer, admitting.progress())
 }
 
 impl<S, Req, C, T, A> Retrying<S, Req, C, T, A>
@@ -378,36 +385,35 @@ where
     }
 
     /// The phase after the admission limiter's `answer` for the next
-    /// attempt, which waited `waited` for it so far: sent, waiting, or
+    /// attempt, with where its admission then stands: sent, waiting, or
     /// refused (the call then ends with `refused()`).
     fn admitted_phase(
         &mut self,
-        answer: Admission,
-        waited: Duration,
+        (answer, progress): AskedAdmission,
         refused: fn() -> CallResult<S, Req>,
     ) -> PhaseOf<S, Req> {
         match answer {
             Admission::Go => self.send_next(),
-            Admission::Wait(wait) => Phase::Admitting {
+            Admission::Wait(wait) | Admission::GoAfter(wait) => Phase::Admitting {
                 pending: self.timer.start(wait),
-                waited: waited.saturating_add(wait),
+                progress,
             },
             Admission::Refuse => Phase::Refused { result: refused },
         }
     }
 
-    /// The next attempt, after a wait (and `waited` for admission so far):
-    /// asked of the admission limiter first, when the layer has one; the
-    /// request replayed for it, sent through a clone of the service made
-    /// ready first, in its `resend` span.
+    /// The next attempt, after a wait (its admission standing at
+    /// `progress`): asked of the admission limiter first, when the layer
+    /// has one; the request replayed for it, sent through a clone of the
+    /// service made ready first, in its `resend` span.
     #[cold]
     #[inline(never)]
-    fn resend(&mut self, waited: Duration) -> PhaseOf<S, Req> {
+    fn resend(&mut self, progress: AdmissionProgress) -> PhaseOf<S, Req> {
         match self.config.admission.admission::<S::Response>() {
             None => self.send_next(),
             Some((limit, refused)) => {
-                let answer = admission_after(limit, self.number, waited);
-                self.admitted_phase(answer, waited, refused)
+                let answer = admission_after(limit, self.number, progress);
+                self.admitted_phase(answer, refused)
             }
         }
     }
@@ -565,14 +571,14 @@ where
                 PhaseProj::Timed { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
                 PhaseProj::Sleeping { pending } => {
                     ready!(retry.timer.poll_wait(pending, cx));
-                    let next = retry.resend(Duration::ZERO);
+                    let next = retry.resend(AdmissionProgress::default());
                     phase.set(next);
                     continue;
                 }
-                PhaseProj::Admitting { pending, waited } => {
-                    let waited = *waited;
+                PhaseProj::Admitting { pending, progress } => {
+                    let progress = *progress;
                     ready!(retry.timer.poll_wait(pending, cx));
-                    let next = retry.resend(waited);
+                    let next = retry.resend(progress);
                     phase.set(next);
                     continue;
                 }

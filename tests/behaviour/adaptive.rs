@@ -47,17 +47,27 @@ fn threads_through_one_rate_limiter_lose_no_capacity_and_none_waits_past_the_max
 
     let threads = 8;
     let attempts = 400;
-    let results: Vec<(u64, u64)> = std::thread::scope(|scope| {
+    // Reservations taken ahead are bounded by what `max_wait` lets refill.
+    let most_reserved = rate * max_wait.as_secs_f64() + 1e-6;
+    let results: Vec<(u64, u64, u64)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
-                    let (mut granted, mut refused) = (0_u64, 0_u64);
+                    let (mut granted, mut refused, mut wakeups) = (0_u64, 0_u64, 0_u64);
                     for attempt in 0..attempts {
-                        let mut now = clock.now();
-                        let mut waited = Duration::ZERO;
+                        let asked = clock.now();
+                        let mut now = asked;
                         loop {
+                            // How long it waited, on the clock.
+                            let waited = now.duration_since(asked);
                             let request = AdmissionRequest::new(now, 1 + attempt % 3, waited);
-                            match limiter.admit(request) {
+                            let answer = limiter.admit(request);
+                            assert!(
+                                limiter.tokens() >= -most_reserved,
+                                "reserved past the bound: {}",
+                                limiter.tokens()
+                            );
+                            match answer {
                                 Admission::Go => {
                                     granted += 1;
                                     break;
@@ -66,16 +76,26 @@ fn threads_through_one_rate_limiter_lose_no_capacity_and_none_waits_past_the_max
                                     refused += 1;
                                     break;
                                 }
+                                Admission::GoAfter(wait) => {
+                                    let at = now + wait;
+                                    assert!(
+                                        at - asked <= max_wait,
+                                        "a task would wait {:?}, past {max_wait:?}",
+                                        at - asked
+                                    );
+                                    wakeups += 1;
+                                    clock.advance_to(at);
+                                    granted += 1;
+                                    break;
+                                }
                                 Admission::Wait(wait) => {
-                                    waited += wait;
-                                    assert!(waited <= max_wait, "a task waited {waited:?}, past {max_wait:?}");
+                                    wakeups += 1;
                                     now = clock.advance_to(now + wait);
                                 }
                             }
-                            assert!(limiter.tokens() >= 0.0, "negative capacity: {}", limiter.tokens());
                         }
                     }
-                    (granted, refused)
+                    (granted, refused, wakeups)
                 })
             })
             .collect();
@@ -84,8 +104,11 @@ fn threads_through_one_rate_limiter_lose_no_capacity_and_none_waits_past_the_max
             .map(|handle| handle.join().expect("no thread panics"))
             .collect()
     });
-    let granted: u64 = results.iter().map(|(granted, _)| granted).sum();
-    let refused: u64 = results.iter().map(|(_, refused)| refused).sum();
+    let granted: u64 = results.iter().map(|(granted, _, _)| granted).sum();
+    let refused: u64 = results.iter().map(|(_, refused, _)| refused).sum();
+    let wakeups: u64 = results.iter().map(|(_, _, wakeups)| wakeups).sum();
+    // Each waiter is told its own instant: it wakes once, then goes.
+    assert!(wakeups <= granted, "{wakeups} wake-ups for {granted} admissions");
     assert_eq!(
         granted + refused,
         u64::from(threads * attempts),
@@ -125,7 +148,9 @@ fn threads_through_one_throttle_count_every_request_and_accept() {
                         match throttle.admit(AdmissionRequest::new(now, 1, Duration::ZERO)) {
                             Admission::Go => throttle.observed(now, (thread + attempt) % 4 != 0),
                             Admission::Refuse => refused += 1,
-                            Admission::Wait(wait) => panic!("the throttle never makes an attempt wait ({wait:?})"),
+                            Admission::Wait(wait) | Admission::GoAfter(wait) => {
+                                panic!("the throttle never makes an attempt wait ({wait:?})")
+                            }
                         }
                     }
                     refused
@@ -344,7 +369,6 @@ mod tasks {
     #[retry(admission = SHARED, max_retries = 1, initial_backoff = "1ms")]
     async fn call(throttle: bool) -> Result<(), CallError> {
         GRANTED.fetch_add(1, Ordering::SeqCst);
-        assert!(SHARED.tokens() >= 0.0, "negative capacity");
         if throttle { Err(CallError::SlowDown) } else { Ok(()) }
     }
 
@@ -730,5 +754,197 @@ mod layer {
             "the retry waited for its token past the schedule's 200 ms: {seen:?}"
         );
         assert!(limiter.tokens() >= 0.0);
+    }
+}
+
+/// 1,000 tasks through one `AdaptiveRateLimiter` on tokio's paused clock,
+/// through the attribute, the builder and the tower layer: every waiter is
+/// told its own instant (a reservation), so it sleeps once and then goes,
+/// and none waits past `max_wait`. Before reservations, every waiter was
+/// told the same instant and all woke for one token (760 wake-ups per
+/// admission on average, BENCHMARKS.md).
+mod under_load {
+    use super::CallError;
+    use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, Policy, retry};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+    use tower::{Layer, ServiceExt};
+
+    const MAX_WAIT: Duration = Duration::from_secs(1);
+    const TASKS: u64 = 1000;
+    /// tokio's timer tick: a wait may end this much after its instant.
+    const TICK: Duration = Duration::from_millis(1);
+
+    /// A rate limiter that counts the questions it is asked and the waits
+    /// it answers (each wait is one wake-up of the waiter).
+    struct Counted {
+        limiter: AdaptiveRateLimiter,
+        asks: AtomicU64,
+        waits: AtomicU64,
+    }
+
+    impl Counted {
+        const fn new() -> Self {
+            Counted {
+                limiter: AdaptiveRateLimiter::new().max_wait(MAX_WAIT),
+                asks: AtomicU64::new(0),
+                waits: AtomicU64::new(0),
+            }
+        }
+    }
+
+    impl AdmissionLimit for Counted {
+        fn admit(&self, request: AdmissionRequest) -> Admission {
+            self.asks.fetch_add(1, Ordering::SeqCst);
+            let answer = self.limiter.admit(request);
+            if matches!(answer, Admission::Wait(_) | Admission::GoAfter(_)) {
+                self.waits.fetch_add(1, Ordering::SeqCst);
+            }
+            answer
+        }
+        fn observed(&self, now: Instant, slow_down: bool) {
+            self.limiter.observed(now, slow_down);
+        }
+    }
+
+    /// Answers at 100 per second for 3 seconds, then a throttle: the bucket
+    /// counts from there, at about 70 tokens per second.
+    async fn throttle(limit: &Counted) {
+        for _ in 0..300 {
+            tokio::time::advance(Duration::from_millis(10)).await;
+            limit.observed(tokio::time::Instant::now().into_std(), false);
+        }
+        limit.observed(tokio::time::Instant::now().into_std(), true);
+        limit.asks.store(0, Ordering::SeqCst);
+        limit.waits.store(0, Ordering::SeqCst);
+    }
+
+    /// Runs `TASKS` calls at once; checks each call's time and the counts.
+    async fn through<F, Fut>(limit: &Counted, call: F)
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<(), CallError>> + Send + 'static,
+    {
+        throttle(limit).await;
+        let tasks: Vec<_> = (0..TASKS)
+            .map(|_| {
+                let call = call();
+                tokio::spawn(async move {
+                    let begun = tokio::time::Instant::now();
+                    let result = call.await;
+                    (result, begun.elapsed())
+                })
+            })
+            .collect();
+        let (mut sent, mut shed) = (0_u64, 0_u64);
+        for task in tasks {
+            let (result, took) = task.await.expect("no task panics");
+            assert!(took <= MAX_WAIT + TICK, "a call waited {took:?}, past {MAX_WAIT:?}");
+            match result {
+                Ok(()) => sent += 1,
+                Err(CallError::Shed) => shed += 1,
+                Err(other) => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(sent + shed, TASKS);
+        assert!(sent > 50 && shed > 0, "{sent} sent, {shed} shed");
+        let (asks, waits) = (limit.asks.load(Ordering::SeqCst), limit.waits.load(Ordering::SeqCst));
+        assert_eq!(asks, TASKS, "each call asked the limiter once");
+        assert!(waits <= sent, "{waits} wake-ups for {sent} admissions");
+    }
+
+    static ATTRIBUTE: Counted = Counted::new();
+
+    #[retry(admission = ATTRIBUTE, max_retries = 1)]
+    async fn through_the_attribute() -> Result<(), CallError> {
+        Ok(())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_attribute_s_waiters_wake_once_and_keep_the_bound() {
+        through(&ATTRIBUTE, through_the_attribute).await;
+    }
+
+    static BUILDER: Counted = Counted::new();
+
+    #[tokio::test(start_paused = true)]
+    async fn the_builder_s_waiters_wake_once_and_keep_the_bound() {
+        through(&BUILDER, || async {
+            Policy::new()
+                .max_retries(1)
+                .retry(|| async { Ok::<_, CallError>(()) })
+                .admission(&BUILDER)
+                .await
+        })
+        .await;
+    }
+
+    /// Every error is retried; every response is a success.
+    #[derive(Clone)]
+    struct Plain;
+
+    impl backoff_tower::Classify<u32, (), CallError> for Plain {
+        fn may_retry(&self, _: &u32) -> bool {
+            true
+        }
+        fn replay(&self, request: &u32, _: &backoff_runtime::Attempt) -> u32 {
+            *request
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_layer_s_waiters_wake_once_and_keep_the_bound() {
+        let limit = Arc::new(Counted::new());
+        let service = tower::service_fn(|_: u32| std::future::ready(Ok::<_, CallError>(())));
+        let service = backoff_tower::RetryLayer::new(Policy::new().max_retries(1))
+            .classify(Plain)
+            .admission(Arc::clone(&limit))
+            .layer(service);
+        through(&limit, move || service.clone().oneshot(1)).await;
+    }
+
+    static BLOCKING: Counted = Counted::new();
+
+    /// `slow_down` answers a throttle (twice: the attempt and its retry).
+    #[retry(
+        admission = BLOCKING,
+        max_retries = 1,
+        initial_backoff = "1ms",
+        slow_down_if = |error: &CallError| *error == CallError::SlowDown
+    )]
+    fn blocking_call(slow_down: bool) -> Result<(), CallError> {
+        if slow_down { Err(CallError::SlowDown) } else { Ok(()) }
+    }
+
+    /// The sync loop, on the thread's virtual clock: each waiter sleeps once
+    /// and none past the bound.
+    #[test]
+    fn the_sync_loop_s_waiters_wake_once_and_keep_the_bound() {
+        let clock = backoff_runtime::testing::VirtualClock::install();
+        for _ in 0..300 {
+            clock.advance(Duration::from_millis(10));
+            assert_eq!(blocking_call(false), Ok(()));
+        }
+        assert_eq!(blocking_call(true), Err(CallError::SlowDown));
+        assert!(BLOCKING.limiter.is_enabled());
+        BLOCKING.asks.store(0, Ordering::SeqCst);
+        BLOCKING.waits.store(0, Ordering::SeqCst);
+        let mut sent = 0_u64;
+        for _ in 0..200 {
+            let begun = clock.elapsed();
+            match blocking_call(false) {
+                Ok(()) => sent += 1,
+                Err(other) => panic!("unexpected {other:?}"),
+            }
+            assert!(
+                clock.elapsed() - begun <= MAX_WAIT,
+                "waited {:?}",
+                clock.elapsed() - begun
+            );
+        }
+        assert_eq!(BLOCKING.asks.load(Ordering::SeqCst), 200, "each call asked once");
+        let waits = BLOCKING.waits.load(Ordering::SeqCst);
+        assert!(waits > 0 && waits <= sent, "{waits} wake-ups for {sent} admissions");
     }
 }

@@ -174,9 +174,9 @@ pin_project_lite::pin_project! {
         action: C::Action,
         timer: C::Timer,
         timeout: Option<(Duration, fn() -> C::Output)>,
-        // With `admission`: the limiter, the result of a refused attempt,
-        // and how long the next attempt waited for it so far.
-        admission: Option<(Admitting<'a>, fn() -> C::Output, Duration)>,
+        // With `admission`: the limiter (with where the next attempt's
+        // admission stands), and the result of a refused attempt.
+        admission: Option<(Admitting<'a>, fn() -> C::Output)>,
         driver: Loop,
         #[pin]
         phase: PhaseOf<Fut, C>,
@@ -225,7 +225,7 @@ where
                 .filter(|_| H::ADMITS)
                 .map(|(limit, refused)| {
                     let admitting = Admitting::of_dyn(limit, <S::Timer as Timer>::CLOCK);
-                    (admitting, refused, Duration::ZERO)
+                    (admitting, refused)
                 }),
             driver: Loop::start(<S::Timer as Timer>::CLOCK, self.policy, self.budget, needs_start),
             phase: Phase::Start,
@@ -321,15 +321,14 @@ where
                     ready!(this.timer.poll_wait(pending, cx));
                 }
             }
-            if let Some((admitting, refused, waited)) = this.admission.as_mut().filter(|_| H::ADMITS) {
-                match admitting.ask(*waited) {
-                    Admission::Go => *waited = Duration::ZERO,
+            if let Some((admitting, refused)) = this.admission.as_mut().filter(|_| H::ADMITS) {
+                match admitting.ask() {
+                    Admission::Go => {}
                     Admission::Refuse => {
                         let hooks = this.identity.lend(&*this.hooks);
                         return Poll::Ready(this.driver.refused(policy, admitting.attempts(), &hooks, refused()));
                     }
-                    Admission::Wait(wait) => {
-                        *waited = waited.saturating_add(wait);
+                    Admission::Wait(wait) | Admission::GoAfter(wait) => {
                         let pending = this.timer.start(wait);
                         this.phase.set(Phase::Sleeping { pending });
                         continue;

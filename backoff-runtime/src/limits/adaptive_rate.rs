@@ -40,12 +40,18 @@ const EPSILON: f64 = 1e-9;
 /// smoothed by 0.8); the rate never drops below 0.5 per second, the bucket
 /// never holds less than 1 token.
 ///
-/// An attempt that finds too few tokens waits for them on the loop's own
-/// timer, then asks again; one that would wait past
-/// [`max_wait`](Self::max_wait) in all is refused (`E::from(Refused)`).
-/// Tokens are taken only when an attempt is let through; no lock is held
-/// across a wait; a cost above the bucket's capacity waits for a full
-/// bucket and takes all of it, so it never waits forever.
+/// An attempt that finds too few tokens reserves them: it takes them ahead
+/// (the bucket goes below zero) and is told its own instant, when they
+/// will have refilled ([`Admission::GoAfter`]). It sleeps on the loop's
+/// own timer once, then starts. The next waiter is told a later instant,
+/// so waiters queue in the order they asked and never all wake for one
+/// token. AWS's SDKs instead make every waiter sleep and ask again. An
+/// attempt whose instant would come past [`max_wait`](Self::max_wait) is
+/// refused at once (`E::from(Refused)`) and takes nothing. No lock is held
+/// across a wait. A cost above the bucket's capacity waits for a full
+/// bucket and takes all of it, so it never waits forever. A reservation
+/// stands at the rate it was made at; a call dropped while it waits loses
+/// it.
 ///
 /// ```
 /// use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionRequest, AdmissionLimit};
@@ -58,8 +64,8 @@ const EPSILON: f64 = 1e-9;
 /// // Until the first throttle every attempt goes.
 /// assert_eq!(S3.admit(AdmissionRequest::new(at(0.0), 1, Duration::ZERO)), Admission::Go);
 /// S3.observed(at(0.1), true);
-/// // Then the bucket counts: empty, it makes the next attempt wait.
-/// assert!(matches!(S3.admit(AdmissionRequest::new(at(0.1), 1, Duration::ZERO)), Admission::Wait(_)));
+/// // Then the bucket counts: empty, it reserves the next attempt's token.
+/// assert!(matches!(S3.admit(AdmissionRequest::new(at(0.1), 1, Duration::ZERO)), Admission::GoAfter(_)));
 /// ```
 #[derive(Debug)]
 pub struct AdaptiveRateLimiter {
@@ -193,8 +199,9 @@ impl AdaptiveRateLimiter {
         self.max_wait
     }
 
-    /// The bucket's fill rate now, in tokens per second (0.5 until the
-    /// first throttle, which is when the bucket starts to count).
+    /// The bucket's fill rate now, in tokens per second: 0.5 for a new
+    /// limiter, then set by every answer (CUBIC after a throttle, twice the
+    /// measured rate at most), never below 0.5.
     ///
     /// ```
     /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().fill_rate(), 0.5);
@@ -204,8 +211,9 @@ impl AdaptiveRateLimiter {
         self.lock().fill_rate
     }
 
-    /// The tokens in the bucket as of the last attempt or answer (never
-    /// negative).
+    /// The tokens in the bucket as of the last attempt or answer. Below
+    /// zero while waiting attempts hold reservations: their tokens are
+    /// taken ahead.
     ///
     /// ```
     /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().tokens(), 0.0);
@@ -292,7 +300,10 @@ impl RateState {
     }
 
     /// Admission at `now` of an attempt costing `cost`, which waited
-    /// `waited` so far: tokens are taken only when it goes.
+    /// `waited` so far. Tokens short now are reserved: taken ahead, so the
+    /// bucket goes below zero, and the attempt is told when they will have
+    /// refilled. The next one is told a later instant. Nothing is taken
+    /// for a refusal.
     fn admit(&mut self, now: f64, cost: f64, waited: Duration, max_wait: Duration) -> Admission {
         if !self.enabled {
             return Admission::Go;
@@ -313,7 +324,8 @@ impl RateState {
         if waited.saturating_add(wait) > max_wait {
             Admission::Refuse
         } else {
-            Admission::Wait(wait)
+            self.current_capacity -= cost;
+            Admission::GoAfter(wait)
         }
     }
 

@@ -6,6 +6,7 @@
 use core::fmt;
 use core::ops::ControlFlow;
 use core::time::Duration;
+use std::time::Instant;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest};
 use crate::time::clock::ClockKind;
@@ -58,6 +59,16 @@ impl<E: From<Refused>> FromRefused for E {
     }
 }
 
+/// Where the next attempt's admission stands between two questions: when
+/// it first asked, and whether the limiter reserved its tokens
+/// ([`Admission::GoAfter`]). A future that cannot keep its [`Admitting`]
+/// across polls keeps this instead.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AdmissionProgress {
+    since: Option<Instant>,
+    reserved: bool,
+}
+
 /// The limiter named in `admission = ...`, as one call uses it: asked before
 /// each attempt (counting them), told after each how it ended.
 #[derive(Clone, Copy)]
@@ -66,12 +77,14 @@ pub struct Admitting<'a> {
     clock: ClockKind,
     attempt: u32,
     refused: bool,
+    progress: AdmissionProgress,
 }
 
 impl fmt::Debug for Admitting<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Admitting")
             .field("attempt", &self.attempt)
+            .field("progress", &self.progress)
             .finish_non_exhaustive()
     }
 }
@@ -85,6 +98,10 @@ impl<'a> Admitting<'a> {
             clock,
             attempt: 0,
             refused: false,
+            progress: AdmissionProgress {
+                since: None,
+                reserved: false,
+            },
         }
     }
 
@@ -96,15 +113,50 @@ impl<'a> Admitting<'a> {
         self
     }
 
-    /// Asks whether the next attempt may start, after it waited `waited`.
+    /// The same limit, for an attempt whose admission stands at `progress`
+    /// (what [`progress`](Self::progress) read after the last question).
     #[inline]
-    pub fn ask(&mut self, waited: Duration) -> Admission {
-        let request = AdmissionRequest::new(self.clock.now(), self.attempt.saturating_add(1), waited);
+    pub fn resuming(mut self, progress: AdmissionProgress) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// Where the next attempt's admission stands.
+    #[inline]
+    pub fn progress(&self) -> AdmissionProgress {
+        self.progress
+    }
+
+    /// Asks whether the next attempt may start. The answer says what to
+    /// do: start it ([`Go`](Admission::Go)), sleep and ask again
+    /// ([`Wait`](Admission::Wait) and [`GoAfter`](Admission::GoAfter)), or
+    /// end the call ([`Refuse`](Admission::Refuse)). After a `GoAfter` the
+    /// next question is answered `Go` here, without the limiter: its tokens
+    /// are taken. The limiter is told how long the attempt has waited, on
+    /// the clock, since it first asked.
+    #[inline]
+    pub fn ask(&mut self) -> Admission {
+        if self.progress.reserved {
+            self.progress = AdmissionProgress::default();
+            self.attempt = self.attempt.saturating_add(1);
+            return Admission::Go;
+        }
+        let now = self.clock.now();
+        let since = *self.progress.since.get_or_insert(now);
+        let waited = now.saturating_duration_since(since);
+        let request = AdmissionRequest::new(now, self.attempt.saturating_add(1), waited);
         let answer = self.limit.admit(request);
         match answer {
-            Admission::Go => self.attempt = self.attempt.saturating_add(1),
+            Admission::Go => {
+                self.attempt = self.attempt.saturating_add(1);
+                self.progress = AdmissionProgress::default();
+            }
+            Admission::GoAfter(_) => self.progress.reserved = true,
             Admission::Wait(_) => {}
-            Admission::Refuse => self.refused = true,
+            Admission::Refuse => {
+                self.refused = true;
+                self.progress = AdmissionProgress::default();
+            }
         }
         answer
     }
@@ -127,26 +179,21 @@ impl<'a> Admitting<'a> {
         self.limit.observed(self.clock.now(), slow_down);
     }
 
-    /// Asks for the next attempt, after it waited `waited` in all:
-    /// `Break(true)` to start it, `Break(false)` when refused, or
-    /// `Continue(wait)` to sleep, with `waited` grown by it.
-    fn next(&mut self, waited: &mut Duration) -> ControlFlow<bool, Duration> {
-        match self.ask(*waited) {
+    /// Asks for the next attempt: `Break(true)` to start it,
+    /// `Break(false)` when refused, or `Continue(wait)` to sleep first.
+    fn next(&mut self) -> ControlFlow<bool, Duration> {
+        match self.ask() {
             Admission::Go => ControlFlow::Break(true),
             Admission::Refuse => ControlFlow::Break(false),
-            Admission::Wait(wait) => {
-                *waited = waited.saturating_add(wait);
-                ControlFlow::Continue(wait)
-            }
+            Admission::Wait(wait) | Admission::GoAfter(wait) => ControlFlow::Continue(wait),
         }
     }
 
     /// Waits (on `sleep`) until the next attempt is admitted: `true` when
     /// it may start, `false` when it was refused.
     pub fn admit_blocking(&mut self, sleep: &dyn Fn(Duration)) -> bool {
-        let mut waited = Duration::ZERO;
         loop {
-            match self.next(&mut waited) {
+            match self.next() {
                 ControlFlow::Break(admitted) => return admitted,
                 ControlFlow::Continue(wait) => sleep(wait),
             }
@@ -159,9 +206,8 @@ impl<'a> Admitting<'a> {
 /// refused it. The waits are the loop's own (the virtual clock in tests),
 /// and no lock is held across them.
 pub async fn admitted<Tm: crate::time::sleep::Timer>(admitting: &mut Admitting<'_>, timer: &mut Tm) -> bool {
-    let mut waited = Duration::ZERO;
     loop {
-        match admitting.next(&mut waited) {
+        match admitting.next() {
             ControlFlow::Break(admitted) => return admitted,
             ControlFlow::Continue(wait) => timer.sleep(wait).await,
         }

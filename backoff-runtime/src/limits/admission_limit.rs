@@ -18,6 +18,10 @@ use std::time::Instant;
 ///
 /// - [`Go`](Admission::Go): the attempt starts, and the limiter takes what
 ///   it costs.
+/// - [`GoAfter`](Admission::GoAfter): the limiter reserved the attempt's
+///   tokens. The loop sleeps on its own timer, then starts the attempt
+///   without asking again. Each waiter gets its own instant, so waiters do
+///   not all wake for the same token.
 /// - [`Wait`](Admission::Wait): the loop sleeps on its own timer, holding
 ///   nothing, then asks again.
 /// - [`Refuse`](Admission::Refuse): the call returns
@@ -74,9 +78,11 @@ use std::time::Instant;
     note = "a limit that counts retries (a `RetryBudget`, a `RetryThrottle`) belongs in `budget = ...`; here, name a `static` limiter, or give `&self.limiter` or an `Arc` of one"
 )]
 pub trait AdmissionLimit: Sync {
-    /// Whether the attempt of `request` may start now, must wait, or is
-    /// refused. Take what it costs only when answering
-    /// [`Go`](Admission::Go). A wait is the loop's: never sleep here.
+    /// Whether the attempt of `request` may start now, later, or not at
+    /// all. Take what it costs when answering [`Go`](Admission::Go) or
+    /// [`GoAfter`](Admission::GoAfter), never for
+    /// [`Wait`](Admission::Wait) or [`Refuse`](Admission::Refuse). A wait
+    /// is the loop's: never sleep here.
     fn admit(&self, request: AdmissionRequest) -> Admission;
 
     /// An attempt ended at `now`. `slow_down` is `true` when it failed with
@@ -107,6 +113,11 @@ crate::limits::named::forward_to_pointee!(AdmissionLimit {
 pub enum Admission {
     /// The attempt may start now. Whatever it costs is taken.
     Go,
+    /// The attempt may start after this wait, and whatever it costs is
+    /// taken now: a reservation. The loop sleeps on its own timer, then
+    /// starts it without asking again. A call dropped during the wait
+    /// loses its reservation.
+    GoAfter(Duration),
     /// Not yet: the loop sleeps this long on its own timer, then asks again.
     /// Nothing was taken, so another caller may take it first.
     Wait(Duration),
@@ -134,8 +145,9 @@ pub struct AdmissionRequest {
     pub now: Instant,
     /// The attempt's number: 1 for the first call, 2 for the first retry.
     pub attempt: u32,
-    /// How long this attempt already waited for admission. A limiter with
-    /// a maximum wait refuses rather than let it wait past that.
+    /// How long this attempt already waited for admission, on the loop's
+    /// clock since it first asked. A limiter with a maximum wait refuses
+    /// rather than let it wait past that.
     pub waited: Duration,
 }
 

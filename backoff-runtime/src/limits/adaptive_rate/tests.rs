@@ -157,20 +157,43 @@ fn counting(rate: f64) -> RateState {
 }
 
 #[test]
-fn an_empty_bucket_says_how_long_to_wait_and_takes_nothing() {
+fn an_empty_bucket_reserves_the_token_and_says_when_it_refills() {
     let mut state = counting(2.0);
-    // One token at 2 per second: half a second.
+    // One token at 2 per second: half a second, the token taken ahead.
     assert_eq!(
         state.admit(0.0, 1.0, Duration::ZERO, Duration::from_secs(10)),
-        Admission::Wait(Duration::from_millis(500))
+        Admission::GoAfter(Duration::from_millis(500))
     );
-    assert_eq!(state.current_capacity, 0.0, "a wait takes no token");
-    // After the wait, asked again, it goes and takes the token.
+    assert_eq!(state.current_capacity, -1.0, "the reserved token is taken");
+    // The next waiter at the same instant is told its own, later instant.
     assert_eq!(
-        state.admit(0.5, 1.0, Duration::from_millis(500), Duration::from_secs(10)),
-        Admission::Go
+        state.admit(0.0, 1.0, Duration::ZERO, Duration::from_secs(10)),
+        Admission::GoAfter(Duration::from_secs(1))
     );
+    // By the second instant both tokens have refilled.
+    state.refill(1.0);
     assert!(state.current_capacity.abs() < 1e-9);
+}
+
+#[test]
+fn waiters_are_told_instants_one_token_apart_in_the_order_they_asked() {
+    let mut state = counting(4.0);
+    let waits: Vec<Duration> = (0..8)
+        .map(
+            |_| match state.admit(0.0, 1.0, Duration::ZERO, Duration::from_secs(10)) {
+                Admission::GoAfter(wait) => wait,
+                other => panic!("{other:?}"),
+            },
+        )
+        .collect();
+    let expected: Vec<Duration> = (1..=8).map(|n| Duration::from_millis(250 * n)).collect();
+    assert_eq!(waits, expected);
+    // The ninth would come past a 2.1 s bound: refused, and it takes nothing.
+    assert_eq!(
+        state.admit(0.0, 1.0, Duration::ZERO, Duration::from_millis(2100)),
+        Admission::Refuse
+    );
+    assert_eq!(state.current_capacity, -8.0);
 }
 
 #[test]
@@ -197,7 +220,7 @@ fn a_cost_above_the_capacity_waits_for_a_full_bucket_and_never_deadlocks() {
     assert_eq!(state.max_capacity, 1.0);
     for cost in [5.0, 10.0] {
         state.current_capacity = 0.0;
-        let Admission::Wait(wait) = state.admit(0.0, cost, Duration::ZERO, Duration::from_secs(60)) else {
+        let Admission::GoAfter(wait) = state.admit(0.0, cost, Duration::ZERO, Duration::from_secs(60)) else {
             panic!("an empty bucket makes it wait");
         };
         assert_eq!(
@@ -205,14 +228,15 @@ fn a_cost_above_the_capacity_waits_for_a_full_bucket_and_never_deadlocks() {
             Duration::from_secs(2),
             "the time to fill the whole bucket, not 5 or 10 tokens"
         );
-        assert_eq!(state.admit(2.0, cost, wait, Duration::from_secs(60)), Admission::Go);
-        assert!(state.current_capacity.abs() < 1e-9, "it took the whole bucket");
+        assert_eq!(state.current_capacity, -1.0, "it reserved the whole bucket");
+        state.refill(2.0);
+        assert!(state.current_capacity.abs() < 1e-9, "refilled by its instant");
         state.last_timestamp = Some(0.0);
     }
 }
 
 #[test]
-fn the_bucket_never_holds_more_than_its_capacity_nor_less_than_nothing() {
+fn the_bucket_never_holds_more_than_its_capacity() {
     let mut state = counting(3.0);
     state.refill(100.0);
     assert_eq!(state.current_capacity, 3.0);
@@ -224,9 +248,10 @@ fn the_bucket_never_holds_more_than_its_capacity_nor_less_than_nothing() {
     }
     assert!(matches!(
         state.admit(100.0, 1.0, Duration::ZERO, Duration::MAX),
-        Admission::Wait(_)
+        Admission::GoAfter(_)
     ));
-    assert!(state.current_capacity >= 0.0);
+    // Below zero by the one reservation only.
+    assert!((state.current_capacity + 1.0).abs() < 1e-9);
 }
 
 #[test]
@@ -259,11 +284,7 @@ fn the_limiter_converts_instants_and_charges_retries_their_cost() {
     assert_eq!(limiter.fill_rate(), 0.5);
     assert_eq!(
         limiter.admit(AdmissionRequest::new(at(0.0), 2, Duration::ZERO)),
-        Admission::Wait(Duration::from_secs(2))
+        Admission::GoAfter(Duration::from_secs(2))
     );
-    assert_eq!(
-        limiter.admit(AdmissionRequest::new(at(2.0), 2, Duration::from_secs(2))),
-        Admission::Go
-    );
-    assert_eq!(limiter.tokens(), 0.0);
+    assert_eq!(limiter.tokens(), -1.0, "the whole bucket, reserved");
 }

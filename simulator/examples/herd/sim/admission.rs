@@ -355,6 +355,13 @@ pub(crate) fn simulate(setup: &AdmissionSetup, pacing: Pacing, seed: u64) -> Adm
                         requests[request].1 = attempt;
                         queue.schedule_in(network.hop(), Event::Arrive { request });
                     }
+                    Admission::GoAfter(wait) => {
+                        // Reserved: it goes at its instant without asking again.
+                        run.waited.0 += 1;
+                        run.waited.1 += waited + wait;
+                        requests[request].1 = attempt;
+                        queue.schedule_in(wait + network.hop(), Event::Arrive { request });
+                    }
                     Admission::Wait(wait) => queue.schedule_in(
                         wait,
                         Event::Ask {
