@@ -13,8 +13,12 @@
 # The crate comes from the cargo registry cache, or is fetched from crates.io
 # with `cargo fetch`. Work dir: /tmp/annotate/NAME-VERSION/{baseline,annotated,
 # logs,report.json}; target dir /tmp/annotate/target (shared by all crates).
-# Prints: functions annotated; whether the annotated copy compiles; compile
-# errors by kind with the functions involved; tests whose outcome changed.
+#   scripts/annotate-crate.sh deadpool 0.13.1 --skip-failing --features rt_tokio_1,rt_async-std_1,rt_smol_2
+#
+# Prints: functions annotated, and how many of them rustc compiled under the
+# chosen features (async/sync); whether the annotated copy compiles; compile
+# errors by kind with the functions involved and how many show the #[retry]
+# line; tests whose outcome changed.
 # The work is done by annotate_crate.py beside this script (python3, stdlib).
 set -euo pipefail
 exec python3 "$(dirname "$0")/annotate_crate.py" "$@"

@@ -15,9 +15,16 @@ Steps (all under --work, default /tmp/annotate/NAME-VERSION):
      `const fn`, `extern` functions, functions inside macro bodies and
      functions in `#[cfg(test)]` modules; the attribute goes on the
      function's own line, so line numbers do not move; annotated/ depends on
-     backoff-runtime by path (--runtime, default this repository's);
+     backoff-runtime by path (--runtime, default this repository's); each
+     such function also gets a marker, `let annotate_marker_N = ();`, as the
+     first statement of its body (same line), whose `unused variable`
+     warning tells which functions rustc compiled under the features of the
+     run (--features, --cargo-args): a function behind a `#[cfg]` that is
+     off is counted as annotated but not compiled;
   3. build the lib and test targets of both; if annotated/ does not compile,
-     print the errors grouped by kind with the functions involved; with
+     print the errors grouped by kind with the functions involved, and for
+     each kind how many show the #[retry] line and say they "originate in
+     the attribute macro `retry`"; with
      --skip-failing, take the attribute off those functions and build again
      until it compiles;
   4. run every test binary of both, one test at a time (a test running
@@ -352,9 +359,16 @@ def find_functions(src):
             skip = 'const fn'
         elif 'extern' in quals:
             skip = 'extern fn'
+        # where the marker goes: just inside the body, after its inner attributes
+        b = j + 1
+        while (b + 2 < len(toks) and toks[b].text == '#' and toks[b + 1].text == '!'
+               and toks[b + 2].text == '[' and match[b + 2]):
+            b = match[b + 2] + 1
         functions.append({
             'name': f'{owner}::{name}' if owner else name,
             'insert_at': toks[k].pos,
+            'attr_col': toks[k].pos - src.rfind('\n', 0, toks[k].pos),  # 1-based, as rustc's columns
+            'body_at': toks[b - 1].pos + 1,
             'line': line_of(t.pos),
             'start_line': line_of(toks[k].pos),
             'end_line': line_of(toks[match[j]].pos),
@@ -405,9 +419,23 @@ def result_aliases(files):
                 changed = True
 
 
-def annotate(tree, skip_keys=frozenset()):
+MARKER = 'annotate_marker_'
+
+
+def marker(n):
+    """A statement whose only effect is rustc's `unused variable` warning,
+    naming the function: rustc sees it only when it compiles the function
+    (cfg-stripped items never reach the lints). The `warn` keeps it a
+    warning under the crate's `allow(unused)` or `deny(warnings)`."""
+    return f'#[warn(warnings, unused_variables)] let {MARKER}{n} = (); '
+
+
+def annotate(tree, skip_keys=frozenset(), markers=False):
     """Annotate tree/src in place. Returns every candidate function, with
-    'annotated' true for those that got the attribute."""
+    'annotated' true for those that got the attribute. With markers, every
+    candidate (annotated or left without the attribute because it failed to
+    compile) also gets marker(its 'id') as the first statement of its body,
+    on the same line, so that the build says which functions it compiled."""
     src = tree / 'src'
     excluded = test_module_files(tree, src)
     result_aliases(sorted(src.rglob('*.rs')))
@@ -426,12 +454,15 @@ def annotate(tree, skip_keys=frozenset()):
             if f['skip'] is None and key in skip_keys:
                 f['skip'] = 'failed to compile'
             f['annotated'] = f['skip'] is None
+            f['id'] = len(result)
             if f['annotated']:
-                inserts.append(f['insert_at'])
-            del f['insert_at']
+                inserts.append((f['insert_at'], 1, ATTR))
+            if markers and f['skip'] in (None, 'failed to compile'):
+                inserts.append((f['body_at'], 0, marker(f['id'])))  # before an ATTR at the same place
+            del f['insert_at'], f['body_at']
             result.append(f)
-        for pos in sorted(inserts, reverse=True):
-            text = text[:pos] + ATTR + text[pos:]
+        for pos, _, text_in in sorted(inserts, reverse=True):
+            text = text[:pos] + text_in + text[pos:]
         if inserts:
             path.write_text(text)
     return result
@@ -510,18 +541,17 @@ def prepare_manifest(tree, runtime=None):
 # Building and classifying errors
 
 KINDS = [
-    ('consumed owned argument (cannot move out of a captured variable in an FnMut closure)',
+    ('E0507 consumed owned argument (cannot move out of a captured variable in an FnMut closure)',
      lambda m, c: 'cannot move out of' in m and 'FnMut' in m),
     ('returns a borrow of a &mut argument (captured variable cannot escape FnMut closure body)',
      lambda m, c: 'captured variable cannot escape' in m),
-    ('two closures need unique access at once (E0524)', lambda m, c: c == 'E0524'),
-    ('consumed owned argument, async (moved in previous iteration of loop)',
+    ('E0524 two closures need unique access at once', lambda m, c: c == 'E0524'),
+    ('E0382 use of moved value (async: moved in previous iteration of loop)',
      lambda m, c: c == 'E0382'),
-    ('stores a borrow of a captured &mut argument in a longer-lived place (E0521 borrowed data escapes outside of closure)',
+    ('E0521 stores a borrow of a captured &mut argument in a longer-lived place (borrowed data escapes outside of closure)',
      lambda m, c: c == 'E0521'),
+    ("the attribute's own error", lambda m, c: c is None and ('#[retry]' in m or 'cannot be retried' in m)),
 ]
-
-
 def kind_of(message, code):
     for label, test in KINDS:
         if test(message, code):
@@ -530,12 +560,30 @@ def kind_of(message, code):
     return f'other: {code + ": " if code else ""}{norm}'
 
 
+ORIGINATES = re.compile(r'originates in the attribute macro `(::)?(backoff_runtime::)?retry`')
+MARKER_RE = re.compile(rf'unused variable: `{MARKER}(\d+)`')
+
+
+def span_lines(d):
+    """Every (file, line) a diagnostic shows a snippet of: its spans and its
+    children's (not the macro call sites behind them: rustc names those in
+    a note, "this error originates in ...", without showing the line)."""
+    out = set()
+    for sp in d.get('spans', []):
+        out.add((sp['file_name'], sp['line_start'], sp['column_start'],
+                 sp['column_end'] if sp['line_end'] == sp['line_start'] else 10**9))
+    for c in d.get('children', []):
+        out |= span_lines(c)
+    return out
+
+
 def build(tree, env, cargo_args, log):
-    """cargo test --no-run; returns (ok, errors, executables)."""
+    """cargo test --no-run; returns (ok, errors, executables, marker ids
+    seen: the functions rustc compiled, see marker())."""
     cmd = ['cargo', 'test', '--no-run', '--message-format=json', *cargo_args]
     p = subprocess.run(cmd, cwd=tree, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     Path(log).write_text(p.stderr + '\n' + p.stdout)
-    errors, exes, seen = [], [], set()
+    errors, exes, seen, compiled = [], [], set(), set()
     for line in p.stdout.splitlines():
         try:
             msg = json.loads(line)
@@ -543,6 +591,9 @@ def build(tree, env, cargo_args, log):
             continue
         if msg.get('reason') == 'compiler-message':
             d = msg['message']
+            if m := MARKER_RE.search(d['message']):
+                compiled.add(int(m.group(1)))
+                continue
             if d['level'] != 'error' or not d['spans']:
                 continue
             span = next((s for s in d['spans'] if s['is_primary']), d['spans'][0])
@@ -557,12 +608,13 @@ def build(tree, env, cargo_args, log):
                 'line': span['line_start'],
                 'rendered': d.get('rendered', ''),
                 'package': msg.get('package_id', ''),
+                'span_lines': span_lines(d),
             })
         elif msg.get('reason') == 'compiler-artifact' and msg.get('executable') and msg['profile']['test']:
             t = msg['target']
             label = 'lib' if 'lib' in t['kind'] else f'{t["kind"][0]}:{t["name"]}'
             exes.append((label, msg['executable']))
-    return p.returncode == 0, errors, exes
+    return p.returncode == 0, errors, exes, compiled
 
 
 def attribute(errors, functions):
@@ -574,6 +626,16 @@ def attribute(errors, functions):
                 if best is None or f['end_line'] - f['start_line'] < best['end_line'] - best['start_line']:
                     best = f
         e['function'] = best['key'] + ' ' + best['name'] if best else None
+        e['function_id'] = best['id'] if best else None
+        # what the user sees of the attribute: its line among the spans (or
+        # in the rendered snippet), and rustc's "this error originates in the
+        # attribute macro `retry`"
+        attr = (best['attr_col'], best['attr_col'] + len(ATTR.rstrip())) if best else None
+        e['shows_attr'] = bool(best) and any(
+            f == best['file'] and line == best['start_line'] and c0 < attr[1] and c1 > attr[0]
+            for f, line, c0, c1 in e['span_lines'])
+        e['originates'] = bool(ORIGINATES.search(e['rendered']))
+        del e['span_lines']
     return errors
 
 
@@ -718,7 +780,14 @@ def main():
     ap.add_argument('--jobs', '-j', default='2', help='cargo -j (default 2)')
     ap.add_argument('--cargo-args', default='--lib --tests',
                     help='targets and features for cargo test (default "--lib --tests")')
+    ap.add_argument('--features', help='features to build with (added to --cargo-args as --features FEATURES); '
+                    'only the functions these compile are counted as compiled')
+    ap.add_argument('--no-default-features', action='store_true', help='added to --cargo-args')
     args = ap.parse_args()
+    if args.features:
+        args.cargo_args += f' --features {args.features}'
+    if args.no_default_features:
+        args.cargo_args += ' --no-default-features'
 
     t0 = time.monotonic()
     src = find_source(args.name, args.version)
@@ -752,7 +821,8 @@ def main():
     shutil.copytree(ann / 'src', clean_ann)
 
     skip = set()
-    functions = annotate(ann, skip)
+    functions = annotate(ann, skip, markers=True)
+    first_pass = functions  # the candidates of pass 1, every one annotated but those left alone
     annotated = [f for f in functions if f['annotated']]
     skipped = {}
     for f in functions:
@@ -773,17 +843,18 @@ def main():
     shutil.copy(base / 'Cargo.lock', ann / 'Cargo.lock')
 
     print('building baseline ...', flush=True)
-    ok, errs, base_exes = build(base, env, cargo_args, logdir / 'baseline-build.log')
+    ok, errs, base_exes, _ = build(base, env, cargo_args, logdir / 'baseline-build.log')
     if not ok:
         sys.exit(f'baseline does not build: see {logdir / "baseline-build.log"}')
 
-    all_errors, iteration = [], 0
+    all_errors, iteration, compiled = [], 0, set()
     while True:
         iteration += 1
         print(f'building annotated (pass {iteration}, {sum(f["annotated"] for f in functions)} functions) ...', flush=True)
-        ok, errs, ann_exes = build(ann, env, cargo_args, logdir / f'annotated-build-{iteration}.log')
+        ok, errs, ann_exes, seen = build(ann, env, cargo_args, logdir / f'annotated-build-{iteration}.log')
         attribute(errs, functions)
         all_errors += errs
+        compiled |= seen | {e['function_id'] for e in errs if e['function_id'] is not None}
         if iteration == 1:
             print(f'annotated copy compiles: {"yes" if ok else "no"}')
             report['compiles'] = ok
@@ -796,20 +867,49 @@ def main():
         skip |= failing
         shutil.rmtree(ann / 'src')
         shutil.copytree(clean_ann, ann / 'src')
-        functions = annotate(ann, skip)
+        functions = annotate(ann, skip, markers=True)
+
+    if not ok:
+        # a build that failed may have stopped before the lints of the
+        # functions that did compile: ask again with the markers only
+        print('building with the markers only (to count the functions compiled) ...', flush=True)
+        shutil.rmtree(ann / 'src')
+        shutil.copytree(clean_ann, ann / 'src')
+        annotate(ann, {f['key'] for f in first_pass}, markers=True)
+        _, _, _, seen = build(ann, env, cargo_args, logdir / 'markers-only-build.log')
+        compiled |= seen
+        shutil.rmtree(ann / 'src')
+        shutil.copytree(clean_ann, ann / 'src')
+        annotate(ann, skip, markers=True)
+
+    # the functions annotated in pass 1 that rustc compiled (under the features chosen)
+    comp = [f for f in first_pass if f['annotated'] and f['id'] in compiled]
+    c_async = sum(f['async'] for f in comp)
+    failed = {e['function_id'] for e in all_errors if e['function_id'] is not None}
+    print(f'\nannotated {len(annotated)} ({n_async} async); compiled {len(comp)}: {c_async} async, '
+          f'{len(comp) - c_async} sync ({len(annotated) - len(comp)} not compiled with {" ".join(cargo_args)}); '
+          f'do not compile: {len(failed)} ({sum(f["async"] for f in comp if f["id"] in failed)} async)')
+    report.update(cargo_args=cargo_args, compiled=len(comp), compiled_async=c_async,
+                  compiled_functions=[f'{f["key"]} {f["name"]}' for f in comp],
+                  not_compiled=[f'{f["key"]} {f["name"]}' for f in annotated if f['id'] not in compiled],
+                  failing_functions=len(failed))
 
     if all_errors:
         kinds = {}
         for e in all_errors:
-            k = kinds.setdefault(kind_of(e['message'], e['code']), {'count': 0, 'functions': {}, 'example': None})
+            k = kinds.setdefault(kind_of(e['message'], e['code']),
+                                 {'count': 0, 'shows_attr': 0, 'originates': 0, 'functions': {}, 'example': None})
             k['count'] += 1
+            k['shows_attr'] += e['shows_attr']
+            k['originates'] += e['originates']
             fn = e['function'] or f'(outside annotated functions) {e["file"]}:{e["line"]}'
             k['functions'][fn] = k['functions'].get(fn, 0) + 1
             if k['example'] is None:
                 k['example'] = f'{fn}: {e["message"]}'
         print(f'\ncompile errors: {len(all_errors)} in {len({e["function"] for e in all_errors})} functions')
         for label, k in sorted(kinds.items(), key=lambda kv: -kv[1]['count']):
-            print(f'  {k["count"]:4}  {label}')
+            print(f'  {k["count"]:4}  {label}; shows the #[retry] line: {k["shows_attr"]}, '
+                  f'"originates in the attribute macro `retry`": {k["originates"]}')
             for fn, n in k['functions'].items():
                 print(f'          {fn}' + (f' (x{n})' if n > 1 else ''))
         report['compile_errors'] = kinds
