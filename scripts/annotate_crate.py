@@ -551,6 +551,8 @@ KINDS = [
     ('E0521 stores a borrow of a captured &mut argument in a longer-lived place (borrowed data escapes outside of closure)',
      lambda m, c: c == 'E0521'),
     ("the attribute's own error", lambda m, c: c is None and ('#[retry]' in m or 'cannot be retried' in m)),
+    ('E0277 a `mut` argument that is not Copy (the runtime\'s "fresh copy" message)',
+     lambda m, c: c == 'E0277' and 'fresh copy' in m),
 ]
 def kind_of(message, code):
     for label, test in KINDS:
