@@ -86,6 +86,13 @@ pub(crate) fn far_deadline<M: Moment>(now: M, wait: Duration) -> M {
         .unwrap_or(now)
 }
 
+/// `wait`, or 30 years when longer: a wait that any clock can add to now
+/// (futures-timer before 3.0.4 panics on an instant it cannot represent).
+#[cfg(feature = "futures-timer")]
+pub(crate) fn far_wait(wait: Duration) -> Duration {
+    wait.min(FAR_FUTURE)
+}
+
 /// The anchor of every [`Timeline`] instant.
 fn anchor() -> Instant {
     static ANCHOR: OnceLock<Instant> = OnceLock::new();

@@ -61,7 +61,7 @@ impl DefaultWait {
         }
         #[cfg(feature = "futures-timer")]
         return DefaultWait::Thread {
-            delay: futures_timer::Delay::new(wait),
+            delay: futures_timer::Delay::new(crate::time::clock::far_wait(wait)),
         };
         #[cfg(not(feature = "futures-timer"))]
         no_backend_here(wait)
@@ -78,7 +78,7 @@ impl DefaultWait {
             #[cfg(not(feature = "tokio"))]
             DefaultWaitProj::Tokio { sleep } => match *sleep.get_mut() {},
             #[cfg(feature = "futures-timer")]
-            DefaultWaitProj::Thread { delay } => delay.reset(wait),
+            DefaultWaitProj::Thread { delay } => delay.reset(crate::time::clock::far_wait(wait)),
             #[cfg(not(feature = "futures-timer"))]
             DefaultWaitProj::Thread { delay } => match *delay {},
         }

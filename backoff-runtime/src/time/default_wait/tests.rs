@@ -75,4 +75,6 @@ fn a_wait_too_long_to_represent_waits_far_instead_of_panicking() {
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut pending = pin!(pending);
     assert!(pending.as_mut().poll(&mut Context::from_waker(&waker)).is_pending());
+    pending.as_mut().reset(Duration::MAX);
+    assert!(pending.as_mut().poll(&mut Context::from_waker(&waker)).is_pending());
 }
