@@ -3,6 +3,7 @@
 //! loop for 5 seconds, in real time. Prints how far past `max_wait` an
 //! admission came (in real time) and how many times the limiter told a
 //! waiter to sleep per admission (each sleep is one wake-up).
+//! BENCHMARKS.md, "Admission under load", has the figures.
 //!
 //! The limiter starts counting at about 70 tokens per second: its history
 //! is 3 seconds of answers at 100 per second, then a throttle.

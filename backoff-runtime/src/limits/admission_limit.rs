@@ -20,8 +20,9 @@ use std::time::Instant;
 ///   it costs.
 /// - [`GoAfter`](Admission::GoAfter): the limiter reserved the attempt's
 ///   tokens. The loop sleeps on its own timer, then starts the attempt
-///   without asking again. Each waiter gets its own instant, so waiters do
-///   not all wake for the same token.
+///   without asking again. A limiter that tells each waiter its own instant
+///   this way keeps waiters from all waking for the same token. The
+///   crate's limiters never answer it.
 /// - [`Wait`](Admission::Wait): the loop sleeps on its own timer, holding
 ///   nothing, then asks again.
 /// - [`Refuse`](Admission::Refuse): the call returns

@@ -125,6 +125,7 @@ fn run(options: &Options) -> Result<(), Box<dyn Error>> {
     let overload = AdmissionSetup::OVERLOAD;
     let paced_overload = admission::sweep(&overload, plan.outage_runs, options.seed);
     let paced_outage = admission::sweep(&AdmissionSetup::OUTAGE, plan.outage_runs, options.seed);
+    let cold = admission::cold_start(&AdmissionSetup::COLD_START, plan.outage_runs, options.seed);
 
     println!("{}\n", report::contention_intro(&contention, plan.runs, options.seed));
     println!("{}", report::heading("Write calls (mean per run)"));
@@ -163,6 +164,11 @@ fn run(options: &Options) -> Result<(), Box<dyn Error>> {
         );
         println!("{}", report::admission_table(results));
     }
+    println!("{}", report::heading("Cold start: an early throttle, a 300/s backend"));
+    println!(
+        "{}",
+        report::cold_start_table(&AdmissionSetup::COLD_START, &cold, plan.outage_runs)
+    );
 
     if let Some(dir) = &options.out {
         let figures = plots::Figures {

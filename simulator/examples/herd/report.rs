@@ -1,7 +1,9 @@
 //! The figures as plain-text tables (Markdown pipe tables, so they can be
 //! pasted into the docs as they are).
 
-use crate::sim::admission::{AdmissionSetup, AdmissionSummary, Backend};
+use std::time::Duration;
+
+use crate::sim::admission::{AdmissionSetup, AdmissionSummary, Backend, ColdStart};
 use crate::sim::contention::ContentionSetup;
 use crate::sim::layers::{LAYERS, LayersSetup, SERVICES};
 use crate::sim::limit::{BudgetSetup, ThrottleSetup};
@@ -312,4 +314,34 @@ pub(crate) fn admission_table(results: &[AdmissionSummary]) -> String {
         ]);
     }
     table.render()
+}
+
+/// The cold start: how soon the adaptive rate limiter lets a backend work
+/// at 90% of its capacity after a throttle in the first milliseconds.
+pub(crate) fn cold_start_table(setup: &AdmissionSetup, cold: &ColdStart, runs: usize) -> String {
+    let mut table = Table::new(
+        [
+            "limit",
+            "first throttle (mean)",
+            "90% of the backend after (mean, longest)",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    );
+    table.push(vec![
+        "adaptive rate".to_owned(),
+        format!("{:.1} ms", cold.first_throttle.as_secs_f64() * 1000.0),
+        cold.to_90_percent.map_or_else(
+            || "not in the run".to_owned(),
+            |(mean, longest)| format!("{:.1} s, {:.1} s", mean.as_secs_f64(), longest.as_secs_f64()),
+        ),
+    ]);
+    format!(
+        "Cold start: {:.0} requests/s from the first instant until {:?}; the backend serves {:.0}/s with room for {:.0} at once; {runs} runs. AWS's SDKs measure a rate of 0 before their first 0.5 s interval closes and reach 90% after about 10 s here (10.2 s with this crate's limiter before it measured the early rate).\n\n{}",
+        setup.rate,
+        setup.horizon,
+        setup.backend.capacity(Duration::ZERO),
+        setup.burst,
+        table.render()
+    )
 }

@@ -157,43 +157,20 @@ fn counting(rate: f64) -> RateState {
 }
 
 #[test]
-fn an_empty_bucket_reserves_the_token_and_says_when_it_refills() {
+fn an_empty_bucket_says_how_long_to_wait_and_takes_nothing() {
     let mut state = counting(2.0);
-    // One token at 2 per second: half a second, the token taken ahead.
+    // One token at 2 per second: half a second.
     assert_eq!(
         state.admit(0.0, 1.0, Duration::ZERO, Duration::from_secs(10)),
-        Admission::GoAfter(Duration::from_millis(500))
+        Admission::Wait(Duration::from_millis(500))
     );
-    assert_eq!(state.current_capacity, -1.0, "the reserved token is taken");
-    // The next waiter at the same instant is told its own, later instant.
+    assert_eq!(state.current_capacity, 0.0, "a wait takes no token");
+    // After the wait, asked again, it goes and takes the token.
     assert_eq!(
-        state.admit(0.0, 1.0, Duration::ZERO, Duration::from_secs(10)),
-        Admission::GoAfter(Duration::from_secs(1))
+        state.admit(0.5, 1.0, Duration::from_millis(500), Duration::from_secs(10)),
+        Admission::Go
     );
-    // By the second instant both tokens have refilled.
-    state.refill(1.0);
     assert!(state.current_capacity.abs() < 1e-9);
-}
-
-#[test]
-fn waiters_are_told_instants_one_token_apart_in_the_order_they_asked() {
-    let mut state = counting(4.0);
-    let waits: Vec<Duration> = (0..8)
-        .map(
-            |_| match state.admit(0.0, 1.0, Duration::ZERO, Duration::from_secs(10)) {
-                Admission::GoAfter(wait) => wait,
-                other => panic!("{other:?}"),
-            },
-        )
-        .collect();
-    let expected: Vec<Duration> = (1..=8).map(|n| Duration::from_millis(250 * n)).collect();
-    assert_eq!(waits, expected);
-    // The ninth would come past a 2.1 s bound: refused, and it takes nothing.
-    assert_eq!(
-        state.admit(0.0, 1.0, Duration::ZERO, Duration::from_millis(2100)),
-        Admission::Refuse
-    );
-    assert_eq!(state.current_capacity, -8.0);
 }
 
 #[test]
@@ -220,7 +197,7 @@ fn a_cost_above_the_capacity_waits_for_a_full_bucket_and_never_deadlocks() {
     assert_eq!(state.max_capacity, 1.0);
     for cost in [5.0, 10.0] {
         state.current_capacity = 0.0;
-        let Admission::GoAfter(wait) = state.admit(0.0, cost, Duration::ZERO, Duration::from_secs(60)) else {
+        let Admission::Wait(wait) = state.admit(0.0, cost, Duration::ZERO, Duration::from_secs(60)) else {
             panic!("an empty bucket makes it wait");
         };
         assert_eq!(
@@ -228,15 +205,14 @@ fn a_cost_above_the_capacity_waits_for_a_full_bucket_and_never_deadlocks() {
             Duration::from_secs(2),
             "the time to fill the whole bucket, not 5 or 10 tokens"
         );
-        assert_eq!(state.current_capacity, -1.0, "it reserved the whole bucket");
-        state.refill(2.0);
-        assert!(state.current_capacity.abs() < 1e-9, "refilled by its instant");
+        assert_eq!(state.admit(2.0, cost, wait, Duration::from_secs(60)), Admission::Go);
+        assert!(state.current_capacity.abs() < 1e-9, "it took the whole bucket");
         state.last_timestamp = Some(0.0);
     }
 }
 
 #[test]
-fn the_bucket_never_holds_more_than_its_capacity() {
+fn the_bucket_never_holds_more_than_its_capacity_nor_less_than_nothing() {
     let mut state = counting(3.0);
     state.refill(100.0);
     assert_eq!(state.current_capacity, 3.0);
@@ -248,10 +224,9 @@ fn the_bucket_never_holds_more_than_its_capacity() {
     }
     assert!(matches!(
         state.admit(100.0, 1.0, Duration::ZERO, Duration::MAX),
-        Admission::GoAfter(_)
+        Admission::Wait(_)
     ));
-    // Below zero by the one reservation only.
-    assert!((state.current_capacity + 1.0).abs() < 1e-9);
+    assert!(state.current_capacity >= 0.0);
 }
 
 #[test]
@@ -279,12 +254,53 @@ fn the_limiter_converts_instants_and_charges_retries_their_cost() {
     );
     limiter.observed(at(0.0), true);
     assert!(limiter.is_enabled());
-    // Measured rate 0 at the throttle: the rate is the minimum, 0.5/s, and
-    // the bucket holds one token; a retry costing 3 waits for that one.
+    // Measured rate 0 at the throttle (no history yet to measure one
+    // over): the rate is the minimum, 0.5/s, and the bucket holds one
+    // token; a retry costing 3 waits for that one.
     assert_eq!(limiter.fill_rate(), 0.5);
     assert_eq!(
         limiter.admit(AdmissionRequest::new(at(0.0), 2, Duration::ZERO)),
-        Admission::GoAfter(Duration::from_secs(2))
+        Admission::Wait(Duration::from_secs(2))
     );
-    assert_eq!(limiter.tokens(), -1.0, "the whole bucket, reserved");
+    assert_eq!(
+        limiter.admit(AdmissionRequest::new(at(2.0), 2, Duration::from_secs(2))),
+        Admission::Go
+    );
+    assert_eq!(limiter.tokens(), 0.0);
+}
+
+#[test]
+fn an_early_throttle_rates_from_the_answers_seen_so_far() {
+    // 6 answers in the first 9 ms, the sixth a throttle: about 667/s sent,
+    // so the rate is cut to 0.7 of that. AWS's SDKs measure 0 before their
+    // first 0.5 s interval closes, and fall to the 0.5/s floor.
+    let mut state = RateState::new();
+    for answer in 1..=5 {
+        state.update(0.0015 * f64::from(answer), false);
+    }
+    state.update(0.009, true);
+    let sent = 6.0 / 0.009;
+    assert!(close(BETA * sent, state.fill_rate), "fill rate {}", state.fill_rate);
+    assert!(state.enabled);
+}
+
+#[test]
+fn once_an_interval_closes_the_rate_is_the_sdks_measured_one() {
+    // Answers before 0.5 s, then a throttle after it: the interval closed,
+    // and the SDKs' smoothed rate (0.8 of 11 answers over 0.5 s) is used.
+    let mut state = RateState::new();
+    for answer in 0..10 {
+        state.update(0.04 * f64::from(answer), false);
+    }
+    state.update(0.6, true);
+    assert!(
+        close(0.8 * 11.0 / 0.5, state.measured_tx_rate),
+        "{}",
+        state.measured_tx_rate
+    );
+    assert!(
+        close(BETA * state.measured_tx_rate, state.fill_rate),
+        "fill rate {}",
+        state.fill_rate
+    );
 }

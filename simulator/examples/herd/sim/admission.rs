@@ -115,7 +115,7 @@ pub(crate) enum Backend {
 
 impl Backend {
     /// The capacity at `now`, in calls per second.
-    fn capacity(self, now: Duration) -> f64 {
+    pub(crate) fn capacity(self, now: Duration) -> f64 {
         match self {
             Backend::Overloaded {
                 normal,
@@ -201,6 +201,24 @@ impl AdmissionSetup {
         hop: (Duration::from_millis(10), Duration::from_millis(2)),
     };
 
+    /// A cold start: 600 requests/s from the first instant against a backend
+    /// that serves 300/s with room for 2 at once, 1 ms hops: the first
+    /// throttle comes back about 9 ms after the start, before the limiter's
+    /// first 0.5 s measurement interval has closed; requests until 10 s.
+    pub(crate) const COLD_START: AdmissionSetup = AdmissionSetup {
+        policy: Self::POLICY,
+        rate: 600.0,
+        horizon: Duration::from_secs(10),
+        backend: Backend::Overloaded {
+            normal: 300.0,
+            reduced: 300.0,
+            from: Duration::ZERO,
+            until: Duration::from_secs(10),
+        },
+        burst: 2.0,
+        hop: (Duration::from_millis(1), Duration::from_micros(200)),
+    };
+
     /// The outage model's timeline: 200 requests/s, down from 5 s to 25 s,
     /// then 250 calls/s; requests until 60 s.
     pub(crate) const OUTAGE: AdmissionSetup = AdmissionSetup {
@@ -235,15 +253,38 @@ pub(crate) struct AdmissionRun {
     pub(crate) offered_per_second: Vec<u32>,
     /// Requests served in each second (goodput).
     pub(crate) served_per_second: Vec<u32>,
+    /// Requests served in each 100 ms.
+    pub(crate) served_per_tenth: Vec<u32>,
+    /// When the client heard its first throttle.
+    pub(crate) first_throttle: Option<Duration>,
 }
 
 impl AdmissionRun {
     fn second(at: Duration, series: &mut Vec<u32>) -> &mut u32 {
         let second = usize::try_from(at.as_secs()).unwrap_or(usize::MAX);
-        if series.len() <= second {
-            series.resize(second + 1, 0);
+        Self::slot(second, series)
+    }
+
+    fn tenth(at: Duration, series: &mut Vec<u32>) -> &mut u32 {
+        let tenth = usize::try_from(at.as_millis() / 100).unwrap_or(usize::MAX);
+        Self::slot(tenth, series)
+    }
+
+    fn slot(index: usize, series: &mut Vec<u32>) -> &mut u32 {
+        if series.len() <= index {
+            series.resize(index + 1, 0);
         }
-        &mut series[second]
+        &mut series[index]
+    }
+
+    /// When goodput first reached `share` of `capacity` (calls/s), over
+    /// the half second that starts then: `None` if never in the run.
+    pub(crate) fn time_to(&self, share: f64, capacity: f64) -> Option<Duration> {
+        let needed = share * capacity * 0.5;
+        self.served_per_tenth
+            .windows(5)
+            .position(|half_second| f64::from(half_second.iter().sum::<u32>()) >= needed)
+            .map(|tenth| Duration::from_millis(100 * tenth as u64))
     }
 }
 
@@ -384,12 +425,16 @@ pub(crate) fn simulate(setup: &AdmissionSetup, pacing: Pacing, seed: u64) -> Adm
                     // An overloaded backend's rejection is a throttle.
                     limit.observed(at(now), !served);
                 }
+                if !served && run.first_throttle.is_none() {
+                    run.first_throttle = Some(now);
+                }
                 if served {
                     if let Live::Throttle(throttle) = &live {
                         throttle.record_success();
                     }
                     run.succeeded += 1;
                     *AdmissionRun::second(now, &mut run.served_per_second) += 1;
+                    *AdmissionRun::tenth(now, &mut run.served_per_tenth) += 1;
                     continue;
                 }
                 if let Live::Throttle(throttle) = &live
@@ -507,6 +552,34 @@ pub(crate) fn sweep(setup: &AdmissionSetup, runs: usize, seed: u64) -> Vec<Admis
         .collect()
 }
 
+/// The cold start's figures for the adaptive rate limiter, over `runs`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ColdStart {
+    /// Mean time of the first throttle the client heard.
+    pub(crate) first_throttle: Duration,
+    /// Mean and longest time until goodput reached 90% of the backend
+    /// (`None` when a run never did).
+    pub(crate) to_90_percent: Option<(Duration, Duration)>,
+}
+
+/// Runs the cold start `runs` times with the adaptive rate limiter.
+pub(crate) fn cold_start(setup: &AdmissionSetup, runs: usize, seed: u64) -> ColdStart {
+    let capacity = setup.backend.capacity(Duration::ZERO);
+    let results: Vec<AdmissionRun> = (0..runs.max(1))
+        .map(|run| simulate(setup, Pacing::AdaptiveRate, derive_seed(seed, run as u64)))
+        .collect();
+    let n = u32::try_from(results.len()).unwrap_or(u32::MAX);
+    let first_throttle = results.iter().filter_map(|r| r.first_throttle).sum::<Duration>() / n;
+    let reached: Option<Vec<Duration>> = results.iter().map(|r| r.time_to(0.9, capacity)).collect();
+    ColdStart {
+        first_throttle,
+        to_90_percent: reached.map(|times| {
+            let longest = times.iter().copied().max().unwrap_or_default();
+            (times.iter().sum::<Duration>() / n, longest)
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -561,6 +634,16 @@ mod tests {
             );
             assert!(run.refused_locally > 0, "{pacing:?}");
         }
+    }
+
+    #[test]
+    fn after_an_early_throttle_the_rate_limiter_reaches_90_percent_of_the_backend_within_2_s() {
+        // AWS's algorithm measures 0 before its first interval closes: the
+        // same runs reached 90% after 10.2 s with it.
+        let cold = cold_start(&AdmissionSetup::COLD_START, 10, 2015);
+        assert!(cold.first_throttle < Duration::from_millis(20), "{cold:?}");
+        let (mean, longest) = cold.to_90_percent.expect("every run reaches 90%");
+        assert!(mean <= longest && longest <= Duration::from_secs(2), "{cold:?}");
     }
 
     #[test]
