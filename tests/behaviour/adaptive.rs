@@ -429,6 +429,20 @@ mod refusals_are_give_ups {
     static REFUSE_FIRST: RefuseFrom = RefuseFrom(1);
     static REFUSE_RETRY: RefuseFrom = RefuseFrom(2);
 
+    /// reqwest's error type of this crate stands for a refused attempt.
+    #[retry(admission = REFUSE_FIRST)]
+    async fn refused_over_reqwest() -> Result<(), backoff_runtime::reqwest_errors::Error> {
+        Ok(())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_function_returning_the_reqwest_error_is_refused_with_it() {
+        assert!(matches!(
+            refused_over_reqwest().await,
+            Err(backoff_runtime::reqwest_errors::Error::Refused)
+        ));
+    }
+
     /// What the hooks heard: (error, reason, attempts, retries left).
     type GiveUps = Vec<(CallError, StopReason, u32, u32)>;
 

@@ -23,11 +23,13 @@ use std::io;
 use ::reqwest::{Response, StatusCode};
 
 use crate::classify::http_errors::{is_retryable_io_kind, is_retryable_status, retry_after_header};
+use crate::limits::admission::Refused;
 use crate::time::timeout::Elapsed;
 
 /// Why a request through reqwest failed: a response with an error status
 /// (with the server's `Retry-After` hint, if any), an error of the client
-/// itself (connect, timeout, body...), or an attempt cut by `timeout = ...`.
+/// itself (connect, timeout, body...), an attempt cut by `timeout = ...`,
+/// or one the `admission = ...` limiter refused.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -42,6 +44,9 @@ pub enum Error {
     Transport(::reqwest::Error),
     /// The attempt was cut by the attribute's `timeout = ...`.
     TimedOut,
+    /// The limiter named in `admission = ...` refused the attempt: it was
+    /// never sent. Never retried.
+    Refused,
 }
 
 impl fmt::Display for Error {
@@ -50,6 +55,7 @@ impl fmt::Display for Error {
             Error::Status { status, .. } => write!(f, "server answered {status}"),
             Error::Transport(error) => write!(f, "request failed: {error}"),
             Error::TimedOut => f.write_str("attempt timed out"),
+            Error::Refused => fmt::Display::fmt(&Refused, f),
         }
     }
 }
@@ -72,6 +78,23 @@ impl From<::reqwest::Error> for Error {
 impl From<Elapsed> for Error {
     fn from(_: Elapsed) -> Self {
         Error::TimedOut
+    }
+}
+
+/// `admission = ...` works with this error type:
+///
+/// ```
+/// use backoff_runtime::Refused;
+/// use backoff_runtime::reqwest_errors::{Error, is_retryable_error};
+///
+/// let refused = Error::from(Refused::new());
+/// assert!(matches!(refused, Error::Refused));
+/// assert!(!is_retryable_error(&refused));
+/// assert_eq!(refused.to_string(), "the client's limiter refused the attempt");
+/// ```
+impl From<Refused> for Error {
+    fn from(_: Refused) -> Self {
+        Error::Refused
     }
 }
 
@@ -232,6 +255,7 @@ impl RetryableReqwestError for Error {
             Error::Status { status, .. } => is_retryable_status(*status),
             Error::Transport(error) => is_retryable_reqwest_error(error),
             Error::TimedOut => true,
+            Error::Refused => false,
         }
     }
 }

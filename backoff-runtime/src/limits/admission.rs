@@ -46,7 +46,7 @@ crate::stand_in::stand_in_error!(
 #[diagnostic::on_unimplemented(
     message = "`admission = ...` needs the function's error type to implement `From<backoff_runtime::Refused>`, and `{Self}` does not",
     label = "an attempt the limiter refuses becomes this error type",
-    note = "add `impl From<backoff_runtime::Refused> for {Self}` (e.g. an `Overloaded` variant): a limiter that paces attempts may refuse one, the first included, and the call then returns that error"
+    note = "a limiter that paces attempts may refuse one, the first included, and the call then returns that error; if `{Self}` is your own type, add `impl From<backoff_runtime::Refused> for {Self}` (e.g. an `Overloaded` variant); if it is another crate's (such as `reqwest::Error`), return an error of your own that wraps it, or `backoff_runtime::reqwest_errors::Error` (feature `reqwest`), which has the impl"
 )]
 pub trait FromRefused {
     /// The error standing for a refused attempt.
