@@ -106,7 +106,20 @@ pub fn parse_retry_after_at(value: &str, now: SystemTime) -> Option<Duration> {
     Some(date.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
-/// The `Retry-After` hint of a response's headers, if present and readable.
+/// The server's hint in a response's headers, if present and readable.
+///
+/// Read in this order, the first readable one wins:
+///
+/// 1. `retry-after-ms` and `x-ms-retry-after-ms`: milliseconds (Azure's
+///    services and SDKs, OpenAI's API).
+/// 2. `Retry-After`: seconds or an HTTP date.
+/// 3. The IETF's `RateLimit` field
+///    (draft-ietf-httpapi-ratelimit-headers): a policy with no quota left
+///    (`r=0`) and `t` seconds until it resets. The older drafts'
+///    `RateLimit-Remaining: 0` with `RateLimit-Reset` too.
+///
+/// The hint goes where every hint goes: capped by `max_backoff` or ending
+/// the retries, as `hint_above_cap` says.
 ///
 /// ```
 /// use backoff_runtime::http_errors::retry_after_header;
@@ -116,10 +129,61 @@ pub fn parse_retry_after_at(value: &str, now: SystemTime) -> Option<Duration> {
 /// let mut headers = HeaderMap::new();
 /// headers.insert(RETRY_AFTER, HeaderValue::from_static("7"));
 /// assert_eq!(retry_after_header(&headers), Some(Duration::from_secs(7)));
+/// headers.insert("retry-after-ms", HeaderValue::from_static("1500"));
+/// assert_eq!(retry_after_header(&headers), Some(Duration::from_millis(1500)));
+///
+/// let mut limited = HeaderMap::new();
+/// limited.insert("ratelimit", HeaderValue::from_static("\"default\";r=0;t=30"));
+/// assert_eq!(retry_after_header(&limited), Some(Duration::from_secs(30)));
 /// ```
 #[must_use]
 pub fn retry_after_header(headers: &HeaderMap) -> Option<Duration> {
-    headers.get(RETRY_AFTER)?.to_str().ok().and_then(parse_retry_after)
+    let text = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    ["retry-after-ms", "x-ms-retry-after-ms"]
+        .into_iter()
+        .find_map(|name| text(name).and_then(parse_millis))
+        .or_else(|| headers.get(RETRY_AFTER)?.to_str().ok().and_then(parse_retry_after))
+        .or_else(|| text("ratelimit").and_then(rate_limit_reset))
+        .or_else(|| {
+            let exhausted = text("ratelimit-remaining").is_some_and(|left| left.trim() == "0");
+            exhausted
+                .then(|| text("ratelimit-reset").and_then(parse_seconds))
+                .flatten()
+        })
+}
+
+/// A whole number, digits only (saturating when absurdly large).
+fn parse_count(value: &str) -> Option<u64> {
+    let value = value.trim();
+    (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())).then(|| value.parse().unwrap_or(u64::MAX))
+}
+
+/// A whole number of milliseconds.
+fn parse_millis(value: &str) -> Option<Duration> {
+    parse_count(value).map(Duration::from_millis)
+}
+
+/// A whole number of seconds.
+fn parse_seconds(value: &str) -> Option<Duration> {
+    parse_count(value).map(Duration::from_secs)
+}
+
+/// The reset of the first `RateLimit` policy with no quota left: its `t`
+/// parameter, in seconds. The field is a list of policies, each a name
+/// with `;key=value` parameters.
+fn rate_limit_reset(field: &str) -> Option<Duration> {
+    field.split(',').find_map(|policy| {
+        let mut remaining = None;
+        let mut reset = None;
+        for parameter in policy.split(';').skip(1) {
+            match parameter.trim().split_once('=') {
+                Some(("r", value)) => remaining = Some(value.trim()),
+                Some(("t", value)) => reset = parse_seconds(value),
+                _ => {}
+            }
+        }
+        (remaining == Some("0")).then_some(reset).flatten()
+    })
 }
 
 #[cfg(test)]

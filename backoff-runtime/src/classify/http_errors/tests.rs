@@ -64,3 +64,43 @@ fn io_kinds() {
         assert!(!is_retryable_io_kind(kind), "{kind:?}");
     }
 }
+
+fn headers(pairs: &[(&'static str, &'static str)]) -> http::HeaderMap {
+    let mut map = http::HeaderMap::new();
+    for (name, value) in pairs {
+        map.insert(*name, http::HeaderValue::from_static(value));
+    }
+    map
+}
+
+#[test]
+fn the_millisecond_headers_come_before_retry_after() {
+    let both = headers(&[("retry-after", "7"), ("x-ms-retry-after-ms", "250")]);
+    assert_eq!(retry_after_header(&both), Some(Duration::from_millis(250)));
+    let three = headers(&[
+        ("retry-after", "7"),
+        ("x-ms-retry-after-ms", "250"),
+        ("retry-after-ms", "40"),
+    ]);
+    assert_eq!(retry_after_header(&three), Some(Duration::from_millis(40)));
+    // An unreadable one is passed over.
+    let bad = headers(&[("retry-after-ms", "soon"), ("retry-after", "7")]);
+    assert_eq!(retry_after_header(&bad), Some(Duration::from_secs(7)));
+}
+
+#[test]
+fn the_ratelimit_field_gives_the_reset_of_an_exhausted_policy() {
+    let exhausted = headers(&[("ratelimit", "\"burst\";r=5;t=1, \"daily\";r=0;t=3600")]);
+    assert_eq!(retry_after_header(&exhausted), Some(Duration::from_secs(3600)));
+    // Quota left: no hint.
+    let left = headers(&[("ratelimit", "\"default\";r=3;t=30")]);
+    assert_eq!(retry_after_header(&left), None);
+    // Retry-After comes first.
+    let both = headers(&[("ratelimit", "\"default\";r=0;t=30"), ("retry-after", "2")]);
+    assert_eq!(retry_after_header(&both), Some(Duration::from_secs(2)));
+    // The older drafts' fields.
+    let older = headers(&[("ratelimit-remaining", "0"), ("ratelimit-reset", "12")]);
+    assert_eq!(retry_after_header(&older), Some(Duration::from_secs(12)));
+    let older_left = headers(&[("ratelimit-remaining", "4"), ("ratelimit-reset", "12")]);
+    assert_eq!(retry_after_header(&older_left), None);
+}
