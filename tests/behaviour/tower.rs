@@ -689,3 +689,33 @@ async fn the_attribute_over_the_layer_does_not_multiply_the_attempts() {
     assert_eq!(sent.load(Ordering::SeqCst), 4);
     assert_eq!(*reason.lock().unwrap(), Some(StopReason::RetriedBelow));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_millisecond_hint_is_waited_to_the_millisecond_never_less() {
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&sent);
+    let backend = tower::service_fn(move |_: Request<String>| {
+        let mut seen = seen.lock().unwrap();
+        seen.push(Instant::now());
+        let mut response = http::Response::new(String::new());
+        if seen.len() == 1 {
+            *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+            response.headers_mut().insert("retry-after-ms", "1537".parse().unwrap());
+        }
+        async move { Ok::<_, tower::BoxError>(response) }
+    });
+    let service = RetryLayer::new(POLICY).layer(backend);
+    let response = service
+        .oneshot(Request::get("http://unused/").body(String::new()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let sent = sent.lock().unwrap();
+    let waited = sent[1] - sent[0];
+    // tokio's timer ticks in whole milliseconds: the wait ends at the next
+    // tick at or after the hint, never before it.
+    assert!(
+        (Duration::from_millis(1537)..=Duration::from_millis(1538)).contains(&waited),
+        "waited {waited:?}"
+    );
+}
