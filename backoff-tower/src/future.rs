@@ -26,6 +26,7 @@ use backoff_runtime::__front_end::{AdmissionProgress, Admitting, DefaultWait};
 use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
 use backoff_runtime::Policy;
+use backoff_runtime::Refused;
 use backoff_runtime::{Admission, AdmissionLimit};
 use backoff_runtime::{GiveUp, RetryEvent, Success};
 
@@ -94,7 +95,7 @@ pin_project_lite::pin_project! {
         Admitting { #[pin] pending: DefaultWait, progress: AdmissionProgress },
         /// The admission limiter refused the next attempt: the call ends
         /// with this result (`E::from(Refused)`).
-        Refused { result: fn() -> R },
+        Refused { result: fn(Refused) -> R },
     }
 }
 
@@ -292,7 +293,7 @@ where
         driver: Loop,
         call: CallNonce,
         start: Option<Instant>,
-        (answer, refused): (AskedAdmission, fn() -> CallResult<S, Req>),
+        (answer, refused): (AskedAdmission, RefusedResult<S, Req>),
     ) -> Self {
         let mut retry = Retrying::new(service, config, request, driver, call, start, 0);
         let phase = retry.admitted_phase(answer, refused);
@@ -301,6 +302,10 @@ where
         }
     }
 }
+
+/// The result a refused attempt of a call of `S` with `Req` stands for,
+/// made from the refusal.
+type RefusedResult<S, Req> = fn(Refused) -> CallResult<S, Req>;
 
 /// An admission limiter's answer, with where the attempt's admission
 /// stands after it.
@@ -390,7 +395,7 @@ where
     fn admitted_phase(
         &mut self,
         (answer, progress): AskedAdmission,
-        refused: fn() -> CallResult<S, Req>,
+        refused: RefusedResult<S, Req>,
     ) -> PhaseOf<S, Req> {
         match answer {
             Admission::Go => self.send_next(),
@@ -458,9 +463,13 @@ where
     /// [`StopReason::Refused`](backoff_runtime::StopReason::Refused).
     #[cold]
     #[inline(never)]
-    fn refused(&mut self, result: fn() -> CallResult<S, Req>) -> CallResult<S, Req> {
+    fn refused(&mut self, result: RefusedResult<S, Req>) -> CallResult<S, Req> {
         let number = self.number;
-        self.decide(|driver, policy, _, _, hooks| driver.refused(policy, number, hooks, result()))
+        let refusal = match self.config.admission.admission::<S::Response>() {
+            Some((limit, _)) => Admitting::of_dyn(limit, ASYNC_CLOCK).refusal(),
+            None => Refused::new(),
+        };
+        self.decide(|driver, policy, _, _, hooks| driver.refused(policy, number, hooks, result(refusal)))
     }
 
     /// Runs `decide` with the call's loop, policy, limit and admission
@@ -546,7 +555,7 @@ where
 /// The admission limiter and refused result of a call of `S` with `Req`.
 type RefusedOf<'a, S, Req> = Option<(
     &'a dyn AdmissionLimit,
-    fn() -> Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>,
+    fn(Refused) -> Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>,
 )>;
 
 impl<S, Req, C, T, A> Future for ResponseFuture<S, Req, C, T, A>

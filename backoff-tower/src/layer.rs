@@ -391,7 +391,7 @@ impl<E: From<Elapsed>> PerAttemptTimeout<E> for WithTimeout {
 }
 
 /// A pacing limiter and the result standing for a refused attempt.
-type RefusedAttempt<'a, T, E> = Option<(&'a dyn AdmissionLimit, fn() -> Result<T, E>)>;
+type RefusedAttempt<'a, T, E> = Option<(&'a dyn AdmissionLimit, fn(Refused) -> Result<T, E>)>;
 
 /// How the layer's admission limiter reaches each attempt: not at all
 /// ([`NoAdmission`]: every attempt goes at once, and the checks compile
@@ -423,6 +423,6 @@ impl<E> PerAttemptAdmission<E> for NoAdmission {
 impl<E: From<Refused>> PerAttemptAdmission<E> for WithAdmission {
     #[inline]
     fn admission<T>(&self) -> RefusedAttempt<'_, T, E> {
-        Some((&*self.0, || Err(E::from(Refused::new()))))
+        Some((&*self.0, |refused| Err(E::from(refused))))
     }
 }

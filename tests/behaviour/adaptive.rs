@@ -439,7 +439,7 @@ mod refusals_are_give_ups {
     async fn a_function_returning_the_reqwest_error_is_refused_with_it() {
         assert!(matches!(
             refused_over_reqwest().await,
-            Err(backoff_runtime::reqwest_errors::Error::Refused)
+            Err(backoff_runtime::reqwest_errors::Error::Refused(_))
         ));
     }
 
@@ -937,5 +937,75 @@ mod under_load {
             );
         }
         assert!(!clock.waits().is_empty(), "the calls were paced");
+    }
+}
+
+/// A refusal names the limiter that made it, in every front end.
+mod refusals_name_their_limiter {
+    use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, Policy, Refused, retry};
+    use std::sync::Arc;
+    use tower::{Layer, ServiceExt};
+
+    /// Refuses everything, and has a name.
+    struct Store;
+
+    impl AdmissionLimit for Store {
+        fn admit(&self, _: AdmissionRequest) -> Admission {
+            Admission::Refuse
+        }
+        fn name(&self) -> Option<&'static str> {
+            Some("store")
+        }
+    }
+
+    static STORE: Store = Store;
+    const MESSAGE: &str = "the client's limiter \"store\" refused the attempt";
+
+    #[retry(admission = STORE)]
+    fn sync_call() -> std::io::Result<()> {
+        Ok(())
+    }
+
+    #[retry(admission = STORE)]
+    async fn async_call() -> std::io::Result<()> {
+        Ok(())
+    }
+
+    #[test]
+    fn the_attribute_s_sync_and_async_refusals_name_it() {
+        assert_eq!(sync_call().unwrap_err().to_string(), MESSAGE);
+        assert_eq!(
+            futures_executor::block_on(async_call()).unwrap_err().to_string(),
+            MESSAGE
+        );
+    }
+
+    #[test]
+    fn the_builder_s_refusals_name_it() {
+        let call = Policy::new()
+            .retry(|| Ok::<(), std::io::Error>(()))
+            .admission(&STORE)
+            .call();
+        assert_eq!(call.unwrap_err().to_string(), MESSAGE);
+        let awaited = futures_executor::block_on(async {
+            Policy::new()
+                .retry(|| async { Ok::<(), std::io::Error>(()) })
+                .admission(&STORE)
+                .await
+        });
+        assert_eq!(awaited.unwrap_err().to_string(), MESSAGE);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_layer_s_refusals_name_it() {
+        let service = tower::service_fn(|_: http::Request<String>| async {
+            Ok::<_, tower::BoxError>(http::Response::new(String::new()))
+        });
+        let service = backoff_tower::RetryLayer::new(Policy::new())
+            .admission(Arc::new(Store))
+            .layer(service);
+        let error = service.oneshot(http::Request::new(String::new())).await.unwrap_err();
+        let refused = error.downcast_ref::<Refused>().expect("the error is the refusal");
+        assert_eq!(refused.limiter(), Some("store"));
     }
 }

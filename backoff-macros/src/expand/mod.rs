@@ -543,7 +543,7 @@ impl Generator<'_> {
                 if #admitted {
                     #attempt
                 } else {
-                    (#refused(), false)
+                    (#refused(#admitting.refusal()), false)
                 }
             },
         )

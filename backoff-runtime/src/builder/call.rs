@@ -12,7 +12,7 @@ use crate::schedule::policy::Policy;
 use crate::time::sleep::BlockingSleep;
 
 use super::action::BlockingAction;
-use super::config::{Config, Identity, StandIn};
+use super::config::{Config, Identity, RefusedResult};
 use super::operation::Blocking;
 use super::retry::Retry;
 
@@ -107,7 +107,7 @@ where
         policy: &Policy,
         budget: Option<Limit<'_>>,
         start: Option<std::time::Instant>,
-        (limit, refused): (&dyn AdmissionLimit, StandIn<T, E>),
+        (limit, refused): (&dyn AdmissionLimit, RefusedResult<T, E>),
         config: Config<Blocking, T, E, O, H, S, A>,
         mut op: Op,
     ) -> Result<T, E> {
@@ -122,7 +122,14 @@ where
         let mut admitting = Admitting::of_dyn(limit, sleep.clock());
         let hooks = identity.lend(&hooks);
         if !admitting.admit_blocking(&|wait| sleep.sleep(wait)) {
-            return first_refused_blocking(policy, sleep.clock(), start, &admitting, &hooks, refused());
+            return first_refused_blocking(
+                policy,
+                sleep.clock(),
+                start,
+                &admitting,
+                &hooks,
+                refused(admitting.refusal()),
+            );
         }
         crate::run::nested::enter_attempt();
         let first = op();

@@ -29,9 +29,11 @@ impl Identity {
     }
 }
 
-/// The result that stands for an attempt that never returned one: timed
-/// out, or refused by the admission limiter.
+/// The result that stands for an attempt that timed out.
 pub(crate) type StandIn<T, E> = fn() -> Result<T, E>;
+
+/// The result a refused attempt stands for, made from the refusal.
+pub(crate) type RefusedResult<T, E> = fn(crate::Refused) -> Result<T, E>;
 
 /// The keys given to a [`Retry`](crate::Retry) so far: the kind of operation, its
 /// result's types, the outcome its observers see (`O`: the error, or after
@@ -54,7 +56,7 @@ pub(crate) struct CallKeys<T, E> {
     /// Per-attempt limit (async) and the result of a timed-out attempt.
     pub(crate) timeout: Option<(Duration, StandIn<T, E>)>,
     /// With `admission`: the result of a refused attempt.
-    pub(crate) refused: Option<fn() -> Result<T, E>>,
+    pub(crate) refused: Option<RefusedResult<T, E>>,
 }
 
 impl<K, T, E, O, H, S: core::fmt::Debug, A> core::fmt::Debug for Config<K, T, E, O, H, S, A> {

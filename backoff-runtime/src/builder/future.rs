@@ -176,7 +176,7 @@ pin_project_lite::pin_project! {
         timeout: Option<(Duration, fn() -> C::Output)>,
         // With `admission`: the limiter (with where the next attempt's
         // admission stands), and the result of a refused attempt.
-        admission: Option<(Admitting<'a>, fn() -> C::Output)>,
+        admission: Option<(Admitting<'a>, fn(crate::Refused) -> C::Output)>,
         driver: Loop,
         #[pin]
         phase: PhaseOf<Fut, C>,
@@ -326,7 +326,8 @@ where
                     Admission::Go => {}
                     Admission::Refuse => {
                         let hooks = this.identity.lend(&*this.hooks);
-                        return Poll::Ready(this.driver.refused(policy, admitting.attempts(), &hooks, refused()));
+                        let result = refused(admitting.refusal());
+                        return Poll::Ready(this.driver.refused(policy, admitting.attempts(), &hooks, result));
                     }
                     Admission::Wait(wait) | Admission::GoAfter(wait) => {
                         let pending = this.timer.start(wait);

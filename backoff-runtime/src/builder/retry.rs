@@ -239,7 +239,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
         E: crate::limits::admission::FromRefused,
     {
         self.admission = Some(limit);
-        self.config.call.refused = Some(|| Err(E::from_refused()));
+        self.config.call.refused = Some(|refused| Err(E::from_refused(refused)));
         self.add(Admits)
     }
 

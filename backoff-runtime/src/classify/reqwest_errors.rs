@@ -46,7 +46,7 @@ pub enum Error {
     TimedOut,
     /// The limiter named in `admission = ...` refused the attempt: it was
     /// never sent. Never retried.
-    Refused,
+    Refused(Refused),
 }
 
 impl fmt::Display for Error {
@@ -55,7 +55,7 @@ impl fmt::Display for Error {
             Error::Status { status, .. } => write!(f, "server answered {status}"),
             Error::Transport(error) => write!(f, "request failed: {error}"),
             Error::TimedOut => f.write_str("attempt timed out"),
-            Error::Refused => fmt::Display::fmt(&Refused, f),
+            Error::Refused(refused) => fmt::Display::fmt(refused, f),
         }
     }
 }
@@ -64,6 +64,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Transport(error) => Some(error),
+            Error::Refused(refused) => Some(refused),
             _ => None,
         }
     }
@@ -88,13 +89,13 @@ impl From<Elapsed> for Error {
 /// use backoff_runtime::reqwest_errors::{Error, is_retryable_error};
 ///
 /// let refused = Error::from(Refused::new());
-/// assert!(matches!(refused, Error::Refused));
+/// assert!(matches!(refused, Error::Refused(_)));
 /// assert!(!is_retryable_error(&refused));
 /// assert_eq!(refused.to_string(), "the client's limiter refused the attempt");
 /// ```
 impl From<Refused> for Error {
-    fn from(_: Refused) -> Self {
-        Error::Refused
+    fn from(refused: Refused) -> Self {
+        Error::Refused(refused)
     }
 }
 
@@ -255,7 +256,7 @@ impl RetryableReqwestError for Error {
             Error::Status { status, .. } => is_retryable_status(*status),
             Error::Transport(error) => is_retryable_reqwest_error(error),
             Error::TimedOut => true,
-            Error::Refused => false,
+            Error::Refused(_) => false,
         }
     }
 }

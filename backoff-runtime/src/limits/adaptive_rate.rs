@@ -265,6 +265,10 @@ impl AdmissionLimit for AdaptiveRateLimiter {
         let now = state.seconds(now);
         state.update(now, slow_down);
     }
+
+    fn name(&self) -> Option<&'static str> {
+        self.get_name()
+    }
 }
 
 /// The limiter's numbers, in seconds since the first instant it saw (the

@@ -220,6 +220,10 @@ impl AdmissionLimit for AdaptiveThrottle {
             window.count(slot, Counter::Accepts);
         }
     }
+
+    fn name(&self) -> Option<&'static str> {
+        self.get_name()
+    }
 }
 
 /// Which count an event adds to.

@@ -11,26 +11,80 @@ use std::time::Instant;
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest};
 use crate::time::clock::ClockKind;
 
-crate::stand_in::stand_in_error!(
-    /// The error of an attempt that the limit named in `admission = ...`
-    /// refused: the client shed the call itself, without sending it. A function
-    /// with `admission = ...` needs `E: From<Refused>`; the call returns
-    /// `E::from(Refused)` at once, whether the refused attempt was the first or
-    /// a retry, and reports it as a give-up with
-    /// [`StopReason::Refused`](crate::StopReason::Refused) (`on_give_up`, the
-    /// tracing event, the `metrics` counter of calls).
+/// The error of an attempt that the limit named in `admission = ...`
+/// refused: the client shed the call itself, without sending it. A function
+/// with `admission = ...` needs `E: From<Refused>`; the call returns
+/// `E::from(refused)` at once, whether the refused attempt was the first or
+/// a retry, and reports it as a give-up with
+/// [`StopReason::Refused`](crate::StopReason::Refused) (`on_give_up`, the
+/// tracing event, the `metrics` counter of calls). It names the limiter
+/// when the limiter has a name.
+///
+/// ```
+/// use backoff_runtime::{AdaptiveRateLimiter, Refused};
+///
+/// let io: std::io::Error = Refused::new().into();
+/// assert_eq!(io.kind(), std::io::ErrorKind::Other);
+/// assert_eq!(Refused::new().to_string(), "the client's limiter refused the attempt");
+/// assert_eq!(Refused::by("s3").to_string(), "the client's limiter \"s3\" refused the attempt");
+/// assert_eq!(Refused::by("s3").limiter(), Some("s3"));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Refused {
+    limiter: Option<&'static str>,
+}
+
+impl Refused {
+    /// A refusal by a limiter without a name (for tests and for converting
+    /// by hand).
     ///
     /// ```
-    /// use backoff_runtime::Refused;
-    ///
-    /// let io: std::io::Error = Refused::new().into();
-    /// assert_eq!(io.kind(), std::io::ErrorKind::Other);
-    /// assert_eq!(Refused::new().to_string(), "the client's limiter refused the attempt");
+    /// assert_eq!(backoff_runtime::Refused::new().limiter(), None);
     /// ```
-    Refused,
-    "the client's limiter refused the attempt",
-    Other
-);
+    #[must_use]
+    pub const fn new() -> Self {
+        Refused { limiter: None }
+    }
+
+    /// A refusal by the limiter named `limiter`.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::Refused::by("store").limiter(), Some("store"));
+    /// ```
+    #[must_use]
+    pub const fn by(limiter: &'static str) -> Self {
+        Refused { limiter: Some(limiter) }
+    }
+
+    /// The name of the limiter that refused, when it has one
+    /// ([`AdmissionLimit::name`]).
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::Refused::new().limiter(), None);
+    /// ```
+    #[must_use]
+    pub const fn limiter(&self) -> Option<&'static str> {
+        self.limiter
+    }
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.limiter {
+            Some(name) => write!(f, "the client's limiter {name:?} refused the attempt"),
+            None => f.write_str("the client's limiter refused the attempt"),
+        }
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl From<Refused> for std::io::Error {
+    fn from(error: Refused) -> Self {
+        std::io::Error::other(error)
+    }
+}
 
 /// The bound behind `admission = ...`: the error type must absorb
 /// [`Refused`], the error of an attempt the limiter refused.
@@ -38,10 +92,11 @@ crate::stand_in::stand_in_error!(
 /// Implemented for every `E: From<Refused>`:
 ///
 /// ```
+/// use backoff_runtime::Refused;
 /// use backoff_runtime::bounds::FromRefused;
 ///
-/// let refused: std::io::Error = FromRefused::from_refused();
-/// assert_eq!(refused.to_string(), "the client's limiter refused the attempt");
+/// let refused: std::io::Error = FromRefused::from_refused(Refused::by("store"));
+/// assert_eq!(refused.to_string(), "the client's limiter \"store\" refused the attempt");
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`admission = ...` needs the function's error type to implement `From<backoff_runtime::Refused>`, and `{Self}` does not",
@@ -49,13 +104,13 @@ crate::stand_in::stand_in_error!(
     note = "a limiter that paces attempts may refuse one, the first included, and the call then returns that error; if `{Self}` is your own type, add `impl From<backoff_runtime::Refused> for {Self}` (e.g. an `Overloaded` variant); if it is another crate's (such as `reqwest::Error`), return an error of your own that wraps it, or `backoff_runtime::reqwest_errors::Error` (feature `reqwest`), which has the impl"
 )]
 pub trait FromRefused {
-    /// The error standing for a refused attempt.
-    fn from_refused() -> Self;
+    /// The error standing for the attempt `refused`.
+    fn from_refused(refused: Refused) -> Self;
 }
 
 impl<E: From<Refused>> FromRefused for E {
-    fn from_refused() -> Self {
-        E::from(Refused)
+    fn from_refused(refused: Refused) -> Self {
+        E::from(refused)
     }
 }
 
@@ -159,6 +214,14 @@ impl<'a> Admitting<'a> {
             }
         }
         answer
+    }
+
+    /// The refusal of this call's limiter, naming it when it has a name.
+    #[inline]
+    pub fn refusal(&self) -> Refused {
+        Refused {
+            limiter: self.limit.name(),
+        }
     }
 
     /// Whether the limit refused an attempt of this call (which then ends).

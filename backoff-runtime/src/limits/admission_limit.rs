@@ -93,11 +93,19 @@ pub trait AdmissionLimit: Sync {
     fn observed(&self, now: Instant, slow_down: bool) {
         let _ = (now, slow_down);
     }
+
+    /// The limiter's name, which a [`Refused`](crate::Refused) of it
+    /// carries (none by default; the crate's limiters give the one set with
+    /// their `name` method).
+    fn name(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 crate::limits::named::forward_to_pointee!(AdmissionLimit {
     fn admit(&self, request: AdmissionRequest) -> Admission;
     fn observed(&self, now: Instant, slow_down: bool);
+    fn name(&self) -> Option<&'static str>;
 });
 
 /// An admission limiter's answer before an attempt

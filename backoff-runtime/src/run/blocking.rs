@@ -110,7 +110,7 @@ pub(crate) struct BlockingParts<'a, T, E, O> {
 
 /// The limiter a blocking loop asks before each attempt (`admission`),
 /// with the result of a refused attempt.
-pub(crate) type BlockingAdmission<'a, T, E> = (Admitting<'a>, fn() -> Result<T, E>);
+pub(crate) type BlockingAdmission<'a, T, E> = (Admitting<'a>, fn(crate::Refused) -> Result<T, E>);
 
 impl<T, E, O> core::fmt::Debug for BlockingParts<'_, T, E, O> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -212,7 +212,13 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
         sleeper.sleep(wait);
         if let Some((admitting, refused)) = admission.as_mut() {
             if !admitting.admit_blocking(&|wait| sleeper.sleep(wait)) {
-                return refused_reported(&mut state, policy, admitting.attempts(), hooks, refused());
+                return refused_reported(
+                    &mut state,
+                    policy,
+                    admitting.attempts(),
+                    hooks,
+                    refused(admitting.refusal()),
+                );
             }
         }
         crate::run::nested::enter_attempt();

@@ -57,10 +57,14 @@ where
 /// function pointer: the `From<Refused>` bound is checked here, once, so a
 /// missing impl is one error on the `admission` key.
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub fn refused_result<R>() -> fn() -> R
+pub fn refused_result<R>() -> fn(crate::Refused) -> R
 where
     R: RetryResult,
     R::Err: crate::limits::admission::FromRefused,
 {
-    || R::from_result(Err(<R::Err as crate::limits::admission::FromRefused>::from_refused()))
+    |refused| {
+        R::from_result(Err(<R::Err as crate::limits::admission::FromRefused>::from_refused(
+            refused,
+        )))
+    }
 }
