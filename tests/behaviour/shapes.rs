@@ -70,8 +70,8 @@ impl Client {
         }
     }
 
-    #[retry(initial_backoff = "1ms")]
-    fn by_mut_ref(&mut self) -> Result<u32, Flaky> {
+    /// One more call: fails until `failures` calls were made.
+    fn count_call(&mut self) -> Result<u32, Flaky> {
         self.calls += 1;
         if self.calls <= self.failures {
             Err(Flaky(self.calls))
@@ -81,14 +81,15 @@ impl Client {
     }
 
     #[retry(initial_backoff = "1ms")]
+    fn by_mut_ref(&mut self) -> Result<u32, Flaky> {
+        self.count_call()
+    }
+
+    #[retry(initial_backoff = "1ms")]
     async fn by_mut_ref_async(&mut self) -> Result<u32, Flaky> {
-        self.calls += 1;
+        let counted = self.count_call();
         tokio::task::yield_now().await;
-        if self.calls <= self.failures {
-            Err(Flaky(self.calls))
-        } else {
-            Ok(self.calls)
-        }
+        counted
     }
 
     #[retry(initial_backoff = "1ms")]

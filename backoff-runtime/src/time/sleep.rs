@@ -66,6 +66,19 @@ impl<F, Fut> IntoTimer for CustomTimer<F, Fut> {
     }
 }
 
+/// How a blocking loop waits, and which clock it measures `max_elapsed` on.
+#[diagnostic::on_unimplemented(
+    message = "the `sleep` of a sync function must be a `Fn(Duration)`",
+    label = "not a blocking sleep",
+    note = "an async sleep (returning a future) belongs on an `async fn`"
+)]
+pub trait BlockingSleep {
+    /// Waits for `wait`.
+    fn sleep(&self, wait: Duration);
+    /// The clock of loops that sleep this way.
+    fn clock(&self) -> ClockKind;
+}
+
 /// The user's blocking sleep, a `Fn(Duration)` (what it returns is checked
 /// to be `()` by `bounds::sync_sleep`, on the user's token, so nothing is
 /// asked of it here). It keeps a function pointer made here, so the loop
@@ -143,19 +156,6 @@ impl<F> BlockingSleep for CustomSleep<F> {
     fn clock(&self) -> ClockKind {
         ClockKind::Std
     }
-}
-
-/// How a blocking loop waits, and which clock it measures `max_elapsed` on.
-#[diagnostic::on_unimplemented(
-    message = "the `sleep` of a sync function must be a `Fn(Duration)`",
-    label = "not a blocking sleep",
-    note = "an async sleep (returning a future) belongs on an `async fn`"
-)]
-pub trait BlockingSleep {
-    /// Waits for `wait`.
-    fn sleep(&self, wait: Duration);
-    /// The clock of loops that sleep this way.
-    fn clock(&self) -> ClockKind;
 }
 
 impl BlockingSleep for DefaultSleep {
