@@ -5,6 +5,7 @@
 //! loop's internals):
 //!
 //! - [`RetryResult`]: the function returns a `Result`;
+//! - [`TimeoutSupport`]: `timeout = ...` needs a default timer;
 //! - [`FromElapsed`]: `timeout = ...` needs
 //!   `E: From<Elapsed>`;
 //! - [`FromRefused`]: `admission = ...` needs
@@ -33,7 +34,7 @@
 pub use crate::limits::admission::FromRefused;
 pub use crate::run::result::RetryResult;
 use crate::time::sleep::{CustomSleep, CustomTimer};
-pub use crate::time::timeout::FromElapsed;
+pub use crate::time::timeout::{FromElapsed, TimeoutSupport};
 use core::time::Duration;
 
 /// What a `mut` argument of a `#[retry]` function must be: `Copy`, since

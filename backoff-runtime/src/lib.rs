@@ -147,7 +147,7 @@ pub mod __private {
     pub use crate::run::result::{refused_result, timed_out_result};
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
     pub use crate::time::sleep::{BlockingSleep, CustomSleep, CustomTimer, DefaultSleep, DefaultTimer, Timer};
-    pub use crate::time::timeout::{TimeoutSupport, with_timeout};
+    pub use crate::time::timeout::with_timeout;
     pub use core::option::Option::{None, Some};
     pub use core::result::Result::{Err, Ok};
     pub use core::time::Duration;

@@ -32,11 +32,30 @@ impl Generator<'_> {
                 },
                 exact,
             );
+            // Without a default timer, the missing feature is this check's
+            // error, on the key, in the words of a public bound.
+            let timer_needed = (!HAS_DEFAULT_TIMER).then(|| {
+                let checked = if has_placeholder(&self.return_type) {
+                    quote!(())
+                } else {
+                    return_type.clone()
+                };
+                respan_exactly(
+                    quote! {
+                        if false {
+                            <#checked as #krate::bounds::TimeoutSupport>::has_default_timer();
+                        }
+                    },
+                    exact,
+                )
+            });
             if !has_placeholder(&self.return_type) {
-                timeout_check = Some(check);
+                timeout_check = Some(quote!(#check #timer_needed));
+            } else {
+                timeout_check = timer_needed;
             }
             let timed_out = respan_exactly(quote!(#full::timed_out_result()), exact);
-            let with_timeout = respan(quote!(#full::with_timeout::<#full::DefaultTimer, _, _>), limit.key_span);
+            let with_timeout = respan(quote!(#full::with_timeout::<_, _>), limit.key_span);
             let limit = duration_tokens(limit.value, full);
             let policy = self.policy_outside();
             attempt = quote!(#with_timeout(#state.attempt_timeout(#policy, #limit), #attempt, #timed_out));

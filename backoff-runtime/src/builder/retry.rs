@@ -19,7 +19,6 @@ use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::run::attempt::AttemptSource;
 use crate::schedule::policy::Policy;
 use crate::time::sleep::{CustomSleep, CustomTimer};
-#[cfg(feature = "tokio")]
 use crate::time::timeout::Elapsed;
 
 use super::action::Action;
@@ -548,7 +547,6 @@ impl<'a, Op, T, E, O, H, S, A> Retry<'a, Op, Config<Awaited, T, E, O, H, S, A>> 
     }
 }
 
-#[cfg(feature = "tokio")]
 impl<'a, Op, T, E, O, H, S, A> Retry<'a, Op, Config<Awaited, T, E, O, H, S, A>>
 where
     E: From<Elapsed>,
@@ -556,7 +554,8 @@ where
     /// A limit on each attempt of an async operation (`timeout`): a
     /// timed-out attempt is `E::from(Elapsed)`, classified by `retry_if`
     /// like any other error; an attempt never runs past `max_elapsed`, and
-    /// one with no time left is not started. Needs the `tokio` feature.
+    /// one with no time left is not started. Needs a default timer (the
+    /// `tokio` or `futures-timer` feature), even with a sleep of one's own.
     ///
     /// ```
     /// use backoff_runtime::Policy;
@@ -572,7 +571,10 @@ where
     /// assert_eq!(result.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
     /// # }
     /// ```
-    pub fn timeout(mut self, timeout: Duration) -> Self {
+    pub fn timeout(mut self, timeout: Duration) -> Self
+    where
+        E: crate::bounds::TimeoutSupport,
+    {
         self.config.call.timeout = Some((timeout, || Err(E::from(Elapsed::new()))));
         self
     }

@@ -54,16 +54,30 @@ impl<E: From<Elapsed>> FromElapsed for E {
     }
 }
 
-/// The bound that reports `timeout = ...` without a timer.
+/// What a per-attempt timeout (`timeout = ...`, the builder's
+/// `.timeout(...)`) needs: a default timer, the `tokio` or `futures-timer`
+/// feature (both on by default), even with a `sleep = ...` of one's own. A
+/// name compile errors use: with either feature every type has it.
+///
+/// ```
+/// use backoff_runtime::bounds::TimeoutSupport;
+///
+/// fn times_out<R: TimeoutSupport>() {}
+/// # #[cfg(any(feature = "tokio", feature = "futures-timer"))]
+/// times_out::<Result<u8, std::io::Error>>();
+/// ```
 #[diagnostic::on_unimplemented(
-    message = "`timeout = ...` needs a timer: the `tokio` or `futures-timer` feature of `backoff-runtime`",
+    message = "`timeout = ...` (the builder's `.timeout(...)`) needs a timer: the `tokio` or `futures-timer` feature of `backoff-runtime`",
     label = "per-attempt timeouts use the default timer",
     note = "enable one: `backoff-runtime = {{ version = \"0.1\", features = [\"futures-timer\"] }}` (any executor) or `[\"tokio\"]`"
 )]
-pub trait TimeoutSupport {}
+pub trait TimeoutSupport {
+    /// Nothing: the bound is the check.
+    fn has_default_timer() {}
+}
 
 #[cfg(any(feature = "tokio", feature = "futures-timer"))]
-impl TimeoutSupport for crate::time::sleep::DefaultTimer {}
+impl<T: ?Sized> TimeoutSupport for T {}
 
 pin_project_lite::pin_project! {
     /// An attempt raced by the default timer's wait: the attempt is polled
@@ -140,13 +154,9 @@ impl<Fut: Future, R> Timed<Fut, R> {
 }
 
 /// One attempt of the attribute's async loop under `timeout = ...`, timed
-/// to `timeout`. `S` carries the bound that names a missing timer.
+/// to `timeout` (the expansion checks [`TimeoutSupport`] on the key).
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub fn with_timeout<S: TimeoutSupport, R, Fut: Future>(
-    timeout: Duration,
-    attempt: Fut,
-    on_elapsed: fn() -> R,
-) -> Timed<Fut, R> {
+pub fn with_timeout<R, Fut: Future>(timeout: Duration, attempt: Fut, on_elapsed: fn() -> R) -> Timed<Fut, R> {
     Timed::with_timeout_of(timeout, attempt, on_elapsed)
 }
 
