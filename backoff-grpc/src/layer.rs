@@ -37,7 +37,11 @@ use backoff_tower::RetryLayer;
 /// - **Committed calls are never retried.** Response headers that are not
 ///   Trailers-Only commit the call: whatever its trailers say later
 ///   (`UNAVAILABLE` included), and however long a server stream runs, that
-///   attempt is the last.
+///   attempt is the last. The call is reported at its status, in its
+///   trailers, as the body passes through (no frame copied): the throttle
+///   counts it, and `on_success` or `on_give_up`
+///   ([`StopReason::Committed`](backoff_runtime::StopReason::Committed)),
+///   tracing and A96's metrics hear of it then.
 /// - **The request body** is kept for replay while it fits the caps
 ///   ([`ReplayLimits`]: 1 MiB per call and 16 MiB for all the calls of the
 ///   layer by default, as grpc-java): unary and client-streaming calls are
@@ -55,15 +59,17 @@ use backoff_tower::RetryLayer;
 ///   [`RetryThrottle`] per layer (share one among layers with
 ///   [`throttle`](Self::throttle)), fed by every call on the channel, as
 ///   A6 says: each retryable failure (and each pushback that refuses)
-///   takes a token, each success (response headers, or a Trailers-Only
-///   `OK`) gives back `tokenRatio`, those of methods without a
+///   takes a token, committed or not; each success (an `OK` status, in the
+///   trailers or Trailers-Only) gives back `tokenRatio`, those of methods without a
 ///   `retryPolicy` included; retries stop while half the bucket or less
 ///   is left.
 /// - **Headers and deadline.** Each retry carries
 ///   `grpc-previous-rpc-attempts`. The caller's deadline (its
 ///   `grpc-timeout`, else the method's `timeout`) bounds all the attempts
 ///   and waits together: no wait ends past it, and each attempt's
-///   `grpc-timeout` is the time left.
+///   `grpc-timeout` is the time left. When the next wait would pass it,
+///   the call ends at the deadline with `DEADLINE_EXCEEDED`, as gRPC's
+///   clients end it; its message names the last attempt's status.
 /// - **Dropping the call** (the caller's future) stops it: the attempt in
 ///   flight is cancelled and no other starts.
 ///

@@ -51,7 +51,15 @@
 //!   0.000.
 //! - Every wait stays at most `maxBackoff` ([`Jitter::Grpc`](backoff_runtime::Jitter::Grpc));
 //!   gRPC lets the jittered wait pass it by up to 20%.
+//! - A committed `UNAVAILABLE` (in the trailers, after the headers) takes
+//!   a throttle token, as A6's text and grpcio do; grpc-js does not.
+//! - A pushback of 0 ms is retried at once; grpcio hangs.
 //! - `hedgingPolicy` (and every field not named above) is ignored.
+//!
+//! A committed call is reported at its status, in its trailers: the
+//! throttle, the events and A96's metrics. A deadline that stops the
+//! retries ends the call at the deadline with `DEADLINE_EXCEEDED`, as
+//! gRPC's clients do; its message names the last attempt's status.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]
@@ -61,6 +69,7 @@ mod builder;
 mod call;
 mod codes;
 mod config;
+mod ending;
 mod error;
 mod json;
 mod layer;

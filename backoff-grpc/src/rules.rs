@@ -50,6 +50,12 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRule
         }
     }
 
+    /// Response headers that are not Trailers-Only: the call's status
+    /// comes in its trailers, and the call is reported there.
+    fn ends_later(&self, response: &Response<Body>) -> bool {
+        !wire::is_trailers_only(response.headers())
+    }
+
     fn deadline(&self, call: &GrpcCall) -> Option<Duration> {
         call.deadline
     }

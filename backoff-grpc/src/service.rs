@@ -10,12 +10,19 @@ use http::{Request, Response};
 use tonic::body::Body;
 use tower_service::Service;
 
-use super::call::{Attempts, GrpcCall, Judged};
+use core::time::Duration;
+
+use tonic::{Code, Status};
+
+use super::call::{Attempts, FailureKind, GrpcCall, Judged};
+use super::codes;
+use super::ending::{End, ending};
 use super::layer::{GrpcRetryLayer, Methods};
 use super::rules::GrpcRules;
 use super::wire::{self, ThrottleFeed};
-use backoff_runtime::RetryLimit;
-use backoff_tower::__grpc::KeptRequest;
+use backoff_runtime::__front_end::{ASYNC_CLOCK, DefaultWait, InlineTimer, Timer};
+use backoff_runtime::{RetryLimit, StopReason};
+use backoff_tower::__grpc::{Failure, KeptRequest};
 use backoff_tower::ResponseFuture;
 
 impl<S> tower_layer::Layer<S> for GrpcRetryLayer {
@@ -123,7 +130,7 @@ fn feed(throttle: &(dyn RetryLimit + Send), headers: &http::HeaderMap) {
 }
 
 pin_project_lite::pin_project! {
-    /// A call: sent once, or retried.
+    /// A call: sent once, retried, or waiting for the deadline that ended it.
     #[project = CallProj]
     enum Call<S>
     where
@@ -134,6 +141,10 @@ pin_project_lite::pin_project! {
         /// throttle, when it has one.
         Once { #[pin] response: S::Future, throttle: Option<Arc<dyn RetryLimit + Send>> },
         Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, GrpcRules> },
+        /// The deadline stopped the retries before the next attempt: the
+        /// call ends when it passes, with `DEADLINE_EXCEEDED`, as gRPC's
+        /// clients end it.
+        Expiring { #[pin] wait: DefaultWait, status: Option<Status> },
     }
 }
 
@@ -190,21 +201,92 @@ where
     type Output = Result<Response<Body>, S::Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().call.project() {
+        let mut call = self.project().call;
+        match call.as_mut().project() {
             CallProj::Once { response, throttle } => {
                 let result = ready!(response.poll(cx));
-                if let (Some(throttle), Ok(response)) = (throttle.as_deref(), &result) {
-                    feed(throttle, response.headers());
+                match (throttle.take(), result) {
+                    (Some(throttle), Ok(response)) if !wire::is_trailers_only(response.headers()) => {
+                        Poll::Ready(Ok(ending(response, End::Once(throttle))))
+                    }
+                    (Some(throttle), Ok(response)) => {
+                        feed(&*throttle, response.headers());
+                        Poll::Ready(Ok(response))
+                    }
+                    (_, result) => Poll::Ready(result),
                 }
-                Poll::Ready(result)
             }
-            CallProj::Retried { mut call } => {
-                let result = ready!(call.as_mut().poll(cx));
-                if let Some((request, retries, delay)) = call.retried() {
-                    backoff_runtime::__front_end::grpc_call(request.request.uri().path(), retries, delay);
+            CallProj::Retried { call: mut retried } => {
+                let result = ready!(retried.as_mut().poll(cx));
+                let settlement = retried.as_mut().settlement();
+                let Some((request, retries, delay)) = retried.retried() else {
+                    // Sent once: its body was past the cap from the start.
+                    return Poll::Ready(result.or_else(Judged::into_result));
+                };
+                let result = match (settlement, result) {
+                    (Some(settlement), Ok(response)) => {
+                        let end = End::Retried {
+                            settlement,
+                            uri: request.request.uri().clone(),
+                            retries,
+                            delay,
+                        };
+                        return Poll::Ready(Ok(ending(response, end)));
+                    }
+                    (_, result) => result,
+                };
+                backoff_runtime::__front_end::grpc_call(request.request.uri().path(), retries, delay);
+                let deadline = request.deadline;
+                let expired = retried.stopped_by() == Some(StopReason::Deadline);
+                match (result, deadline.filter(|_| expired)) {
+                    (Err(failure), Some(deadline)) => {
+                        let left = retried.started_at().map_or(Duration::ZERO, |start| {
+                            (start + deadline).saturating_duration_since(ASYNC_CLOCK.now())
+                        });
+                        let status = past_deadline(&failure);
+                        call.set(Call::Expiring {
+                            wait: InlineTimer.start(left),
+                            status: Some(status),
+                        });
+                        self_poll_expiring(call, cx)
+                    }
+                    (result, _) => Poll::Ready(result.or_else(Judged::into_result)),
                 }
-                Poll::Ready(result.or_else(Judged::into_result))
             }
+            CallProj::Expiring { .. } => self_poll_expiring(call, cx),
         }
     }
+}
+
+/// The wait of a call the deadline ended, and then its `DEADLINE_EXCEEDED`.
+fn self_poll_expiring<S, E>(call: Pin<&mut Call<S>>, cx: &mut Context<'_>) -> Poll<Result<Response<Body>, E>>
+where
+    S: Service<Request<Body>, Response = Response<Body>> + Clone,
+{
+    let CallProj::Expiring { wait, status } = call.project() else {
+        return Poll::Pending;
+    };
+    ready!(InlineTimer.poll_wait(wait, cx));
+    let status = status
+        .take()
+        .unwrap_or_else(|| Status::deadline_exceeded("the deadline passed"));
+    Poll::Ready(Ok(status.into_http()))
+}
+
+/// The `DEADLINE_EXCEEDED` of a call whose deadline passes before the
+/// attempt after `failure`: its message says what the last attempt ended with.
+fn past_deadline<E>(failure: &Failure<FailureKind<E>>) -> Status {
+    let (code, message) = match &failure.kind {
+        FailureKind::Transport(_) => (Code::Unavailable, "the transport failed".to_owned()),
+        FailureKind::Status { response, code, .. } => {
+            let message = wire::trailers_only_status(response.headers())
+                .map(|status| status.message().to_owned())
+                .unwrap_or_default();
+            (*code, message)
+        }
+    };
+    Status::deadline_exceeded(format!(
+        "the deadline passes before the next attempt; the last attempt ended with {}: {message}",
+        codes::name_of(code)
+    ))
 }

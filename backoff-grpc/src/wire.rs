@@ -16,6 +16,12 @@ pub(crate) const GRPC_TIMEOUT: HeaderName = HeaderName::from_static("grpc-timeou
 pub(crate) const PREVIOUS_ATTEMPTS: HeaderName = HeaderName::from_static("grpc-previous-rpc-attempts");
 /// The server's pushback, in milliseconds.
 const PUSHBACK: HeaderName = HeaderName::from_static("grpc-retry-pushback-ms");
+/// Whether `headers` are a Trailers-Only response's (they carry its
+/// `grpc-status`); other response headers commit the call.
+pub(crate) fn is_trailers_only(headers: &HeaderMap) -> bool {
+    headers.contains_key(GRPC_STATUS)
+}
+
 /// The status of a Trailers-Only response, in its headers.
 const GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
 
@@ -63,7 +69,7 @@ pub(crate) fn timeout_value(left: Duration) -> HeaderValue {
 /// The status of a Trailers-Only response (`grpc-status` in its headers),
 /// or `None` when the headers are not Trailers-Only (they commit the call).
 pub(crate) fn trailers_only_status(headers: &HeaderMap) -> Option<Status> {
-    if !headers.contains_key(GRPC_STATUS) {
+    if !is_trailers_only(headers) {
         return None;
     }
     Some(Status::from_header_map(headers).unwrap_or_else(|| Status::unknown("unparsable grpc-status")))

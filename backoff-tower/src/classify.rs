@@ -134,6 +134,16 @@ pub trait Classify<Req, Res, E>: Clone + Send + Sync + 'static {
         None
     }
 
+    /// Whether an accepted `response` is settled only when its body ends
+    /// (a gRPC response whose status comes in its trailers): the layer then
+    /// leaves the limit, the success report and `on_success` to whoever
+    /// reads the body to its end, through the call's `Settlement`.
+    /// Default: no response is.
+    #[doc(hidden)]
+    fn ends_later(&self, _response: &Res) -> bool {
+        false
+    }
+
     /// How the retry events show a failed attempt (OpenTelemetry's
     /// attributes): none by default.
     #[doc(hidden)]

@@ -27,6 +27,7 @@ use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
 use backoff_runtime::Policy;
 use backoff_runtime::Refused;
+use backoff_runtime::StopReason;
 use backoff_runtime::{Admission, AdmissionLimit};
 use backoff_runtime::{GiveUp, RetryEvent, Success};
 
@@ -140,6 +141,11 @@ struct Retrying<S, Req, C, T, A> {
     waited: Duration,
     /// How a wait starts: its `DefaultWait` is kept in [`Phase::Sleeping`].
     timer: InlineTimer,
+    /// Why the call gave up, once it has.
+    stopped: Option<StopReason>,
+    /// The accepted response is settled when its body ends
+    /// ([`Classify::ends_later`]): the [`Settlement`] is still to be taken.
+    settles_later: bool,
 }
 
 pin_project_lite::pin_project! {
@@ -222,6 +228,157 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
             Call::Retrying { retry, .. } => Some((&retry.request, retry.number.saturating_sub(1), retry.waited)),
         }
     }
+}
+
+impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
+    /// Why the call gave up, once it has (`None` while it runs, after a
+    /// success, and for a call that may not be retried).
+    pub fn stopped_by(&self) -> Option<StopReason> {
+        match &self.call {
+            Call::Once { .. } => None,
+            Call::Retrying { retry, .. } => retry.stopped,
+        }
+    }
+
+    /// The call's start, when it was read (a deadline, `max_elapsed`, a
+    /// limit or a hook needs it).
+    pub fn started_at(&self) -> Option<Instant> {
+        match &self.call {
+            Call::Once { .. } => None,
+            Call::Retrying { retry, .. } => retry.driver.start_instant().or(retry.start),
+        }
+    }
+
+    /// The settlement of a call whose accepted response ends later
+    /// ([`Classify::ends_later`]), taken once after the future returned it:
+    /// whoever reads the response's body to its end reports the call
+    /// through it.
+    pub fn settlement(self: Pin<&mut Self>) -> Option<Settlement<C, T, A>> {
+        match self.project().call.project() {
+            CallProj::Once { .. } => None,
+            CallProj::Retrying { retry, .. } => {
+                if !core::mem::take(&mut retry.settles_later) {
+                    return None;
+                }
+                Some(Settlement {
+                    config: Arc::clone(&retry.config),
+                    driver: core::mem::replace(&mut retry.driver, Loop::unstarted(ASYNC_CLOCK)),
+                })
+            }
+        }
+    }
+}
+
+/// The end of a call whose accepted response is settled when its body ends
+/// (a gRPC response: its status is in its trailers): the call's loop and
+/// the layer's keys, to report the call once its outcome is known.
+/// Dropped unused, it reports nothing (the caller dropped the body).
+pub struct Settlement<C, T, A> {
+    config: Arc<RetryLayer<C, T, A>>,
+    driver: Loop,
+}
+
+impl<C, T, A> core::fmt::Debug for Settlement<C, T, A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Settlement").finish_non_exhaustive()
+    }
+}
+
+impl<C, T, A> Settlement<C, T, A> {
+    /// The call succeeded: the limit gets its tokens back, and metrics,
+    /// tracing and `on_success` hear of it.
+    pub fn succeeded<Res, E>(mut self)
+    where
+        A: PerAttemptAdmission<E>,
+    {
+        succeeded_with::<Res, E, C, T, A>(&self.config, &mut self.driver);
+    }
+
+    /// The call failed with `outcome` at its end (its trailers' status):
+    /// the limit counts it when the classification retries it, and it is
+    /// reported as a give-up ([`StopReason::Committed`] when retryable).
+    pub fn failed<Req, Res, E>(mut self, outcome: Result<Res, E>)
+    where
+        C: Classify<Req, Res, E>,
+        A: PerAttemptAdmission<E>,
+    {
+        let config = &*self.config;
+        let policy = config.calls.policy;
+        let driver = &mut self.driver;
+        let stopped = core::cell::Cell::new(None);
+        with_hooks::<Req, Res, E, C, T, A, ()>(config, &stopped, |hooks| {
+            if let Some((limit, _)) = config.admission.admission::<Res>() {
+                limit.observed(ASYNC_CLOCK.now(), hooks.slows_down(&outcome));
+            }
+            driver.committed(&policy, limit_of(config), hooks, &outcome);
+        });
+    }
+}
+
+/// The attempt that just ended was accepted: the limit gets its tokens
+/// back, and metrics, tracing and `on_success` hear of it when they listen.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn succeeded_with<Res, E, C, T, A: PerAttemptAdmission<E>>(config: &RetryLayer<C, T, A>, driver: &mut Loop) {
+    let on_success = config
+        .calls
+        .observers
+        .on_success
+        .as_deref()
+        .map(|hook| hook as &dyn Fn(&Success));
+    if let Some((limit, _)) = config.admission.admission::<Res>() {
+        limit.observed(ASYNC_CLOCK.now(), false);
+    }
+    driver.succeeded(limit_of(config), &config.calls.site, on_success);
+}
+
+/// Runs `run` with the layer's classification and hooks lent as
+/// [`Hooks`]; the reason of a give-up they report goes to `stopped`.
+#[inline]
+fn with_hooks<Req, Res, E, C, T, A, Out>(
+    config: &RetryLayer<C, T, A>,
+    stopped: &core::cell::Cell<Option<StopReason>>,
+    run: impl FnOnce(&Hooks<'_, Res, E, Result<Res, E>>) -> Out,
+) -> Out
+where
+    C: Classify<Req, Res, E>,
+{
+    let classify = &config.classify;
+    let observers = &config.calls.observers;
+    let retry_if = |error: &E| classify.retry_error(error);
+    let retry_after = |error: &E| classify.error_hint(error);
+    let retry_if_ok = |response: &Res| classify.retry_response(response);
+    let retry_after_ok = |response: &Res| classify.response_hint(response);
+    let pushback = |error: &E| classify.pushback(error);
+    let on_retry = |_: &Result<Res, E>, event: &RetryEvent| {
+        if let Some(hook) = &observers.on_retry {
+            hook(event);
+        }
+    };
+    let on_give_up = |_: &Result<Res, E>, give_up: &GiveUp| {
+        stopped.set(Some(give_up.reason()));
+        if let Some(hook) = &observers.on_give_up {
+            hook(give_up);
+        }
+    };
+    let mut hooks = Hooks::new()
+        .retry_if(&retry_if)
+        .retry_after(&retry_after)
+        .retry_if_ok(&retry_if_ok)
+        .retry_after_ok(&retry_after_ok)
+        .pushback(&pushback)
+        .values_are_failures(true)
+        .at(&config.calls.site)
+        .on_give_up(&on_give_up);
+    if let Some(report) = classify.report() {
+        hooks = hooks.report_with(report);
+    }
+    if observers.on_retry.is_some() {
+        hooks = hooks.on_retry(&on_retry);
+    }
+    if let Some(on_success) = &observers.on_success {
+        hooks = hooks.on_success(&**on_success);
+    }
+    run(&hooks)
 }
 
 impl<S, Req, C, T, A> ResponseFuture<S, Req, C, T, A>
@@ -356,6 +513,8 @@ where
             number,
             waited: Duration::ZERO,
             timer: InlineTimer,
+            stopped: None,
+            settles_later: false,
         }
     }
 
@@ -473,7 +632,8 @@ where
     }
 
     /// Runs `decide` with the call's loop, policy, limit and admission
-    /// limiter, and the layer's classification and hooks lent as [`Hooks`].
+    /// limiter, and the layer's classification and hooks lent as [`Hooks`];
+    /// keeps the reason of a give-up.
     #[inline]
     fn decide<Out>(
         &mut self,
@@ -487,50 +647,21 @@ where
     ) -> Out {
         let policy = self.policy();
         let config = &*self.config;
-        let classify = &config.classify;
-        let observers = &config.calls.observers;
-        let retry_if = |error: &S::Error| classify.retry_error(error);
-        let retry_after = |error: &S::Error| classify.error_hint(error);
-        let retry_if_ok = |response: &S::Response| classify.retry_response(response);
-        let retry_after_ok = |response: &S::Response| classify.response_hint(response);
-        let pushback = |error: &S::Error| classify.pushback(error);
-        let on_retry = |_: &Result<S::Response, S::Error>, event: &RetryEvent| {
-            if let Some(hook) = &observers.on_retry {
-                hook(event);
-            }
-        };
-        let on_give_up = |_: &Result<S::Response, S::Error>, give_up: &GiveUp| {
-            if let Some(hook) = &observers.on_give_up {
-                hook(give_up);
-            }
-        };
-        let mut hooks = Hooks::new()
-            .retry_if(&retry_if)
-            .retry_after(&retry_after)
-            .retry_if_ok(&retry_if_ok)
-            .retry_after_ok(&retry_after_ok)
-            .pushback(&pushback)
-            .values_are_failures(true)
-            .at(&config.calls.site);
-        if let Some(report) = classify.report() {
-            hooks = hooks.report_with(report);
+        let driver = &mut self.driver;
+        let stopped = core::cell::Cell::new(None);
+        let out = with_hooks::<Req, S::Response, S::Error, C, T, A, Out>(config, &stopped, |hooks| {
+            decide(
+                driver,
+                &policy,
+                limit_of(config),
+                config.admission.admission::<S::Response>(),
+                hooks,
+            )
+        });
+        if let Some(reason) = stopped.get() {
+            self.stopped = Some(reason);
         }
-        if observers.on_retry.is_some() {
-            hooks = hooks.on_retry(&on_retry);
-        }
-        if observers.on_give_up.is_some() {
-            hooks = hooks.on_give_up(&on_give_up);
-        }
-        if let Some(on_success) = &observers.on_success {
-            hooks = hooks.on_success(&**on_success);
-        }
-        decide(
-            &mut self.driver,
-            &policy,
-            limit_of(config),
-            config.admission.admission::<S::Response>(),
-            &hooks,
-        )
+        out
     }
 
     /// The attempt that just ended returned `response`, which the
@@ -538,17 +669,7 @@ where
     /// metrics, tracing and `on_success` hear of it when they listen.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn succeeded(&mut self) {
-        let config = &*self.config;
-        let on_success = config
-            .calls
-            .observers
-            .on_success
-            .as_deref()
-            .map(|hook| hook as &dyn Fn(&Success));
-        if let Some((limit, _)) = config.admission.admission::<S::Response>() {
-            limit.observed(ASYNC_CLOCK.now(), false);
-        }
-        self.driver.succeeded(limit_of(config), &config.calls.site, on_success);
+        succeeded_with::<S::Response, S::Error, C, T, A>(&self.config, &mut self.driver);
     }
 }
 
@@ -595,7 +716,11 @@ where
             };
             let outcome = match result {
                 Ok(response) if !retry.config.classify.retry_response(&response) => {
-                    retry.succeeded();
+                    if retry.config.classify.ends_later(&response) {
+                        retry.settles_later = true;
+                    } else {
+                        retry.succeeded();
+                    }
                     return Poll::Ready(Ok(response));
                 }
                 outcome => outcome,

@@ -125,6 +125,7 @@ pub mod __grpc {
 
     use backoff_runtime::{Policy, RetryLimit};
 
+    pub use crate::future::Settlement;
     pub use crate::kept::{Failure, KeptBody, KeptRequest, still_replayable};
     use crate::layer::RetryLayer;
 

@@ -439,6 +439,117 @@ async fn headers_then_unavailable_in_the_trailers_is_committed() {
     assert_eq!(server.attempts(UNARY), 1, "response headers committed the call");
 }
 
+/// What the layer's observers heard: give-ups (reason, status code) and
+/// successes (attempts).
+#[derive(Clone, Default)]
+struct Heard {
+    gave_up: Arc<Mutex<Vec<(StopReason, Option<i32>)>>>,
+    retried: Arc<Mutex<Vec<Option<i32>>>>,
+    succeeded: Arc<Mutex<Vec<u32>>>,
+}
+
+impl Heard {
+    fn layer(&self, layer: GrpcRetryLayer) -> GrpcRetryLayer {
+        let (gave_up, retried, succeeded) = (self.gave_up.clone(), self.retried.clone(), self.succeeded.clone());
+        layer
+            .on_give_up(move |give_up| gave_up.lock().unwrap().push((give_up.reason(), give_up.grpc_status())))
+            .on_retry(move |event| retried.lock().unwrap().push(event.grpc_status()))
+            .on_success(move |success| succeeded.lock().unwrap().push(success.attempts()))
+    }
+
+    fn gave_up(&self) -> Vec<(StopReason, Option<i32>)> {
+        self.gave_up.lock().unwrap().clone()
+    }
+
+    fn succeeded(&self) -> Vec<u32> {
+        self.succeeded.lock().unwrap().clone()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_committed_call_is_reported_at_its_status_not_its_headers() {
+    let (server, channel) = start().await;
+    let heard = Heard::default();
+    let layer = heard.layer(GrpcRetryLayer::new(config(UNAVAILABLE_5)));
+    let mut service = layer.layer(channel);
+    // Headers, one message, then UNAVAILABLE in the trailers.
+    server.plan(UNARY, vec![Plan::Stream(vec![7], Code::Unavailable)]);
+    let request = http::Request::post(format!("http://test{UNARY}"))
+        .header("content-type", "application/grpc")
+        .body(Body::new(http_body_util::Full::new(framed(1))))
+        .unwrap();
+    tower::ServiceExt::ready(&mut service).await.unwrap();
+    let response = service.call(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(heard.succeeded().is_empty() && heard.gave_up().is_empty(), "nothing at the headers");
+    let collected = response.into_body().collect().await.unwrap();
+    let trailers = collected.trailers().unwrap();
+    assert_eq!(trailers["grpc-status"], "14", "the trailers reach the caller as sent");
+    assert_eq!(collected.to_bytes(), framed(7), "the message passes through");
+    assert_eq!(heard.succeeded(), Vec::<u32>::new(), "on_success never hears an UNAVAILABLE call");
+    assert_eq!(
+        heard.gave_up(),
+        [(StopReason::Committed, Some(Code::Unavailable as i32))],
+        "on_give_up hears it at its status"
+    );
+    // A committed OK: on_success at the status, once.
+    let mut client = Grpc::new(service);
+    assert_eq!(unary(&mut client, UNARY, 4).await.unwrap(), 4);
+    assert_eq!(heard.succeeded(), [1]);
+    assert_eq!(server.attempts(UNARY), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_committed_unavailable_costs_a_throttle_token_as_a6_says() {
+    let (server, channel) = start().await;
+    let config = ServiceConfig::from_json(&format!(
+        r#"{{"methodConfig": [{{"name": [{{"service": "test.Planned"}}], "retryPolicy": {UNAVAILABLE_5}}}],
+            "retryThrottling": {{"maxTokens": 10, "tokenRatio": 0.1}}}}"#
+    ))
+    .unwrap();
+    let throttle = Arc::new(RetryThrottle::new(10, 0.1));
+    let mut client = Grpc::new(GrpcRetryLayer::new(config).throttle(Arc::clone(&throttle)).layer(channel));
+    // Five calls: headers, then UNAVAILABLE in the trailers. Each costs a token.
+    server.plan(UNARY, vec![Plan::Stream(vec![], Code::Unavailable); 5]);
+    for _ in 0..5 {
+        assert_eq!(unary(&mut client, UNARY, 1).await.unwrap_err().code(), Code::Unavailable);
+    }
+    assert_eq!((server.attempts(UNARY), throttle.tokens()), (5, 5.0));
+    // As grpcio: the next retryable failure is not retried.
+    server.plan(UNARY, vec![refuse(Code::Unavailable); 2]);
+    assert_eq!(unary(&mut client, UNARY, 1).await.unwrap_err().code(), Code::Unavailable);
+    assert_eq!(server.attempts(UNARY), 6, "throttled: no retry");
+    // A committed status the policy does not retry costs nothing.
+    server.plan(UNARY, vec![Plan::Stream(vec![], Code::NotFound)]);
+    let before = throttle.tokens();
+    assert_eq!(unary(&mut client, UNARY, 1).await.unwrap_err().code(), Code::NotFound);
+    assert_eq!(throttle.tokens(), before);
+    // A committed OK gives back tokenRatio at its status.
+    unary(&mut client, UNARY, 1).await.unwrap();
+    assert!((throttle.tokens() - (before + 0.1)).abs() < 1e-9, "{}", throttle.tokens());
+}
+
+#[tokio::test(start_paused = true)]
+async fn events_carry_the_attempt_s_grpc_status_code() {
+    let (server, channel) = start().await;
+    server.plan(
+        UNARY,
+        vec![
+            refuse(Code::Unavailable),
+            refuse(Code::Unavailable),
+            refuse(Code::InvalidArgument),
+        ],
+    );
+    let heard = Heard::default();
+    let mut client = Grpc::new(heard.layer(GrpcRetryLayer::new(config(UNAVAILABLE_5))).layer(channel));
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::InvalidArgument
+    );
+    assert_eq!(*heard.retried.lock().unwrap(), [Some(14), Some(14)]);
+    assert_eq!(heard.gave_up(), [(StopReason::Permanent, Some(3))]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_pushback_of_zero_retries_at_once() {
     let (server, channel) = start().await;
@@ -771,10 +882,15 @@ async fn the_caller_s_deadline_bounds_every_attempt() {
         )
         .await
         .unwrap_err();
-    assert_eq!(error.code(), Code::Unavailable);
+    // The third wait would pass the deadline: the call ends at the
+    // deadline with DEADLINE_EXCEEDED, as gRPC's clients end it, and says
+    // what the last attempt ended with.
+    assert_eq!(error.code(), Code::DeadlineExceeded);
+    assert!(error.message().contains("UNAVAILABLE: planned"), "{}", error.message());
+    let took = started.elapsed();
     assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "no wait passes the deadline"
+        (Duration::from_secs(1)..Duration::from_millis(1005)).contains(&took),
+        "ended at the deadline: {took:?}"
     );
     let seen = server.seen(UNARY);
     assert_eq!(seen.len(), 3);

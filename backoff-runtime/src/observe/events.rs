@@ -69,6 +69,10 @@ event_struct! {
         retries_left: u32,
         /// Whether the wait came from the server's hint (`retry_after`).
         hinted: bool,
+        /// The failed attempt's gRPC status code (`tonic::Code as i32`):
+        /// set for a `tonic::Status` error and in `backoff-grpc`'s layer,
+        /// `None` for every other error.
+        grpc_status: Option<i32>,
     }
 }
 
@@ -99,6 +103,10 @@ event_struct! {
         retries_left: u32,
         /// Why the loop stopped.
         reason: StopReason,
+        /// The last attempt's gRPC status code (`tonic::Code as i32`): set
+        /// for a `tonic::Status` error and in `backoff-grpc`'s layer, `None`
+        /// for every other error.
+        grpc_status: Option<i32>,
     }
 }
 

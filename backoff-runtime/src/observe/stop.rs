@@ -7,7 +7,8 @@ use core::fmt;
 /// `Permanent`, `RetriedBelow`, `Exhausted`, `HintAboveCap`, `Deadline`,
 /// `Budget`. `Refused` is not one of them: it ends a call before an attempt
 /// (the first or a retry) that the limiter named in `admission = ...`
-/// refused.
+/// refused. Nor is `Committed`: it ends a gRPC call whose status came after
+/// its response had begun.
 ///
 /// ```
 /// use backoff_runtime::StopReason;
@@ -38,6 +39,11 @@ pub enum StopReason {
     /// 0): the call returns `E::from(`[`Refused`](crate::Refused)`)`
     /// without running the body again.
     Refused,
+    /// The attempt had committed the call, then failed with a retryable
+    /// status: a gRPC response whose headers arrived, and whose trailers
+    /// then said `UNAVAILABLE`. Its messages may have reached the caller,
+    /// so it is not retried. A throttle counts it as a failure (gRPC's A6).
+    Committed,
 }
 
 impl fmt::Display for StopReason {
@@ -50,6 +56,7 @@ impl fmt::Display for StopReason {
             StopReason::Deadline => "next wait would pass max_elapsed",
             StopReason::Budget => "retry budget or throttle refused the retry",
             StopReason::Refused => "the admission limiter refused the attempt",
+            StopReason::Committed => "the call had committed before it failed",
         })
     }
 }
@@ -57,7 +64,7 @@ impl fmt::Display for StopReason {
 impl StopReason {
     /// Every reason, in the order of the checks.
     #[cfg_attr(not(any(test, feature = "metrics")), allow(dead_code))]
-    pub(crate) const ALL: [StopReason; 7] = [
+    pub(crate) const ALL: [StopReason; 8] = [
         StopReason::Permanent,
         StopReason::RetriedBelow,
         StopReason::Exhausted,
@@ -65,6 +72,7 @@ impl StopReason {
         StopReason::Deadline,
         StopReason::Budget,
         StopReason::Refused,
+        StopReason::Committed,
     ];
 
     /// The reason as a metric label (snake case).
@@ -78,6 +86,7 @@ impl StopReason {
             StopReason::Deadline => "deadline",
             StopReason::Budget => "budget",
             StopReason::Refused => "refused",
+            StopReason::Committed => "committed",
         }
     }
 
@@ -92,6 +101,7 @@ impl StopReason {
             StopReason::Deadline => 4,
             StopReason::Budget => 5,
             StopReason::Refused => 6,
+            StopReason::Committed => 7,
         }
     }
 }

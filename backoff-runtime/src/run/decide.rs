@@ -157,7 +157,7 @@ impl RetryState {
                 crate::observe::metrics::retry(hooks.site(), wait, hinted);
                 let mut kept = None;
                 if keep_event || reports(hooks) {
-                    let event = RetryEvent {
+                    let mut event = RetryEvent {
                         function: hooks.site().name(),
                         attempt: self.backoff.retries().saturating_add(1),
                         wait,
@@ -167,9 +167,11 @@ impl RetryState {
                             .saturating_sub(self.backoff.retries())
                             .saturating_sub(1),
                         hinted,
+                        grpc_status: None,
                     };
                     let from_first_failure = self.timeline.started_at_first_failure();
                     crate::observe::trace::report(error, hooks.report_fn(), |debug, conventions| {
+                        event.grpc_status = conventions.and_then(|conventions| conventions.grpc_status);
                         crate::observe::trace::retrying(&event, debug, conventions, from_first_failure);
                     });
                     hooks.report_retry(error, &event);
@@ -206,6 +208,26 @@ impl RetryState {
         self.report_give_up(policy, StopReason::Refused, attempts, error, hooks);
     }
 
+    /// The call's attempt had committed (a gRPC response's headers came)
+    /// and then failed with `error` (its trailers' status): a throttle
+    /// counts it when it is retryable or its pushback refuses, as gRPC's A6
+    /// counts every failed call; it is reported as a give-up, with
+    /// [`StopReason::Committed`] when retryable, else `Permanent`.
+    pub(crate) fn committed<T, E, O: Outcome<T, E>>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        error: &O,
+        hooks: &Hooks<'_, T, E, O>,
+    ) {
+        let counts = hooks.should_retry(error) || hooks.pushback_of(error) == Some(Pushback::Stop);
+        if let (true, Some(budget)) = (counts, budget) {
+            budget.failed();
+        }
+        let reason = if counts { StopReason::Committed } else { StopReason::Permanent };
+        self.give_up(policy, reason, error, hooks);
+    }
+
     /// The give-up's reports: metrics, the loop around this one (unless
     /// `Permanent`), tracing and `on_give_up`, after `attempts` attempts.
     fn report_give_up<T, E, O>(
@@ -222,16 +244,18 @@ impl RetryState {
             crate::run::nested::mark_given_up();
         }
         if reports(hooks) {
-            let event = GiveUp {
+            let mut event = GiveUp {
                 function: hooks.site().name(),
                 attempts,
                 elapsed: self.timeline.elapsed(),
                 // The retries made are the attempts but the first.
                 retries_left: policy.max_retries.saturating_sub(attempts.saturating_sub(1)),
                 reason,
+                grpc_status: None,
             };
             let from_first_failure = self.timeline.started_at_first_failure();
             crate::observe::trace::report(error, hooks.report_fn(), |debug, conventions| {
+                event.grpc_status = conventions.and_then(|conventions| conventions.grpc_status);
                 crate::observe::trace::giving_up(&event, debug, conventions, from_first_failure);
             });
             hooks.report_give_up(error, &event);

@@ -240,6 +240,24 @@ impl Loop {
         refused_reported(&mut self.state, policy, attempts, hooks, refused)
     }
 
+    /// The attempt that was the call's last (it had committed: a gRPC
+    /// response's headers came) ended in failure with `outcome`, its
+    /// trailers' status: the limit counts it when `retry_if` retries it (or
+    /// its pushback refuses), and it is reported as a give-up with
+    /// [`StopReason::Committed`](crate::StopReason::Committed) (else
+    /// `Permanent`): metrics, tracing, `on_give_up`.
+    #[cold]
+    #[inline(never)]
+    pub fn committed<T, E, O: Outcome<T, E>>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        hooks: &Hooks<'_, T, E, O>,
+        outcome: &O,
+    ) {
+        self.state.committed(policy, budget, outcome, hooks);
+    }
+
     /// After the action on `next`: its wait, or (when the action ran so
     /// long that the wait would end past `max_elapsed`) the final result,
     /// reported as a give-up with [`StopReason::Deadline`](crate::StopReason).

@@ -1,0 +1,142 @@
+//! [`EndingBody`]: the body of a committed call, read through to its
+//! trailers, where the call's status is. The call is reported there (the
+//! throttle, the events, `on_success` or `on_give_up`, A96's metrics), not
+//! when its headers came.
+
+use core::convert::Infallible;
+use core::pin::Pin;
+use core::task::{Context, Poll, ready};
+use core::time::Duration;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderMap, Response, Uri};
+use http_body::{Frame, SizeHint};
+use tonic::body::Body;
+use tonic::{Code, Status};
+
+use super::call::{FailureKind, GrpcCall};
+use super::rules::GrpcRules;
+use super::wire::{self, ThrottleFeed};
+use crate::status::retry_info_delay;
+use backoff_runtime::RetryLimit;
+use backoff_tower::__grpc::{Failure, Settlement};
+use backoff_tower::{NoAdmission, NoTimeout};
+
+/// How a committed call is reported when its status comes.
+pub(crate) enum End {
+    /// A call of a method with a `retryPolicy`: its settlement, and what
+    /// A96's per-call metrics record (its method, retries, waits).
+    Retried {
+        settlement: Settlement<GrpcRules, NoTimeout, NoAdmission>,
+        uri: Uri,
+        retries: u32,
+        delay: Duration,
+    },
+    /// A call sent once (no `retryPolicy`): the layer's throttle.
+    Once(Arc<dyn RetryLimit + Send>),
+}
+
+impl End {
+    /// Reports the call, which ended with `status` (and `trailers`, when
+    /// they came).
+    fn settle(self, status: &Status, trailers: Option<&HeaderMap>) {
+        match self {
+            End::Retried {
+                settlement,
+                uri,
+                retries,
+                delay,
+            } => {
+                if status.code() == Code::Ok {
+                    settlement.succeeded::<Response<Body>, Failure<FailureKind<Infallible>>>();
+                } else {
+                    let failure = Failure {
+                        kind: FailureKind::<Infallible>::Status {
+                            response: Response::new(Body::empty()),
+                            code: status.code(),
+                            pushback: trailers.and_then(wire::pushback),
+                            retry_info: retry_info_delay(status),
+                        },
+                        // Judged as its status alone: whether a retry
+                        // could have sent it again does not change how
+                        // the throttle counts it.
+                        replayable: true,
+                    };
+                    settlement.failed::<GrpcCall, Response<Body>, _>(Err(failure));
+                }
+                backoff_runtime::__front_end::grpc_call(uri.path(), retries, delay);
+            }
+            End::Once(throttle) => match trailers.map(wire::throttle_feed) {
+                Some(ThrottleFeed::Success) if status.code() == Code::Ok => throttle.succeeded(),
+                Some(ThrottleFeed::Refused) => throttle.failed(),
+                _ => {}
+            },
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The body of a committed call: its frames passed through as they
+    /// come (none copied), and the call reported at its status. Dropped
+    /// before its end (the caller cancelled), it reports nothing.
+    pub(crate) struct EndingBody {
+        #[pin]
+        inner: Body,
+        end: Option<End>,
+    }
+}
+
+impl EndingBody {
+    /// `inner`, reported by `end` when its status comes.
+    pub(crate) fn new(inner: Body, end: End) -> Self {
+        EndingBody { inner, end: Some(end) }
+    }
+}
+
+impl http_body::Body for EndingBody {
+    type Data = Bytes;
+    type Error = Status;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+        let this = self.project();
+        let frame = ready!(this.inner.poll_frame(cx));
+        match &frame {
+            Some(Ok(frame)) => {
+                if let Some(trailers) = frame.trailers_ref() {
+                    if let Some(end) = this.end.take() {
+                        let status = Status::from_header_map(trailers)
+                            .unwrap_or_else(|| Status::unknown("the trailers carry no grpc-status"));
+                        end.settle(&status, Some(trailers));
+                    }
+                }
+            }
+            Some(Err(status)) => {
+                if let Some(end) = this.end.take() {
+                    end.settle(status, None);
+                }
+            }
+            None => {
+                if let Some(end) = this.end.take() {
+                    end.settle(&Status::unknown("the response ended without trailers"), None);
+                }
+            }
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        // Not ended while the call is unreported: the reader polls on, to
+        // the end that reports it.
+        self.end.is_none() && self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// `response`, its body read through [`EndingBody`] and reported by `end`.
+pub(crate) fn ending(response: Response<Body>, end: End) -> Response<Body> {
+    response.map(|body| Body::new(EndingBody::new(body, end)))
+}
