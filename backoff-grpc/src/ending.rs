@@ -103,12 +103,12 @@ impl http_body::Body for EndingBody {
         let frame = ready!(this.inner.poll_frame(cx));
         match &frame {
             Some(Ok(frame)) => {
-                if let Some(trailers) = frame.trailers_ref() {
-                    if let Some(end) = this.end.take() {
-                        let status = Status::from_header_map(trailers)
-                            .unwrap_or_else(|| Status::unknown("the trailers carry no grpc-status"));
-                        end.settle(&status, Some(trailers));
-                    }
+                if let Some(trailers) = frame.trailers_ref()
+                    && let Some(end) = this.end.take()
+                {
+                    let status = Status::from_header_map(trailers)
+                        .unwrap_or_else(|| Status::unknown("the trailers carry no grpc-status"));
+                    end.settle(&status, Some(trailers));
                 }
             }
             Some(Err(status)) => {

@@ -30,7 +30,8 @@
 //!   its compile errors);
 //! - the schedule: [`Policy`], [`PolicyError`], [`Jitter`], [`HintAboveCap`],
 //!   [`Schedule`];
-//! - the builder: [`Retry`], [`RetryFuture`];
+//! - the builder: [`Retry`], [`RetryFuture`], and hedging: [`Hedged`],
+//!   [`HedgedFuture`];
 //! - what counts retries: [`RetryLimit`], [`RetryBudget`], [`BudgetError`],
 //!   [`RetryThrottle`], [`ThrottleError`];
 //! - what admits attempts: [`AdmissionLimit`], [`Admission`],
@@ -93,6 +94,7 @@ pub use crate::classify::reqwest_errors;
 pub use crate::observe::metrics;
 
 pub use crate::builder::future::RetryFuture;
+pub use crate::builder::hedge::{Hedged, HedgedFuture};
 pub use crate::builder::retry::Retry;
 // The builder's keys and modes, reachable so that compile errors name them
 // by these paths (`Config<Blocking, ..>`), not by their private module's.

@@ -439,11 +439,14 @@ async fn headers_then_unavailable_in_the_trailers_is_committed() {
     assert_eq!(server.attempts(UNARY), 1, "response headers committed the call");
 }
 
+/// A give-up's reason and status code.
+type Ended = (StopReason, Option<i32>);
+
 /// What the layer's observers heard: give-ups (reason, status code) and
 /// successes (attempts).
 #[derive(Clone, Default)]
 struct Heard {
-    gave_up: Arc<Mutex<Vec<(StopReason, Option<i32>)>>>,
+    gave_up: Arc<Mutex<Vec<Ended>>>,
     retried: Arc<Mutex<Vec<Option<i32>>>>,
     succeeded: Arc<Mutex<Vec<u32>>>,
 }
@@ -457,7 +460,7 @@ impl Heard {
             .on_success(move |success| succeeded.lock().unwrap().push(success.attempts()))
     }
 
-    fn gave_up(&self) -> Vec<(StopReason, Option<i32>)> {
+    fn gave_up(&self) -> Vec<Ended> {
         self.gave_up.lock().unwrap().clone()
     }
 
@@ -481,12 +484,19 @@ async fn a_committed_call_is_reported_at_its_status_not_its_headers() {
     tower::ServiceExt::ready(&mut service).await.unwrap();
     let response = service.call(request).await.unwrap();
     assert_eq!(response.status(), 200);
-    assert!(heard.succeeded().is_empty() && heard.gave_up().is_empty(), "nothing at the headers");
+    assert!(
+        heard.succeeded().is_empty() && heard.gave_up().is_empty(),
+        "nothing at the headers"
+    );
     let collected = response.into_body().collect().await.unwrap();
     let trailers = collected.trailers().unwrap();
     assert_eq!(trailers["grpc-status"], "14", "the trailers reach the caller as sent");
     assert_eq!(collected.to_bytes(), framed(7), "the message passes through");
-    assert_eq!(heard.succeeded(), Vec::<u32>::new(), "on_success never hears an UNAVAILABLE call");
+    assert_eq!(
+        heard.succeeded(),
+        Vec::<u32>::new(),
+        "on_success never hears an UNAVAILABLE call"
+    );
     assert_eq!(
         heard.gave_up(),
         [(StopReason::Committed, Some(Code::Unavailable as i32))],
@@ -508,16 +518,26 @@ async fn a_committed_unavailable_costs_a_throttle_token_as_a6_says() {
     ))
     .unwrap();
     let throttle = Arc::new(RetryThrottle::new(10, 0.1));
-    let mut client = Grpc::new(GrpcRetryLayer::new(config).throttle(Arc::clone(&throttle)).layer(channel));
+    let mut client = Grpc::new(
+        GrpcRetryLayer::new(config)
+            .throttle(Arc::clone(&throttle))
+            .layer(channel),
+    );
     // Five calls: headers, then UNAVAILABLE in the trailers. Each costs a token.
     server.plan(UNARY, vec![Plan::Stream(vec![], Code::Unavailable); 5]);
     for _ in 0..5 {
-        assert_eq!(unary(&mut client, UNARY, 1).await.unwrap_err().code(), Code::Unavailable);
+        assert_eq!(
+            unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+            Code::Unavailable
+        );
     }
     assert_eq!((server.attempts(UNARY), throttle.tokens()), (5, 5.0));
     // As grpcio: the next retryable failure is not retried.
     server.plan(UNARY, vec![refuse(Code::Unavailable); 2]);
-    assert_eq!(unary(&mut client, UNARY, 1).await.unwrap_err().code(), Code::Unavailable);
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::Unavailable
+    );
     assert_eq!(server.attempts(UNARY), 6, "throttled: no retry");
     // A committed status the policy does not retry costs nothing.
     server.plan(UNARY, vec![Plan::Stream(vec![], Code::NotFound)]);
@@ -526,7 +546,11 @@ async fn a_committed_unavailable_costs_a_throttle_token_as_a6_says() {
     assert_eq!(throttle.tokens(), before);
     // A committed OK gives back tokenRatio at its status.
     unary(&mut client, UNARY, 1).await.unwrap();
-    assert!((throttle.tokens() - (before + 0.1)).abs() < 1e-9, "{}", throttle.tokens());
+    assert!(
+        (throttle.tokens() - (before + 0.1)).abs() < 1e-9,
+        "{}",
+        throttle.tokens()
+    );
 }
 
 #[tokio::test(start_paused = true)]

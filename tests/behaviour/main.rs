@@ -20,6 +20,7 @@ pub mod executors;
 pub mod future_size;
 pub mod grpc;
 pub mod grpc_channel;
+pub mod hedging;
 pub mod hooks;
 pub mod http;
 pub mod integrations;

@@ -4,6 +4,7 @@ pub(crate) mod action;
 pub(crate) mod call;
 pub(crate) mod config;
 pub(crate) mod future;
+pub(crate) mod hedge;
 pub(crate) mod operation;
 pub(crate) mod owned;
 pub(crate) mod retry;

@@ -106,6 +106,16 @@ pub(crate) fn retry(site: Site, wait: Duration, hinted: bool) {
     recorder::retry(recorder::keys_of(site), wait, hinted);
 }
 
+/// Records a hedge started beside an attempt still running (counted
+/// apart from the retries: `wait = "hedge"`).
+#[inline]
+pub(crate) fn hedge(site: Site) {
+    #[cfg(feature = "metrics")]
+    recorder::hedge(recorder::keys_of(site));
+    #[cfg(not(feature = "metrics"))]
+    let _ = site;
+}
+
 /// What a limit reports when asked for a retry.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum LimitLevel {
@@ -236,6 +246,12 @@ pub(crate) mod recorder {
             recorder
                 .register_histogram(&keys.waits, &METADATA)
                 .record(wait.as_secs_f64());
+        });
+    }
+
+    pub(super) fn hedge(keys: &'static Keys) {
+        with_recorder(|recorder| {
+            recorder.register_counter(&keys.hedged, &METADATA).increment(1);
         });
     }
 

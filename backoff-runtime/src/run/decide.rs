@@ -152,45 +152,130 @@ impl RetryState {
             outcome: error,
             gave_up_below,
         } = failure;
-        match self.next_wait(policy, budget, error, gave_up_below, hooks) {
-            Ok(Wait { wait, hinted, exact }) => {
-                crate::observe::metrics::retry(hooks.site(), wait, hinted);
-                let mut kept = None;
-                if keep_event || reports(hooks) {
-                    let mut event = RetryEvent {
-                        function: hooks.site().name(),
-                        attempt: self.backoff.retries().saturating_add(1),
-                        wait,
-                        elapsed: self.timeline.elapsed(),
-                        retries_left: policy
-                            .max_retries
-                            .saturating_sub(self.backoff.retries())
-                            .saturating_sub(1),
-                        hinted,
-                        grpc_status: None,
-                    };
-                    let from_first_failure = self.timeline.started_at_first_failure();
-                    crate::observe::trace::report(error, hooks.report_fn(), |debug, conventions| {
-                        event.grpc_status = conventions.and_then(|conventions| conventions.grpc_status);
-                        crate::observe::trace::retrying(&event, debug, conventions, from_first_failure);
-                    });
-                    hooks.report_retry(error, &event);
-                    if keep_event {
-                        kept = Some(event);
-                    }
-                }
-                if exact {
-                    self.backoff.restart(policy);
-                } else {
-                    self.backoff.advance(policy, wait);
-                }
-                Ok((wait, kept))
-            }
+        match self.next_wait(policy, budget, error, gave_up_below, hooks, false) {
+            Ok(next) => Ok(self.retrying(policy, next, error, hooks, keep_event)),
             Err(reason) => {
                 self.give_up(policy, reason, error, hooks);
                 Err(reason)
             }
         }
+    }
+
+    /// Decides what follows the failed attempt of a hedged call (the
+    /// `failure`), while `others_run` says whether other attempts still
+    /// run and `may_follow` whether any may follow (not after a server's
+    /// refusal): the wait before the next attempt (zero unless the server
+    /// said when), or whether the call ends here. The stop rules are a
+    /// retry's, in its order. A failure no attempt follows ends the call
+    /// when no other runs, or when it is permanent; the give-up is then
+    /// reported. Otherwise the call waits for the others.
+    pub(crate) fn decide_hedge<T, E, O: Outcome<T, E>>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        failure: FailedAttempt<'_, O>,
+        hooks: &Hooks<'_, T, E, O>,
+        others_run: bool,
+        may_follow: bool,
+    ) -> Result<Duration, bool> {
+        let FailedAttempt {
+            outcome: error,
+            gave_up_below,
+        } = failure;
+        let (decided, fatal) = if may_follow {
+            let decided = self.next_wait(policy, budget, error, gave_up_below, hooks, true);
+            let refused_by_server = hooks.pushback_of(error) == Some(Pushback::Stop);
+            let fatal = matches!(decided, Err(StopReason::Permanent | StopReason::RetriedBelow)) && !refused_by_server;
+            (decided, fatal)
+        } else if hooks.should_retry(error) {
+            // The server refused a retry before: a throttle still counts
+            // this failure, and nothing follows it.
+            if let Some(budget) = budget {
+                budget.failed();
+            }
+            (Err(StopReason::Permanent), false)
+        } else {
+            (Err(StopReason::Permanent), true)
+        };
+        match decided {
+            Ok(next) => Ok(self.retrying(policy, next, error, hooks, false).0),
+            Err(reason) => {
+                let ends = fatal || !others_run;
+                if ends {
+                    self.give_up(policy, reason, error, hooks);
+                }
+                Err(ends)
+            }
+        }
+    }
+
+    /// Whether a hedge may start now beside the attempts running: fewer
+    /// than `max_retries + 1` attempts started, `max_elapsed` not passed,
+    /// and the budget (or throttle) allows it as it would a retry. A hedge
+    /// that starts counts as a retry made (`wait = "hedge"` in metrics).
+    pub(crate) fn may_hedge(&mut self, policy: &Policy, budget: Option<Limit<'_>>, site: &Site) -> bool {
+        if self.backoff.retries() >= policy.max_retries {
+            return false;
+        }
+        if let Some(max_elapsed) = policy.max_elapsed {
+            if self.timeline.elapsed() >= max_elapsed {
+                return false;
+            }
+        }
+        if let Some(budget) = budget {
+            let timeline = self.timeline;
+            if !budget.allows_retry(|| timeline.now()) {
+                return false;
+            }
+        }
+        crate::observe::metrics::hedge(*site);
+        self.backoff.advance(policy, Duration::ZERO);
+        true
+    }
+
+    /// Reports the retry after `error` that the stop rules allowed, with
+    /// its wait `next`, and moves the schedule on; returns the wait, and
+    /// the retry's event when `keep_event`.
+    fn retrying<T, E, O: Outcome<T, E>>(
+        &mut self,
+        policy: &Policy,
+        next: Wait,
+        error: &O,
+        hooks: &Hooks<'_, T, E, O>,
+        keep_event: bool,
+    ) -> (Duration, Option<RetryEvent>) {
+        let Wait { wait, hinted, exact } = next;
+        crate::observe::metrics::retry(hooks.site(), wait, hinted);
+        let mut kept = None;
+        if keep_event || reports(hooks) {
+            let mut event = RetryEvent {
+                function: hooks.site().name(),
+                attempt: self.backoff.retries().saturating_add(1),
+                wait,
+                elapsed: self.timeline.elapsed(),
+                retries_left: policy
+                    .max_retries
+                    .saturating_sub(self.backoff.retries())
+                    .saturating_sub(1),
+                hinted,
+                grpc_status: None,
+            };
+            let from_first_failure = self.timeline.started_at_first_failure();
+            crate::observe::trace::report(error, hooks.report_fn(), |debug, conventions| {
+                event.grpc_status = conventions.and_then(|conventions| conventions.grpc_status);
+                crate::observe::trace::retrying(&event, debug, conventions, from_first_failure);
+            });
+            hooks.report_retry(error, &event);
+            if keep_event {
+                kept = Some(event);
+            }
+        }
+        if exact {
+            self.backoff.restart(policy);
+        } else {
+            self.backoff.advance(policy, wait);
+        }
+        (wait, kept)
     }
 
     /// Reports the end of the call for `reason`, on `error`: metrics, the
@@ -224,7 +309,11 @@ impl RetryState {
         if let (true, Some(budget)) = (counts, budget) {
             budget.failed();
         }
-        let reason = if counts { StopReason::Committed } else { StopReason::Permanent };
+        let reason = if counts {
+            StopReason::Committed
+        } else {
+            StopReason::Permanent
+        };
         self.give_up(policy, reason, error, hooks);
     }
 
@@ -357,6 +446,7 @@ impl RetryState {
         error: &O,
         gave_up_below: bool,
         hooks: &Hooks<'_, T, E, O>,
+        hedging: bool,
     ) -> Result<Wait, StopReason> {
         if !hooks.should_retry(error) {
             return Err(StopReason::Permanent);
@@ -387,6 +477,8 @@ impl RetryState {
                 HintAboveCap::WaitCap => (policy.max_backoff, true),
             },
             (_, Some(hint)) => (hint, true),
+            // A hedged call sends its next attempt at once: no backoff.
+            (_, None) if hedging => (Duration::ZERO, false),
             (_, None) => (self.backoff.next_wait(policy, &mut ThreadDraws), false),
         };
         let exact = matches!(pushback, Some(Pushback::After(_)));

@@ -34,6 +34,25 @@ pub enum Step<R, W> {
     Retry(W),
 }
 
+/// What a hedged call does after a failed attempt.
+#[derive(Debug)]
+pub enum HedgeStep<R> {
+    /// Return this result: the failure ends the call (it is permanent, or
+    /// no attempt runs and none may follow), reported as a give-up.
+    Return(R),
+    /// Start the next attempt after this wait (zero: at once).
+    Next(Duration),
+    /// No attempt follows this one, but others still run: start no more
+    /// hedges (a stop rule held:
+    /// the server refused, or the attempts, the time or the budget ran
+    /// out), and wait for them. The last of them to fail decides again.
+    Await {
+        /// The server refused a retry (a refusing pushback): no attempt
+        /// may follow any more, not even after the next failure.
+        server_refused: bool,
+    },
+}
+
 /// Whether an action (`before_retry`) runs before each wait: what a retry
 /// hands the loop.
 pub trait Mode {
@@ -222,6 +241,50 @@ impl Loop {
         }
         admitting.observed(hooks.slows_down(&outcome));
         self.failed(mode, policy, budget, hooks, outcome, gave_up_below)
+    }
+
+    /// What follows the failed attempt of a hedged call (`outcome`, with
+    /// whether a retried function it called gave up), while `others_run`
+    /// says whether other attempts still run, and `may_follow` whether an
+    /// attempt may follow at all (not after a server's refusal): the final result, the next
+    /// attempt at once (or after the server's pushback or hint), or waiting
+    /// for the attempts running. One budget bounds retries and hedges: the
+    /// next attempt asks it as a retry does.
+    #[cold]
+    #[inline(never)]
+    pub fn hedge_failed<T, E, O: Outcome<T, E>>(
+        &mut self,
+        policy: &Policy,
+        budget: Option<Limit<'_>>,
+        hooks: &Hooks<'_, T, E, O>,
+        (outcome, gave_up_below): (O, bool),
+        others_run: bool,
+        may_follow: bool,
+    ) -> HedgeStep<Result<T, E>> {
+        let server_refused = hooks.pushback_of(&outcome) == Some(crate::run::pushback::Pushback::Stop);
+        let failure = FailedAttempt {
+            outcome: &outcome,
+            gave_up_below,
+        };
+        match self
+            .state
+            .decide_hedge(policy, budget, failure, hooks, others_run, may_follow)
+        {
+            Ok(wait) => HedgeStep::Next(wait),
+            Err(true) => HedgeStep::Return(hooks.given_up(outcome)),
+            Err(false) => HedgeStep::Await { server_refused },
+        }
+    }
+
+    /// Whether a hedge may start now, beside the attempts running (its
+    /// delay passed without an accepted answer): fewer than
+    /// `max_retries + 1` attempts so far, `max_elapsed` not passed, and the
+    /// budget allows it as it would a retry. One that starts counts as a
+    /// retry (metrics: `wait = "hedge"`).
+    #[cold]
+    #[inline(never)]
+    pub fn may_hedge(&mut self, policy: &Policy, budget: Option<Limit<'_>>, site: &Site) -> bool {
+        self.state.may_hedge(policy, budget, site)
     }
 
     /// The call ends before an attempt that the `admission` limiter

@@ -6,6 +6,7 @@ pub(crate) mod attempt;
 pub(crate) mod blocking;
 pub(crate) mod decide;
 pub(crate) mod driver;
+pub(crate) mod hedge;
 pub(crate) mod hooks;
 pub(crate) mod invocation;
 pub(crate) mod nested;

@@ -44,12 +44,24 @@ impl DefaultTimer {
 pub trait IntoTimer {
     /// The timer.
     type Timer: Timer;
+    /// The timer whose pending wait the waiting future keeps in place (a
+    /// hedged call's delay: no allocation when the first attempt answers
+    /// before it).
+    type InPlace: Timer;
     /// Makes it.
     fn into_timer(self) -> Self::Timer;
+    /// Makes the timer that keeps nothing itself.
+    fn into_in_place(self) -> Self::InPlace;
 }
 
 impl IntoTimer for DefaultSleep {
     type Timer = DefaultTimer;
+    type InPlace = InlineTimer;
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn into_in_place(self) -> InlineTimer {
+        InlineTimer
+    }
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn into_timer(self) -> DefaultTimer {
@@ -59,6 +71,12 @@ impl IntoTimer for DefaultSleep {
 
 impl<F, Fut> IntoTimer for CustomTimer<F, Fut> {
     type Timer = Self;
+    type InPlace = Self;
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn into_in_place(self) -> Self {
+        self
+    }
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn into_timer(self) -> Self {

@@ -1,0 +1,341 @@
+//! [`Hedged`]: an awaited [`Retry`] that hedges (`hedge_after`), and its
+//! future, [`HedgedFuture`]: the next attempt starts beside the one running
+//! when the delay passes without an accepted answer, or at once when an
+//! attempt fails with a retryable error; the first accepted result wins.
+
+// The method's return type names the keys it keeps (one line).
+#![allow(clippy::type_complexity)]
+
+use core::future::{Future, IntoFuture};
+use core::marker::PhantomData;
+use core::pin::Pin;
+use core::task::{Context, Poll, ready};
+use core::time::Duration;
+
+use crate::builder::action::NoAction;
+use crate::builder::config::{Config, Identity};
+use crate::builder::future::Parts;
+use crate::builder::operation::Awaited;
+use crate::builder::owned::OwnedHooks;
+use crate::builder::retry::Retry;
+use crate::limits::admission::Admitting;
+use crate::limits::admission_limit::Admission;
+use crate::limits::limit::Limit;
+use crate::observe::site::Site;
+use crate::run::driver::{HedgeStep, Loop};
+use crate::run::hedge::HedgeAttempts;
+use crate::run::nested::NestedAttempt;
+use crate::run::outcome::Outcome;
+use crate::schedule::policy::Policy;
+use crate::time::sleep::{DefaultAsyncSleep, IntoTimer, Timer};
+use crate::time::timeout::Timed;
+
+/// An awaited [`Retry`] that hedges: made by
+/// [`hedge_after`](Retry::hedge_after), awaited like the retry itself.
+///
+/// ```
+/// use backoff_runtime::Policy;
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let policy = Policy::new().max_retries(2);
+/// let hedged = policy.retry(|| async { Ok::<_, ()>("fast") }).hedge_after(Duration::from_millis(50));
+/// assert_eq!(hedged.await, Ok("fast"));
+/// # }
+/// ```
+#[must_use = "a Hedged does nothing until `.await`"]
+pub struct Hedged<'a, Op, C> {
+    retry: Retry<'a, Op, C>,
+    delay: Duration,
+}
+
+impl<Op, C: core::fmt::Debug> core::fmt::Debug for Hedged<'_, Op, C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Hedged")
+            .field("retry", &self.retry)
+            .field("delay", &self.delay)
+            .finish()
+    }
+}
+
+impl<'a, Op, T, E, O, H, S> Retry<'a, Op, Config<Awaited, T, E, O, H, S, NoAction>> {
+    /// Hedges (`hedge_after`): the first attempt starts at once; the next
+    /// starts beside it when `delay` passes without an accepted answer, or
+    /// at once when an attempt fails with a retryable error. There are at
+    /// most `max_retries + 1` attempts in all. The first accepted result
+    /// wins, and the attempts still running are cancelled (dropped) before
+    /// the call returns. A permanent error ends the call at once, and
+    /// cancels the rest.
+    ///
+    /// - **The budget.** Every attempt after the first asks the budget (or
+    ///   throttle) and the admission limiter as a retry does, so one budget
+    ///   bounds retries and hedges together. A hedge they refuse is not
+    ///   sent, and no more hedges start; if no attempt is then running, the
+    ///   call ends at once with its last failure.
+    /// - **The server.** A pushback or hint after a failure is the wait
+    ///   before the next attempt; a refusing pushback starts no more.
+    /// - **Time.** No attempt starts past `max_elapsed`. The attempts
+    ///   running are not cut (a `timeout` does that).
+    /// - **When every attempt fails**, the call returns the last failure:
+    ///   the server's latest word, as grpc-java and seatbelt return it.
+    ///
+    /// Hedge only what may run twice at once: idempotent reads. Every
+    /// attempt is made by the operation afresh, and they run side by side,
+    /// so the operation must not share mutable state between attempts.
+    /// Call it last: it takes every key given before it. It needs the
+    /// retry to run without `before_retry`.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let calls = AtomicU32::new(0);
+    /// let started = tokio::time::Instant::now();
+    /// let result = Policy::new()
+    ///     .max_retries(2)
+    ///     .retry(|| async {
+    ///         // The first attempt is slow; the hedge sent after 50 ms is not.
+    ///         let n = calls.fetch_add(1, Ordering::Relaxed);
+    ///         let took = if n == 0 { 1_000 } else { 10 };
+    ///         tokio::time::sleep(Duration::from_millis(took)).await;
+    ///         Ok::<_, ()>(n)
+    ///     })
+    ///     .hedge_after(Duration::from_millis(50))
+    ///     .await;
+    /// assert_eq!(result, Ok(1));
+    /// assert_eq!(started.elapsed(), Duration::from_millis(60));
+    /// # }
+    /// ```
+    pub fn hedge_after(self, delay: Duration) -> Hedged<'a, Op, Config<Awaited, T, E, O, H, S, NoAction>> {
+        Hedged { retry: self, delay }
+    }
+}
+
+/// What starts the next attempt of a hedged call, when its wait ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    /// The hedge delay: the next attempt asks the budget first.
+    Hedge,
+    /// A failure's wait (the budget already allowed it), or the admission
+    /// limiter's.
+    Retry,
+}
+
+/// The types of a hedged call's keys `C`: its in-place timer's pending wait.
+type PendingOf<C> = <<C as HedgeParts>::InPlace as Timer>::Pending;
+
+/// The in-place timer of a hedged call's keys.
+pub trait HedgeParts: Parts {
+    /// The timer keeping nothing itself.
+    type InPlace: Timer;
+}
+
+impl<K, T, E, O, H, S: IntoTimer> HedgeParts for Config<K, T, E, O, H, S, NoAction> {
+    type InPlace = S::InPlace;
+}
+
+pin_project_lite::pin_project! {
+    /// The future of an awaited [`Hedged`]: the attempts running side by
+    /// side, the wait before the next, and the driver's decisions.
+    pub struct HedgedFuture<'a, Op, Fut, C>
+    where
+        C: HedgeParts,
+    {
+        policy: &'a Policy,
+        budget: Option<Limit<'a>>,
+        op: Op,
+        hooks: C::Hooks,
+        identity: Identity,
+        timer: C::InPlace,
+        timeout: Option<(Duration, fn() -> C::Output)>,
+        admission: Option<(Admitting<'a>, fn(crate::Refused) -> C::Output)>,
+        driver: Loop,
+        delay: Duration,
+        #[pin]
+        attempts: HedgeAttempts<NestedAttempt<Timed<Fut, C::Output>>>,
+        #[pin]
+        pending: Option<PendingOf<C>>,
+        // What starts an attempt when `pending` ends; `None`: nothing.
+        next: Option<Next>,
+        // An attempt starts on the next poll.
+        start_now: bool,
+        // No hedge starts any more (a stop rule held while others ran).
+        no_more: bool,
+        // The server refused a retry: no attempt follows any more.
+        server_refused: bool,
+        _keys: PhantomData<fn() -> C>,
+    }
+}
+
+impl<Op, Fut, C: HedgeParts> core::fmt::Debug for HedgedFuture<'_, Op, Fut, C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("HedgedFuture")
+            .field("policy", self.policy)
+            .field("delay", &self.delay)
+            .field("running", &self.attempts.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, Op, Fut, T, E, O, H, S> IntoFuture for Hedged<'a, Op, Config<Awaited, T, E, O, H, S, NoAction>>
+where
+    Op: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    O: Outcome<T, E>,
+    H: OwnedHooks<T, E, E, Out = O>,
+    S: IntoTimer<Timer: DefaultAsyncSleep>,
+{
+    type Output = Result<T, E>;
+    type IntoFuture = HedgedFuture<'a, Op, Fut, Config<Awaited, T, E, O, H, S, NoAction>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let Hedged { retry, delay } = self;
+        let config = retry.config;
+        let clock = <S::InPlace as Timer>::CLOCK;
+        HedgedFuture {
+            policy: retry.policy,
+            budget: retry.budget,
+            op: retry.op,
+            hooks: config.hooks,
+            identity: config.call.identity,
+            timer: config.sleep.into_in_place(),
+            timeout: config.call.timeout,
+            admission: retry
+                .admission
+                .zip(config.call.refused)
+                .filter(|_| H::ADMITS)
+                .map(|(limit, refused)| (Admitting::of_dyn(limit, clock), refused)),
+            driver: Loop::start(clock, retry.policy, retry.budget, H::OBSERVES),
+            delay,
+            attempts: HedgeAttempts::new(),
+            pending: None,
+            next: None,
+            start_now: true,
+            no_more: false,
+            server_refused: false,
+            _keys: PhantomData,
+        }
+    }
+}
+
+impl<Op, Fut, T, E, O, H, S> Future for HedgedFuture<'_, Op, Fut, Config<Awaited, T, E, O, H, S, NoAction>>
+where
+    Op: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    O: Outcome<T, E>,
+    H: OwnedHooks<T, E, E, Out = O>,
+    S: IntoTimer,
+{
+    type Output = Result<T, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let policy: &Policy = this.policy;
+        let budget = *this.budget;
+        loop {
+            if core::mem::take(this.start_now) {
+                // Asked of the admission limiter first, the first attempt included.
+                if let Some((admitting, refused)) = this.admission.as_mut() {
+                    match admitting.ask() {
+                        Admission::Go => {}
+                        Admission::Refuse if this.attempts.is_empty() => {
+                            let hooks = this.identity.lend(&*this.hooks);
+                            let result = refused(admitting.refusal());
+                            return Poll::Ready(this.driver.refused(policy, admitting.attempts(), &hooks, result));
+                        }
+                        Admission::Wait(wait) | Admission::GoAfter(wait) if this.attempts.is_empty() => {
+                            this.pending.set(Some(this.timer.start(wait)));
+                            *this.next = Some(Next::Retry);
+                            continue;
+                        }
+                        // A hedge the limiter does not let go now is not sent.
+                        _ => {
+                            *this.no_more = true;
+                            continue;
+                        }
+                    }
+                }
+                let attempt = match *this.timeout {
+                    None => Timed::untimed((this.op)()),
+                    Some((timeout, on_elapsed)) => {
+                        let timeout = this.driver.attempt_timeout(policy, timeout);
+                        Timed::with_timeout_of(timeout, (this.op)(), on_elapsed)
+                    }
+                };
+                this.attempts.as_mut().push(NestedAttempt::new(attempt));
+                // The next hedge, after the delay.
+                if *this.no_more {
+                    this.pending.set(None);
+                    *this.next = None;
+                } else {
+                    this.pending.set(Some(this.timer.start(*this.delay)));
+                    *this.next = Some(Next::Hedge);
+                }
+            }
+            // An attempt that ended.
+            if let Poll::Ready(Some((result, below))) = this.attempts.as_mut().poll_next(cx) {
+                let hooks = this.identity.lend(&*this.hooks);
+                let judged = hooks.judge(result);
+                if let Some((admitting, ..)) = this.admission.as_ref() {
+                    admitting.observed(judged.as_ref().is_err_and(|outcome| hooks.slows_down(outcome)));
+                }
+                let outcome = match judged {
+                    Ok(value) => {
+                        // The others are cancelled before the call returns.
+                        this.attempts.as_mut().clear();
+                        this.driver.succeeded(budget, &hooks.site(), hooks.on_success_hook());
+                        return Poll::Ready(Ok(value));
+                    }
+                    Err(outcome) => outcome,
+                };
+                let others_run = !this.attempts.is_empty();
+                let may_follow = !*this.server_refused;
+                match this
+                    .driver
+                    .hedge_failed(policy, budget, &hooks, (outcome, below), others_run, may_follow)
+                {
+                    HedgeStep::Return(result) => {
+                        this.attempts.as_mut().clear();
+                        return Poll::Ready(result);
+                    }
+                    HedgeStep::Next(wait) if wait.is_zero() => *this.start_now = true,
+                    HedgeStep::Next(wait) => {
+                        this.pending.set(Some(this.timer.start(wait)));
+                        *this.next = Some(Next::Retry);
+                    }
+                    HedgeStep::Await { server_refused } => {
+                        *this.server_refused |= server_refused;
+                        *this.no_more = true;
+                        if *this.next == Some(Next::Hedge) {
+                            this.pending.set(None);
+                            *this.next = None;
+                        }
+                    }
+                }
+                continue;
+            }
+            // The wait before the next attempt.
+            let Some(pending) = this.pending.as_mut().as_pin_mut() else {
+                return Poll::Pending;
+            };
+            ready!(this.timer.poll_wait(pending, cx));
+            this.pending.set(None);
+            match this.next.take() {
+                Some(Next::Retry) => *this.start_now = true,
+                Some(Next::Hedge) => {
+                    let site = Site::Named(this.identity.name);
+                    if !*this.no_more && this.driver.may_hedge(policy, budget, &site) {
+                        *this.start_now = true;
+                    } else {
+                        *this.no_more = true;
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+}

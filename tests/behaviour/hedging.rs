@@ -1,0 +1,311 @@
+//! Hedging (`hedge_after`): the next attempt starts beside the one running
+//! when the delay passes without an accepted answer, or at once after a
+//! retryable failure; the first accepted result wins and the others are
+//! cancelled; every hedge after the first asks the budget a retry asks.
+//! All on tokio's paused clock.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use backoff_runtime::{GiveUp, Policy, RetryBudget, RetryThrottle, StopReason};
+use tokio::time::Instant;
+
+/// One scripted attempt: how long it takes, and what it returns.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    after: Duration,
+    answer: Result<u32, Failure>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Failure {
+    /// Retried.
+    Busy,
+    /// Never retried.
+    Denied,
+}
+
+fn ms(millis: u64) -> Duration {
+    Duration::from_millis(millis)
+}
+
+fn ok(after: u64, value: u32) -> Plan {
+    Plan {
+        after: ms(after),
+        answer: Ok(value),
+    }
+}
+
+fn busy(after: u64) -> Plan {
+    Plan {
+        after: ms(after),
+        answer: Err(Failure::Busy),
+    }
+}
+
+fn denied(after: u64) -> Plan {
+    Plan {
+        after: ms(after),
+        answer: Err(Failure::Denied),
+    }
+}
+
+/// A backend answering each attempt by its plan, in the order they start;
+/// it records when each started, and which were cancelled.
+#[derive(Clone, Default)]
+struct Backend {
+    plans: Arc<Mutex<Vec<Plan>>>,
+    started: Arc<Mutex<Vec<Duration>>>,
+    cancelled: Arc<Mutex<Vec<usize>>>,
+    epoch: Arc<Mutex<Option<Instant>>>,
+}
+
+/// Sets the attempt's flag when dropped before it finished.
+struct Running {
+    index: usize,
+    finished: AtomicBool,
+    cancelled: Arc<Mutex<Vec<usize>>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.finished.load(Ordering::SeqCst) {
+            self.cancelled.lock().unwrap().push(self.index);
+        }
+    }
+}
+
+impl Backend {
+    fn new(plans: Vec<Plan>) -> Self {
+        let backend = Backend::default();
+        *backend.plans.lock().unwrap() = plans;
+        *backend.epoch.lock().unwrap() = Some(Instant::now());
+        backend
+    }
+
+    async fn attempt(&self) -> Result<u32, Failure> {
+        let epoch = self.epoch.lock().unwrap().unwrap();
+        let index = {
+            let mut started = self.started.lock().unwrap();
+            started.push(epoch.elapsed());
+            started.len() - 1
+        };
+        let plan = self.plans.lock().unwrap().get(index).copied().unwrap_or(ok(1, 99));
+        let running = Running {
+            index,
+            finished: AtomicBool::new(false),
+            cancelled: Arc::clone(&self.cancelled),
+        };
+        tokio::time::sleep(plan.after).await;
+        running.finished.store(true, Ordering::SeqCst);
+        plan.answer
+    }
+
+    fn started(&self) -> Vec<Duration> {
+        self.started.lock().unwrap().clone()
+    }
+
+    fn cancelled(&self) -> Vec<usize> {
+        let mut cancelled = self.cancelled.lock().unwrap().clone();
+        cancelled.sort_unstable();
+        cancelled
+    }
+}
+
+fn retried(failure: &Failure) -> bool {
+    *failure == Failure::Busy
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_attempt_is_raced_by_a_hedge_after_the_delay_and_the_first_answer_wins() {
+    let backend = Backend::new(vec![ok(1_000, 1), ok(10, 2)]);
+    let started = Instant::now();
+    let result = Policy::new()
+        .max_retries(2)
+        .retry(|| backend.attempt())
+        .retry_if(retried)
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Ok(2));
+    assert_eq!(started.elapsed(), ms(60), "the hedge answered at 50 + 10 ms");
+    assert_eq!(backend.started(), [ms(0), ms(50)]);
+    assert_eq!(
+        backend.cancelled(),
+        [0],
+        "the slow attempt is cancelled before the call returns"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_before_the_delay_sends_nothing_else() {
+    let backend = Backend::new(vec![ok(40, 1)]);
+    let result = Policy::new()
+        .max_retries(2)
+        .retry(|| backend.attempt())
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Ok(1));
+    tokio::time::sleep(ms(500)).await;
+    assert_eq!(backend.started(), [ms(0)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retryable_failure_starts_the_next_attempt_at_once() {
+    let backend = Backend::new(vec![busy(10), ok(5, 2)]);
+    let started = Instant::now();
+    let result = Policy::new()
+        .max_retries(2)
+        .retry(|| backend.attempt())
+        .retry_if(retried)
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Ok(2));
+    assert_eq!(backend.started(), [ms(0), ms(10)], "no backoff: at once");
+    assert_eq!(started.elapsed(), ms(15));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_delay_starts_again_after_each_hedge() {
+    // Three slow attempts: hedges at 50 and 100 ms; the third answers first.
+    let backend = Backend::new(vec![ok(1_000, 1), ok(1_000, 2), ok(20, 3)]);
+    let result = Policy::new()
+        .max_retries(2)
+        .retry(|| backend.attempt())
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Ok(3));
+    assert_eq!(backend.started(), [ms(0), ms(50), ms(100)]);
+    assert_eq!(backend.cancelled(), [0, 1]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_permanent_error_ends_the_call_and_cancels_the_rest() {
+    let backend = Backend::new(vec![ok(1_000, 1), denied(10)]);
+    let reasons = Mutex::new(Vec::new());
+    let started = Instant::now();
+    let result = Policy::new()
+        .max_retries(3)
+        .retry(|| backend.attempt())
+        .retry_if(retried)
+        .on_give_up(|_, give_up: &GiveUp| reasons.lock().unwrap().push(give_up.reason()))
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Err(Failure::Denied));
+    assert_eq!(started.elapsed(), ms(60));
+    assert_eq!(backend.cancelled(), [0]);
+    assert_eq!(reasons.into_inner().unwrap(), [StopReason::Permanent]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn at_most_max_retries_plus_one_attempts_and_the_last_failure_is_returned() {
+    let backend = Backend::new(vec![busy(300), busy(200), busy(100)]);
+    let reasons = Mutex::new(Vec::new());
+    let result = Policy::new()
+        .max_retries(2)
+        .retry(|| backend.attempt())
+        .retry_if(retried)
+        .on_give_up(|_, give_up: &GiveUp| reasons.lock().unwrap().push((give_up.reason(), give_up.attempts())))
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Err(Failure::Busy));
+    // Started at 0, 50, 100; they fail at 150, 250, 300: the first to start
+    // is the last to fail, and its failure is the call's.
+    assert_eq!(backend.started(), [ms(0), ms(50), ms(100)]);
+    assert_eq!(reasons.into_inner().unwrap(), [(StopReason::Exhausted, 3)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_hedge_asks_the_budget_a_retry_asks() {
+    // Retries and hedges together may reach 20% of the calls.
+    static BUDGET: RetryBudget = RetryBudget::new().ratio(0.2).min_per_second(0);
+    let mut sent = 0;
+    let mut hedged_won = 0;
+    for _ in 0..10 {
+        // Each first attempt is slow: every call would hedge at 50 ms.
+        let backend = Backend::new(vec![ok(100, 1), ok(10, 2)]);
+        let result = Policy::new()
+            .max_retries(4)
+            .retry(|| backend.attempt())
+            .budget(&BUDGET)
+            .hedge_after(ms(50))
+            .await;
+        sent += backend.started().len();
+        hedged_won += usize::from(result == Ok(2));
+    }
+    assert_eq!(sent, 12, "10 calls, and the 2 hedges the budget allowed");
+    assert_eq!(hedged_won, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_throttle_below_half_sends_no_hedge_and_a_lone_failure_ends_at_once() {
+    let throttle = RetryThrottle::new(4, 0.1);
+    // Two failures leave 2 tokens: not above half the bucket.
+    backoff_runtime::RetryLimit::failed(&throttle);
+    backoff_runtime::RetryLimit::failed(&throttle);
+    let backend = Backend::new(vec![busy(100)]);
+    let started = Instant::now();
+    let result = Policy::new()
+        .max_retries(4)
+        .retry(|| backend.attempt())
+        .retry_if(retried)
+        .budget(&throttle)
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Err(Failure::Busy));
+    assert_eq!(backend.started(), [ms(0)], "the hedge at 50 ms was refused");
+    assert_eq!(started.elapsed(), ms(100), "no attempt running: ended at the failure");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_hint_is_the_wait_before_the_next_attempt() {
+    let backend = Backend::new(vec![busy(10), ok(5, 2)]);
+    let result = Policy::new()
+        .max_retries(2)
+        .retry(|| backend.attempt())
+        .retry_if(retried)
+        .retry_after(|_| Some(ms(30)))
+        .hedge_after(ms(500))
+        .await;
+    assert_eq!(result, Ok(2));
+    assert_eq!(backend.started(), [ms(0), ms(40)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_attempt_starts_past_max_elapsed() {
+    let backend = Backend::new(vec![ok(1_000, 1), ok(1_000, 2), ok(1_000, 3)]);
+    let result = Policy::new()
+        .max_retries(4)
+        .max_elapsed(ms(80))
+        .retry(|| backend.attempt())
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Ok(1));
+    assert_eq!(
+        backend.started(),
+        [ms(0), ms(50)],
+        "the hedge at 100 ms would start past 80 ms"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_hedged_future_is_send_and_counts_its_calls() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = Arc::clone(&calls);
+    let handle = tokio::spawn(async move {
+        Policy::new()
+            .max_retries(1)
+            .retry(move || {
+                let calls = Arc::clone(&counted);
+                async move {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(ms(100)).await;
+                    Ok::<_, ()>(7)
+                }
+            })
+            .hedge_after(ms(50))
+            .await
+    });
+    assert_eq!(handle.await.unwrap(), Ok(7));
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+}
