@@ -33,6 +33,62 @@ pub(crate) struct FnFacts {
     /// The type the body returns: the signature's, or under `#[async_trait]`
     /// the method's own output type `R`; `None` for `()` written as nothing.
     pub(crate) output: Option<syn::Type>,
+    /// The first binding that attempts running side by side could not
+    /// share (`&mut self`, a `mut` argument, a `&mut` argument), and how
+    /// to name it: what `hedge_after` rejects.
+    pub(crate) unshared: Option<(proc_macro2::Span, String)>,
+}
+
+/// The `mut` of the first `&mut` that `ty` holds (`&mut T`,
+/// `Pin<&mut Self>`), if any.
+fn mut_reference_in(ty: &syn::Type) -> Option<proc_macro2::Span> {
+    struct Finds(Option<proc_macro2::Span>);
+    impl syn::visit_mut::VisitMut for Finds {
+        fn visit_type_reference_mut(&mut self, reference: &mut syn::TypeReference) {
+            if self.0.is_none() {
+                self.0 = reference.mutability.map(|mutability| mutability.span);
+            }
+            syn::visit_mut::visit_type_reference_mut(self, reference);
+        }
+    }
+    let mut finds = Finds(None);
+    syn::visit_mut::VisitMut::visit_type_mut(&mut finds, &mut ty.clone());
+    finds.0
+}
+
+/// The first binding of `sig` that attempts running side by side could
+/// not share (its `mut` token), and its name in an error.
+fn unshared_binding(sig: &Signature) -> Option<(proc_macro2::Span, String)> {
+    sig.inputs.iter().find_map(|input| match input {
+        syn::FnArg::Receiver(receiver) => {
+            if let Some(mutability) = receiver.mutability {
+                return Some((mutability.span, "`mut self`".to_owned()));
+            }
+            match &receiver.kind {
+                syn::ReceiverKind::Reference(_, _, Some(mutability)) => {
+                    Some((mutability.span, "`&mut self`".to_owned()))
+                }
+                syn::ReceiverKind::Typed(_, ty) => {
+                    let ty_text = quote::ToTokens::to_token_stream(ty)
+                        .to_string()
+                        .replace("& mut ", "&mut ");
+                    mut_reference_in(ty).map(|span| (span, format!("`self: {ty_text}`")))
+                }
+                _ => None,
+            }
+        }
+        syn::FnArg::Typed(typed) => {
+            if let syn::Pat::Ident(ident) = &*typed.pat {
+                if let Some(mutability) = ident.mutability {
+                    return Some((mutability.span, format!("the `mut` argument `{}`", ident.ident)));
+                }
+            }
+            mut_reference_in(&typed.ty).map(|span| {
+                let pat = quote::ToTokens::to_token_stream(&typed.pat);
+                (span, format!("the `&mut` argument `{pat}`"))
+            })
+        }
+    })
 }
 
 impl FnFacts {
@@ -44,6 +100,7 @@ impl FnFacts {
             is_async: sig.asyncness.is_some() || async_trait_output.is_some(),
             is_async_trait: async_trait_output.is_some(),
             output: async_trait_output.or_else(|| crate::limits::output_type(sig).cloned()),
+            unshared: unshared_binding(sig),
         }
     }
 }

@@ -109,6 +109,8 @@ declare_keys! {
     policy: AnyExpr;
     /// Time limit of each attempt (async functions only).
     timeout: DurationString;
+    /// Hedging: the delay after which the next attempt starts beside the one running (async functions only).
+    hedge_after: DurationString;
     /// The path to the runtime crate, when it is re-exported under another name.
     krate as "crate": PathString;
 }

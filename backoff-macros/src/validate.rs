@@ -27,8 +27,10 @@ pub(crate) fn validate(args: &Args, function: Option<&FnFacts>, errors: &mut Err
     unlimited_without_max_elapsed(args, errors);
     hint_rule_without_hint(args, errors);
     slow_down_if_without_admission(args, errors);
+    hedging_without_a_pause(args, errors);
     if let Some(function) = function {
         timeout_on_sync_fn(args, function, errors);
+        hedging_needs_attempts_side_by_side(args, function, errors);
         async_action_on_sync_fn(args, function, errors);
     }
     policy_with_schedule_keys(args, errors);
@@ -103,6 +105,69 @@ fn timeout_on_sync_fn(args: &Args, function: &FnFacts, errors: &mut Errors) {
         errors.push(
             timeout.key_span,
             "`timeout` applies only to `async fn`: a sync attempt cannot be interrupted; remove it, or bound the blocking call itself (e.g. a socket read timeout)",
+        );
+    }
+}
+
+/// `hedge_after` with a key that needs attempts one after another:
+/// `before_retry` acts in the pause between two attempts, and hedges have
+/// none; a pending value (`retry_if_ok` and its hooks) and the attempt's
+/// context are not read in hedged calls.
+fn hedging_without_a_pause(args: &Args, errors: &mut Errors) {
+    if args.hedge_after.is_none() {
+        return;
+    }
+    if let Some(action) = &args.before_retry {
+        errors.push(
+            action.key_span,
+            "`before_retry` cannot be used with `hedge_after`: a hedge starts while the attempt before it still runs, so there is no pause to act in; remove one of them",
+        );
+    }
+    let keys = [
+        ("retry_if_ok", args.retry_if_ok.as_ref().map(|key| key.key_span)),
+        ("retry_after_ok", args.retry_after_ok.as_ref().map(|key| key.key_span)),
+        ("pending_error", args.pending_error.as_ref().map(|key| key.key_span)),
+        ("context", args.context.as_ref().map(|key| key.key_span)),
+    ];
+    for (key, span) in keys {
+        if let Some(span) = span {
+            errors.push(
+                span,
+                format!(
+                    "`{key}` is not supported with `hedge_after`: hedged attempts run side by side; remove one of them"
+                ),
+            );
+        }
+    }
+}
+
+/// `hedge_after` where attempts cannot run side by side: a sync function
+/// runs one at a time, and `&mut self` or a `mut` argument cannot be
+/// shared by two attempts at once.
+fn hedging_needs_attempts_side_by_side(args: &Args, function: &FnFacts, errors: &mut Errors) {
+    let Some(hedge_after) = &args.hedge_after else {
+        return;
+    };
+    if !function.is_async {
+        errors.push(
+            hedge_after.key_span,
+            "`hedge_after` applies only to `async fn`: a hedge runs beside the attempt before it, and a sync function runs one attempt at a time; remove it, or make the function async",
+        );
+        return;
+    }
+    if function.is_async_trait {
+        errors.push(
+            hedge_after.key_span,
+            "`hedge_after` is not supported under `#[async_trait]` yet: use a native `async fn` in the trait, or the builder's `hedge_after` inside the method",
+        );
+        return;
+    }
+    if let Some((span, binding)) = &function.unshared {
+        errors.push(
+            *span,
+            format!(
+                "`hedge_after` runs attempts side by side, and they cannot share {binding}: each would change what the others read; take it by `&` (or by value without `mut`), or remove `hedge_after`"
+            ),
         );
     }
 }

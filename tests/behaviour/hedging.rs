@@ -309,3 +309,78 @@ async fn the_hedged_future_is_send_and_counts_its_calls() {
     assert_eq!(handle.await.unwrap(), Ok(7));
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
+
+mod attribute {
+    use super::*;
+    use backoff_runtime::retry;
+
+    #[retry(max_retries = 2, hedge_after = "50ms", retry_if = retried)]
+    async fn fetch(backend: &Backend) -> Result<u32, Failure> {
+        backend.attempt().await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn hedge_after_races_a_slow_attempt_and_cancels_it() {
+        let backend = Backend::new(vec![ok(1_000, 1), ok(10, 2)]);
+        let started = Instant::now();
+        assert_eq!(fetch(&backend).await, Ok(2));
+        assert_eq!(started.elapsed(), ms(60));
+        assert_eq!(backend.started(), [ms(0), ms(50)]);
+        assert_eq!(backend.cancelled(), [0]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retryable_failure_sends_the_next_at_once_and_a_permanent_one_ends_the_call() {
+        let backend = Backend::new(vec![busy(10), ok(1_000, 2), denied(20)]);
+        assert_eq!(fetch(&backend).await, Err(Failure::Denied));
+        // Busy at 10 ms: the next at once; the third at 60 ms fails for good at 80.
+        assert_eq!(backend.started(), [ms(0), ms(10), ms(60)]);
+        assert_eq!(backend.cancelled(), [1]);
+    }
+
+    struct Client {
+        backend: Backend,
+        gave_up: Mutex<Vec<(StopReason, u32)>>,
+    }
+
+    impl Client {
+        #[retry(
+            max_retries = 1,
+            hedge_after = "50ms",
+            on_give_up = |_, give_up| self.gave_up.lock().unwrap().push((give_up.reason(), give_up.attempts()))
+        )]
+        async fn get(&self, path: &str, id: u32) -> Result<u32, Failure> {
+            assert_eq!((path, id), ("/item", 7), "every attempt sees what the caller passed");
+            self.backend.attempt().await
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_method_of_shared_self_hedges_with_its_arguments_and_hooks() {
+        let client = Client {
+            backend: Backend::new(vec![busy(300), busy(100)]),
+            gave_up: Mutex::new(Vec::new()),
+        };
+        assert_eq!(client.get("/item", 7).await, Err(Failure::Busy));
+        assert_eq!(client.backend.started(), [ms(0), ms(50)]);
+        assert_eq!(*client.gave_up.lock().unwrap(), [(StopReason::Exhausted, 2)]);
+    }
+
+    static SHARED: RetryBudget = RetryBudget::new().ratio(0.2).min_per_second(0);
+
+    #[retry(max_retries = 4, hedge_after = "50ms", budget = SHARED)]
+    async fn budgeted(backend: &Backend) -> Result<u32, Failure> {
+        backend.attempt().await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_budget_bounds_the_attribute_s_hedges() {
+        let mut sent = 0;
+        for _ in 0..10 {
+            let backend = Backend::new(vec![ok(100, 1), ok(10, 2)]);
+            budgeted(&backend).await.unwrap();
+            sent += backend.started().len();
+        }
+        assert_eq!(sent, 12);
+    }
+}

@@ -21,6 +21,7 @@ use crate::values::{HintArg, JitterArg, NestedArg};
 
 mod async_loop;
 mod bindings;
+mod hedged;
 mod return_type;
 mod sync_in_function;
 mod sync_loop;
@@ -117,6 +118,12 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     let policy = policy_binding(args, &full, &private);
     let (budget_item, budget) = budget_binding(args, &full);
     let admission_item = admission_binding(args, &full);
+    // A hedged call binds its budget and limiter for the builder instead.
+    let (budget_item, admission_item) = if args.hedge_after.is_some() {
+        (TokenStream::new(), TokenStream::new())
+    } else {
+        (budget_item, admission_item)
+    };
 
     // Mixed-site hygiene, so the generated locals spanned here stay
     // invisible to the body; the result check and the loop's calls carry
@@ -202,7 +209,9 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         quote!(#(#stmts)*)
     } else {
         let check = result_check(&full, &nameable_return_type(&sig.output), return_span);
-        let retry_loop = if facts.is_async {
+        let retry_loop = if args.hedge_after.is_some() {
+            generator.hedged(body, &sig.ident)
+        } else if facts.is_async {
             generator.async_loop(body)
         } else {
             generator.sync_loop(body, brace.span.join())
