@@ -23,6 +23,7 @@ use backoff_runtime::__front_end::NestedAttempt;
 use backoff_runtime::__front_end::Timed;
 use backoff_runtime::__front_end::{ASYNC_CLOCK, InlineTimer, Timer};
 use backoff_runtime::__front_end::{AdmissionProgress, Admitting, DefaultWait};
+use backoff_runtime::__front_end::{HedgeAttempts, HedgeStep};
 use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
 use backoff_runtime::Policy;
@@ -97,6 +98,13 @@ pin_project_lite::pin_project! {
         /// The admission limiter refused the next attempt: the call ends
         /// with this result (`E::from(Refused)`).
         Refused { result: fn(Refused) -> R },
+        /// A hedged call (only with
+        /// [`RetryLayer::hedge_after`](crate::RetryLayer::hedge_after)):
+        /// its attempts running side by side, and the wait before the next.
+        Hedging {
+            #[pin] attempts: HedgeAttempts<NestedAttempt<Timed<Sending<S, Req, F>, R>>>,
+            #[pin] pending: Option<DefaultWait>,
+        },
     }
 }
 
@@ -146,6 +154,30 @@ struct Retrying<S, Req, C, T, A> {
     /// The accepted response is settled when its body ends
     /// ([`Classify::ends_later`]): the [`Settlement`] is still to be taken.
     settles_later: bool,
+    /// Where a hedged call's next attempt stands.
+    hedge: HedgeState,
+}
+
+/// What starts a hedged call's next attempt when its wait ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HedgeNext {
+    /// The hedge delay: the next attempt asks the budget first.
+    Hedge,
+    /// A failure's wait (the budget already allowed it).
+    Retry,
+}
+
+/// Where a hedged call's next attempt stands.
+#[derive(Clone, Copy, Debug, Default)]
+struct HedgeState {
+    /// What starts an attempt when the pending wait ends.
+    next: Option<HedgeNext>,
+    /// An attempt starts on the next poll.
+    start_now: bool,
+    /// No hedge starts any more (a stop rule held while others ran).
+    no_more: bool,
+    /// The server refused a retry: no attempt follows any more.
+    server_refused: bool,
 }
 
 pin_project_lite::pin_project! {
@@ -194,7 +226,14 @@ impl<S: Service<Req>, Req, C, T, A> core::fmt::Debug for ResponseFuture<S, Req, 
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let (retried, waiting) = match &self.call {
             Call::Once { .. } => (false, false),
-            Call::Retrying { phase, .. } => (true, matches!(phase, Phase::Sleeping { .. } | Phase::Admitting { .. })),
+            Call::Retrying { phase, .. } => (
+                true,
+                match phase {
+                    Phase::Sleeping { .. } | Phase::Admitting { .. } => true,
+                    Phase::Hedging { attempts, .. } => attempts.is_empty(),
+                    _ => false,
+                },
+            ),
         };
         f.debug_struct("ResponseFuture")
             .field("retried", &retried)
@@ -424,8 +463,10 @@ where
         }
         let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
         let response = service.call(config.classify.replay(&request, &first));
-        let retry = Retrying::new(service, config, request, driver, call, start, 1);
-        let phase = if config.timeout.timeout::<S::Response>().is_none() {
+        let mut retry = Retrying::new(service, config, request, driver, call, start, 1);
+        let phase = if config.calls.hedge_after.is_some() {
+            retry.hedging(Sending::Called { response })
+        } else if config.timeout.timeout::<S::Response>().is_none() {
             Phase::First {
                 attempt: NestedAttempt::new(response),
             }
@@ -459,6 +500,19 @@ where
         }
     }
 }
+
+/// What the admission limiter made of a hedged call's next attempt.
+enum HedgeAdmitted<S: Service<Req>, Req> {
+    /// Send it.
+    Send,
+    /// Not now: a hedge dropped, or a lone attempt's wait.
+    Skip,
+    /// Refused, with no attempt running: the call ends with this result.
+    End(CallResult<S, Req>),
+}
+
+/// One attempt of a hedged call of `S` with `Req`.
+type HedgedAttempt<S, Req> = NestedAttempt<Timed<Sending<S, Req, <S as Service<Req>>::Future>, CallResult<S, Req>>>;
 
 /// The result a refused attempt of a call of `S` with `Req` stands for,
 /// made from the refusal.
@@ -515,6 +569,7 @@ where
             timer: InlineTimer,
             stopped: None,
             settles_later: false,
+            hedge: HedgeState::default(),
         }
     }
 
@@ -586,6 +641,16 @@ where
     /// through a clone of the service made ready first, in its `resend`
     /// span.
     fn send_next(&mut self) -> PhaseOf<S, Req> {
+        let (sending, number) = self.next_sending();
+        if self.config.calls.hedge_after.is_some() {
+            return self.hedging(sending);
+        }
+        self.attempt(sending, resend_span(number))
+    }
+
+    /// The next attempt's send: the request replayed for it, through a
+    /// clone of the service made ready first; and its number.
+    fn next_sending(&mut self) -> (Sending<S, Req, S::Future>, u32) {
         self.number = self.number.saturating_add(1);
         let attempt = AttemptSource::nth(&self.policy(), self.call, self.start, ASYNC_CLOCK, self.number);
         let request = self.config.classify.replay(&self.request, &attempt);
@@ -593,7 +658,166 @@ where
             service: self.service.clone(),
             request: Some(request),
         };
-        self.attempt(sending, resend_span(attempt.number()))
+        (sending, attempt.number())
+    }
+
+    /// One attempt of a hedged call, under the per-attempt timeout when
+    /// the layer has one.
+    fn hedged_attempt(&self, sending: Sending<S, Req, S::Future>) -> HedgedAttempt<S, Req> {
+        let timed = match self.config.timeout.timeout() {
+            None => Timed::untimed(sending),
+            Some((timeout, on_elapsed)) => {
+                let timeout = self.driver.attempt_timeout(&self.policy(), timeout);
+                Timed::with_timeout_of(timeout, sending, on_elapsed)
+            }
+        };
+        NestedAttempt::new(timed)
+    }
+
+    /// The phase of a hedged call whose first attempt sends with
+    /// `sending`: the next hedge after the delay, when one may follow.
+    #[cold]
+    #[inline(never)]
+    fn hedging(&mut self, sending: Sending<S, Req, S::Future>) -> PhaseOf<S, Req> {
+        let attempts = HedgeAttempts::with_first(self.hedged_attempt(sending));
+        let pending = self.next_hedge_wait();
+        Phase::Hedging { attempts, pending }
+    }
+
+    /// The wait before the next hedge, unless none may start.
+    fn next_hedge_wait(&mut self) -> Option<DefaultWait> {
+        let delay = self.config.calls.hedge_after.filter(|_| !self.hedge.no_more)?;
+        self.hedge.next = Some(HedgeNext::Hedge);
+        Some(self.timer.start(delay))
+    }
+
+    /// A hedged call, polled: its attempts side by side and the wait
+    /// before the next, until an attempt's answer is accepted or the
+    /// driver ends the call.
+    #[cold]
+    #[inline(never)]
+    fn poll_hedged(
+        &mut self,
+        mut attempts: Pin<&mut HedgeAttempts<HedgedAttempt<S, Req>>>,
+        mut pending: Pin<&mut Option<DefaultWait>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<CallResult<S, Req>> {
+        loop {
+            if core::mem::take(&mut self.hedge.start_now) {
+                let admitted = self.admit_hedge(attempts.is_empty(), pending.as_mut());
+                if let HedgeAdmitted::End(result) = admitted {
+                    return Poll::Ready(result);
+                }
+                if let HedgeAdmitted::Send = admitted {
+                    let (sending, _) = self.next_sending();
+                    let attempt = self.hedged_attempt(sending);
+                    attempts.as_mut().push(attempt);
+                    let next = self.next_hedge_wait();
+                    if next.is_none() {
+                        self.hedge.next = None;
+                    }
+                    pending.set(next);
+                }
+            }
+            if let Poll::Ready(Some((result, below))) = attempts.as_mut().poll_next(cx) {
+                let outcome = match result {
+                    Ok(response) if !self.config.classify.retry_response(&response) => {
+                        // The others are cancelled before the call returns.
+                        attempts.as_mut().clear();
+                        if self.config.classify.ends_later(&response) {
+                            self.settles_later = true;
+                        } else {
+                            self.succeeded();
+                        }
+                        return Poll::Ready(Ok(response));
+                    }
+                    outcome => outcome,
+                };
+                let others_run = !attempts.is_empty();
+                match self.hedge_failed(outcome, below, others_run) {
+                    HedgeStep::Return(result) => {
+                        attempts.as_mut().clear();
+                        return Poll::Ready(result);
+                    }
+                    HedgeStep::Next(wait) if wait.is_zero() => self.hedge.start_now = true,
+                    HedgeStep::Next(wait) => {
+                        pending.set(Some(self.timer.start(wait)));
+                        self.hedge.next = Some(HedgeNext::Retry);
+                    }
+                    HedgeStep::Await { server_refused } => {
+                        self.hedge.server_refused |= server_refused;
+                        self.hedge.no_more = true;
+                        if self.hedge.next == Some(HedgeNext::Hedge) {
+                            pending.set(None);
+                            self.hedge.next = None;
+                        }
+                    }
+                }
+                continue;
+            }
+            let Some(wait) = pending.as_mut().as_pin_mut() else {
+                return Poll::Pending;
+            };
+            ready!(self.timer.poll_wait(wait, cx));
+            pending.set(None);
+            match self.hedge.next.take() {
+                Some(HedgeNext::Retry) => self.hedge.start_now = true,
+                Some(HedgeNext::Hedge) => {
+                    let policy = self.policy();
+                    let config = &*self.config;
+                    if !self.hedge.no_more && self.driver.may_hedge(&policy, limit_of(config), &config.calls.site) {
+                        self.hedge.start_now = true;
+                    } else {
+                        self.hedge.no_more = true;
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// Asks the admission limiter (when the layer has one) for a hedged
+    /// call's next attempt. A hedge it does not let go at once is not
+    /// sent. With no attempt running, it is the call's next attempt: a wait
+    /// is waited (`pending`, then asked again), and a refusal ends the call
+    /// with its result.
+    fn admit_hedge(&mut self, alone: bool, mut pending: Pin<&mut Option<DefaultWait>>) -> HedgeAdmitted<S, Req> {
+        let Some((limit, refused)) = self.config.admission.admission::<S::Response>() else {
+            return HedgeAdmitted::Send;
+        };
+        let (answer, _) = admission_after(limit, self.number, AdmissionProgress::default());
+        match answer {
+            Admission::Go => HedgeAdmitted::Send,
+            Admission::Refuse if alone => HedgeAdmitted::End(self.refused(refused)),
+            Admission::Wait(wait) | Admission::GoAfter(wait) if alone => {
+                pending.set(Some(self.timer.start(wait)));
+                self.hedge.next = Some(HedgeNext::Retry);
+                HedgeAdmitted::Skip
+            }
+            _ => {
+                self.hedge.no_more = true;
+                HedgeAdmitted::Skip
+            }
+        }
+    }
+
+    /// The decision on a hedged call's attempt that failed, while
+    /// `others_run` says whether other attempts still run.
+    #[cold]
+    #[inline(never)]
+    fn hedge_failed(
+        &mut self,
+        outcome: Result<S::Response, S::Error>,
+        below: bool,
+        others_run: bool,
+    ) -> HedgeStep<CallResult<S, Req>> {
+        let may_follow = !self.hedge.server_refused;
+        self.decide(|driver, policy, limit, admission, hooks| {
+            if let Some((admitting, _)) = admission {
+                admitting.observed(ASYNC_CLOCK.now(), hooks.slows_down(&outcome));
+            }
+            driver.hedge_failed(policy, limit, hooks, (outcome, below), others_run, may_follow)
+        })
     }
 
     /// The decision on an attempt that failed (an error, or a response the
@@ -713,6 +937,7 @@ where
                     continue;
                 }
                 PhaseProj::Refused { result } => return Poll::Ready(retry.refused(*result)),
+                PhaseProj::Hedging { attempts, pending } => return retry.poll_hedged(attempts, pending, cx),
             };
             let outcome = match result {
                 Ok(response) if !retry.config.classify.retry_response(&response) => {

@@ -101,6 +101,9 @@ pub(super) struct Calls {
     /// that reads the clock, or an observer): asked once, by
     /// [`shared`](RetryLayer::shared), not on every call.
     pub(super) reads_start: bool,
+    /// With [`hedge_after`](RetryLayer::hedge_after): the delay after which
+    /// the next attempt starts beside the one running.
+    pub(super) hedge_after: Option<Duration>,
 }
 
 impl core::fmt::Debug for RetryLayer {
@@ -134,6 +137,7 @@ impl RetryLayer {
                 site: Site::Named("retry"),
                 observers: Observers::default(),
                 reads_start: false,
+                hedge_after: None,
             },
         }
     }
@@ -260,6 +264,31 @@ impl<C, T, A> RetryLayer<C, T, A> {
     #[must_use]
     pub fn admission<L: AdmissionLimit + Send + 'static>(self, limiter: Arc<L>) -> RetryLayer<C, T, WithAdmission> {
         self.retyped(|classify, timeout, _| (classify, timeout, WithAdmission(limiter)))
+    }
+
+    /// Hedges (the attribute's `hedge_after`): the first attempt is sent at
+    /// once; the next is sent beside it when `delay` passes without an
+    /// accepted answer, or at once when an attempt fails with a retryable
+    /// error, up to `max_retries + 1` attempts in all. The first accepted
+    /// response wins; the attempts still running are cancelled (dropped)
+    /// before the call returns. Each hedge goes through a clone of the
+    /// service made ready, and asks the budget (and the admission limiter)
+    /// as a retry does, so one budget bounds retries and hedges. Only
+    /// requests that may be sent twice are hedged (for HTTP: idempotent
+    /// methods, or a request with an `Idempotency-Key`); hedge idempotent
+    /// reads.
+    ///
+    /// ```
+    /// use backoff_runtime::Policy;
+    /// use backoff_tower::RetryLayer;
+    /// use std::time::Duration;
+    /// let layer = RetryLayer::new(Policy::new().max_retries(2)).hedge_after(Duration::from_millis(50));
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn hedge_after(mut self, delay: Duration) -> Self {
+        self.calls.hedge_after = Some(delay);
+        self
     }
 
     /// Shares a [`RetryBudget`](backoff_runtime::RetryBudget), a

@@ -384,3 +384,116 @@ mod attribute {
         assert_eq!(sent, 12);
     }
 }
+
+mod tower_layer {
+    use super::*;
+    use backoff_tower::RetryLayer;
+    use tower::{Layer, ServiceExt};
+
+    /// The backend as an HTTP service: a planned value is a 200 with it in
+    /// the body; `Busy` is a 503, `Denied` a 400. It counts the requests
+    /// it is called with.
+    fn service(
+        backend: &Backend,
+        readied: &Arc<AtomicU32>,
+    ) -> impl tower::Service<
+        http::Request<String>,
+        Response = http::Response<String>,
+        Error = std::convert::Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + 'static {
+        let backend = backend.clone();
+        let readied = Arc::clone(readied);
+        let inner = tower::service_fn(move |_request: http::Request<String>| {
+            let backend = backend.clone();
+            async move {
+                let (status, body) = match backend.attempt().await {
+                    Ok(value) => (200, value.to_string()),
+                    Err(Failure::Busy) => (503, String::new()),
+                    Err(Failure::Denied) => (400, String::new()),
+                };
+                Ok(http::Response::builder().status(status).body(body).unwrap())
+            }
+        });
+        tower::ServiceBuilder::new()
+            .map_request(move |request| {
+                readied.fetch_add(1, Ordering::SeqCst);
+                request
+            })
+            .service(inner)
+    }
+
+    fn get() -> http::Request<String> {
+        http::Request::get("http://backend/item").body(String::new()).unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_get_is_hedged_through_a_clone_and_the_first_answer_wins() {
+        let backend = Backend::new(vec![ok(1_000, 1), ok(10, 2)]);
+        let sent = Arc::new(AtomicU32::new(0));
+        let layer = RetryLayer::new(Policy::new().max_retries(2)).hedge_after(ms(50));
+        let started = Instant::now();
+        let response = layer.layer(service(&backend, &sent)).oneshot(get()).await.unwrap();
+        assert_eq!(
+            (response.status().as_u16(), response.into_body()),
+            (200, "2".to_owned())
+        );
+        assert_eq!(started.elapsed(), ms(60));
+        assert_eq!(backend.started(), [ms(0), ms(50)]);
+        assert_eq!(backend.cancelled(), [0]);
+        assert_eq!(sent.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_503_sends_the_next_at_once_and_a_400_ends_the_call() {
+        let backend = Backend::new(vec![busy(10), ok(1_000, 2), denied(20)]);
+        let sent = Arc::new(AtomicU32::new(0));
+        let layer = RetryLayer::new(Policy::new().max_retries(2)).hedge_after(ms(50));
+        let response = layer.layer(service(&backend, &sent)).oneshot(get()).await.unwrap();
+        assert_eq!(response.status(), 400);
+        assert_eq!(backend.started(), [ms(0), ms(10), ms(60)]);
+        assert_eq!(backend.cancelled(), [1]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_post_without_a_key_is_never_hedged() {
+        let backend = Backend::new(vec![ok(1_000, 1)]);
+        let sent = Arc::new(AtomicU32::new(0));
+        let layer = RetryLayer::new(Policy::new().max_retries(2)).hedge_after(ms(50));
+        let post = http::Request::post("http://backend/item").body(String::new()).unwrap();
+        let response = layer.layer(service(&backend, &sent)).oneshot(post).await.unwrap();
+        assert_eq!(response.into_body(), "1");
+        assert_eq!(backend.started(), [ms(0)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hedge_waits_for_its_clone_to_be_ready() {
+        // One request at a time: the hedge's clone is not ready while the
+        // first attempt runs, so the first attempt's answer wins.
+        let backend = Backend::new(vec![ok(100, 1), ok(10, 2)]);
+        let sent = Arc::new(AtomicU32::new(0));
+        let limited = tower::limit::ConcurrencyLimit::new(service(&backend, &sent), 1);
+        let layer = RetryLayer::new(Policy::new().max_retries(2)).hedge_after(ms(50));
+        let response = layer.layer(limited).oneshot(get()).await.unwrap();
+        assert_eq!(response.into_body(), "1");
+        assert_eq!(backend.started(), [ms(0)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_layer_s_budget_bounds_its_hedges() {
+        let budget = Arc::new(RetryBudget::new().ratio(0.2).min_per_second(0));
+        let layer = RetryLayer::new(Policy::new().max_retries(4))
+            .budget(budget)
+            .hedge_after(ms(50));
+        let mut sent_total = 0;
+        for _ in 0..10 {
+            let backend = Backend::new(vec![ok(100, 1), ok(10, 2)]);
+            let sent = Arc::new(AtomicU32::new(0));
+            layer.layer(service(&backend, &sent)).oneshot(get()).await.unwrap();
+            sent_total += backend.started().len();
+        }
+        assert_eq!(sent_total, 12, "10 calls and the 2 hedges the budget allowed");
+    }
+}
