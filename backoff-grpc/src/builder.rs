@@ -10,7 +10,7 @@ use std::collections::hash_map::Entry;
 use tonic::Code;
 
 use super::codes::{CodeSet, name_of};
-use super::config::{MethodConfig, RetryPolicy, RetryThrottling, ServiceConfig};
+use super::config::{HedgingPolicy, MethodConfig, RetryPolicy, RetryThrottling, ServiceConfig};
 use super::error::ConfigError;
 use backoff_runtime::RetryThrottle;
 use backoff_runtime::{Jitter, Policy};
@@ -277,6 +277,7 @@ pub struct MethodConfigSpec {
     /// Each name's `service` and `method` (empty when absent).
     names: Vec<(String, String)>,
     retry_policy: Option<RetryPolicySpec>,
+    hedging_policy: Option<HedgingPolicySpec>,
     timeout: Option<Duration>,
 }
 
@@ -341,6 +342,23 @@ impl MethodConfigSpec {
         self
     }
 
+    /// Sets the entry's `hedgingPolicy` (a method has a `retryPolicy` or a
+    /// `hedgingPolicy`: both is a config error).
+    ///
+    /// ```
+    /// use backoff_grpc::{HedgingPolicySpec, MethodConfigSpec};
+    /// use std::time::Duration;
+    /// let entry = MethodConfigSpec::new()
+    ///     .every_method()
+    ///     .hedging_policy(HedgingPolicySpec::new().max_attempts(3).hedging_delay(Duration::from_millis(5)));
+    /// # let _ = entry;
+    /// ```
+    #[must_use]
+    pub fn hedging_policy(mut self, policy: HedgingPolicySpec) -> Self {
+        self.hedging_policy = Some(policy);
+        self
+    }
+
     /// Sets the entry's `timeout`: the call's deadline when the caller set
     /// none.
     ///
@@ -361,8 +379,19 @@ impl MethodConfigSpec {
             Some(spec) => Some(spec.validate(&format!("{at}.retryPolicy"), max_attempts_cap)?),
             None => None,
         };
+        let hedging_policy = match &self.hedging_policy {
+            Some(_) if retry_policy.is_some() => {
+                return Err(ConfigError::new(
+                    format!("{at}.hedgingPolicy"),
+                    "must not be set with retryPolicy: a method retries or hedges, not both (gRPC's A6)".to_owned(),
+                ));
+            }
+            Some(spec) => Some(spec.validate(&format!("{at}.hedgingPolicy"), max_attempts_cap)?),
+            None => None,
+        };
         Ok(MethodConfig {
             retry_policy,
+            hedging_policy,
             timeout: self.timeout,
         })
     }
@@ -538,6 +567,113 @@ impl RetryPolicySpec {
             policy,
             codes,
             exhausted_with_retry_info,
+        })
+    }
+}
+
+/// A `hedgingPolicy` as written (gRPC's A6): `maxAttempts` is required
+/// (at least 2, the first attempt included; above the cap, 5 by default, it
+/// counts as the cap); `hedgingDelay` is optional (absent or 0: every
+/// attempt at once); `nonFatalStatusCodes` is optional and may be empty
+/// (then every failure is fatal), but never holds `OK`.
+///
+/// ```
+/// use backoff_grpc::{HedgingPolicySpec, MethodConfigSpec, ServiceConfig};
+/// use std::time::Duration;
+/// use tonic::Code;
+///
+/// let spec = HedgingPolicySpec::new()
+///     .max_attempts(3)
+///     .hedging_delay(Duration::from_millis(5))
+///     .non_fatal_status_codes([Code::Unavailable]);
+/// let config = ServiceConfig::builder()
+///     .method_config(MethodConfigSpec::new().every_method().hedging_policy(spec))
+///     .build()
+///     .unwrap();
+/// let hedging = config.method_config("/a.B/C").unwrap().hedging_policy().unwrap();
+/// assert_eq!(hedging.max_attempts(), 3);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct HedgingPolicySpec {
+    max_attempts: Option<u32>,
+    hedging_delay: Option<Duration>,
+    non_fatal_status_codes: Vec<Code>,
+}
+
+impl HedgingPolicySpec {
+    /// A policy with no field set yet.
+    ///
+    /// ```
+    /// let spec = backoff_grpc::HedgingPolicySpec::new();
+    /// # let _ = spec;
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        HedgingPolicySpec::default()
+    }
+
+    /// `maxAttempts`: the attempts a call may make, the first included.
+    ///
+    /// ```
+    /// let spec = backoff_grpc::HedgingPolicySpec::new().max_attempts(3);
+    /// # let _ = spec;
+    /// ```
+    #[must_use]
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = Some(attempts);
+        self
+    }
+
+    /// `hedgingDelay`: how long without an answer before the next hedge.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let spec = backoff_grpc::HedgingPolicySpec::new().hedging_delay(Duration::from_millis(5));
+    /// # let _ = spec;
+    /// ```
+    #[must_use]
+    pub fn hedging_delay(mut self, delay: Duration) -> Self {
+        self.hedging_delay = Some(delay);
+        self
+    }
+
+    /// `nonFatalStatusCodes`: the codes whose failures let the other hedges
+    /// go on and send the next one at once.
+    ///
+    /// ```
+    /// use tonic::Code;
+    /// let spec = backoff_grpc::HedgingPolicySpec::new().non_fatal_status_codes([Code::Unavailable]);
+    /// # let _ = spec;
+    /// ```
+    #[must_use]
+    pub fn non_fatal_status_codes(mut self, codes: impl IntoIterator<Item = Code>) -> Self {
+        self.non_fatal_status_codes = codes.into_iter().collect();
+        self
+    }
+
+    /// The validated policy, at `at` (`methodConfig[i].hedgingPolicy`).
+    fn validate(&self, at: &str, max_attempts_cap: u32) -> Result<HedgingPolicy, ConfigError> {
+        let field = |name: &str, message: String| ConfigError::new(format!("{at}.{name}"), message);
+        let max_attempts = self
+            .max_attempts
+            .ok_or_else(|| field("maxAttempts", "is required".to_owned()))?;
+        if max_attempts < 2 {
+            return Err(field("maxAttempts", format!("must be at least 2, got {max_attempts}")));
+        }
+        let mut codes = CodeSet::default();
+        for (position, code) in self.non_fatal_status_codes.iter().enumerate() {
+            if *code == Code::Ok {
+                return Err(field(
+                    &format!("nonFatalStatusCodes[{position}]"),
+                    format!("must not be {} (a success is never a failure)", name_of(*code)),
+                ));
+            }
+            codes.insert(*code);
+        }
+        Ok(HedgingPolicy {
+            max_attempts: max_attempts.min(max_attempts_cap),
+            hedging_delay: self.hedging_delay.unwrap_or(Duration::ZERO),
+            codes,
         })
     }
 }

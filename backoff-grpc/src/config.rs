@@ -174,6 +174,7 @@ fn service_of(path: &str) -> Option<&str> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MethodConfig {
     pub(crate) retry_policy: Option<RetryPolicy>,
+    pub(crate) hedging_policy: Option<HedgingPolicy>,
     pub(crate) timeout: Option<Duration>,
 }
 
@@ -191,6 +192,22 @@ impl MethodConfig {
         self.retry_policy.as_ref()
     }
 
+    /// The entry's `hedgingPolicy`, if it has one (a method has a
+    /// `retryPolicy` or a `hedgingPolicy`, never both).
+    ///
+    /// ```
+    /// use backoff_grpc::ServiceConfig;
+    /// use std::time::Duration;
+    /// let config = ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{}],
+    ///     "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.05s"}}]}"#).unwrap();
+    /// let hedging = config.method_config("/a.B/C").unwrap().hedging_policy().unwrap();
+    /// assert_eq!(hedging.hedging_delay(), Duration::from_millis(50));
+    /// ```
+    #[must_use]
+    pub fn hedging_policy(&self) -> Option<&HedgingPolicy> {
+        self.hedging_policy.as_ref()
+    }
+
     /// The entry's `timeout`: the call's deadline when the caller set none.
     ///
     /// ```
@@ -202,6 +219,86 @@ impl MethodConfig {
     #[must_use]
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
+    }
+}
+
+/// A validated `hedgingPolicy` (gRPC's A6): the attempts (capped, the
+/// first included), the delay before each hedge, and the status codes
+/// that are not fatal (any other status ends the call).
+///
+/// ```
+/// use backoff_grpc::ServiceConfig;
+/// use std::time::Duration;
+/// use tonic::Code;
+///
+/// let config = ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {
+///     "maxAttempts": 7, "hedgingDelay": "0.005s", "nonFatalStatusCodes": ["UNAVAILABLE"]}}]}"#).unwrap();
+/// let hedging = config.method_config("/a.B/C").unwrap().hedging_policy().unwrap();
+/// assert_eq!(hedging.max_attempts(), 5, "capped at 5, as gRPC's clients cap it");
+/// assert_eq!(hedging.hedging_delay(), Duration::from_millis(5));
+/// assert!(hedging.is_non_fatal(Code::Unavailable));
+/// assert!(!hedging.is_non_fatal(Code::Internal));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HedgingPolicy {
+    pub(crate) max_attempts: u32,
+    pub(crate) hedging_delay: Duration,
+    pub(crate) codes: CodeSet,
+}
+
+impl HedgingPolicy {
+    /// The attempts a call may make, the first included (capped as
+    /// `retryPolicy`'s are).
+    ///
+    /// ```
+    /// use backoff_grpc::ServiceConfig;
+    /// let config = ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 3}}]}"#).unwrap();
+    /// assert_eq!(config.method_config("/a.B/C").unwrap().hedging_policy().unwrap().max_attempts(), 3);
+    /// ```
+    #[must_use]
+    pub fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// The delay after which the next hedge is sent without an answer (0:
+    /// every attempt at once).
+    ///
+    /// ```
+    /// use backoff_grpc::ServiceConfig;
+    /// use std::time::Duration;
+    /// let config = ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 3}}]}"#).unwrap();
+    /// assert_eq!(config.method_config("/a.B/C").unwrap().hedging_policy().unwrap().hedging_delay(), Duration::ZERO);
+    /// ```
+    #[must_use]
+    pub fn hedging_delay(&self) -> Duration {
+        self.hedging_delay
+    }
+
+    /// Whether a failure with `code` lets the other hedges go on (and sends
+    /// the next at once); any other status ends the call.
+    ///
+    /// ```
+    /// use backoff_grpc::ServiceConfig;
+    /// use tonic::Code;
+    /// let config = ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 3}}]}"#).unwrap();
+    /// assert!(!config.method_config("/a.B/C").unwrap().hedging_policy().unwrap().is_non_fatal(Code::Unavailable));
+    /// ```
+    #[must_use]
+    pub fn is_non_fatal(&self, code: Code) -> bool {
+        self.codes.contains(code)
+    }
+
+    /// The crate's [`Policy`] of the hedged calls: `maxAttempts - 1`
+    /// attempts after the first, and no backoff (hedges do not back off).
+    ///
+    /// ```
+    /// use backoff_grpc::ServiceConfig;
+    /// let config = ServiceConfig::from_json(r#"{"methodConfig": [{"name": [{}], "hedgingPolicy": {"maxAttempts": 4}}]}"#).unwrap();
+    /// assert_eq!(config.method_config("/a.B/C").unwrap().hedging_policy().unwrap().policy().get_max_retries(), 3);
+    /// ```
+    #[must_use]
+    pub fn policy(&self) -> Policy {
+        Policy::new().max_retries(self.max_attempts.saturating_sub(1).max(1))
     }
 }
 

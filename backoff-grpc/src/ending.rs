@@ -32,6 +32,7 @@ pub(crate) enum End {
         uri: Uri,
         retries: u32,
         delay: Duration,
+        hedged: bool,
     },
     /// A call sent once (no `retryPolicy`): the layer's throttle.
     Once(Arc<dyn RetryLimit + Send>),
@@ -47,6 +48,7 @@ impl End {
                 uri,
                 retries,
                 delay,
+                hedged,
             } => {
                 if status.code() == Code::Ok {
                     settlement.succeeded::<Response<Body>, Failure<FailureKind<Infallible>>>();
@@ -65,7 +67,7 @@ impl End {
                     };
                     settlement.failed::<GrpcCall, Response<Body>, _>(Err(failure));
                 }
-                backoff_runtime::__front_end::grpc_call(uri.path(), retries, delay);
+                backoff_runtime::__front_end::grpc_call(uri.path(), retries, delay, hedged);
             }
             End::Once(throttle) => match trailers.map(wire::throttle_feed) {
                 Some(ThrottleFeed::Success) if status.code() == Code::Ok => throttle.succeeded(),

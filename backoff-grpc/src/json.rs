@@ -1,7 +1,7 @@
 //! The service config's JSON, read into a [`ServiceConfigBuilder`]: the
 //! document's shape, protobuf's JSON durations (`"0.1s"`), status codes by
 //! name or number. Fields this crate does not use (`loadBalancingConfig`,
-//! `waitForReady`, `hedgingPolicy`, ...) are ignored, as gRPC's clients
+//! `waitForReady`, ...) are ignored, as gRPC's clients
 //! ignore fields they do not know.
 
 use core::str::FromStr;
@@ -10,7 +10,7 @@ use core::time::Duration;
 use serde_json::{Map, Value};
 use tonic::Code;
 
-use super::builder::{MethodConfigSpec, RetryPolicySpec, ServiceConfigBuilder};
+use super::builder::{HedgingPolicySpec, MethodConfigSpec, RetryPolicySpec, ServiceConfigBuilder};
 use super::codes::{code_named, code_numbered};
 use super::config::ServiceConfig;
 use super::error::ConfigError;
@@ -148,6 +148,40 @@ fn read_method_config(entry: &Value, at: &str) -> Result<MethodConfigSpec, Confi
     }
     if let Some(policy) = field(entry, "retryPolicy") {
         spec = spec.retry_policy(read_retry_policy(policy, &format!("{at}.retryPolicy"))?);
+    }
+    if let Some(policy) = field(entry, "hedgingPolicy") {
+        spec = spec.hedging_policy(read_hedging_policy(policy, &format!("{at}.hedgingPolicy"))?);
+    }
+    Ok(spec)
+}
+
+/// A `hedgingPolicy`, at `at`.
+fn read_hedging_policy(policy: &Value, at: &str) -> Result<HedgingPolicySpec, ConfigError> {
+    let policy = object(policy, at)?;
+    let path = |key: &str| format!("{at}.{key}");
+    let mut spec = HedgingPolicySpec::new();
+    if let Some(attempts) = field(policy, "maxAttempts") {
+        spec = spec.max_attempts(whole_number(attempts, &path("maxAttempts"), "must be at least 2")?);
+    }
+    if let Some(delay) = field(policy, "hedgingDelay") {
+        match duration(delay, &path("hedgingDelay"))? {
+            Signed::Positive(delay) => spec = spec.hedging_delay(delay),
+            Signed::Negative(text) => {
+                return Err(ConfigError::new(
+                    path("hedgingDelay"),
+                    format!("must not be negative, got {text}"),
+                ));
+            }
+        }
+    }
+    if let Some(codes) = field(policy, "nonFatalStatusCodes") {
+        let at = path("nonFatalStatusCodes");
+        let codes = array(codes, &at)?
+            .iter()
+            .enumerate()
+            .map(|(position, code)| status_code(code, &format!("{at}[{position}]")))
+            .collect::<Result<Vec<Code>, ConfigError>>()?;
+        spec = spec.non_fatal_status_codes(codes);
     }
     Ok(spec)
 }

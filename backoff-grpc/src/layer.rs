@@ -73,9 +73,26 @@ use backoff_tower::RetryLayer;
 /// - **Dropping the call** (the caller's future) stops it: the attempt in
 ///   flight is cancelled and no other starts.
 ///
-/// Not done: hedging (`hedgingPolicy` is ignored), and A6's transparent
-/// retries of a request the server's transport refused (hyper does not
-/// report it).
+/// - **Hedging** (`hedgingPolicy`, A6): the first attempt is sent at
+///   once; each next one after `hedgingDelay` without an answer (0: all at
+///   once), up to `maxAttempts` (capped as above). A status in
+///   `nonFatalStatusCodes` sends the next hedge at once; any other status
+///   ends the call and cancels the others. A pushback of `n` ms sends the
+///   next hedge in `n` ms; a refusing one sends no more. Response headers
+///   (or an `OK`) commit that attempt and cancel the others. The throttle
+///   is asked before each hedge (the first attempt always goes); a hedge it
+///   refuses is not sent, and a failure with nothing else in flight ends
+///   the call at once (grpc-java waited for the deadline, grpc-java#7222).
+///   Each hedge carries `grpc-previous-rpc-attempts`, and is fed the whole
+///   request body, side by side with the others. When every attempt
+///   fails, the call ends with the last failure, as grpc-java does.
+///   Where grpc-java, grpc-dotnet and grpc-node differ, this follows A6's
+///   text (docs/services.md).
+///
+/// Not done: A6's transparent retries of a request the server's transport
+/// refused (hyper does not report it); a hedged request body past its cap
+/// does not yet commit the attempt that has sent the most (the attempts
+/// behind it fail).
 ///
 /// Every retry goes through the crate's driver: the same events,
 /// `on_retry`, `on_give_up`, `on_success`, tracing (with
@@ -127,7 +144,10 @@ impl core::fmt::Debug for GrpcRetryLayer {
 /// their `timeout`.
 #[derive(Clone)]
 pub(super) struct Method {
+    /// The method's retries or hedges (none: sent once).
     pub(super) retry: Option<Arc<RetryLayer<GrpcRules>>>,
+    /// Its calls are hedged (`hedgingPolicy`), not retried.
+    pub(super) hedged: bool,
     pub(super) timeout: Option<Duration>,
 }
 
@@ -195,6 +215,7 @@ impl GrpcRetryLayer {
         let config = ServiceConfig {
             every_method: Some(MethodConfig {
                 retry_policy: Some(policy),
+                hedging_policy: None,
                 timeout: None,
             }),
             ..ServiceConfig::default()
@@ -298,15 +319,29 @@ impl GrpcRetryLayer {
 
     /// Each method's rules, as the services of this layer share them.
     pub(super) fn methods(&self) -> Arc<Methods> {
-        let by_path = self.config.map_entries(|entry| Method {
-            retry: entry.retry_policy().map(|retry| {
+        let by_path = self.config.map_entries(|entry| {
+            let retried = entry.retry_policy().map(|retry| {
                 let rules = GrpcRules {
                     codes: retry.codes,
                     exhausted_with_retry_info: retry.exhausted_with_retry_info,
                 };
-                backoff_tower::__grpc::for_method(&self.keys, retry.policy, rules)
-            }),
-            timeout: entry.timeout(),
+                backoff_tower::__grpc::for_method(&self.keys, retry.policy, rules, None)
+            });
+            // A6's hedging: the non-fatal codes are the ones that let the
+            // call go on; each hedge after `hedgingDelay`, no backoff.
+            let hedged = entry.hedging_policy().map(|hedging| {
+                let rules = GrpcRules {
+                    codes: hedging.codes,
+                    exhausted_with_retry_info: false,
+                };
+                let delay = Some(hedging.hedging_delay);
+                backoff_tower::__grpc::for_method(&self.keys, hedging.policy(), rules, delay)
+            });
+            Method {
+                hedged: hedged.is_some(),
+                retry: retried.or(hedged),
+                timeout: entry.timeout(),
+            }
         });
         Arc::new(Methods {
             by_path,

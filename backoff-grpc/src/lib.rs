@@ -8,8 +8,8 @@
 //!   `google.rpc.RetryInfo` as the hint.
 //!
 //! gRPC's service config: the JSON that gRPC's channels in
-//! Go, Java, C++, Python and .NET read (`methodConfig` with `retryPolicy`
-//! and `timeout`, and `retryThrottling`), validated as their clients
+//! Go, Java, C++, Python and .NET read (`methodConfig` with `retryPolicy`,
+//! `hedgingPolicy` and `timeout`, and `retryThrottling`), validated as their clients
 //! validate it, each request's entry found by its path, the retry policy
 //! on the crate's [`Policy`](backoff_runtime::Policy) (A6's schedule with
 //! [`Jitter::Grpc`](backoff_runtime::Jitter::Grpc)) and the throttle on
@@ -54,7 +54,10 @@
 //! - A committed `UNAVAILABLE` (in the trailers, after the headers) takes
 //!   a throttle token, as A6's text and grpcio do; grpc-js does not.
 //! - A pushback of 0 ms is retried at once; grpcio hangs.
-//! - `hedgingPolicy` (and every field not named above) is ignored.
+//! - Every field not named above is ignored.
+//!
+//! `hedgingPolicy` is read as A6 writes it ([`HedgingPolicy`]): see
+//! [`GrpcRetryLayer`] for its rules, and where gRPC's clients differ.
 //!
 //! A committed call is reported at its status, in its trailers: the
 //! throttle, the events and A96's metrics. A deadline that stops the
@@ -78,8 +81,8 @@ mod service;
 pub mod status;
 mod wire;
 
-pub use self::builder::{MethodConfigSpec, RetryPolicySpec, ServiceConfigBuilder};
-pub use self::config::{MethodConfig, RetryPolicy, RetryThrottling, ServiceConfig};
+pub use self::builder::{HedgingPolicySpec, MethodConfigSpec, RetryPolicySpec, ServiceConfigBuilder};
+pub use self::config::{HedgingPolicy, MethodConfig, RetryPolicy, RetryThrottling, ServiceConfig};
 pub use self::error::ConfigError;
 pub use self::layer::GrpcRetryLayer;
 pub use self::service::{GrpcResponseFuture, GrpcRetryService};

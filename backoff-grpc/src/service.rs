@@ -106,13 +106,17 @@ where
             (Some(asked), Some(timeout)) => Some(asked.min(timeout)),
             (asked, timeout) => asked.or(timeout),
         };
-        let call = GrpcCall {
-            request: KeptRequest::new(request, &methods.limits),
-            deadline,
-        };
+        let request = KeptRequest::new(request, &methods.limits);
+        let hedged = method.is_some_and(|method| method.hedged);
+        if hedged {
+            // Hedges run side by side: each is fed the whole body.
+            request.side_by_side();
+        }
+        let call = GrpcCall { request, deadline };
         GrpcResponseFuture {
             call: Call::Retried {
                 call: ResponseFuture::start(&mut self.attempts, retry, call),
+                hedged,
             },
         }
     }
@@ -140,7 +144,7 @@ pin_project_lite::pin_project! {
         /// Sent once (no `retryPolicy`): its answer feeds the layer's
         /// throttle, when it has one.
         Once { #[pin] response: S::Future, throttle: Option<Arc<dyn RetryLimit + Send>> },
-        Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, GrpcRules> },
+        Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, GrpcRules>, hedged: bool },
         /// The deadline stopped the retries before the next attempt: the
         /// call ends when it passes, with `DEADLINE_EXCEEDED`, as gRPC's
         /// clients end it.
@@ -216,7 +220,11 @@ where
                     (_, result) => Poll::Ready(result),
                 }
             }
-            CallProj::Retried { call: mut retried } => {
+            CallProj::Retried {
+                call: mut retried,
+                hedged,
+            } => {
+                let hedged = *hedged;
                 let result = ready!(retried.as_mut().poll(cx));
                 let settlement = retried.as_mut().settlement();
                 let Some((request, retries, delay)) = retried.retried() else {
@@ -230,12 +238,13 @@ where
                             uri: request.request.uri().clone(),
                             retries,
                             delay,
+                            hedged,
                         };
                         return Poll::Ready(Ok(ending(response, end)));
                     }
                     (_, result) => result,
                 };
-                backoff_runtime::__front_end::grpc_call(request.request.uri().path(), retries, delay);
+                backoff_runtime::__front_end::grpc_call(request.request.uri().path(), retries, delay, hedged);
                 let deadline = request.deadline;
                 let expired = retried.stopped_by() == Some(StopReason::Deadline);
                 match (result, deadline.filter(|_| expired)) {

@@ -91,6 +91,14 @@ impl<B> KeptRequest<B> {
         matches!(self.body, KeptBody::Kept(_))
     }
 
+    /// Lets the call's attempts run side by side (hedges): each is fed the
+    /// whole body, none superseded by the next.
+    pub fn side_by_side(&self) {
+        if let KeptBody::Kept(replay) = &self.body {
+            replay.side_by_side();
+        }
+    }
+
     /// Whether the call may still be sent again: its body is kept, and has
     /// not outgrown the cap.
     pub fn is_replayable(&self) -> bool {

@@ -145,14 +145,17 @@ pub mod __grpc {
     }
 
     /// The layer with another policy and classification (one gRPC method's),
-    /// as every call of a service shares it.
+    /// hedged after `hedge_after` when given, as every call of a service
+    /// shares it.
     pub fn for_method<C: Clone, T: Clone, A: Clone>(
         layer: &RetryLayer<C, T, A>,
         policy: Policy,
         classify: C,
+        hedge_after: Option<core::time::Duration>,
     ) -> Arc<RetryLayer<C, T, A>> {
         let mut keys = layer.clone();
         keys.calls.policy = policy;
+        keys.calls.hedge_after = hedge_after;
         keys.classify = classify;
         keys.shared()
     }

@@ -239,8 +239,11 @@ struct State<B> {
     /// Where the newest attempt is: kept frames before it may go once the
     /// call no longer keeps frames.
     newest_next: usize,
-    /// The waker of the attempt waiting for the original's next frame.
-    waiting: Option<Waker>,
+    /// The wakers of the attempts waiting for the original's next frame.
+    waiting: Vec<Waker>,
+    /// Attempts run side by side (hedges): a new attempt supersedes none,
+    /// and whichever is ahead reads the original for the others.
+    side_by_side: bool,
     limits: ReplayLimits,
 }
 
@@ -312,6 +315,13 @@ impl<B> State<B> {
         }
     }
 
+    /// Wakes every attempt waiting for the original's next frame.
+    fn wake_waiting(&mut self) {
+        for waiting in self.waiting.drain(..) {
+            waiting.wake();
+        }
+    }
+
     /// Records that `cursor` moved, when it is the newest attempt's.
     fn moved(&mut self, cursor: &Cursor) {
         if cursor.generation == self.generation {
@@ -368,17 +378,23 @@ impl<B: Body + Unpin> State<B> {
             cursor.done = true;
             return Poll::Ready(None);
         }
-        if cursor.generation != self.generation {
+        if cursor.generation != self.generation && !self.side_by_side {
             return Poll::Ready(Some(Err(ReplayError::Superseded)));
         }
         let Some(original) = self.original.as_mut() else {
             return Poll::Ready(Some(Err(ReplayError::Unavailable)));
         };
-        match Pin::new(original).poll_frame(cx) {
-            Poll::Pending => {
-                self.waiting = Some(cx.waker().clone());
-                Poll::Pending
+        let polled = Pin::new(original).poll_frame(cx);
+        if polled.is_pending() {
+            if !self.waiting.iter().any(|waiting| waiting.will_wake(cx.waker())) {
+                self.waiting.push(cx.waker().clone());
             }
+            return Poll::Pending;
+        }
+        // The others waiting for this frame read it from what is kept.
+        self.wake_waiting();
+        match polled {
+            Poll::Pending => Poll::Pending,
             Poll::Ready(None) => {
                 self.ended = true;
                 self.original = None;
@@ -521,7 +537,8 @@ impl<B: Body + Unpin> Replay<B> {
             trailers: None,
             generation: 0,
             newest_next: 0,
-            waiting: None,
+            waiting: Vec::new(),
+            side_by_side: false,
             limits: limits.clone(),
         };
         Replay {
@@ -588,9 +605,7 @@ impl<B> State<B> {
     fn next_attempt(&mut self, shared: &Arc<Mutex<State<B>>>, lost: bool) -> ReplayBody<B> {
         self.generation += 1;
         self.newest_next = 0;
-        if let Some(waiting) = self.waiting.take() {
-            waiting.wake();
-        }
+        self.wake_waiting();
         ReplayBody {
             state: Arc::clone(shared),
             cursor: Cursor {
@@ -626,6 +641,13 @@ impl<B> Replay<B> {
     #[must_use]
     pub fn is_replayable(&self) -> bool {
         lock(&self.state).keeping
+    }
+
+    /// Lets the attempts run side by side (hedges): a new attempt no
+    /// longer supersedes the one before; whichever is ahead reads the
+    /// original, and the others send the frames it kept.
+    pub(crate) fn side_by_side(&self) {
+        lock(&self.state).side_by_side = true;
     }
 
     /// Commits the call: no attempt follows the newest one. Frames are no

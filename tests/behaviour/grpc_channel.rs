@@ -55,6 +55,9 @@ enum Plan {
     Stream(Vec<u64>, Code),
     /// Never answers; the flag turns true when the attempt is cancelled.
     Hang(Arc<AtomicBool>),
+    /// Reads the whole request, waits this long, then answers as an
+    /// unplanned attempt does (the sum, `OK`).
+    Slow(Duration),
 }
 
 /// What the server saw of one attempt.
@@ -153,6 +156,16 @@ impl Planned {
                 let _guard = OnDrop(cancelled);
                 std::future::pending::<()>().await;
                 unreachable!()
+            }
+            Some(Plan::Slow(wait)) => {
+                let mut reader = Messages::default();
+                let mut values = Vec::new();
+                while let Some(value) = reader.next(&mut body).await {
+                    values.push(value);
+                }
+                self.update(&path, index, values.clone());
+                tokio::time::sleep(wait).await;
+                streamed(vec![values.iter().sum()], Status::ok(""))
             }
             None => {
                 let mut reader = Messages::default();
@@ -1189,4 +1202,269 @@ async fn the_attribute_over_the_channel_layer_does_not_multiply_the_attempts() {
     // up and retries nothing: 4 server calls, not 4 x 4 = 16.
     assert_eq!(server.attempts(UNARY), 4);
     assert_eq!(*reason.lock().unwrap(), Some(StopReason::RetriedBelow));
+}
+
+// ---- hedging (A6's `hedgingPolicy`) --------------------------------------
+
+/// A config hedging every method of `test.Planned` by this policy.
+fn hedging(policy: &str) -> ServiceConfig {
+    ServiceConfig::from_json(&format!(
+        r#"{{"methodConfig": [{{"name": [{{"service": "test.Planned"}}], "hedgingPolicy": {policy}}}]}}"#
+    ))
+    .unwrap()
+}
+
+/// Up to 3 attempts, a hedge every 50 ms, `UNAVAILABLE` not fatal.
+const HEDGED_3: &str = r#"{"maxAttempts": 3, "hedgingDelay": "0.05s", "nonFatalStatusCodes": ["UNAVAILABLE"]}"#;
+
+/// The instants the server saw the attempts at, from the first.
+fn offsets(seen: &[Seen]) -> Vec<Duration> {
+    seen.iter().map(|attempt| attempt.at - seen[0].at).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedge_is_sent_after_the_delay_and_the_first_answer_wins() {
+    let (server, channel) = start().await;
+    let cancelled = Arc::new(AtomicBool::new(false));
+    server.plan(
+        UNARY,
+        vec![
+            Plan::Hang(Arc::clone(&cancelled)),
+            Plan::Slow(Duration::from_millis(10)),
+        ],
+    );
+    let mut client = Grpc::new(GrpcRetryLayer::new(hedging(HEDGED_3)).layer(channel));
+    let started = Instant::now();
+    assert_eq!(unary(&mut client, UNARY, 4).await.unwrap(), 4);
+    let took = started.elapsed();
+    assert!(
+        (Duration::from_millis(60)..Duration::from_millis(65)).contains(&took),
+        "{took:?}"
+    );
+    let seen = server.seen(UNARY);
+    assert_eq!(seen.len(), 2);
+    let gap = offsets(&seen)[1];
+    assert!(
+        (Duration::from_millis(50)..Duration::from_millis(52)).contains(&gap),
+        "{gap:?}"
+    );
+    assert_eq!(seen[1].header("grpc-previous-rpc-attempts").as_deref(), Some("1"));
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert!(cancelled.load(Ordering::SeqCst), "the slow attempt is cancelled");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_non_fatal_status_sends_the_next_hedge_at_once() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable)]);
+    let mut client = Grpc::new(GrpcRetryLayer::new(hedging(HEDGED_3)).layer(channel));
+    assert_eq!(unary(&mut client, UNARY, 2).await.unwrap(), 2);
+    let seen = server.seen(UNARY);
+    assert_eq!(seen.len(), 2);
+    assert!(offsets(&seen)[1] < Duration::from_millis(2), "at once, not after 50 ms");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fatal_status_ends_the_call_and_cancels_the_hedges() {
+    let (server, channel) = start().await;
+    let cancelled = Arc::new(AtomicBool::new(false));
+    server.plan(
+        UNARY,
+        vec![
+            Plan::Hang(Arc::clone(&cancelled)),
+            Plan::Refuse(Status::invalid_argument("bad"), Vec::new()),
+        ],
+    );
+    let heard = Heard::default();
+    let mut client = Grpc::new(heard.layer(GrpcRetryLayer::new(hedging(HEDGED_3))).layer(channel));
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::InvalidArgument
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(server.attempts(UNARY), 2, "no third hedge after the fatal status");
+    assert!(cancelled.load(Ordering::SeqCst));
+    assert_eq!(
+        heard.gave_up(),
+        [(StopReason::Permanent, Some(Code::InvalidArgument as i32))]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pushback_sets_the_next_hedge_and_a_refusing_one_stops_them() {
+    let (server, channel) = start().await;
+    let long = r#"{"maxAttempts": 3, "hedgingDelay": "1s", "nonFatalStatusCodes": ["UNAVAILABLE"]}"#;
+    // 300 ms of pushback: the next hedge 300 ms later, not after the 1 s delay.
+    server.plan(UNARY, vec![pushback("300")]);
+    let mut client = Grpc::new(GrpcRetryLayer::new(hedging(long)).layer(channel.clone()));
+    assert_eq!(unary(&mut client, UNARY, 3).await.unwrap(), 3);
+    let gap = offsets(&server.seen(UNARY))[1];
+    assert!(
+        (Duration::from_millis(300)..Duration::from_millis(303)).contains(&gap),
+        "{gap:?}"
+    );
+    // A refusing pushback: no more hedges; the call ends with it.
+    server.plan(PLAIN, vec![pushback("-1")]);
+    let mut client = Grpc::new(GrpcRetryLayer::new(hedging(long)).layer(channel));
+    assert_eq!(
+        unary(&mut client, PLAIN, 1).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(server.attempts(PLAIN), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_attempt_failing_returns_the_last_failure_after_max_attempts() {
+    let (server, channel) = start().await;
+    server.plan(
+        UNARY,
+        vec![
+            Plan::Refuse(Status::unavailable("first"), Vec::new()),
+            Plan::Refuse(Status::unavailable("second"), Vec::new()),
+            Plan::Refuse(Status::unavailable("third"), Vec::new()),
+        ],
+    );
+    let heard = Heard::default();
+    let mut client = Grpc::new(heard.layer(GrpcRetryLayer::new(hedging(HEDGED_3))).layer(channel));
+    let error = unary(&mut client, UNARY, 1).await.unwrap_err();
+    assert_eq!((error.code(), error.message()), (Code::Unavailable, "third"));
+    assert_eq!(server.attempts(UNARY), 3);
+    assert_eq!(
+        heard.gave_up(),
+        [(StopReason::Exhausted, Some(Code::Unavailable as i32))]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_throttle_is_asked_before_each_hedge_and_a_lone_failure_ends_at_once() {
+    let (server, channel) = start().await;
+    let throttle = Arc::new(RetryThrottle::new(4, 0.1));
+    let layer = GrpcRetryLayer::new(hedging(HEDGED_3)).throttle(Arc::clone(&throttle));
+    let mut client = Grpc::new(layer.layer(channel));
+    // A failure: 4 -> 3, the next hedge goes at once, and its OK gives 0.1.
+    server.plan(UNARY, vec![refuse(Code::Unavailable)]);
+    assert_eq!(unary(&mut client, UNARY, 1).await.unwrap(), 1);
+    assert_eq!(server.attempts(UNARY), 2);
+    // Two more: 3.1 -> 2.1 (above half: the next at once) -> 1.1 (not:
+    // no third attempt).
+    server.plan(UNARY, vec![refuse(Code::Unavailable), refuse(Code::Unavailable)]);
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    assert_eq!(server.attempts(UNARY), 4);
+    assert!((throttle.tokens() - 1.1).abs() < 1e-9, "{}", throttle.tokens());
+    // Below half the bucket, a slow first attempt gets no hedge.
+    server.plan(UNARY, vec![Plan::Slow(Duration::from_millis(200))]);
+    unary(&mut client, UNARY, 1).await.unwrap();
+    assert_eq!(server.attempts(UNARY), 5, "no hedge under the throttle");
+    // A failure with nothing else in flight ends the call at once, never
+    // at its deadline (grpc-java#7222).
+    server.plan(UNARY, vec![refuse(Code::Unavailable)]);
+    let mut request = Request::new(Num { value: 1 });
+    request.set_timeout(Duration::from_secs(30));
+    client.ready().await.unwrap();
+    let started = Instant::now();
+    let error = client
+        .unary(
+            request,
+            PathAndQuery::from_static(UNARY),
+            ProstCodec::<Num, Num>::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Code::Unavailable);
+    assert!(started.elapsed() < Duration::from_millis(5));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_zero_delay_sends_every_attempt_at_once_and_max_attempts_is_capped_at_five() {
+    let (server, channel) = start().await;
+    let flags: Vec<_> = (0..6).map(|_| Arc::new(AtomicBool::new(false))).collect();
+    let mut plans: Vec<Plan> = flags.iter().take(4).map(|flag| Plan::Hang(Arc::clone(flag))).collect();
+    plans.push(Plan::Slow(Duration::from_millis(10)));
+    server.plan(UNARY, plans);
+    let policy = r#"{"maxAttempts": 9, "nonFatalStatusCodes": ["UNAVAILABLE"]}"#;
+    let mut client = Grpc::new(GrpcRetryLayer::new(hedging(policy)).layer(channel));
+    assert_eq!(unary(&mut client, UNARY, 5).await.unwrap(), 5);
+    let seen = server.seen(UNARY);
+    assert_eq!(seen.len(), 5, "maxAttempts 9 counts as 5");
+    assert!(offsets(&seen).iter().all(|offset| *offset < Duration::from_millis(2)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn response_headers_commit_the_attempt_that_sent_them() {
+    let (server, channel) = start().await;
+    let cancelled = Arc::new(AtomicBool::new(false));
+    // The first attempt hangs; the hedge answers with headers, a message
+    // and then UNAVAILABLE in its trailers: committed, never hedged again.
+    server.plan(
+        UNARY,
+        vec![
+            Plan::Hang(Arc::clone(&cancelled)),
+            Plan::Stream(vec![9], Code::Unavailable),
+        ],
+    );
+    let heard = Heard::default();
+    let mut client = Grpc::new(heard.layer(GrpcRetryLayer::new(hedging(HEDGED_3))).layer(channel));
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(server.attempts(UNARY), 2);
+    assert!(
+        cancelled.load(Ordering::SeqCst),
+        "the other attempt was cancelled at the commit"
+    );
+    assert_eq!(
+        heard.gave_up(),
+        [(StopReason::Committed, Some(Code::Unavailable as i32))]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_hedge_of_a_client_stream_gets_the_whole_body() {
+    let (server, channel) = start().await;
+    let config = ServiceConfig::from_json(
+        r#"{"methodConfig": [{"name": [{"service": "test.Planned"}], "hedgingPolicy":
+            {"maxAttempts": 2, "hedgingDelay": "0.05s"}}]}"#,
+    )
+    .unwrap();
+    server.plan(UPLOAD, vec![Plan::Slow(Duration::from_secs(5))]);
+    let mut client = Grpc::new(GrpcRetryLayer::new(config).layer(channel));
+    // One message every 30 ms: the hedge starts at 50 ms, while the first
+    // attempt is still sending.
+    let slow = futures_util::stream::unfold(1_u64, |value| async move {
+        (value <= 3).then_some(())?;
+        if value > 1 {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
+        Some((Num { value }, value + 1))
+    });
+    assert_eq!(upload(&mut client, slow).await.unwrap(), 6);
+    let seen = server.seen(UPLOAD);
+    assert_eq!(seen.len(), 2);
+    assert!(offsets(&seen)[1] < Duration::from_millis(60), "sent mid-stream");
+    assert_eq!(seen[1].values, [1, 2, 3], "the hedge sent every message, once");
+    assert_eq!(
+        seen[0].values,
+        [1, 2, 3],
+        "the first attempt was fed to the end, not superseded"
+    );
+}
+
+#[test]
+fn a_method_with_both_policies_is_a_config_error_that_names_the_field() {
+    let error = ServiceConfig::from_json(&format!(
+        r#"{{"methodConfig": [{{"name": [{{}}], "retryPolicy": {UNAVAILABLE_5}, "hedgingPolicy": {HEDGED_3}}}]}}"#
+    ))
+    .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("methodConfig[0].hedgingPolicy: must not be set with retryPolicy"),
+        "{error}"
+    );
 }

@@ -519,7 +519,6 @@ fn fields_this_crate_does_not_use_are_ignored() {
                 "name": [{"service": "a.S"}],
                 "waitForReady": true,
                 "maxRequestMessageBytes": 1024,
-                "hedgingPolicy": {"maxAttempts": 3, "hedgingDelay": "0.5s"},
                 "retryPolicy": null
             }]
         })

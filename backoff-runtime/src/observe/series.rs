@@ -29,6 +29,10 @@ pub const GRPC_CALL_RETRIES: &str = "grpc.client.call.retries";
 /// `grpc.method`: recorded by the gRPC layer for each call that was retried.
 pub const GRPC_CALL_RETRY_DELAY: &str = "grpc.client.call.retry_delay";
 
+/// gRPC's hedges per call (A96), by `grpc.method`: recorded by the gRPC
+/// layer for each hedged call that sent more than one attempt.
+pub const GRPC_CALL_HEDGES: &str = "grpc.client.call.hedges";
+
 /// The keys of every series of one name, built (and hashed) once.
 pub(crate) struct Keys {
     pub(crate) first_attempt: Key,
