@@ -250,6 +250,26 @@ impl GrpcRetryLayer {
         self.with_keys(|keys| keys.budget(throttle))
     }
 
+    /// Bounds the retries and hedges of this layer's calls by `limit`
+    /// instead of the config's `retryThrottling`: a
+    /// [`RetryBudget`](backoff_runtime::RetryBudget) (for example 10% of
+    /// the calls), a [`RetryThrottle`] or your own [`RetryLimit`]. Every
+    /// call on the channel feeds it, as it feeds the throttle.
+    ///
+    /// ```
+    /// use backoff_runtime::RetryBudget;
+    /// use backoff_grpc::{GrpcRetryLayer, ServiceConfig};
+    /// use std::sync::Arc;
+    ///
+    /// let budget = Arc::new(RetryBudget::new().ratio(0.1));
+    /// let layer = GrpcRetryLayer::new(ServiceConfig::default()).budget(budget);
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn budget<L: RetryLimit + Send + 'static>(self, limit: Arc<L>) -> Self {
+        self.with_keys(|keys| keys.budget(limit))
+    }
+
     /// How much of the request bodies may be kept for replay (by default
     /// 1 MiB per call, 16 MiB for all the calls of the services this layer
     /// makes, as grpc-java). Past a cap, a call is sent once.

@@ -44,6 +44,7 @@ use backoff_runtime::Jitter;
 use cli::{Command, Options};
 use sim::admission::{self, AdmissionSetup};
 use sim::contention::ContentionSetup;
+use sim::hedging::HedgeSetup;
 use sim::layers::{LayerRule, LayersSetup};
 use sim::limit::{BudgetSetup, RetryLimit, ThrottleSetup};
 use sim::outage::OutageSetup;
@@ -120,6 +121,23 @@ fn run(options: &Options) -> Result<(), Box<dyn Error>> {
         plan.outage_runs,
         options.seed,
     );
+    let hedge = HedgeSetup::DEFAULT;
+    let ten_percent = BudgetSetup {
+        ratio: 0.1,
+        min_per_second: 0,
+        window: std::time::Duration::from_secs(10),
+    };
+    let hedged = sweep::hedging_sweep(
+        &outage,
+        &hedge,
+        &[
+            ("no limit", RetryLimit::Unlimited),
+            ("10% budget", RetryLimit::Budget(ten_percent)),
+            ("throttle", RetryLimit::Throttle(throttle)),
+        ],
+        plan.outage_runs,
+        options.seed,
+    );
     let layers = LayersSetup::DEFAULT;
     let layer_results = sweep::layers_sweep(&layers, &LayerRule::ALL, plan.layer_runs, options.seed);
     let overload = AdmissionSetup::OVERLOAD;
@@ -145,6 +163,11 @@ fn run(options: &Options) -> Result<(), Box<dyn Error>> {
         report::heading("Retry limits: the failing server's load, recovery and requests served")
     );
     println!("{}", report::limits_summary(&outage, &outages));
+    println!(
+        "{}",
+        report::heading("Hedging in the outage: the extra load, with and without a limit")
+    );
+    println!("{}", report::hedging_table(&hedge, &hedged));
     println!(
         "{}",
         report::heading("Outage load: offered/served calls in each second")

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::sim::admission::{AdmissionSetup, AdmissionSummary, Backend, ColdStart};
 use crate::sim::contention::ContentionSetup;
+use crate::sim::hedging::HedgeSetup;
 use crate::sim::layers::{LAYERS, LayersSetup, SERVICES};
 use crate::sim::limit::{BudgetSetup, ThrottleSetup};
 use crate::sim::outage::OutageSetup;
@@ -186,6 +187,34 @@ pub(crate) fn limits_summary(setup: &OutageSetup, results: &[OutageResult]) -> S
             format!("{:.1}", s.retries_during_outage),
             drain_cell(setup, s),
             format!("{:.1}%", s.served_share * 100.0),
+        ]);
+    }
+    table.render()
+}
+
+/// The hedged outage: each limit's calls, amplification and load while
+/// the server is down.
+pub(crate) fn hedging_table(hedge: &HedgeSetup, results: &[(&'static str, OutageSummary)]) -> String {
+    let mut table = Table::new(
+        [
+            "hedging",
+            "requests",
+            "calls",
+            "amplification",
+            "offered/s while down",
+            "served",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    );
+    for (label, s) in results {
+        table.push(vec![
+            format!("{label}, after {:?}, {} attempts", hedge.delay, hedge.max_attempts),
+            format!("{:.0}", s.requests),
+            format!("{:.0}", s.calls),
+            format!("{:.2}", s.amplification),
+            format!("{:.0}", s.offered_during_outage),
+            format!("{:.0}", s.served),
         ]);
     }
     table.render()

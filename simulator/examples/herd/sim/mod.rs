@@ -5,12 +5,14 @@
 //! one job: [`queue`] orders events in virtual time, [`random`] makes the
 //! seeded randomness (network latency), [`strategy`] turns a strategy into
 //! the runtime's schedule, [`limit`] asks the runtime's budget or throttle
-//! the way the retry loops do, [`contention`], [`outage`], [`layers`] and
-//! [`admission`] (limits that pace every attempt) are the models, [`stats`] summarizes runs and [`sweep`] runs the
+//! the way the retry loops do, [`contention`], [`outage`], [`hedging`]
+//! (the outage, hedged), [`layers`] and [`admission`] (limits that pace
+//! every attempt) are the models, [`stats`] summarizes runs and [`sweep`] runs the
 //! experiments.
 
 pub(crate) mod admission;
 pub(crate) mod contention;
+pub(crate) mod hedging;
 pub(crate) mod layers;
 pub(crate) mod limit;
 pub(crate) mod outage;

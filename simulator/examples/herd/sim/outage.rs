@@ -107,7 +107,7 @@ pub(crate) struct OutageRun {
 
 impl OutageRun {
     /// Counts one call arriving at `at`, a retry or not, served or not.
-    fn record_call(&mut self, at: Duration, retry: bool, served: bool) {
+    pub(crate) fn record_call(&mut self, at: Duration, retry: bool, served: bool) {
         let second = usize::try_from(at.as_secs()).unwrap_or(usize::MAX);
         if self.offered_per_second.len() <= second {
             self.offered_per_second.resize(second + 1, 0);
@@ -127,7 +127,7 @@ impl OutageRun {
 }
 
 /// The server: down during the outage, then limited by a token bucket.
-struct Server {
+pub(crate) struct Server {
     down_from: Duration,
     down_until: Duration,
     rate: f64,
@@ -137,7 +137,7 @@ struct Server {
 }
 
 impl Server {
-    fn new(setup: &OutageSetup) -> Self {
+    pub(crate) fn new(setup: &OutageSetup) -> Self {
         Server {
             down_from: setup.warmup,
             down_until: setup.recovery(),
@@ -149,7 +149,7 @@ impl Server {
     }
 
     /// Whether a call arriving at `now` is served.
-    fn serve(&mut self, now: Duration) -> bool {
+    pub(crate) fn serve(&mut self, now: Duration) -> bool {
         if now >= self.down_from && now < self.down_until {
             return false;
         }

@@ -9,6 +9,7 @@ use std::num::NonZero;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::contention::{self, ContentionRun, ContentionSetup};
+use super::hedging::{self, HedgeSetup};
 use super::layers::{self, LayerRule, LayersRun, LayersSetup};
 use super::limit::RetryLimit;
 use super::outage::{self, OutageRun, OutageSetup};
@@ -104,6 +105,24 @@ pub(crate) fn outage_sweep(
             limit,
             summary: OutageSummary::of(setup, &results),
         }
+    })
+}
+
+/// The outage with every request hedged by `hedge`, under each limit in
+/// `limits`, `runs` runs each (the outage's seeds): a label and the means.
+pub(crate) fn hedging_sweep(
+    setup: &OutageSetup,
+    hedge: &HedgeSetup,
+    limits: &[(&'static str, RetryLimit)],
+    runs: usize,
+    seed: u64,
+) -> Vec<(&'static str, OutageSummary)> {
+    let seed = derive_seed(seed, OUTAGE_STREAM);
+    parallel_map(limits, |&(label, limit)| {
+        let results: Vec<OutageRun> = (0..runs)
+            .map(|run| hedging::simulate(setup, hedge, limit, derive_seed(seed, run as u64)))
+            .collect();
+        (label, OutageSummary::of(setup, &results))
     })
 }
 
