@@ -29,7 +29,9 @@ pub(crate) enum End {
     /// A96's per-call metrics record (its method, retries, waits).
     Retried {
         settlement: Settlement<GrpcRules, NoTimeout, NoAdmission>,
-        uri: Uri,
+        /// The method's URI, for A96's metrics (kept with the `metrics`
+        /// feature only).
+        uri: Option<Uri>,
         retries: u32,
         delay: Duration,
         hedged: bool,
@@ -67,7 +69,9 @@ impl End {
                     };
                     settlement.failed::<GrpcCall, Response<Body>, _>(Err(failure));
                 }
-                backoff_runtime::__front_end::grpc_call(uri.path(), retries, delay, hedged);
+                if let Some(uri) = uri {
+                    backoff_runtime::__front_end::grpc_call(uri.path(), retries, delay, hedged);
+                }
             }
             End::Once(throttle) => match trailers.map(wire::throttle_feed) {
                 Some(ThrottleFeed::Success) if status.code() == Code::Ok => throttle.succeeded(),

@@ -232,10 +232,18 @@ where
                     return Poll::Ready(result.or_else(Judged::into_result));
                 };
                 let result = match (settlement, result) {
+                    (Some(settlement), Ok(response))
+                        if !settlement.listens::<Response<Body>, Failure<FailureKind<S::Error>>>() =>
+                    {
+                        // No one hears how it ends: settled now, the body
+                        // passed on as it is.
+                        settlement.succeeded::<Response<Body>, Failure<FailureKind<S::Error>>>();
+                        Ok(response)
+                    }
                     (Some(settlement), Ok(response)) => {
                         let end = End::Retried {
                             settlement,
-                            uri: request.request.uri().clone(),
+                            uri: cfg!(feature = "metrics").then(|| request.request.uri().clone()),
                             retries,
                             delay,
                             hedged,

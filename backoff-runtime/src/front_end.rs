@@ -24,3 +24,10 @@ pub use crate::time::clock::ClockKind;
 pub use crate::time::default_wait::DefaultWait;
 pub use crate::time::sleep::{ASYNC_CLOCK, InlineTimer, Timer};
 pub use crate::time::timeout::Timed;
+
+/// Whether the end of a call is recorded even when no hook or limit
+/// listens: metrics are compiled in, or a tracing subscriber listens.
+#[must_use]
+pub fn ends_are_recorded() -> bool {
+    crate::observe::metrics::RECORDS || crate::observe::trace::enabled()
+}

@@ -101,10 +101,22 @@ pin_project_lite::pin_project! {
         /// A hedged call (only with
         /// [`RetryLayer::hedge_after`](crate::RetryLayer::hedge_after)):
         /// its attempts running side by side, and the wait before the next.
-        Hedging {
-            #[pin] attempts: HedgeAttempts<NestedAttempt<Timed<Sending<S, Req, F>, R>>>,
-            #[pin] pending: Option<DefaultWait>,
-        },
+        /// Boxed: a call that does not hedge keeps its future's size.
+        Hedging { hedged: Pin<Box<Hedging<NestedAttempt<Timed<Sending<S, Req, F>, R>>>>> },
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A hedged call's attempts running side by side, and the wait before
+    /// the next.
+    #[project = HedgingProj]
+    struct Hedging<A> {
+        #[pin]
+        attempts: HedgeAttempts<A>,
+        #[pin]
+        pending: Option<DefaultWait>,
+        // Where the next attempt stands.
+        state: HedgeState,
     }
 }
 
@@ -154,8 +166,6 @@ struct Retrying<S, Req, C, T, A> {
     /// The accepted response is settled when its body ends
     /// ([`Classify::ends_later`]): the [`Settlement`] is still to be taken.
     settles_later: bool,
-    /// Where a hedged call's next attempt stands.
-    hedge: HedgeState,
 }
 
 /// What starts a hedged call's next attempt when its wait ends.
@@ -230,7 +240,7 @@ impl<S: Service<Req>, Req, C, T, A> core::fmt::Debug for ResponseFuture<S, Req, 
                 true,
                 match phase {
                     Phase::Sleeping { .. } | Phase::Admitting { .. } => true,
-                    Phase::Hedging { attempts, .. } => attempts.is_empty(),
+                    Phase::Hedging { hedged } => hedged.attempts.is_empty(),
                     _ => false,
                 },
             ),
@@ -324,6 +334,22 @@ impl<C, T, A> core::fmt::Debug for Settlement<C, T, A> {
 }
 
 impl<C, T, A> Settlement<C, T, A> {
+    /// Whether anyone hears how the call ends: a limit, `on_success` or
+    /// `on_give_up`, the admission limiter, metrics or tracing. When no one
+    /// does, the call may be settled at once, as a success.
+    pub fn listens<Res, E>(&self) -> bool
+    where
+        A: PerAttemptAdmission<E>,
+    {
+        let config = &*self.config;
+        let observers = &config.calls.observers;
+        config.calls.budget.is_some()
+            || observers.on_success.is_some()
+            || observers.on_give_up.is_some()
+            || config.admission.admission::<Res>().is_some()
+            || backoff_runtime::__front_end::ends_are_recorded()
+    }
+
     /// The call succeeded: the limit gets its tokens back, and metrics,
     /// tracing and `on_success` hear of it.
     pub fn succeeded<Res, E>(mut self)
@@ -569,7 +595,6 @@ where
             timer: InlineTimer,
             stopped: None,
             settles_later: false,
-            hedge: HedgeState::default(),
         }
     }
 
@@ -680,14 +705,21 @@ where
     #[inline(never)]
     fn hedging(&mut self, sending: Sending<S, Req, S::Future>) -> PhaseOf<S, Req> {
         let attempts = HedgeAttempts::with_first(self.hedged_attempt(sending));
-        let pending = self.next_hedge_wait();
-        Phase::Hedging { attempts, pending }
+        let mut state = HedgeState::default();
+        let pending = self.next_hedge_wait(&mut state);
+        Phase::Hedging {
+            hedged: Box::pin(Hedging {
+                attempts,
+                pending,
+                state,
+            }),
+        }
     }
 
     /// The wait before the next hedge, unless none may start.
-    fn next_hedge_wait(&mut self) -> Option<DefaultWait> {
-        let delay = self.config.calls.hedge_after.filter(|_| !self.hedge.no_more)?;
-        self.hedge.next = Some(HedgeNext::Hedge);
+    fn next_hedge_wait(&mut self, hedge: &mut HedgeState) -> Option<DefaultWait> {
+        let delay = self.config.calls.hedge_after.filter(|_| !hedge.no_more)?;
+        hedge.next = Some(HedgeNext::Hedge);
         Some(self.timer.start(delay))
     }
 
@@ -698,13 +730,17 @@ where
     #[inline(never)]
     fn poll_hedged(
         &mut self,
-        mut attempts: Pin<&mut HedgeAttempts<HedgedAttempt<S, Req>>>,
-        mut pending: Pin<&mut Option<DefaultWait>>,
+        hedged: Pin<&mut Hedging<HedgedAttempt<S, Req>>>,
         cx: &mut Context<'_>,
     ) -> Poll<CallResult<S, Req>> {
+        let HedgingProj {
+            mut attempts,
+            mut pending,
+            state: hedge,
+        } = hedged.project();
         loop {
-            if core::mem::take(&mut self.hedge.start_now) {
-                let admitted = self.admit_hedge(attempts.is_empty(), pending.as_mut());
+            if core::mem::take(&mut hedge.start_now) {
+                let admitted = self.admit_hedge(hedge, attempts.is_empty(), pending.as_mut());
                 if let HedgeAdmitted::End(result) = admitted {
                     return Poll::Ready(result);
                 }
@@ -712,9 +748,9 @@ where
                     let (sending, _) = self.next_sending();
                     let attempt = self.hedged_attempt(sending);
                     attempts.as_mut().push(attempt);
-                    let next = self.next_hedge_wait();
+                    let next = self.next_hedge_wait(hedge);
                     if next.is_none() {
-                        self.hedge.next = None;
+                        hedge.next = None;
                     }
                     pending.set(next);
                 }
@@ -734,22 +770,22 @@ where
                     outcome => outcome,
                 };
                 let others_run = !attempts.is_empty();
-                match self.hedge_failed(outcome, below, others_run) {
+                match self.hedge_failed(outcome, below, others_run, !hedge.server_refused) {
                     HedgeStep::Return(result) => {
                         attempts.as_mut().clear();
                         return Poll::Ready(result);
                     }
-                    HedgeStep::Next(wait) if wait.is_zero() => self.hedge.start_now = true,
+                    HedgeStep::Next(wait) if wait.is_zero() => hedge.start_now = true,
                     HedgeStep::Next(wait) => {
                         pending.set(Some(self.timer.start(wait)));
-                        self.hedge.next = Some(HedgeNext::Retry);
+                        hedge.next = Some(HedgeNext::Retry);
                     }
                     HedgeStep::Await { server_refused } => {
-                        self.hedge.server_refused |= server_refused;
-                        self.hedge.no_more = true;
-                        if self.hedge.next == Some(HedgeNext::Hedge) {
+                        hedge.server_refused |= server_refused;
+                        hedge.no_more = true;
+                        if hedge.next == Some(HedgeNext::Hedge) {
                             pending.set(None);
-                            self.hedge.next = None;
+                            hedge.next = None;
                         }
                     }
                 }
@@ -760,15 +796,15 @@ where
             };
             ready!(self.timer.poll_wait(wait, cx));
             pending.set(None);
-            match self.hedge.next.take() {
-                Some(HedgeNext::Retry) => self.hedge.start_now = true,
+            match hedge.next.take() {
+                Some(HedgeNext::Retry) => hedge.start_now = true,
                 Some(HedgeNext::Hedge) => {
                     let policy = self.policy();
                     let config = &*self.config;
-                    if !self.hedge.no_more && self.driver.may_hedge(&policy, limit_of(config), &config.calls.site) {
-                        self.hedge.start_now = true;
+                    if !hedge.no_more && self.driver.may_hedge(&policy, limit_of(config), &config.calls.site) {
+                        hedge.start_now = true;
                     } else {
-                        self.hedge.no_more = true;
+                        hedge.no_more = true;
                     }
                 }
                 None => {}
@@ -781,7 +817,12 @@ where
     /// sent. With no attempt running, it is the call's next attempt: a wait
     /// is waited (`pending`, then asked again), and a refusal ends the call
     /// with its result.
-    fn admit_hedge(&mut self, alone: bool, mut pending: Pin<&mut Option<DefaultWait>>) -> HedgeAdmitted<S, Req> {
+    fn admit_hedge(
+        &mut self,
+        hedge: &mut HedgeState,
+        alone: bool,
+        mut pending: Pin<&mut Option<DefaultWait>>,
+    ) -> HedgeAdmitted<S, Req> {
         let Some((limit, refused)) = self.config.admission.admission::<S::Response>() else {
             return HedgeAdmitted::Send;
         };
@@ -791,18 +832,20 @@ where
             Admission::Refuse if alone => HedgeAdmitted::End(self.refused(refused)),
             Admission::Wait(wait) | Admission::GoAfter(wait) if alone => {
                 pending.set(Some(self.timer.start(wait)));
-                self.hedge.next = Some(HedgeNext::Retry);
+                hedge.next = Some(HedgeNext::Retry);
                 HedgeAdmitted::Skip
             }
             _ => {
-                self.hedge.no_more = true;
+                hedge.no_more = true;
                 HedgeAdmitted::Skip
             }
         }
     }
 
     /// The decision on a hedged call's attempt that failed, while
-    /// `others_run` says whether other attempts still run.
+    /// `others_run` says whether other attempts still run, and
+    /// `may_follow` whether another may follow it (not after the server
+    /// refused).
     #[cold]
     #[inline(never)]
     fn hedge_failed(
@@ -810,8 +853,8 @@ where
         outcome: Result<S::Response, S::Error>,
         below: bool,
         others_run: bool,
+        may_follow: bool,
     ) -> HedgeStep<CallResult<S, Req>> {
-        let may_follow = !self.hedge.server_refused;
         self.decide(|driver, policy, limit, admission, hooks| {
             if let Some((admitting, _)) = admission {
                 admitting.observed(ASYNC_CLOCK.now(), hooks.slows_down(&outcome));
@@ -937,7 +980,7 @@ where
                     continue;
                 }
                 PhaseProj::Refused { result } => return Poll::Ready(retry.refused(*result)),
-                PhaseProj::Hedging { attempts, pending } => return retry.poll_hedged(attempts, pending, cx),
+                PhaseProj::Hedging { hedged } => return retry.poll_hedged(hedged.as_mut(), cx),
             };
             let outcome = match result {
                 Ok(response) if !retry.config.classify.retry_response(&response) => {

@@ -328,8 +328,9 @@ impl RetryState {
         hooks: &Hooks<'_, T, E, O>,
     ) {
         crate::observe::metrics::give_up(hooks.site(), reason, attempts);
-        if reason != StopReason::Permanent {
-            // The loop around this one (if any) must not retry it.
+        if !matches!(reason, StopReason::Permanent | StopReason::Committed) {
+            // The loop around this one (if any) must not retry it. (A
+            // committed call was not retried here: the loop around may.)
             crate::run::nested::mark_given_up();
         }
         if reports(hooks) {
