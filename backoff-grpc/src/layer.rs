@@ -146,8 +146,6 @@ impl core::fmt::Debug for GrpcRetryLayer {
 pub(super) struct Method {
     /// The method's retries or hedges (none: sent once).
     pub(super) retry: Option<Arc<RetryLayer<GrpcRules>>>,
-    /// Its calls are hedged (`hedgingPolicy`), not retried.
-    pub(super) hedged: bool,
     pub(super) timeout: Option<Duration>,
 }
 
@@ -176,6 +174,7 @@ impl GrpcRetryLayer {
             .classify(GrpcRules {
                 codes: CodeSet::default(),
                 exhausted_with_retry_info: false,
+                hedged: false,
             })
             .name("grpc");
         if let Some(throttling) = config.retry_throttling() {
@@ -344,6 +343,7 @@ impl GrpcRetryLayer {
                 let rules = GrpcRules {
                     codes: retry.codes,
                     exhausted_with_retry_info: retry.exhausted_with_retry_info,
+                    hedged: false,
                 };
                 backoff_tower::__grpc::for_method(&self.keys, retry.policy, rules, None)
             });
@@ -353,12 +353,12 @@ impl GrpcRetryLayer {
                 let rules = GrpcRules {
                     codes: hedging.codes,
                     exhausted_with_retry_info: false,
+                    hedged: true,
                 };
                 let delay = Some(hedging.hedging_delay);
                 backoff_tower::__grpc::for_method(&self.keys, hedging.policy(), rules, delay)
             });
             Method {
-                hedged: hedged.is_some(),
                 retry: retried.or(hedged),
                 timeout: entry.timeout(),
             }

@@ -25,6 +25,9 @@ pub(crate) struct GrpcRules {
     /// A `RESOURCE_EXHAUSTED` with a `RetryInfo` is retried too
     /// ([`RetryPolicy::retries_exhausted_with_retry_info`](super::RetryPolicy::retries_exhausted_with_retry_info)).
     pub(crate) exhausted_with_retry_info: bool,
+    /// The method hedges: its attempts run side by side, each fed the
+    /// whole request body.
+    pub(crate) hedged: bool,
 }
 
 impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRules {
@@ -36,6 +39,10 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRule
     }
 
     fn replay(&self, call: &GrpcCall, attempt: &Attempt) -> GrpcCall {
+        if self.hedged && attempt.number() == 1 {
+            // Before the first attempt reads the body: none supersedes another.
+            call.request.side_by_side();
+        }
         let mut headers = call.request.headers().clone();
         let before = attempt.number().saturating_sub(1);
         if before > 0 {
@@ -50,10 +57,11 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRule
         }
     }
 
-    /// Response headers that are not Trailers-Only: the call's status
-    /// comes in its trailers, and the call is reported there.
-    fn ends_later(&self, response: &Response<Body>) -> bool {
-        !wire::is_trailers_only(response.headers())
+    /// Every accepted answer: the layer's future settles it, at once
+    /// (a Trailers-Only `OK`, or when no one listens) or at the status in
+    /// its trailers.
+    fn ends_later(&self, _response: &Response<Body>) -> bool {
+        true
     }
 
     fn deadline(&self, call: &GrpcCall) -> Option<Duration> {

@@ -106,17 +106,14 @@ where
             (Some(asked), Some(timeout)) => Some(asked.min(timeout)),
             (asked, timeout) => asked.or(timeout),
         };
-        let request = KeptRequest::new(request, &methods.limits);
-        let hedged = method.is_some_and(|method| method.hedged);
-        if hedged {
-            // Hedges run side by side: each is fed the whole body.
-            request.side_by_side();
-        }
-        let call = GrpcCall { request, deadline };
+        let call = GrpcCall {
+            request: KeptRequest::new(request, &methods.limits),
+            deadline,
+        };
+
         GrpcResponseFuture {
             call: Call::Retried {
                 call: ResponseFuture::start(&mut self.attempts, retry, call),
-                hedged,
             },
         }
     }
@@ -144,11 +141,21 @@ pin_project_lite::pin_project! {
         /// Sent once (no `retryPolicy`): its answer feeds the layer's
         /// throttle, when it has one.
         Once { #[pin] response: S::Future, throttle: Option<Arc<dyn RetryLimit + Send>> },
-        Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, GrpcRules>, hedged: bool },
+        Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, GrpcRules> },
         /// The deadline stopped the retries before the next attempt: the
         /// call ends when it passes, with `DEADLINE_EXCEEDED`, as gRPC's
         /// clients end it.
-        Expiring { #[pin] wait: DefaultWait, status: Option<Status> },
+        Expiring { expiring: Pin<Box<Expiring>> },
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The wait until the deadline, and the status the call then ends
+    /// with (boxed: a call that does not end so keeps its future small).
+    struct Expiring {
+        #[pin]
+        wait: DefaultWait,
+        status: Option<Status>,
     }
 }
 
@@ -220,27 +227,32 @@ where
                     (_, result) => Poll::Ready(result),
                 }
             }
-            CallProj::Retried {
-                call: mut retried,
-                hedged,
-            } => {
-                let hedged = *hedged;
+            CallProj::Retried { call: mut retried } => {
                 let result = ready!(retried.as_mut().poll(cx));
-                let settlement = retried.as_mut().settlement();
-                let Some((request, retries, delay)) = retried.retried() else {
-                    // Sent once: its body was past the cap from the start.
-                    return Poll::Ready(result.or_else(Judged::into_result));
-                };
-                let result = match (settlement, result) {
-                    (Some(settlement), Ok(response))
-                        if !settlement.listens::<Response<Body>, Failure<FailureKind<S::Error>>>() =>
-                    {
-                        // No one hears how it ends: settled now, the body
-                        // passed on as it is.
-                        settlement.succeeded::<Response<Body>, Failure<FailureKind<S::Error>>>();
-                        Ok(response)
-                    }
-                    (Some(settlement), Ok(response)) => {
+                let hedged = retried.hedged();
+                let failure = match result {
+                    Ok(response) => {
+                        let Some(settlement) = retried
+                            .as_mut()
+                            .settle_unheard::<Response<Body>, Failure<FailureKind<S::Error>>>()
+                        else {
+                            // No one hears how it ends: settled now.
+                            return Poll::Ready(Ok(response));
+                        };
+                        let Some((request, retries, delay)) = retried.retried() else {
+                            return Poll::Ready(Ok(response));
+                        };
+                        if wire::is_trailers_only(response.headers()) {
+                            // A Trailers-Only `OK`: its status is known now.
+                            settlement.succeeded::<Response<Body>, Failure<FailureKind<S::Error>>>();
+                            backoff_runtime::__front_end::grpc_call(
+                                request.request.uri().path(),
+                                retries,
+                                delay,
+                                hedged,
+                            );
+                            return Poll::Ready(Ok(response));
+                        }
                         let end = End::Retried {
                             settlement,
                             uri: cfg!(feature = "metrics").then(|| request.request.uri().clone()),
@@ -250,25 +262,27 @@ where
                         };
                         return Poll::Ready(Ok(ending(response, end)));
                     }
-                    (_, result) => result,
+                    Err(failure) => failure,
+                };
+                let Some((request, retries, delay)) = retried.retried() else {
+                    // Sent once: its body was past the cap from the start.
+                    return Poll::Ready(failure.into_result());
                 };
                 backoff_runtime::__front_end::grpc_call(request.request.uri().path(), retries, delay, hedged);
-                let deadline = request.deadline;
                 let expired = retried.stopped_by() == Some(StopReason::Deadline);
-                match (result, deadline.filter(|_| expired)) {
-                    (Err(failure), Some(deadline)) => {
-                        let left = retried.started_at().map_or(Duration::ZERO, |start| {
-                            (start + deadline).saturating_duration_since(ASYNC_CLOCK.now())
-                        });
-                        let status = past_deadline(&failure);
-                        call.set(Call::Expiring {
-                            wait: InlineTimer.start(left),
-                            status: Some(status),
-                        });
-                        self_poll_expiring(call, cx)
-                    }
-                    (result, _) => Poll::Ready(result.or_else(Judged::into_result)),
-                }
+                let Some(deadline) = request.deadline.filter(|_| expired) else {
+                    return Poll::Ready(failure.into_result());
+                };
+                let left = retried.started_at().map_or(Duration::ZERO, |start| {
+                    (start + deadline).saturating_duration_since(ASYNC_CLOCK.now())
+                });
+                call.set(Call::Expiring {
+                    expiring: Box::pin(Expiring {
+                        wait: InlineTimer.start(left),
+                        status: Some(past_deadline(&failure)),
+                    }),
+                });
+                self_poll_expiring(call, cx)
             }
             CallProj::Expiring { .. } => self_poll_expiring(call, cx),
         }
@@ -280,11 +294,13 @@ fn self_poll_expiring<S, E>(call: Pin<&mut Call<S>>, cx: &mut Context<'_>) -> Po
 where
     S: Service<Request<Body>, Response = Response<Body>> + Clone,
 {
-    let CallProj::Expiring { wait, status } = call.project() else {
+    let CallProj::Expiring { expiring } = call.project() else {
         return Poll::Pending;
     };
-    ready!(InlineTimer.poll_wait(wait, cx));
-    let status = status
+    let expiring = expiring.as_mut().project();
+    ready!(InlineTimer.poll_wait(expiring.wait, cx));
+    let status = expiring
+        .status
         .take()
         .unwrap_or_else(|| Status::deadline_exceeded("the deadline passed"));
     Poll::Ready(Ok(status.into_http()))

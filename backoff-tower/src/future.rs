@@ -103,6 +103,8 @@ pin_project_lite::pin_project! {
         /// its attempts running side by side, and the wait before the next.
         /// Boxed: a call that does not hedge keeps its future's size.
         Hedging { hedged: Pin<Box<Hedging<NestedAttempt<Timed<Sending<S, Req, F>, R>>>>> },
+        /// The call gave up (or was refused), for this reason.
+        Ended { stopped: Option<StopReason> },
     }
 }
 
@@ -161,11 +163,6 @@ struct Retrying<S, Req, C, T, A> {
     waited: Duration,
     /// How a wait starts: its `DefaultWait` is kept in [`Phase::Sleeping`].
     timer: InlineTimer,
-    /// Why the call gave up, once it has.
-    stopped: Option<StopReason>,
-    /// The accepted response is settled when its body ends
-    /// ([`Classify::ends_later`]): the [`Settlement`] is still to be taken.
-    settles_later: bool,
 }
 
 /// What starts a hedged call's next attempt when its wait ends.
@@ -284,8 +281,11 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
     /// success, and for a call that may not be retried).
     pub fn stopped_by(&self) -> Option<StopReason> {
         match &self.call {
-            Call::Once { .. } => None,
-            Call::Retrying { retry, .. } => retry.stopped,
+            Call::Retrying {
+                phase: Phase::Ended { stopped },
+                ..
+            } => *stopped,
+            _ => None,
         }
     }
 
@@ -298,22 +298,35 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
         }
     }
 
-    /// The settlement of a call whose accepted response ends later
-    /// ([`Classify::ends_later`]), taken once after the future returned it:
-    /// whoever reads the response's body to its end reports the call
-    /// through it.
-    pub fn settlement(self: Pin<&mut Self>) -> Option<Settlement<C, T, A>> {
+    /// Whether the call hedges ([`RetryLayer::hedge_after`](crate::RetryLayer::hedge_after)).
+    pub fn hedged(&self) -> bool {
+        match &self.call {
+            Call::Once { .. } => false,
+            Call::Retrying { retry, .. } => retry.config.calls.hedge_after.is_some(),
+        }
+    }
+
+    /// [`settlement`](Self::settlement), unless no one hears how the call
+    /// ends (no limit, no `on_success` or `on_give_up`, no admission
+    /// limiter, no metrics, no tracing subscriber): the call is then
+    /// settled now, as a success, and no settlement is made.
+    pub fn settle_unheard<Res, E>(self: Pin<&mut Self>) -> Option<Settlement<C, T, A>>
+    where
+        A: PerAttemptAdmission<E>,
+    {
         match self.project().call.project() {
-            CallProj::Once { .. } => None,
-            CallProj::Retrying { retry, .. } => {
-                if !core::mem::take(&mut retry.settles_later) {
-                    return None;
+            CallProj::Retrying { phase, retry } if !matches!(*phase, Phase::Ended { .. }) => {
+                if listens::<Res, E, C, T, A>(&retry.config) {
+                    Some(Settlement {
+                        config: Arc::clone(&retry.config),
+                        driver: core::mem::replace(&mut retry.driver, Loop::unstarted(ASYNC_CLOCK)),
+                    })
+                } else {
+                    succeeded_with::<Res, E, C, T, A>(&retry.config, &mut retry.driver);
+                    None
                 }
-                Some(Settlement {
-                    config: Arc::clone(&retry.config),
-                    driver: core::mem::replace(&mut retry.driver, Loop::unstarted(ASYNC_CLOCK)),
-                })
             }
+            _ => None,
         }
     }
 }
@@ -334,22 +347,6 @@ impl<C, T, A> core::fmt::Debug for Settlement<C, T, A> {
 }
 
 impl<C, T, A> Settlement<C, T, A> {
-    /// Whether anyone hears how the call ends: a limit, `on_success` or
-    /// `on_give_up`, the admission limiter, metrics or tracing. When no one
-    /// does, the call may be settled at once, as a success.
-    pub fn listens<Res, E>(&self) -> bool
-    where
-        A: PerAttemptAdmission<E>,
-    {
-        let config = &*self.config;
-        let observers = &config.calls.observers;
-        config.calls.budget.is_some()
-            || observers.on_success.is_some()
-            || observers.on_give_up.is_some()
-            || config.admission.admission::<Res>().is_some()
-            || backoff_runtime::__front_end::ends_are_recorded()
-    }
-
     /// The call succeeded: the limit gets its tokens back, and metrics,
     /// tracing and `on_success` hear of it.
     pub fn succeeded<Res, E>(mut self)
@@ -378,6 +375,18 @@ impl<C, T, A> Settlement<C, T, A> {
             driver.committed(&policy, limit_of(config), hooks, &outcome);
         });
     }
+}
+
+/// Whether anyone hears how a call of `config` ends: a limit, `on_success`
+/// or `on_give_up`, the admission limiter, metrics or tracing.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn listens<Res, E, C, T, A: PerAttemptAdmission<E>>(config: &RetryLayer<C, T, A>) -> bool {
+    let observers = &config.calls.observers;
+    config.calls.budget.is_some()
+        || observers.on_success.is_some()
+        || observers.on_give_up.is_some()
+        || config.admission.admission::<Res>().is_some()
+        || backoff_runtime::__front_end::ends_are_recorded()
 }
 
 /// The attempt that just ended was accepted: the limit gets its tokens
@@ -489,16 +498,18 @@ where
         }
         let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
         let response = service.call(config.classify.replay(&request, &first));
-        let mut retry = Retrying::new(service, config, request, driver, call, start, 1);
         let phase = if config.calls.hedge_after.is_some() {
-            retry.hedging(Sending::Called { response })
+            Phase::Hedging {
+                hedged: hedging_phase(config, &driver, policy, Sending::Called { response }),
+            }
         } else if config.timeout.timeout::<S::Response>().is_none() {
             Phase::First {
                 attempt: NestedAttempt::new(response),
             }
         } else {
-            retry.attempt(Sending::Called { response }, None)
+            attempt_phase(config, &driver, policy, Sending::Called { response }, None)
         };
+        let retry = Retrying::new(service, config, request, driver, call, start, 1);
         ResponseFuture {
             call: Call::Retrying { phase, retry },
         }
@@ -527,6 +538,93 @@ where
     }
 }
 
+/// The phase of an attempt that sends with `sending`: under the layer's
+/// per-attempt timeout when it has one (never past `max_elapsed`, measured
+/// by `driver` on `policy`), in `span` when it is a resend someone sees.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn attempt_phase<S, Req, C, T, A>(
+    config: &RetryLayer<C, T, A>,
+    driver: &Loop,
+    policy: &Policy,
+    sending: Sending<S, Req, S::Future>,
+    span: Option<ResendSpan>,
+) -> PhaseOf<S, Req>
+where
+    S: Service<Req>,
+    T: PerAttemptTimeout<S::Error>,
+{
+    match config.timeout.timeout() {
+        None => Phase::Resending {
+            attempt: NestedAttempt::new(sending),
+            span,
+        },
+        Some((timeout, on_elapsed)) => {
+            let timeout = driver.attempt_timeout(policy, timeout);
+            Phase::Timed {
+                attempt: NestedAttempt::new(Timed::with_timeout_of(timeout, sending, on_elapsed)),
+                span,
+            }
+        }
+    }
+}
+
+/// One attempt of a hedged call, under the layer's per-attempt timeout
+/// when it has one.
+fn hedged_attempt<S, Req, C, T, A>(
+    config: &RetryLayer<C, T, A>,
+    driver: &Loop,
+    policy: &Policy,
+    sending: Sending<S, Req, S::Future>,
+) -> HedgedAttempt<S, Req>
+where
+    S: Service<Req>,
+    T: PerAttemptTimeout<S::Error>,
+{
+    let timed = match config.timeout.timeout() {
+        None => Timed::untimed(sending),
+        Some((timeout, on_elapsed)) => {
+            Timed::with_timeout_of(driver.attempt_timeout(policy, timeout), sending, on_elapsed)
+        }
+    };
+    NestedAttempt::new(timed)
+}
+
+/// The phase of a hedged call whose first attempt sends with `sending`:
+/// the next hedge after the delay, when one may follow. Out of line, and
+/// borrowing no more than the loop: a call that does not hedge builds its
+/// future in place.
+#[cold]
+#[inline(never)]
+fn hedging_phase<S, Req, C, T, A>(
+    config: &RetryLayer<C, T, A>,
+    driver: &Loop,
+    policy: &Policy,
+    sending: Sending<S, Req, S::Future>,
+) -> Pin<Box<HedgingOf<S, Req>>>
+where
+    S: Service<Req>,
+    T: PerAttemptTimeout<S::Error>,
+{
+    let attempts = HedgeAttempts::with_first(hedged_attempt(config, driver, policy, sending));
+    let mut state = HedgeState::default();
+    let pending = next_hedge_wait(config, &mut state);
+    Box::pin(Hedging {
+        attempts,
+        pending,
+        state,
+    })
+}
+
+/// The attempts of a hedged call of `S` with `Req`, and its next wait.
+type HedgingOf<S, Req> = Hedging<HedgedAttempt<S, Req>>;
+
+/// The wait before a hedged call's next hedge, unless none may start.
+fn next_hedge_wait<C, T, A>(config: &RetryLayer<C, T, A>, hedge: &mut HedgeState) -> Option<DefaultWait> {
+    let delay = config.calls.hedge_after.filter(|_| !hedge.no_more)?;
+    hedge.next = Some(HedgeNext::Hedge);
+    Some(InlineTimer.start(delay))
+}
+
 /// What the admission limiter made of a hedged call's next attempt.
 enum HedgeAdmitted<S: Service<Req>, Req> {
     /// Send it.
@@ -534,11 +632,14 @@ enum HedgeAdmitted<S: Service<Req>, Req> {
     /// Not now: a hedge dropped, or a lone attempt's wait.
     Skip,
     /// Refused, with no attempt running: the call ends with this result.
-    End(CallResult<S, Req>),
+    End((CallResult<S, Req>, Stopped)),
 }
 
 /// One attempt of a hedged call of `S` with `Req`.
 type HedgedAttempt<S, Req> = NestedAttempt<Timed<Sending<S, Req, <S as Service<Req>>::Future>, CallResult<S, Req>>>;
+
+/// Why a call gave up, when it did.
+type Stopped = Option<StopReason>;
 
 /// The result a refused attempt of a call of `S` with `Req` stands for,
 /// made from the refusal.
@@ -593,8 +694,6 @@ where
             number,
             waited: Duration::ZERO,
             timer: InlineTimer,
-            stopped: None,
-            settles_later: false,
         }
     }
 
@@ -613,19 +712,7 @@ where
     /// `max_elapsed`), in `span` when it is a resend someone sees.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn attempt(&self, sending: Sending<S, Req, S::Future>, span: Option<ResendSpan>) -> PhaseOf<S, Req> {
-        match self.config.timeout.timeout() {
-            None => Phase::Resending {
-                attempt: NestedAttempt::new(sending),
-                span,
-            },
-            Some((timeout, on_elapsed)) => {
-                let timeout = self.driver.attempt_timeout(&self.policy(), timeout);
-                Phase::Timed {
-                    attempt: NestedAttempt::new(Timed::with_timeout_of(timeout, sending, on_elapsed)),
-                    span,
-                }
-            }
-        }
+        attempt_phase(&self.config, &self.driver, &self.policy(), sending, span)
     }
 
     /// The phase after the admission limiter's `answer` for the next
@@ -689,38 +776,14 @@ where
     /// One attempt of a hedged call, under the per-attempt timeout when
     /// the layer has one.
     fn hedged_attempt(&self, sending: Sending<S, Req, S::Future>) -> HedgedAttempt<S, Req> {
-        let timed = match self.config.timeout.timeout() {
-            None => Timed::untimed(sending),
-            Some((timeout, on_elapsed)) => {
-                let timeout = self.driver.attempt_timeout(&self.policy(), timeout);
-                Timed::with_timeout_of(timeout, sending, on_elapsed)
-            }
-        };
-        NestedAttempt::new(timed)
+        hedged_attempt(&self.config, &self.driver, &self.policy(), sending)
     }
 
-    /// The phase of a hedged call whose first attempt sends with
-    /// `sending`: the next hedge after the delay, when one may follow.
-    #[cold]
-    #[inline(never)]
-    fn hedging(&mut self, sending: Sending<S, Req, S::Future>) -> PhaseOf<S, Req> {
-        let attempts = HedgeAttempts::with_first(self.hedged_attempt(sending));
-        let mut state = HedgeState::default();
-        let pending = self.next_hedge_wait(&mut state);
+    /// The phase of a hedged call whose first attempt sends with `sending`.
+    fn hedging(&self, sending: Sending<S, Req, S::Future>) -> PhaseOf<S, Req> {
         Phase::Hedging {
-            hedged: Box::pin(Hedging {
-                attempts,
-                pending,
-                state,
-            }),
+            hedged: hedging_phase(&self.config, &self.driver, &self.policy(), sending),
         }
-    }
-
-    /// The wait before the next hedge, unless none may start.
-    fn next_hedge_wait(&mut self, hedge: &mut HedgeState) -> Option<DefaultWait> {
-        let delay = self.config.calls.hedge_after.filter(|_| !hedge.no_more)?;
-        hedge.next = Some(HedgeNext::Hedge);
-        Some(self.timer.start(delay))
     }
 
     /// A hedged call, polled: its attempts side by side and the wait
@@ -732,7 +795,7 @@ where
         &mut self,
         hedged: Pin<&mut Hedging<HedgedAttempt<S, Req>>>,
         cx: &mut Context<'_>,
-    ) -> Poll<CallResult<S, Req>> {
+    ) -> Poll<(CallResult<S, Req>, Stopped)> {
         let HedgingProj {
             mut attempts,
             mut pending,
@@ -748,7 +811,7 @@ where
                     let (sending, _) = self.next_sending();
                     let attempt = self.hedged_attempt(sending);
                     attempts.as_mut().push(attempt);
-                    let next = self.next_hedge_wait(hedge);
+                    let next = next_hedge_wait(&self.config, hedge);
                     if next.is_none() {
                         hedge.next = None;
                     }
@@ -760,20 +823,21 @@ where
                     Ok(response) if !self.config.classify.retry_response(&response) => {
                         // The others are cancelled before the call returns.
                         attempts.as_mut().clear();
-                        if self.config.classify.ends_later(&response) {
-                            self.settles_later = true;
-                        } else {
+                        // A response that ends later is settled through
+                        // the call's `Settlement`.
+                        if !self.config.classify.ends_later(&response) {
                             self.succeeded();
                         }
-                        return Poll::Ready(Ok(response));
+                        return Poll::Ready((Ok(response), None));
                     }
                     outcome => outcome,
                 };
                 let others_run = !attempts.is_empty();
-                match self.hedge_failed(outcome, below, others_run, !hedge.server_refused) {
+                let (step, stopped) = self.hedge_failed(outcome, below, others_run, !hedge.server_refused);
+                match step {
                     HedgeStep::Return(result) => {
                         attempts.as_mut().clear();
-                        return Poll::Ready(result);
+                        return Poll::Ready((result, stopped));
                     }
                     HedgeStep::Next(wait) if wait.is_zero() => hedge.start_now = true,
                     HedgeStep::Next(wait) => {
@@ -854,7 +918,7 @@ where
         below: bool,
         others_run: bool,
         may_follow: bool,
-    ) -> HedgeStep<CallResult<S, Req>> {
+    ) -> (HedgeStep<CallResult<S, Req>>, Stopped) {
         self.decide(|driver, policy, limit, admission, hooks| {
             if let Some((admitting, _)) = admission {
                 admitting.observed(ASYNC_CLOCK.now(), hooks.slows_down(&outcome));
@@ -873,7 +937,7 @@ where
         &mut self,
         outcome: Result<S::Response, S::Error>,
         gave_up_below: bool,
-    ) -> Step<Result<S::Response, S::Error>, Duration> {
+    ) -> (Step<CallResult<S, Req>, Duration>, Stopped) {
         let number = self.number;
         self.decide(|driver, policy, limit, admission, hooks| match admission {
             None => driver.failed(Waits, policy, limit, hooks, outcome, gave_up_below),
@@ -889,7 +953,7 @@ where
     /// [`StopReason::Refused`](backoff_runtime::StopReason::Refused).
     #[cold]
     #[inline(never)]
-    fn refused(&mut self, result: RefusedResult<S, Req>) -> CallResult<S, Req> {
+    fn refused(&mut self, result: RefusedResult<S, Req>) -> (CallResult<S, Req>, Stopped) {
         let number = self.number;
         let refusal = match self.config.admission.admission::<S::Response>() {
             Some((limit, _)) => Admitting::of_dyn(limit, ASYNC_CLOCK).refusal(),
@@ -900,7 +964,7 @@ where
 
     /// Runs `decide` with the call's loop, policy, limit and admission
     /// limiter, and the layer's classification and hooks lent as [`Hooks`];
-    /// keeps the reason of a give-up.
+    /// returns its result and the reason of a give-up, if one was reported.
     #[inline]
     fn decide<Out>(
         &mut self,
@@ -911,7 +975,7 @@ where
             RefusedOf<'_, S, Req>,
             &Hooks<'_, S::Response, S::Error, Result<S::Response, S::Error>>,
         ) -> Out,
-    ) -> Out {
+    ) -> (Out, Option<StopReason>) {
         let policy = self.policy();
         let config = &*self.config;
         let driver = &mut self.driver;
@@ -925,10 +989,7 @@ where
                 hooks,
             )
         });
-        if let Some(reason) = stopped.get() {
-            self.stopped = Some(reason);
-        }
-        out
+        (out, stopped.get())
     }
 
     /// The attempt that just ended returned `response`, which the
@@ -979,14 +1040,25 @@ where
                     phase.set(next);
                     continue;
                 }
-                PhaseProj::Refused { result } => return Poll::Ready(retry.refused(*result)),
-                PhaseProj::Hedging { hedged } => return retry.poll_hedged(hedged.as_mut(), cx),
+                PhaseProj::Refused { result } => {
+                    let (result, stopped) = retry.refused(*result);
+                    phase.set(Phase::Ended { stopped });
+                    return Poll::Ready(result);
+                }
+                PhaseProj::Hedging { hedged } => {
+                    let (result, stopped) = ready!(retry.poll_hedged(hedged.as_mut(), cx));
+                    if stopped.is_some() {
+                        phase.set(Phase::Ended { stopped });
+                    }
+                    return Poll::Ready(result);
+                }
+                PhaseProj::Ended { .. } => return Poll::Pending,
             };
             let outcome = match result {
                 Ok(response) if !retry.config.classify.retry_response(&response) => {
-                    if retry.config.classify.ends_later(&response) {
-                        retry.settles_later = true;
-                    } else {
+                    // A response that ends later is settled through the
+                    // call's `Settlement`.
+                    if !retry.config.classify.ends_later(&response) {
                         retry.succeeded();
                     }
                     return Poll::Ready(Ok(response));
@@ -994,8 +1066,11 @@ where
                 outcome => outcome,
             };
             match retry.failed(outcome, below) {
-                Step::Return(result) => return Poll::Ready(result),
-                Step::Retry(wait) => {
+                (Step::Return(result), stopped) => {
+                    phase.set(Phase::Ended { stopped });
+                    return Poll::Ready(result);
+                }
+                (Step::Retry(wait), _) => {
                     retry.waited = retry.waited.saturating_add(wait);
                     let pending = retry.timer.start(wait);
                     phase.set(Phase::Sleeping { pending });

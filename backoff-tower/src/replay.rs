@@ -316,7 +316,16 @@ impl<B> State<B> {
     }
 
     /// Wakes every attempt waiting for the original's next frame.
+    #[inline]
     fn wake_waiting(&mut self) {
+        if !self.waiting.is_empty() {
+            self.wake_all();
+        }
+    }
+
+    /// Wakes every waiting attempt (out of line: mostly there are none).
+    #[inline(never)]
+    fn wake_all(&mut self) {
         for waiting in self.waiting.drain(..) {
             waiting.wake();
         }
