@@ -33,7 +33,9 @@
 //! only, also reads the invocation id), `retry_poll`
 //! (`retry_if_ok`, never pending here), `retry_action` (`before_retry`),
 //! `policy_retry` (`Policy::retry` /
-//! `retry_async`, the same loop without the macro), then backon (builder with
+//! `retry_async`, the same loop without the macro), `retry_hedged`
+//! (`hedge_after = "50ms"`, the first attempt answering before the delay),
+//! then backon (builder with
 //! jitter, `BlockingRetryable` / `Retryable`), tokio-retry2 and tryhard
 //! (async only), all with the same schedule (5 retries, 100 ms doubling to a
 //! 2 s cap).
@@ -213,6 +215,16 @@ async fn hand_loop_async(x: u64) -> Result<u64, MyError> {
 #[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s")]
 async fn retry_literal_async(x: u64) -> Result<u64, MyError> {
     work(x)
+}
+
+#[retry(max_retries = 5, hedge_after = "50ms")]
+async fn retry_hedged_async(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
+#[inline(never)]
+fn async_retry_hedged(x: u64) -> Result<u64, MyError> {
+    poll_ready(retry_hedged_async(x))
 }
 
 #[retry(policy = POLICY)]
@@ -399,6 +411,74 @@ thread_local! {
     };
 }
 
+/// tower's own hedge policy: every request may be sent twice, as itself.
+#[derive(Clone, Copy)]
+struct HedgeAll;
+
+impl tower::hedge::Policy<u64> for HedgeAll {
+    fn clone_request(&self, request: &u64) -> Option<u64> {
+        Some(*request)
+    }
+
+    fn can_retry(&self, _: &u64) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Display for MyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the body failed")
+    }
+}
+
+impl std::error::Error for MyError {}
+
+/// `Replay` again, as a type of its own: the hedged layer's call is its
+/// own instantiation, so the retry layer's variant is compiled (and
+/// inlined) as it is without it.
+#[derive(Clone, Copy)]
+struct ReplayHedged;
+
+impl backoff_tower::Classify<u64, u64, MyError> for ReplayHedged {
+    const READS_ATTEMPT_TIME: bool = false;
+
+    fn may_retry(&self, _: &u64) -> bool {
+        true
+    }
+
+    fn replay(&self, request: &u64, _: &backoff_runtime::Attempt) -> u64 {
+        *request
+    }
+}
+
+thread_local! {
+    static HEDGED_LAYER: std::cell::RefCell<backoff_tower::RetryService<Work, ReplayHedged>> = std::cell::RefCell::new(
+        tower::Layer::layer(
+            &backoff_tower::RetryLayer::new(POLICY).classify(ReplayHedged).hedge_after(Duration::from_millis(50)),
+            Work,
+        ),
+    );
+    static TOWER_HEDGE: std::cell::RefCell<tower::hedge::Hedge<Work, HedgeAll>> = std::cell::RefCell::new(
+        tower::hedge::Hedge::new(Work, HedgeAll, 10, 0.9, Duration::from_secs(10)),
+    );
+}
+
+#[inline(never)]
+fn tower_hedged_layer(x: u64) -> Result<u64, MyError> {
+    HEDGED_LAYER.with_borrow_mut(|service| call_service(service, x))
+}
+
+#[inline(never)]
+fn tower_tower_hedge(x: u64) -> Result<u64, MyError> {
+    TOWER_HEDGE.with_borrow_mut(|service| {
+        match tower::Service::poll_ready(service, &mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(())) => {}
+            _ => panic!("the services here are always ready"),
+        }
+        poll_ready(tower::Service::call(service, x)).map_err(|_| MyError)
+    })
+}
+
 #[inline(never)]
 fn tower_plain(x: u64) -> Result<u64, MyError> {
     call_service(&mut black_box(Work), x)
@@ -516,6 +596,7 @@ const ASYNC: &[Variant] = &[
     ("retry_poll", async_retry_poll),
     ("retry_action", async_retry_action),
     ("policy_retry", async_policy_retry),
+    ("retry_hedged", async_retry_hedged),
     ("backon", async_backon),
     ("tokio_retry2", async_tokio_retry2),
     ("tryhard", async_tryhard),
@@ -526,6 +607,8 @@ const TOWER: &[Variant] = &[
     ("plain", tower_plain),
     ("retry_layer", tower_retry_layer),
     ("tower_retry", tower_tower_retry),
+    ("hedged_layer", tower_hedged_layer),
+    ("tower_hedge", tower_tower_hedge),
 ];
 
 /// A unary gRPC call to a channel whose answer is ready: alone, and behind
@@ -628,7 +711,7 @@ fn main() {
         .configure_from_args();
     let rt = runtime();
     for (group, variants) in GROUPS {
-        let _context = (group == "async").then(|| rt.enter());
+        let _context = matches!(group, "async" | "tower").then(|| rt.enter());
         bench_group(&mut c, group, variants);
     }
     c.final_summary();

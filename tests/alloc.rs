@@ -142,6 +142,30 @@ fn async_happy_path_never_allocates() {
     );
 }
 
+#[retry(max_retries = 2, hedge_after = "50ms")]
+async fn happy_hedged(x: u64) -> Result<u64, Busy> {
+    work(x)
+}
+
+/// A hedged call whose first attempt answers before the delay allocates
+/// nothing: the attempt and the delay's timer are kept in the call's
+/// future, and the timer is never polled.
+#[test]
+fn a_hedged_call_answered_before_the_delay_never_allocates() {
+    let rt = paused_runtime();
+    let _context = rt.enter();
+    assert!(poll_ready(happy_hedged(black_box(3))).is_ok());
+    let info = measure(|| {
+        for x in 0..1000 {
+            assert!(black_box(poll_ready(happy_hedged(black_box(x + 1)))).is_ok());
+        }
+    });
+    assert_eq!(
+        info.count_total, 0,
+        "allocations in 1000 hedged calls answered at once: {info:?}"
+    );
+}
+
 /// A ready tower service of `work`.
 #[derive(Clone, Copy)]
 struct Work;
@@ -200,6 +224,38 @@ fn the_tower_layer_s_happy_path_never_allocates() {
     assert_eq!(
         info.count_total, 0,
         "allocations in 1000 successful calls through the layer: {info:?}"
+    );
+}
+
+/// Through the tower layer, a hedged call keeps its hedging state in one
+/// box, so that calls that do not hedge keep their future's size: one
+/// allocation per hedged call, even when the first attempt answers at once.
+#[test]
+fn the_tower_layer_s_hedged_call_allocates_once() {
+    use tower::{Layer, Service};
+    let rt = paused_runtime();
+    let _context = rt.enter();
+    let policy = backoff_runtime::Policy::new().max_retries(2);
+    let layer = backoff_tower::RetryLayer::new(policy)
+        .classify(Same)
+        .hedge_after(std::time::Duration::from_millis(50));
+    let mut service = layer.layer(Work);
+    let mut call = |x: u64| {
+        match service.poll_ready(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(ready) => assert!(ready.is_ok()),
+            Poll::Pending => panic!("the service is always ready"),
+        }
+        poll_ready(service.call(x))
+    };
+    assert!(call(black_box(3)).is_ok());
+    let info = measure(|| {
+        for x in 0..1000 {
+            assert!(black_box(call(black_box(x + 1))).is_ok());
+        }
+    });
+    assert_eq!(
+        info.count_total, 1000,
+        "allocations in 1000 hedged calls through the layer: {info:?}"
     );
 }
 

@@ -185,6 +185,10 @@ struct HedgeState {
     no_more: bool,
     /// The server refused a retry: no attempt follows any more.
     server_refused: bool,
+    /// The hedge delay's wait is still to start: it starts when the
+    /// attempts are first found running (a call answered at once makes no
+    /// timer).
+    arm_hedge: bool,
 }
 
 pin_project_lite::pin_project! {
@@ -607,10 +611,10 @@ where
 {
     let attempts = HedgeAttempts::with_first(hedged_attempt(config, driver, policy, sending));
     let mut state = HedgeState::default();
-    let pending = next_hedge_wait(config, &mut state);
+    next_hedge(&mut state);
     Box::pin(Hedging {
         attempts,
-        pending,
+        pending: None,
         state,
     })
 }
@@ -618,11 +622,12 @@ where
 /// The attempts of a hedged call of `S` with `Req`, and its next wait.
 type HedgingOf<S, Req> = Hedging<HedgedAttempt<S, Req>>;
 
-/// The wait before a hedged call's next hedge, unless none may start.
-fn next_hedge_wait<C, T, A>(config: &RetryLayer<C, T, A>, hedge: &mut HedgeState) -> Option<DefaultWait> {
-    let delay = config.calls.hedge_after.filter(|_| !hedge.no_more)?;
-    hedge.next = Some(HedgeNext::Hedge);
-    Some(InlineTimer.start(delay))
+/// After an attempt of a hedged call starts: the next hedge follows the
+/// delay, unless none may start (its wait starts when the attempts are
+/// found running).
+fn next_hedge(hedge: &mut HedgeState) {
+    hedge.arm_hedge = !hedge.no_more;
+    hedge.next = hedge.arm_hedge.then_some(HedgeNext::Hedge);
 }
 
 /// What the admission limiter made of a hedged call's next attempt.
@@ -811,11 +816,8 @@ where
                     let (sending, _) = self.next_sending();
                     let attempt = self.hedged_attempt(sending);
                     attempts.as_mut().push(attempt);
-                    let next = next_hedge_wait(&self.config, hedge);
-                    if next.is_none() {
-                        hedge.next = None;
-                    }
-                    pending.set(next);
+                    pending.set(None);
+                    next_hedge(hedge);
                 }
             }
             if let Poll::Ready(Some((result, below))) = attempts.as_mut().poll_next(cx) {
@@ -839,8 +841,12 @@ where
                         attempts.as_mut().clear();
                         return Poll::Ready((result, stopped));
                     }
-                    HedgeStep::Next(wait) if wait.is_zero() => hedge.start_now = true,
+                    HedgeStep::Next(wait) if wait.is_zero() => {
+                        hedge.arm_hedge = false;
+                        hedge.start_now = true;
+                    }
                     HedgeStep::Next(wait) => {
+                        hedge.arm_hedge = false;
                         pending.set(Some(self.timer.start(wait)));
                         hedge.next = Some(HedgeNext::Retry);
                     }
@@ -848,12 +854,19 @@ where
                         hedge.server_refused |= server_refused;
                         hedge.no_more = true;
                         if hedge.next == Some(HedgeNext::Hedge) {
+                            hedge.arm_hedge = false;
                             pending.set(None);
                             hedge.next = None;
                         }
                     }
                 }
                 continue;
+            }
+            // The hedge delay's wait starts now that the attempts are
+            // found running.
+            if core::mem::take(&mut hedge.arm_hedge) {
+                let delay = self.config.calls.hedge_after.unwrap_or_default();
+                pending.set(Some(self.timer.start(delay)));
             }
             let Some(wait) = pending.as_mut().as_pin_mut() else {
                 return Poll::Pending;
@@ -895,6 +908,7 @@ where
             Admission::Go => HedgeAdmitted::Send,
             Admission::Refuse if alone => HedgeAdmitted::End(self.refused(refused)),
             Admission::Wait(wait) | Admission::GoAfter(wait) if alone => {
+                hedge.arm_hedge = false;
                 pending.set(Some(self.timer.start(wait)));
                 hedge.next = Some(HedgeNext::Retry);
                 HedgeAdmitted::Skip

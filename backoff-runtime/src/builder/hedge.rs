@@ -163,6 +163,10 @@ pin_project_lite::pin_project! {
         next: Option<Next>,
         // An attempt starts on the next poll.
         start_now: bool,
+        // The hedge delay's wait is still to start: it starts when the
+        // attempts are first found running (a call answered at once makes
+        // no timer).
+        arm_hedge: bool,
         // No hedge starts any more (a stop rule held while others ran).
         no_more: bool,
         // The server refused a retry: no attempt follows any more.
@@ -215,6 +219,7 @@ where
             pending: None,
             next: None,
             start_now: true,
+            arm_hedge: false,
             no_more: false,
             server_refused: false,
             _keys: PhantomData,
@@ -248,6 +253,7 @@ where
                             return Poll::Ready(this.driver.refused(policy, admitting.attempts(), &hooks, result));
                         }
                         Admission::Wait(wait) | Admission::GoAfter(wait) if this.attempts.is_empty() => {
+                            *this.arm_hedge = false;
                             this.pending.set(Some(this.timer.start(wait)));
                             *this.next = Some(Next::Retry);
                             continue;
@@ -268,13 +274,9 @@ where
                 };
                 this.attempts.as_mut().push(NestedAttempt::new(attempt));
                 // The next hedge, after the delay.
-                if *this.no_more {
-                    this.pending.set(None);
-                    *this.next = None;
-                } else {
-                    this.pending.set(Some(this.timer.start(*this.delay)));
-                    *this.next = Some(Next::Hedge);
-                }
+                this.pending.set(None);
+                *this.arm_hedge = !*this.no_more;
+                *this.next = this.arm_hedge.then_some(Next::Hedge);
             }
             // An attempt that ended.
             if let Poll::Ready(Some((result, below))) = this.attempts.as_mut().poll_next(cx) {
@@ -302,8 +304,12 @@ where
                         this.attempts.as_mut().clear();
                         return Poll::Ready(result);
                     }
-                    HedgeStep::Next(wait) if wait.is_zero() => *this.start_now = true,
+                    HedgeStep::Next(wait) if wait.is_zero() => {
+                        *this.arm_hedge = false;
+                        *this.start_now = true;
+                    }
                     HedgeStep::Next(wait) => {
+                        *this.arm_hedge = false;
                         this.pending.set(Some(this.timer.start(wait)));
                         *this.next = Some(Next::Retry);
                     }
@@ -311,6 +317,7 @@ where
                         *this.server_refused |= server_refused;
                         *this.no_more = true;
                         if *this.next == Some(Next::Hedge) {
+                            *this.arm_hedge = false;
                             this.pending.set(None);
                             *this.next = None;
                         }
@@ -318,7 +325,11 @@ where
                 }
                 continue;
             }
-            // The wait before the next attempt.
+            // The wait before the next attempt: the hedge delay's starts
+            // now that the attempts are found running.
+            if core::mem::take(this.arm_hedge) {
+                this.pending.set(Some(this.timer.start(*this.delay)));
+            }
             let Some(pending) = this.pending.as_mut().as_pin_mut() else {
                 return Poll::Pending;
             };
