@@ -646,3 +646,47 @@ fn the_grpc_layer_records_grpc_s_retry_series_beside_the_crate_s() {
     assert_eq!(calls_of(&snapshot, "grpc_channel", "after_retries"), 1);
     assert_eq!(calls_of(&snapshot, "grpc_channel", "first_attempt"), 1);
 }
+
+/// A hedge the delay started counts apart from the retries:
+/// `backoff_retries_total{wait="hedge"}`; a retry after a failure is
+/// `wait="schedule"` (no backoff while hedging: a wait of zero).
+#[test]
+fn hedges_count_apart_from_retries() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let snapshot = recorded(|| {
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        let result = runtime.block_on(async {
+            Policy::new()
+                .max_retries(3)
+                .retry(|| async {
+                    // A slow first attempt; the hedge fails at once; the
+                    // attempt after it answers.
+                    match calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+                        0 => {
+                            tokio::time::sleep(Duration::from_secs(1)).await;
+                            Ok(1)
+                        }
+                        1 => Err(ApiError::Busy),
+                        n => Ok(n),
+                    }
+                })
+                .name("hedged_op")
+                .hedge_after(Duration::from_millis(50))
+                .await
+        });
+        assert_eq!(result, Ok(2));
+    });
+    let retries = |wait: &str| {
+        counter(
+            &snapshot,
+            "backoff_retries_total",
+            &[("function", "hedged_op"), ("wait", wait)],
+        )
+    };
+    assert_eq!((retries("hedge"), retries("schedule")), (1, 1));
+    assert_eq!(calls_of(&snapshot, "hedged_op", "after_retries"), 1);
+}

@@ -14,7 +14,7 @@ pub use crate::observe::site::Site;
 pub use crate::observe::trace::{ReportFn, ResendSpan, in_resend_span, resend_span};
 pub use crate::run::attempt::AttemptSource;
 pub use crate::run::decide::start_needed;
-pub use crate::run::driver::{HedgeStep, Loop, Step, Waits};
+pub use crate::run::driver::{HedgeStep, Hedging, Loop, Step, Waits};
 pub use crate::run::hedge::HedgeAttempts;
 pub use crate::run::hooks::Hooks;
 pub use crate::run::invocation::CallNonce;

@@ -23,7 +23,7 @@ use backoff_runtime::__front_end::NestedAttempt;
 use backoff_runtime::__front_end::Timed;
 use backoff_runtime::__front_end::{ASYNC_CLOCK, InlineTimer, Timer};
 use backoff_runtime::__front_end::{AdmissionProgress, Admitting, DefaultWait};
-use backoff_runtime::__front_end::{HedgeAttempts, HedgeStep};
+use backoff_runtime::__front_end::{HedgeAttempts, HedgeStep, Hedging as HedgeCall};
 use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
 use backoff_runtime::Policy;
@@ -189,6 +189,8 @@ struct HedgeState {
     /// attempts are first found running (a call answered at once makes no
     /// timer).
     arm_hedge: bool,
+    /// The attempts the hedge delay started.
+    hedges: u32,
 }
 
 pin_project_lite::pin_project! {
@@ -310,7 +312,8 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
         }
     }
 
-    /// [`settlement`](Self::settlement), unless no one hears how the call
+    /// The call's settlement, taken once after the future returned an
+    /// accepted response (and only then), unless no one hears how the call
     /// ends (no limit, no `on_success` or `on_give_up`, no admission
     /// limiter, no metrics, no tracing subscriber): the call is then
     /// settled now, as a success, and no settlement is made.
@@ -320,13 +323,18 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
     {
         match self.project().call.project() {
             CallProj::Retrying { phase, retry } if !matches!(*phase, Phase::Ended { .. }) => {
+                let hedges = match &*phase {
+                    Phase::Hedging { hedged } => hedged.state.hedges,
+                    _ => 0,
+                };
                 if listens::<Res, E, C, T, A>(&retry.config) {
                     Some(Settlement {
                         config: Arc::clone(&retry.config),
                         driver: core::mem::replace(&mut retry.driver, Loop::unstarted(ASYNC_CLOCK)),
+                        hedges,
                     })
                 } else {
-                    succeeded_with::<Res, E, C, T, A>(&retry.config, &mut retry.driver);
+                    succeeded_with::<Res, E, C, T, A>(&retry.config, &mut retry.driver, hedges);
                     None
                 }
             }
@@ -342,6 +350,8 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
 pub struct Settlement<C, T, A> {
     config: Arc<RetryLayer<C, T, A>>,
     driver: Loop,
+    /// The attempts the hedge delay started (0: the call did not hedge).
+    hedges: u32,
 }
 
 impl<C, T, A> core::fmt::Debug for Settlement<C, T, A> {
@@ -357,7 +367,7 @@ impl<C, T, A> Settlement<C, T, A> {
     where
         A: PerAttemptAdmission<E>,
     {
-        succeeded_with::<Res, E, C, T, A>(&self.config, &mut self.driver);
+        succeeded_with::<Res, E, C, T, A>(&self.config, &mut self.driver, self.hedges);
     }
 
     /// The call failed with `outcome` at its end (its trailers' status):
@@ -371,12 +381,13 @@ impl<C, T, A> Settlement<C, T, A> {
         let config = &*self.config;
         let policy = config.calls.policy;
         let driver = &mut self.driver;
+        let hedges = self.hedges;
         let stopped = core::cell::Cell::new(None);
         with_hooks::<Req, Res, E, C, T, A, ()>(config, &stopped, |hooks| {
             if let Some((limit, _)) = config.admission.admission::<Res>() {
                 limit.observed(ASYNC_CLOCK.now(), hooks.slows_down(&outcome));
             }
-            driver.committed(&policy, limit_of(config), hooks, &outcome);
+            driver.committed(&policy, limit_of(config), hooks, (&outcome, hedges));
         });
     }
 }
@@ -396,7 +407,11 @@ fn listens<Res, E, C, T, A: PerAttemptAdmission<E>>(config: &RetryLayer<C, T, A>
 /// The attempt that just ended was accepted: the limit gets its tokens
 /// back, and metrics, tracing and `on_success` hear of it when they listen.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn succeeded_with<Res, E, C, T, A: PerAttemptAdmission<E>>(config: &RetryLayer<C, T, A>, driver: &mut Loop) {
+fn succeeded_with<Res, E, C, T, A: PerAttemptAdmission<E>>(
+    config: &RetryLayer<C, T, A>,
+    driver: &mut Loop,
+    hedges: u32,
+) {
     let on_success = config
         .calls
         .observers
@@ -406,7 +421,11 @@ fn succeeded_with<Res, E, C, T, A: PerAttemptAdmission<E>>(config: &RetryLayer<C
     if let Some((limit, _)) = config.admission.admission::<Res>() {
         limit.observed(ASYNC_CLOCK.now(), false);
     }
-    driver.succeeded(limit_of(config), &config.calls.site, on_success);
+    if hedges == 0 {
+        driver.succeeded(limit_of(config), &config.calls.site, on_success);
+    } else {
+        driver.succeeded_hedged(limit_of(config), &config.calls.site, on_success, hedges);
+    }
 }
 
 /// Runs `run` with the layer's classification and hooks lent as
@@ -828,14 +847,18 @@ where
                         // A response that ends later is settled through
                         // the call's `Settlement`.
                         if !self.config.classify.ends_later(&response) {
-                            self.succeeded();
+                            self.succeeded_hedged(hedge.hedges);
                         }
                         return Poll::Ready((Ok(response), None));
                     }
                     outcome => outcome,
                 };
-                let others_run = !attempts.is_empty();
-                let (step, stopped) = self.hedge_failed(outcome, below, others_run, !hedge.server_refused);
+                let hedging = HedgeCall {
+                    others_run: !attempts.is_empty(),
+                    may_follow: !hedge.server_refused,
+                    hedges: hedge.hedges,
+                };
+                let (step, stopped) = self.hedge_failed(outcome, below, hedging);
                 match step {
                     HedgeStep::Return(result) => {
                         attempts.as_mut().clear();
@@ -879,6 +902,7 @@ where
                     let policy = self.policy();
                     let config = &*self.config;
                     if !hedge.no_more && self.driver.may_hedge(&policy, limit_of(config), &config.calls.site) {
+                        hedge.hedges += 1;
                         hedge.start_now = true;
                     } else {
                         hedge.no_more = true;
@@ -920,24 +944,22 @@ where
         }
     }
 
-    /// The decision on a hedged call's attempt that failed, while
-    /// `others_run` says whether other attempts still run, and
-    /// `may_follow` whether another may follow it (not after the server
-    /// refused).
+    /// The decision on a hedged call's attempt that failed, where the call
+    /// stands in `hedging` (other attempts run, another may follow, the
+    /// hedges so far).
     #[cold]
     #[inline(never)]
     fn hedge_failed(
         &mut self,
         outcome: Result<S::Response, S::Error>,
         below: bool,
-        others_run: bool,
-        may_follow: bool,
+        hedging: HedgeCall,
     ) -> (HedgeStep<CallResult<S, Req>>, Stopped) {
         self.decide(|driver, policy, limit, admission, hooks| {
             if let Some((admitting, _)) = admission {
                 admitting.observed(ASYNC_CLOCK.now(), hooks.slows_down(&outcome));
             }
-            driver.hedge_failed(policy, limit, hooks, (outcome, below), others_run, may_follow)
+            driver.hedge_failed(policy, limit, hooks, (outcome, below), hedging)
         })
     }
 
@@ -1011,7 +1033,13 @@ where
     /// metrics, tracing and `on_success` hear of it when they listen.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn succeeded(&mut self) {
-        succeeded_with::<S::Response, S::Error, C, T, A>(&self.config, &mut self.driver);
+        succeeded_with::<S::Response, S::Error, C, T, A>(&self.config, &mut self.driver, 0);
+    }
+
+    /// [`succeeded`](Self::succeeded) of a hedged call whose hedge delay
+    /// started `hedges` of its attempts.
+    fn succeeded_hedged(&mut self, hedges: u32) {
+        succeeded_with::<S::Response, S::Error, C, T, A>(&self.config, &mut self.driver, hedges);
     }
 }
 

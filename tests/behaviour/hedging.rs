@@ -121,14 +121,19 @@ fn retried(failure: &Failure) -> bool {
 async fn a_slow_attempt_is_raced_by_a_hedge_after_the_delay_and_the_first_answer_wins() {
     let backend = Backend::new(vec![ok(1_000, 1), ok(10, 2)]);
     let started = Instant::now();
+    let succeeded = Mutex::new(Vec::new());
     let result = Policy::new()
         .max_retries(2)
         .retry(|| backend.attempt())
         .retry_if(retried)
+        .on_success(|success: &backoff_runtime::Success| {
+            succeeded.lock().unwrap().push((success.attempts(), success.hedges()));
+        })
         .hedge_after(ms(50))
         .await;
     assert_eq!(result, Ok(2));
     assert_eq!(started.elapsed(), ms(60), "the hedge answered at 50 + 10 ms");
+    assert_eq!(*succeeded.lock().unwrap(), [(2, 1)], "the event counts the hedge apart");
     assert_eq!(backend.started(), [ms(0), ms(50)]);
     assert_eq!(
         backend.cancelled(),
@@ -205,14 +210,19 @@ async fn at_most_max_retries_plus_one_attempts_and_the_last_failure_is_returned(
         .max_retries(2)
         .retry(|| backend.attempt())
         .retry_if(retried)
-        .on_give_up(|_, give_up: &GiveUp| reasons.lock().unwrap().push((give_up.reason(), give_up.attempts())))
+        .on_give_up(|_, give_up: &GiveUp| {
+            reasons
+                .lock()
+                .unwrap()
+                .push((give_up.reason(), give_up.attempts(), give_up.hedges()))
+        })
         .hedge_after(ms(50))
         .await;
     assert_eq!(result, Err(Failure::Busy));
     // Started at 0, 50, 100; they fail at 150, 250, 300: the first to start
     // is the last to fail, and its failure is the call's.
     assert_eq!(backend.started(), [ms(0), ms(50), ms(100)]);
-    assert_eq!(reasons.into_inner().unwrap(), [(StopReason::Exhausted, 3)]);
+    assert_eq!(reasons.into_inner().unwrap(), [(StopReason::Exhausted, 3, 2)]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -433,7 +443,11 @@ mod tower_layer {
     async fn a_slow_get_is_hedged_through_a_clone_and_the_first_answer_wins() {
         let backend = Backend::new(vec![ok(1_000, 1), ok(10, 2)]);
         let sent = Arc::new(AtomicU32::new(0));
-        let layer = RetryLayer::new(Policy::new().max_retries(2)).hedge_after(ms(50));
+        let succeeded = Arc::new(Mutex::new(Vec::new()));
+        let heard = Arc::clone(&succeeded);
+        let layer = RetryLayer::new(Policy::new().max_retries(2))
+            .on_success(move |success| heard.lock().unwrap().push((success.attempts(), success.hedges())))
+            .hedge_after(ms(50));
         let started = Instant::now();
         let response = layer.layer(service(&backend, &sent)).oneshot(get()).await.unwrap();
         assert_eq!(
@@ -444,6 +458,7 @@ mod tower_layer {
         assert_eq!(backend.started(), [ms(0), ms(50)]);
         assert_eq!(backend.cancelled(), [0]);
         assert_eq!(sent.load(Ordering::SeqCst), 2);
+        assert_eq!(*succeeded.lock().unwrap(), [(2, 1)], "the event counts the hedge apart");
     }
 
     #[tokio::test(start_paused = true)]

@@ -22,7 +22,7 @@ use crate::limits::admission::Admitting;
 use crate::limits::admission_limit::Admission;
 use crate::limits::limit::Limit;
 use crate::observe::site::Site;
-use crate::run::driver::{HedgeStep, Loop};
+use crate::run::driver::{HedgeStep, Hedging, Loop};
 use crate::run::hedge::HedgeAttempts;
 use crate::run::nested::NestedAttempt;
 use crate::run::outcome::Outcome;
@@ -171,6 +171,8 @@ pin_project_lite::pin_project! {
         no_more: bool,
         // The server refused a retry: no attempt follows any more.
         server_refused: bool,
+        // The attempts the hedge delay started.
+        hedges: u32,
         _keys: PhantomData<fn() -> C>,
     }
 }
@@ -222,6 +224,7 @@ where
             arm_hedge: false,
             no_more: false,
             server_refused: false,
+            hedges: 0,
             _keys: PhantomData,
         }
     }
@@ -289,16 +292,20 @@ where
                     Ok(value) => {
                         // The others are cancelled before the call returns.
                         this.attempts.as_mut().clear();
-                        this.driver.succeeded(budget, &hooks.site(), hooks.on_success_hook());
+                        this.driver
+                            .succeeded_hedged(budget, &hooks.site(), hooks.on_success_hook(), *this.hedges);
                         return Poll::Ready(Ok(value));
                     }
                     Err(outcome) => outcome,
                 };
-                let others_run = !this.attempts.is_empty();
-                let may_follow = !*this.server_refused;
+                let hedging = Hedging {
+                    others_run: !this.attempts.is_empty(),
+                    may_follow: !*this.server_refused,
+                    hedges: *this.hedges,
+                };
                 match this
                     .driver
-                    .hedge_failed(policy, budget, &hooks, (outcome, below), others_run, may_follow)
+                    .hedge_failed(policy, budget, &hooks, (outcome, below), hedging)
                 {
                     HedgeStep::Return(result) => {
                         this.attempts.as_mut().clear();
@@ -340,6 +347,7 @@ where
                 Some(Next::Hedge) => {
                     let site = Site::Named(this.identity.name);
                     if !*this.no_more && this.driver.may_hedge(policy, budget, &site) {
+                        *this.hedges += 1;
                         *this.start_now = true;
                     } else {
                         *this.no_more = true;

@@ -107,6 +107,9 @@ event_struct! {
         /// for a `tonic::Status` error and in `backoff-grpc`'s layer, `None`
         /// for every other error.
         grpc_status: Option<i32>,
+        /// The attempts the hedge delay started beside another (counted in
+        /// `attempts`; 0 for a call that does not hedge).
+        hedges: u32,
     }
 }
 
@@ -134,6 +137,9 @@ event_struct! {
         /// Time the call took, from its start to the end of the successful
         /// attempt (monotonic).
         elapsed: Duration,
+        /// The attempts the hedge delay started beside another (counted in
+        /// `attempts`; 0 for a call that does not hedge).
+        hedges: u32,
     }
 }
 

@@ -175,8 +175,7 @@ impl RetryState {
         budget: Option<Limit<'_>>,
         failure: FailedAttempt<'_, O>,
         hooks: &Hooks<'_, T, E, O>,
-        others_run: bool,
-        may_follow: bool,
+        (others_run, may_follow, hedges): (bool, bool, u32),
     ) -> Result<Duration, bool> {
         let FailedAttempt {
             outcome: error,
@@ -202,7 +201,7 @@ impl RetryState {
             Err(reason) => {
                 let ends = fatal || !others_run;
                 if ends {
-                    self.give_up(policy, reason, error, hooks);
+                    self.give_up_hedged(policy, reason, error, hooks, hedges);
                 }
                 Err(ends)
             }
@@ -281,8 +280,21 @@ impl RetryState {
     /// Reports the end of the call for `reason`, on `error`: metrics, the
     /// loop around this one (unless `Permanent`), tracing and `on_give_up`.
     fn give_up<T, E, O>(&mut self, policy: &Policy, reason: StopReason, error: &O, hooks: &Hooks<'_, T, E, O>) {
+        self.give_up_hedged(policy, reason, error, hooks, 0);
+    }
+
+    /// [`give_up`](Self::give_up) of a call whose hedge delay started
+    /// `hedges` of its attempts.
+    fn give_up_hedged<T, E, O>(
+        &mut self,
+        policy: &Policy,
+        reason: StopReason,
+        error: &O,
+        hooks: &Hooks<'_, T, E, O>,
+        hedges: u32,
+    ) {
         let attempts = self.backoff.retries().saturating_add(1);
-        self.report_give_up(policy, reason, attempts, error, hooks);
+        self.report_give_up(policy, reason, (attempts, hedges), error, hooks);
     }
 
     /// The call ends before an attempt that the `admission` limiter
@@ -290,7 +302,7 @@ impl RetryState {
     /// with `error` (the error made from `Refused`): reported as any
     /// give-up, with [`StopReason::Refused`].
     pub(crate) fn refused<T, E, O>(&mut self, policy: &Policy, attempts: u32, error: &O, hooks: &Hooks<'_, T, E, O>) {
-        self.report_give_up(policy, StopReason::Refused, attempts, error, hooks);
+        self.report_give_up(policy, StopReason::Refused, (attempts, 0), error, hooks);
     }
 
     /// The call's attempt had committed (a gRPC response's headers came)
@@ -304,6 +316,7 @@ impl RetryState {
         budget: Option<Limit<'_>>,
         error: &O,
         hooks: &Hooks<'_, T, E, O>,
+        hedges: u32,
     ) {
         let counts = hooks.should_retry(error) || hooks.pushback_of(error) == Some(Pushback::Stop);
         if let (true, Some(budget)) = (counts, budget) {
@@ -314,16 +327,17 @@ impl RetryState {
         } else {
             StopReason::Permanent
         };
-        self.give_up(policy, reason, error, hooks);
+        self.give_up_hedged(policy, reason, error, hooks, hedges);
     }
 
     /// The give-up's reports: metrics, the loop around this one (unless
-    /// `Permanent`), tracing and `on_give_up`, after `attempts` attempts.
+    /// `Permanent`), tracing and `on_give_up`, after `attempts` attempts,
+    /// `hedges` of them started by the hedge delay.
     fn report_give_up<T, E, O>(
         &mut self,
         policy: &Policy,
         reason: StopReason,
-        attempts: u32,
+        (attempts, hedges): (u32, u32),
         error: &O,
         hooks: &Hooks<'_, T, E, O>,
     ) {
@@ -342,6 +356,7 @@ impl RetryState {
                 retries_left: policy.max_retries.saturating_sub(attempts.saturating_sub(1)),
                 reason,
                 grpc_status: None,
+                hedges,
             };
             let from_first_failure = self.timeline.started_at_first_failure();
             crate::observe::trace::report(error, hooks.report_fn(), |debug, conventions| {
@@ -386,7 +401,25 @@ impl RetryState {
             budget.succeeded();
         }
         if reports_success(on_success, self.backoff.retries() > 0) {
-            self.succeeded(site, on_success);
+            self.succeeded(site, on_success, 0);
+        }
+    }
+
+    /// [`success`](Self::success) of a hedged call whose hedge delay
+    /// started `hedges` of its attempts.
+    pub(crate) fn success_hedged(
+        &mut self,
+        budget: Option<Limit<'_>>,
+        site: &Site,
+        on_success: Option<&dyn Fn(&Success)>,
+        hedges: u32,
+    ) {
+        crate::run::nested::mark_succeeded();
+        if let Some(budget) = budget {
+            budget.succeeded();
+        }
+        if reports_success(on_success, self.backoff.retries() > 0) {
+            self.succeeded(site, on_success, hedges);
         }
     }
 
@@ -406,7 +439,7 @@ impl RetryState {
             budget.succeeded();
         }
         if reports_success(on_success, false) {
-            Self::with_start(clock, start).succeeded(site, on_success);
+            Self::with_start(clock, start).succeeded(site, on_success, 0);
         }
     }
 
@@ -415,7 +448,7 @@ impl RetryState {
     /// generic: compiled once, in this crate.
     #[cold]
     #[inline(never)]
-    fn succeeded(&mut self, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
+    fn succeeded(&mut self, site: &Site, on_success: Option<&dyn Fn(&Success)>, hedges: u32) {
         let site = *site;
         let attempts = self.backoff.retries().saturating_add(1);
         crate::observe::metrics::success(site, attempts);
@@ -425,6 +458,7 @@ impl RetryState {
                 function: site.name(),
                 attempts,
                 elapsed: self.timeline.elapsed(),
+                hedges,
             };
             if retried {
                 crate::observe::trace::succeeded(&event, self.timeline.started_at_first_failure());

@@ -53,6 +53,17 @@ pub enum HedgeStep<R> {
     },
 }
 
+/// Where a hedged call stands when one of its attempts fails.
+#[derive(Clone, Copy, Debug)]
+pub struct Hedging {
+    /// Other attempts still run.
+    pub others_run: bool,
+    /// An attempt may follow this one (not after the server refused).
+    pub may_follow: bool,
+    /// The attempts the hedge delay started so far.
+    pub hedges: u32,
+}
+
 /// Whether an action (`before_retry`) runs before each wait: what a retry
 /// hands the loop.
 pub trait Mode {
@@ -246,7 +257,8 @@ impl Loop {
     /// What follows the failed attempt of a hedged call (`outcome`, with
     /// whether a retried function it called gave up), while `others_run`
     /// says whether other attempts still run, and `may_follow` whether an
-    /// attempt may follow at all (not after a server's refusal): the final result, the next
+    /// attempt may follow at all (not after a server's refusal), in
+    /// `hedging`: the final result, the next
     /// attempt at once (or after the server's pushback or hint), or waiting
     /// for the attempts running. One budget bounds retries and hedges: the
     /// next attempt asks it as a retry does.
@@ -258,9 +270,13 @@ impl Loop {
         budget: Option<Limit<'_>>,
         hooks: &Hooks<'_, T, E, O>,
         (outcome, gave_up_below): (O, bool),
-        others_run: bool,
-        may_follow: bool,
+        hedging: Hedging,
     ) -> HedgeStep<Result<T, E>> {
+        let Hedging {
+            others_run,
+            may_follow,
+            hedges,
+        } = hedging;
         let server_refused = hooks.pushback_of(&outcome) == Some(crate::run::pushback::Pushback::Stop);
         let failure = FailedAttempt {
             outcome: &outcome,
@@ -268,12 +284,26 @@ impl Loop {
         };
         match self
             .state
-            .decide_hedge(policy, budget, failure, hooks, others_run, may_follow)
+            .decide_hedge(policy, budget, failure, hooks, (others_run, may_follow, hedges))
         {
             Ok(wait) => HedgeStep::Next(wait),
             Err(true) => HedgeStep::Return(hooks.given_up(outcome)),
             Err(false) => HedgeStep::Await { server_refused },
         }
+    }
+
+    /// The attempt that just ended succeeded in a hedged call whose hedge
+    /// delay started `hedges` of its attempts: as
+    /// [`succeeded`](Self::succeeded), its event counting them.
+    #[inline]
+    pub fn succeeded_hedged(
+        &mut self,
+        budget: Option<Limit<'_>>,
+        site: &Site,
+        on_success: Option<&dyn Fn(&Success)>,
+        hedges: u32,
+    ) {
+        self.state.success_hedged(budget, site, on_success, hedges);
     }
 
     /// Whether a hedge may start now, beside the attempts running (its
@@ -316,9 +346,9 @@ impl Loop {
         policy: &Policy,
         budget: Option<Limit<'_>>,
         hooks: &Hooks<'_, T, E, O>,
-        outcome: &O,
+        (outcome, hedges): (&O, u32),
     ) {
-        self.state.committed(policy, budget, outcome, hooks);
+        self.state.committed(policy, budget, outcome, hooks, hedges);
     }
 
     /// After the action on `next`: its wait, or (when the action ran so
