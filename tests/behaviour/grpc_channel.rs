@@ -1204,6 +1204,28 @@ async fn the_attribute_over_the_channel_layer_does_not_multiply_the_attempts() {
     assert_eq!(*reason.lock().unwrap(), Some(StopReason::RetriedBelow));
 }
 
+#[tokio::test(start_paused = true)]
+async fn the_attribute_over_the_channel_layer_retries_a_committed_failure() {
+    let (server, channel) = start().await;
+    // Headers, then UNAVAILABLE in the trailers: the layer cannot retry it
+    // (committed), and the attribute above may.
+    server.plan(UNARY, vec![Plan::Stream(vec![], Code::Unavailable)]);
+    let heard = Heard::default();
+    let client = Grpc::new(heard.layer(GrpcRetryLayer::new(config(UNAVAILABLE_4))).layer(channel));
+    let reason = Mutex::new(None);
+    assert_eq!(unary_retried_at_the_call(&client, &reason).await.unwrap(), 1);
+    assert_eq!(
+        server.attempts(UNARY),
+        2,
+        "one committed attempt, and the attribute's retry"
+    );
+    assert_eq!(
+        heard.gave_up(),
+        [(StopReason::Committed, Some(Code::Unavailable as i32))]
+    );
+    assert_eq!(*reason.lock().unwrap(), None, "the attribute's retry succeeded");
+}
+
 // ---- hedging (A6's `hedgingPolicy`) --------------------------------------
 
 /// A config hedging every method of `test.Planned` by this policy.
