@@ -17,8 +17,9 @@ use tonic::{Code, Status};
 
 use super::call::{FailureKind, GrpcCall};
 use super::rules::GrpcRules;
-use super::wire::{self, ThrottleFeed};
+use super::wire;
 use crate::status::retry_info_delay;
+use backoff_runtime::__front_end::Pushback;
 use backoff_runtime::RetryLimit;
 use backoff_tower::__grpc::{Failure, Settlement};
 use backoff_tower::{NoAdmission, NoTimeout};
@@ -73,11 +74,15 @@ impl End {
                     backoff_runtime::__front_end::grpc_call(uri.path(), retries, delay, hedged);
                 }
             }
-            End::Once(throttle) => match trailers.map(wire::throttle_feed) {
-                Some(ThrottleFeed::Success) if status.code() == Code::Ok => throttle.succeeded(),
-                Some(ThrottleFeed::Refused) => throttle.failed(),
-                _ => {}
-            },
+            // A6: an `OK` gives back `tokenRatio`; a refusing pushback takes
+            // a token (no status of a method without a policy is retryable).
+            End::Once(throttle) => {
+                if status.code() == Code::Ok {
+                    throttle.succeeded();
+                } else if trailers.and_then(wire::pushback) == Some(Pushback::Stop) {
+                    throttle.failed();
+                }
+            }
         }
     }
 }

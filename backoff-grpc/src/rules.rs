@@ -39,8 +39,8 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRule
     }
 
     fn replay(&self, call: &GrpcCall, attempt: &Attempt) -> GrpcCall {
-        if self.hedged && attempt.number() == 1 {
-            // Before the first attempt reads the body: none supersedes another.
+        if self.hedged {
+            // Before an attempt reads the body: none supersedes another.
             call.request.side_by_side();
         }
         let mut headers = call.request.headers().clone();

@@ -22,7 +22,7 @@ use super::rules::GrpcRules;
 use super::wire::{self, ThrottleFeed};
 use backoff_runtime::__front_end::{ASYNC_CLOCK, DefaultWait, InlineTimer, Timer};
 use backoff_runtime::{RetryLimit, StopReason};
-use backoff_tower::__grpc::{Failure, KeptRequest};
+use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest};
 use backoff_tower::ResponseFuture;
 
 impl<S> tower_layer::Layer<S> for GrpcRetryLayer {
@@ -110,10 +110,36 @@ where
             request: KeptRequest::new(request, &methods.limits),
             deadline,
         };
-
+        if !call.request.is_kept() {
+            return self.sent_once(call);
+        }
         GrpcResponseFuture {
             call: Call::Retried {
                 call: ResponseFuture::start(&mut self.attempts, retry, call),
+            },
+        }
+    }
+}
+
+impl<S> GrpcRetryService<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>> + Clone,
+{
+    /// A call whose body is over the cap from the start: sent once, as a
+    /// call of a method without a `retryPolicy`, and fed to the throttle.
+    #[cold]
+    #[inline(never)]
+    fn sent_once(&mut self, call: GrpcCall) -> GrpcResponseFuture<S> {
+        let (head, body) = call.request.into_parts();
+        let body = match body {
+            KeptBody::Once(body) => body,
+            // Not made by `KeptRequest::new`: a kept body is retried.
+            KeptBody::Kept(_) | KeptBody::Spent => Body::empty(),
+        };
+        GrpcResponseFuture {
+            call: Call::Once {
+                response: self.attempts.inner.call(head.map(|()| body)),
+                throttle: self.methods.throttle.clone(),
             },
         }
     }

@@ -58,6 +58,9 @@ enum Plan {
     /// Reads the whole request, waits this long, then answers as an
     /// unplanned attempt does (the sum, `OK`).
     Slow(Duration),
+    /// Response headers, then this status in the trailers with this
+    /// `grpc-retry-pushback-ms`.
+    StreamPushback(Code, &'static str),
 }
 
 /// What the server saw of one attempt.
@@ -152,6 +155,11 @@ impl Planned {
                 Status::unavailable("answered before the request ended").into_http()
             }
             Some(Plan::Stream(values, code)) => streamed(values, Status::new(code, "planned")),
+            Some(Plan::StreamPushback(code, millis)) => streamed_with(
+                vec![],
+                Status::new(code, "planned"),
+                &[("grpc-retry-pushback-ms", millis)],
+            ),
             Some(Plan::Hang(cancelled)) => {
                 let _guard = OnDrop(cancelled);
                 std::future::pending::<()>().await;
@@ -191,8 +199,16 @@ impl Drop for OnDrop {
 
 /// A response: headers, `values` as messages, `status` in the trailers.
 fn streamed(values: Vec<u64>, status: Status) -> http::Response<Body> {
+    streamed_with(values, status, &[])
+}
+
+/// [`streamed`], with `extra` headers in the trailers.
+fn streamed_with(values: Vec<u64>, status: Status, extra: &[(&'static str, &'static str)]) -> http::Response<Body> {
     let mut trailers = HeaderMap::new();
     status.add_header(&mut trailers).unwrap();
+    for (name, value) in extra {
+        trailers.insert(*name, HeaderValue::from_static(value));
+    }
     let frames: Vec<Result<Frame<Bytes>, Status>> = values
         .into_iter()
         .map(|value| Ok(Frame::data(framed(value))))
@@ -1224,6 +1240,50 @@ async fn the_attribute_over_the_channel_layer_retries_a_committed_failure() {
         [(StopReason::Committed, Some(Code::Unavailable as i32))]
     );
     assert_eq!(*reason.lock().unwrap(), None, "the attribute's retry succeeded");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_sent_once_feeds_the_throttle_at_its_status() {
+    let (server, channel) = start().await;
+    let config = ServiceConfig::from_json(&format!(
+        r#"{{"methodConfig": [{{"name": [{{"service": "test.Planned", "method": "Unary"}}], "retryPolicy": {UNAVAILABLE_5}}}]}}"#
+    ))
+    .unwrap();
+    let throttle = Arc::new(RetryThrottle::new(10, 0.5));
+    for _ in 0..4 {
+        backoff_runtime::RetryLimit::failed(&*throttle);
+    }
+    let layer = GrpcRetryLayer::new(config)
+        .throttle(Arc::clone(&throttle))
+        .replay_limits(ReplayLimits::new().per_call(4));
+    let mut client = Grpc::new(layer.clone().layer(channel.clone()));
+    // A method without a policy, committed: a refusing pushback in its
+    // trailers takes a token, another failure nothing, an OK gives 0.5.
+    server.plan(
+        PLAIN,
+        vec![
+            Plan::StreamPushback(Code::Unavailable, "-1"),
+            Plan::Stream(vec![], Code::Unavailable),
+        ],
+    );
+    assert!(unary(&mut client, PLAIN, 1).await.is_err());
+    assert_eq!(throttle.tokens(), 5.0);
+    assert!(unary(&mut client, PLAIN, 1).await.is_err());
+    assert_eq!(throttle.tokens(), 5.0);
+    assert_eq!(unary(&mut client, PLAIN, 2).await.unwrap(), 2);
+    assert_eq!(throttle.tokens(), 5.5);
+    // A retried method's call whose body is over the cap from the start
+    // (10 bytes against 4) is sent once, and fed to the throttle too.
+    let mut service = layer.layer(channel);
+    let request = http::Request::post(format!("http://test{UNARY}"))
+        .header("content-type", "application/grpc")
+        .body(Body::new(http_body_util::Full::new(framed(3))))
+        .unwrap();
+    tower::ServiceExt::ready(&mut service).await.unwrap();
+    let response = service.call(request).await.unwrap();
+    let _ = response.into_body().collect().await.unwrap();
+    assert_eq!(throttle.tokens(), 6.0);
+    assert_eq!(server.attempts(UNARY), 1);
 }
 
 // ---- hedging (A6's `hedgingPolicy`) --------------------------------------

@@ -33,6 +33,9 @@ fn grpc_timeout_is_written_in_the_finest_unit_that_fits() {
     assert_eq!(write(Duration::from_secs(200)), "200000m");
     assert_eq!(write(Duration::from_secs(200_000)), "200000S");
     assert_eq!(write(Duration::ZERO), "0n");
+    // Past 99,999,999 seconds (3 years): minutes, then hours.
+    assert_eq!(write(Duration::from_secs(200_000_000)), "3333333M");
+    assert_eq!(write(Duration::from_secs(7_200_000_000)), "2000000H");
     assert_eq!(write(Duration::MAX), "99999999H");
     for left in [
         Duration::from_nanos(1),
