@@ -143,6 +143,96 @@ async fn a_slow_attempt_is_raced_by_a_hedge_after_the_delay_and_the_first_answer
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_others_are_cancelled_before_the_call_returns() {
+    use std::future::IntoFuture;
+    let backend = Backend::new(vec![ok(1_000, 1), ok(10, 2)]);
+    let policy = Policy::new().max_retries(2);
+    let call = policy.retry(|| backend.attempt()).hedge_after(ms(50)).into_future();
+    let mut call = std::pin::pin!(call);
+    // Polled to its end, and not dropped yet.
+    let result = std::future::poll_fn(|cx| call.as_mut().poll(cx)).await;
+    assert_eq!(result, Ok(2));
+    assert_eq!(backend.cancelled(), [0], "cancelled before the call returned");
+}
+
+/// An admission limiter answering as scripted (then `Go`), recording the
+/// attempt numbers it was asked for.
+#[derive(Default)]
+struct Scripted {
+    answers: Mutex<std::collections::VecDeque<backoff_runtime::Admission>>,
+    asked: Mutex<Vec<u32>>,
+}
+
+impl Scripted {
+    fn new(answers: Vec<backoff_runtime::Admission>) -> Self {
+        Scripted {
+            answers: Mutex::new(answers.into()),
+            asked: Mutex::default(),
+        }
+    }
+}
+
+impl backoff_runtime::AdmissionLimit for Scripted {
+    fn admit(&self, request: backoff_runtime::AdmissionRequest) -> backoff_runtime::Admission {
+        self.asked.lock().unwrap().push(request.attempt);
+        self.answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(backoff_runtime::Admission::Go)
+    }
+}
+
+impl From<backoff_runtime::Refused> for Failure {
+    fn from(_: backoff_runtime::Refused) -> Self {
+        Failure::Denied
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_admission_limiter_is_asked_before_every_attempt_and_a_hedge_it_holds_is_not_sent() {
+    use backoff_runtime::Admission;
+    // The first attempt waits 30 ms for admission; the hedge at 80 ms is
+    // told to wait: not sent, and no other hedge follows.
+    let limiter = Scripted::new(vec![Admission::Wait(ms(30)), Admission::Go, Admission::Wait(ms(10))]);
+    let backend = Backend::new(vec![ok(200, 1)]);
+    let result = Policy::new()
+        .max_retries(3)
+        .retry(|| backend.attempt())
+        .admission(&limiter)
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Ok(1));
+    assert_eq!(backend.started(), [ms(30)], "the first waited; the hedge was held back");
+    assert_eq!(*limiter.asked.lock().unwrap(), [1, 1, 2]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_first_attempt_ends_the_call_and_a_refused_hedge_is_not_sent() {
+    use backoff_runtime::Admission;
+    let limiter = Scripted::new(vec![Admission::Refuse]);
+    let backend = Backend::new(vec![ok(200, 1)]);
+    let result = Policy::new()
+        .max_retries(3)
+        .retry(|| backend.attempt())
+        .admission(&limiter)
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Err(Failure::Denied), "E::from(Refused)");
+    assert!(backend.started().is_empty());
+    let limiter = Scripted::new(vec![Admission::Go, Admission::Refuse]);
+    let backend = Backend::new(vec![ok(200, 1)]);
+    let result = Policy::new()
+        .max_retries(3)
+        .retry(|| backend.attempt())
+        .admission(&limiter)
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Ok(1), "the running attempt answers");
+    assert_eq!(backend.started(), [ms(0)]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn an_answer_before_the_delay_sends_nothing_else() {
     let backend = Backend::new(vec![ok(40, 1)]);
     let result = Policy::new()
@@ -205,6 +295,7 @@ async fn a_permanent_error_ends_the_call_and_cancels_the_rest() {
 #[tokio::test(start_paused = true)]
 async fn at_most_max_retries_plus_one_attempts_and_the_last_failure_is_returned() {
     let backend = Backend::new(vec![busy(300), busy(200), busy(100)]);
+    let started = Instant::now();
     let reasons = Mutex::new(Vec::new());
     let result = Policy::new()
         .max_retries(2)
@@ -220,8 +311,11 @@ async fn at_most_max_retries_plus_one_attempts_and_the_last_failure_is_returned(
         .await;
     assert_eq!(result, Err(Failure::Busy));
     // Started at 0, 50, 100; they fail at 150, 250, 300: the first to start
-    // is the last to fail, and its failure is the call's.
+    // is the last to fail, and its failure is the call's. The call waits
+    // for every attempt running: none is cancelled.
     assert_eq!(backend.started(), [ms(0), ms(50), ms(100)]);
+    assert_eq!(started.elapsed(), ms(300));
+    assert_eq!(backend.cancelled(), Vec::<usize>::new());
     assert_eq!(reasons.into_inner().unwrap(), [(StopReason::Exhausted, 3, 2)]);
 }
 

@@ -111,3 +111,6 @@ impl<F: Future> HedgeAttempts<F> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
