@@ -13,7 +13,7 @@ use crate::builder::operation::Awaited;
 use crate::builder::owned::OwnedHooks;
 use crate::builder::retry::Retry;
 use crate::limits::admission::Admitting;
-use crate::limits::admission_limit::Admission;
+use crate::limits::admission_limit::{Admission, AdmissionLimit};
 use crate::limits::limit::Limit;
 use crate::observe::events::RetryEvent;
 use crate::observe::site::Site;
@@ -21,6 +21,7 @@ use crate::run::driver::{Acts, Loop, NextAttempt, Step, Waits};
 use crate::run::nested::NestedAttempt;
 use crate::run::outcome::Outcome;
 use crate::schedule::policy::Policy;
+use crate::time::clock::ClockKind;
 use crate::time::sleep::{DefaultAsyncSleep, IntoTimer, Timer};
 use crate::time::timeout::Timed;
 
@@ -193,6 +194,43 @@ impl<Op, Fut, C: Parts> core::fmt::Debug for RetryFuture<'_, Op, Fut, C> {
     }
 }
 
+/// An admission limiter as a call's future keeps it, with the result a
+/// refused attempt stands for.
+pub(crate) type AdmittingWith<'a, R> = (Admitting<'a>, fn(crate::Refused) -> R);
+
+/// The call's admission limiter as its future keeps it (with the result a
+/// refused attempt stands for), when `admission` was given: measured on
+/// `clock`.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn admitting_of<R>(
+    limit: Option<&dyn AdmissionLimit>,
+    refused: Option<fn(crate::Refused) -> R>,
+    clock: ClockKind,
+) -> Option<AdmittingWith<'_, R>> {
+    limit
+        .zip(refused)
+        .map(|(limit, refused)| (Admitting::of_dyn(limit, clock), refused))
+}
+
+/// The next attempt of `op`: under `timeout` when given (never past
+/// `max_elapsed`, as `driver` measures it on `policy`), bracketed for
+/// nested retries.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn next_attempt<Fut: Future<Output = R>, R>(
+    op: &mut impl FnMut() -> Fut,
+    timeout: Option<(Duration, fn() -> R)>,
+    driver: &Loop,
+    policy: &Policy,
+) -> NestedAttempt<Timed<Fut, R>> {
+    let attempt = match timeout {
+        None => Timed::untimed(op()),
+        Some((timeout, on_elapsed)) => {
+            Timed::with_timeout_of(driver.attempt_timeout(policy, timeout), op(), on_elapsed)
+        }
+    };
+    NestedAttempt::new(attempt)
+}
+
 impl<'a, Op, Fut, T, E, O, H, S, A> IntoFuture for Retry<'a, Op, Config<Awaited, T, E, O, H, S, A>>
 where
     Op: FnMut() -> Fut,
@@ -219,14 +257,11 @@ where
             action: config.action,
             timer: config.sleep.into_timer(),
             timeout: config.call.timeout,
-            admission: self
-                .admission
-                .zip(config.call.refused)
-                .filter(|_| H::ADMITS)
-                .map(|(limit, refused)| {
-                    let admitting = Admitting::of_dyn(limit, <S::Timer as Timer>::CLOCK);
-                    (admitting, refused)
-                }),
+            admission: admitting_of(
+                self.admission.filter(|_| H::ADMITS),
+                config.call.refused,
+                <S::Timer as Timer>::CLOCK,
+            ),
             driver: Loop::start(<S::Timer as Timer>::CLOCK, self.policy, self.budget, needs_start),
             phase: Phase::Start,
             _keys: PhantomData,
@@ -336,15 +371,8 @@ where
                     }
                 }
             }
-            let attempt = match *this.timeout {
-                None => Timed::untimed((this.op)()),
-                Some((timeout, on_elapsed)) => {
-                    let timeout = this.driver.attempt_timeout(policy, timeout);
-                    Timed::with_timeout_of(timeout, (this.op)(), on_elapsed)
-                }
-            };
             this.phase.set(Phase::Attempting {
-                attempt: NestedAttempt::new(attempt),
+                attempt: next_attempt(this.op, *this.timeout, this.driver, policy),
             });
         }
     }

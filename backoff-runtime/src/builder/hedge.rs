@@ -14,7 +14,7 @@ use core::time::Duration;
 
 use crate::builder::action::NoAction;
 use crate::builder::config::{Config, Identity};
-use crate::builder::future::Parts;
+use crate::builder::future::{Parts, admitting_of, next_attempt};
 use crate::builder::operation::Awaited;
 use crate::builder::owned::OwnedHooks;
 use crate::builder::retry::Retry;
@@ -210,11 +210,7 @@ where
             identity: config.call.identity,
             timer: config.sleep.into_in_place(),
             timeout: config.call.timeout,
-            admission: retry
-                .admission
-                .zip(config.call.refused)
-                .filter(|_| H::ADMITS)
-                .map(|(limit, refused)| (Admitting::of_dyn(limit, clock), refused)),
+            admission: admitting_of(retry.admission.filter(|_| H::ADMITS), config.call.refused, clock),
             driver: Loop::start(clock, retry.policy, retry.budget, H::OBSERVES),
             delay,
             attempts: HedgeAttempts::new(),
@@ -268,14 +264,8 @@ where
                         }
                     }
                 }
-                let attempt = match *this.timeout {
-                    None => Timed::untimed((this.op)()),
-                    Some((timeout, on_elapsed)) => {
-                        let timeout = this.driver.attempt_timeout(policy, timeout);
-                        Timed::with_timeout_of(timeout, (this.op)(), on_elapsed)
-                    }
-                };
-                this.attempts.as_mut().push(NestedAttempt::new(attempt));
+                let attempt = next_attempt(this.op, *this.timeout, this.driver, policy);
+                this.attempts.as_mut().push(attempt);
                 // The next hedge, after the delay.
                 this.pending.set(None);
                 *this.arm_hedge = !*this.no_more;
