@@ -285,6 +285,7 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
 impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
     /// Why the call gave up, once it has (`None` while it runs, after a
     /// success, and for a call that may not be retried).
+    #[doc(hidden)]
     pub fn stopped_by(&self) -> Option<StopReason> {
         match &self.call {
             Call::Retrying {
@@ -297,6 +298,7 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
 
     /// The call's start, when it was read (a deadline, `max_elapsed`, a
     /// limit or a hook needs it).
+    #[doc(hidden)]
     pub fn started_at(&self) -> Option<Instant> {
         match &self.call {
             Call::Once { .. } => None,
@@ -305,6 +307,7 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
     }
 
     /// Whether the call hedges ([`RetryLayer::hedge_after`](crate::RetryLayer::hedge_after)).
+    #[doc(hidden)]
     pub fn hedged(&self) -> bool {
         match &self.call {
             Call::Once { .. } => false,
@@ -317,6 +320,7 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
     /// ends (no limit, no `on_success` or `on_give_up`, no admission
     /// limiter, no metrics, no tracing subscriber): the call is then
     /// settled now, as a success, and no settlement is made.
+    #[doc(hidden)]
     pub fn settle_unheard<Res, E>(self: Pin<&mut Self>) -> Option<Settlement<C, T, A>>
     where
         A: PerAttemptAdmission<E>,
