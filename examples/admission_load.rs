@@ -11,7 +11,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, Refused, retry};
+use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Refused, retry};
 
 const MAX_WAIT: Duration = Duration::from_secs(1);
 const TASKS: usize = 1000;
@@ -31,8 +31,8 @@ impl AdmissionLimit for Counted {
         }
         answer
     }
-    fn observed(&self, now: Instant, slow_down: bool) {
-        self.limiter.observed(now, slow_down);
+    fn observed(&self, end: AttemptEnd) {
+        self.limiter.observed(end);
     }
 }
 
@@ -60,9 +60,9 @@ fn main() {
     let now = Instant::now();
     let past = now - Duration::from_secs(3);
     for tick in 0..300 {
-        LIMITER.observed(past + Duration::from_millis(10 * tick), false);
+        LIMITER.observed(AttemptEnd::new(past + Duration::from_millis(10 * tick), false));
     }
-    LIMITER.observed(now, true);
+    LIMITER.observed(AttemptEnd::new(now, true));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_time()

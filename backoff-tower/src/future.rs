@@ -22,7 +22,7 @@ use backoff_runtime::__front_end::Limit;
 use backoff_runtime::__front_end::NestedAttempt;
 use backoff_runtime::__front_end::Timed;
 use backoff_runtime::__front_end::{ASYNC_CLOCK, InlineTimer, Timer};
-use backoff_runtime::__front_end::{AdmissionProgress, Admitting, DefaultWait};
+use backoff_runtime::__front_end::{AdmissionProgress, Admitting, DefaultWait, attempt_end, refusal_of};
 use backoff_runtime::__front_end::{HedgeAttempts, HedgeStep, Hedging as HedgeCall};
 use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
@@ -96,8 +96,8 @@ pin_project_lite::pin_project! {
         /// and where that attempt's admission stands.
         Admitting { #[pin] pending: DefaultWait, progress: AdmissionProgress },
         /// The admission limiter refused the next attempt: the call ends
-        /// with this result (`E::from(Refused)`).
-        Refused { result: fn(Refused) -> R },
+        /// with this result (`E::from(Refused)`) of its answer.
+        Refused { result: fn(Refused) -> R, answer: Admission },
         /// A hedged call (only with
         /// [`RetryLayer::hedge_after`](crate::RetryLayer::hedge_after)):
         /// its attempts running side by side, and the wait before the next.
@@ -389,7 +389,7 @@ impl<C, T, A> Settlement<C, T, A> {
         let stopped = core::cell::Cell::new(None);
         with_hooks::<Req, Res, E, C, T, A, ()>(config, &stopped, |hooks| {
             if let Some((limit, _)) = config.admission.admission::<Res>() {
-                limit.observed(ASYNC_CLOCK.now(), hooks.slows_down(&outcome));
+                limit.observed(attempt_end(ASYNC_CLOCK, hooks, Err(&outcome)));
             }
             driver.committed(&policy, limit_of(config), hooks, (&outcome, hedges));
         });
@@ -423,7 +423,7 @@ fn succeeded_with<Res, E, C, T, A: PerAttemptAdmission<E>>(
         .as_deref()
         .map(|hook| hook as &dyn Fn(&Success));
     if let Some((limit, _)) = config.admission.admission::<Res>() {
-        limit.observed(ASYNC_CLOCK.now(), false);
+        Admitting::of_dyn(limit, ASYNC_CLOCK).succeeded();
     }
     if hedges == 0 {
         driver.succeeded(limit_of(config), &config.calls.site, on_success);
@@ -757,7 +757,10 @@ where
                 pending: self.timer.start(wait),
                 progress,
             },
-            Admission::Refuse => Phase::Refused { result: refused },
+            answer @ (Admission::Refuse | Admission::Shut(_)) => Phase::Refused {
+                result: refused,
+                answer,
+            },
         }
     }
 
@@ -934,7 +937,9 @@ where
         let (answer, _) = admission_after(limit, self.number, AdmissionProgress::default());
         match answer {
             Admission::Go => HedgeAdmitted::Send,
-            Admission::Refuse if alone => HedgeAdmitted::End(self.refused(refused)),
+            answer @ (Admission::Refuse | Admission::Shut(_)) if alone => {
+                HedgeAdmitted::End(self.refused(refused, answer))
+            }
             Admission::Wait(wait) | Admission::GoAfter(wait) if alone => {
                 hedge.arm_hedge = false;
                 pending.set(Some(self.timer.start(wait)));
@@ -961,7 +966,7 @@ where
     ) -> (HedgeStep<CallResult<S, Req>>, Stopped) {
         self.decide(|driver, policy, limit, admission, hooks| {
             if let Some((admitting, _)) = admission {
-                admitting.observed(ASYNC_CLOCK.now(), hooks.slows_down(&outcome));
+                admitting.observed(attempt_end(ASYNC_CLOCK, hooks, Err(&outcome)));
             }
             driver.hedge_failed(policy, limit, hooks, (outcome, below), hedging)
         })
@@ -993,10 +998,10 @@ where
     /// [`StopReason::Refused`](backoff_runtime::StopReason::Refused).
     #[cold]
     #[inline(never)]
-    fn refused(&mut self, result: RefusedResult<S, Req>) -> (CallResult<S, Req>, Stopped) {
+    fn refused(&mut self, result: RefusedResult<S, Req>, answer: Admission) -> (CallResult<S, Req>, Stopped) {
         let number = self.number;
         let refusal = match self.config.admission.admission::<S::Response>() {
-            Some((limit, _)) => Admitting::of_dyn(limit, ASYNC_CLOCK).refusal(),
+            Some((limit, _)) => refusal_of(limit, answer),
             None => Refused::new(),
         };
         self.decide(|driver, policy, _, _, hooks| driver.refused(policy, number, hooks, result(refusal)))
@@ -1086,8 +1091,8 @@ where
                     phase.set(next);
                     continue;
                 }
-                PhaseProj::Refused { result } => {
-                    let (result, stopped) = retry.refused(*result);
+                PhaseProj::Refused { result, answer } => {
+                    let (result, stopped) = retry.refused(*result, *answer);
                     phase.set(Phase::Ended { stopped });
                     return Poll::Ready(result);
                 }

@@ -2,7 +2,7 @@
 //! one limiter, and the attribute, the builder and the tower layer pacing
 //! and refusing attempts on a paused clock.
 
-use backoff_runtime::{AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionLimit, AdmissionRequest};
+use backoff_runtime::{AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -37,10 +37,10 @@ fn threads_through_one_rate_limiter_lose_no_capacity_and_none_waits_past_the_max
     // Answers at 100 per second for 3 seconds, then a throttle: the bucket
     // counts from there, refilling at 0.7 of the measured rate.
     for tick in 0..300_u64 {
-        limiter.observed(clock.start + Duration::from_millis(10 * tick), false);
+        limiter.observed(AttemptEnd::new(clock.start + Duration::from_millis(10 * tick), false));
     }
     let throttled_at = clock.advance_to(clock.start + Duration::from_secs(3));
-    limiter.observed(throttled_at, true);
+    limiter.observed(AttemptEnd::new(throttled_at, true));
     let rate = limiter.fill_rate();
     assert!(rate > 50.0 && rate < 80.0, "fill rate {rate}");
     let tokens_before = limiter.tokens();
@@ -66,7 +66,7 @@ fn threads_through_one_rate_limiter_lose_no_capacity_and_none_waits_past_the_max
                                     granted += 1;
                                     break;
                                 }
-                                Admission::Refuse => {
+                                Admission::Refuse | Admission::Shut(_) => {
                                     refused += 1;
                                     break;
                                 }
@@ -139,8 +139,8 @@ fn threads_through_one_throttle_count_every_request_and_accept() {
                     let mut refused = 0;
                     for attempt in 0..attempts {
                         match throttle.admit(AdmissionRequest::new(now, 1, Duration::ZERO)) {
-                            Admission::Go => throttle.observed(now, (thread + attempt) % 4 != 0),
-                            Admission::Refuse => refused += 1,
+                            Admission::Go => throttle.observed(AttemptEnd::new(now, (thread + attempt) % 4 != 0)),
+                            Admission::Refuse | Admission::Shut(_) => refused += 1,
                             Admission::Wait(wait) | Admission::GoAfter(wait) => {
                                 panic!("the throttle never makes an attempt wait ({wait:?})")
                             }
@@ -607,12 +607,13 @@ mod refusals_are_give_ups {
 /// `From<Refused>` error, reported as a give-up.
 mod layer {
     use backoff_runtime::{
-        AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, Attempt, Policy, Refused, StopReason,
+        AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, Attempt, AttemptEnd, Policy, Refused,
+        StopReason,
     };
     use backoff_tower::{Classify, RetryLayer};
     use std::collections::VecDeque;
     use std::sync::{Arc, Mutex};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     use tower::{Layer, ServiceExt};
 
     #[derive(Clone, Debug, PartialEq)]
@@ -682,11 +683,11 @@ mod layer {
 
     impl AdmissionLimit for Script {
         fn admit(&self, request: AdmissionRequest) -> Admission {
-            self.asked.lock().unwrap().push((request.attempt, request.waited));
+            self.asked.lock().unwrap().push((request.attempt, request.waited()));
             self.answers.lock().unwrap().pop_front().unwrap_or(Admission::Go)
         }
-        fn observed(&self, _now: Instant, throttled: bool) {
-            self.told.lock().unwrap().push(throttled);
+        fn observed(&self, end: AttemptEnd) {
+            self.told.lock().unwrap().push(end.slow_down());
         }
     }
 
@@ -798,7 +799,7 @@ mod layer {
 /// sleep up to the next millisecond, so the sum fell behind the clock).
 mod under_load {
     use super::CallError;
-    use backoff_runtime::{AdaptiveRateLimiter, Policy, retry};
+    use backoff_runtime::{AdaptiveRateLimiter, AttemptEnd, Policy, retry};
     use std::sync::Arc;
     use std::time::Duration;
     use tower::{Layer, ServiceExt};
@@ -818,9 +819,9 @@ mod under_load {
         use backoff_runtime::AdmissionLimit;
         for _ in 0..300 {
             tokio::time::advance(Duration::from_millis(10)).await;
-            limit.observed(tokio::time::Instant::now().into_std(), false);
+            limit.observed(AttemptEnd::new(tokio::time::Instant::now().into_std(), false));
         }
-        limit.observed(tokio::time::Instant::now().into_std(), true);
+        limit.observed(AttemptEnd::new(tokio::time::Instant::now().into_std(), true));
     }
 
     /// Runs `TASKS` calls at once; checks each call's time.

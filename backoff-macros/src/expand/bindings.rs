@@ -140,12 +140,12 @@ pub(super) fn admission_binding(args: &Args, private: &TokenStream) -> TokenStre
     let limit = local("admission_limit");
     let limit_at = local_at("admission_limit", expr.span());
     let admission_of = respan(quote!(#private::admission_of), expr.span());
-    let observed = respan(quote!(#krate::AdmissionLimit::observed), expr.span());
+    let named = respan(quote!(#krate::AdmissionLimit::name), expr.span());
     let shared = shared_check(expr);
     quote! {
         let #limit_at = &(#expr);
         if false {
-            #observed(#limit_at, ::std::time::Instant::now(), false);
+            #named(#limit_at);
             #shared
         }
         let #limit = #admission_of(#limit_at);

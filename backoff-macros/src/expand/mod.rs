@@ -408,7 +408,7 @@ impl Generator<'_> {
         // With `admission`, the limiter hears how each attempt ended.
         let (observe_success, failed_entry, admitting_arg) = match self.admission() {
             Some(admitting) => (
-                quote!(#private::Admitting::observed(&#admitting, false);),
+                quote!(#private::Admitting::succeeded(&#admitting);),
                 quote!(#private::Loop::failed_admitting),
                 quote!(&#admitting,),
             ),

@@ -297,7 +297,7 @@ where
                         // A success nobody but metrics hears of: no hooks lent.
                         Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
                             if let Some((admitting, ..)) = this.admission.as_ref().filter(|_| H::ADMITS) {
-                                admitting.observed(false);
+                                admitting.succeeded();
                             }
                             this.driver.succeeded(budget, &Site::Named(this.identity.name), None);
                             return Poll::Ready(Ok(value));
@@ -307,7 +307,7 @@ where
                     let hooks = this.identity.lend(&*this.hooks);
                     let judged = hooks.judge(result);
                     if let Some((admitting, ..)) = this.admission.as_ref().filter(|_| H::ADMITS) {
-                        admitting.observed(judged.as_ref().is_err_and(|outcome| hooks.slows_down(outcome)));
+                        admitting.observed(&hooks, judged.as_ref());
                     }
                     let outcome = match judged {
                         Ok(value) => {
@@ -359,7 +359,7 @@ where
             if let Some((admitting, refused)) = this.admission.as_mut().filter(|_| H::ADMITS) {
                 match admitting.ask() {
                     Admission::Go => {}
-                    Admission::Refuse => {
+                    Admission::Refuse | Admission::Shut(_) => {
                         let hooks = this.identity.lend(&*this.hooks);
                         let result = refused(admitting.refusal());
                         return Poll::Ready(this.driver.refused(policy, admitting.attempts(), &hooks, result));

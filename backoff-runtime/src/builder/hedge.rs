@@ -246,7 +246,7 @@ where
                 if let Some((admitting, refused)) = this.admission.as_mut() {
                     match admitting.ask() {
                         Admission::Go => {}
-                        Admission::Refuse if this.attempts.is_empty() => {
+                        Admission::Refuse | Admission::Shut(_) if this.attempts.is_empty() => {
                             let hooks = this.identity.lend(&*this.hooks);
                             let result = refused(admitting.refusal());
                             return Poll::Ready(this.driver.refused(policy, admitting.attempts(), &hooks, result));
@@ -276,7 +276,7 @@ where
                 let hooks = this.identity.lend(&*this.hooks);
                 let judged = hooks.judge(result);
                 if let Some((admitting, ..)) = this.admission.as_ref() {
-                    admitting.observed(judged.as_ref().is_err_and(|outcome| hooks.slows_down(outcome)));
+                    admitting.observed(&hooks, judged.as_ref());
                 }
                 let outcome = match judged {
                     Ok(value) => {

@@ -6,7 +6,7 @@ use core::time::Duration;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest};
+use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
 use crate::limits::named::name_methods;
 
 /// The lowest fill rate of the bucket, in tokens per second.
@@ -66,7 +66,7 @@ const EPSILON: f64 = 1e-9;
 /// from 108 to under 30 calls/s: CHANGELOG.md.
 ///
 /// ```
-/// use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionRequest, AdmissionLimit};
+/// use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionRequest, AdmissionLimit, AttemptEnd};
 /// use std::time::{Duration, Instant};
 ///
 /// static S3: AdaptiveRateLimiter = AdaptiveRateLimiter::new().max_wait(Duration::from_secs(5));
@@ -75,7 +75,7 @@ const EPSILON: f64 = 1e-9;
 /// let at = |seconds: f64| start + Duration::from_secs_f64(seconds);
 /// // Until the first throttle every attempt goes.
 /// assert_eq!(S3.admit(AdmissionRequest::new(at(0.0), 1, Duration::ZERO)), Admission::Go);
-/// S3.observed(at(0.1), true);
+/// S3.observed(AttemptEnd::new(at(0.1), true));
 /// // Then the bucket counts: empty, it makes the next attempt wait.
 /// assert!(matches!(S3.admit(AdmissionRequest::new(at(0.1), 1, Duration::ZERO)), Admission::Wait(_)));
 /// ```
@@ -256,14 +256,14 @@ impl AdmissionLimit for AdaptiveRateLimiter {
     fn admit(&self, request: AdmissionRequest) -> Admission {
         let cost = if request.is_first() { self.cost } else { self.retry_cost };
         let mut state = self.lock();
-        let now = state.seconds(request.now);
-        state.admit(now, cost, request.waited, self.max_wait)
+        let now = state.seconds(request.now());
+        state.admit(now, cost, request.waited(), self.max_wait)
     }
 
-    fn observed(&self, now: Instant, slow_down: bool) {
+    fn observed(&self, end: AttemptEnd) {
         let mut state = self.lock();
-        let now = state.seconds(now);
-        state.update(now, slow_down);
+        let now = state.seconds(end.now());
+        state.update(now, end.slow_down());
     }
 
     fn name(&self) -> Option<&'static str> {

@@ -5,7 +5,7 @@ use core::time::Duration;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest};
+use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
 use crate::limits::named::name_methods;
 
 /// The window's slots: counts older than the window drop out a tenth of it
@@ -32,7 +32,7 @@ const SLOTS: usize = 10;
 /// accepts.
 ///
 /// ```
-/// use backoff_runtime::{AdaptiveThrottle, Admission, AdmissionRequest, AdmissionLimit};
+/// use backoff_runtime::{AdaptiveThrottle, Admission, AdmissionRequest, AdmissionLimit, AttemptEnd};
 /// use std::time::{Duration, Instant};
 ///
 /// static BACKEND: AdaptiveThrottle = AdaptiveThrottle::new();
@@ -42,7 +42,7 @@ const SLOTS: usize = 10;
 /// // A backend that accepts everything: nothing is refused.
 /// for _ in 0..100 {
 ///     assert_eq!(ask(), Admission::Go);
-///     BACKEND.observed(now, false);
+///     BACKEND.observed(AttemptEnd::new(now, false));
 /// }
 /// ```
 #[derive(Debug)]
@@ -209,14 +209,14 @@ impl AdmissionLimit for AdaptiveThrottle {
         // 53 random bits: uniform in [0, 1).
         let draw =
             crate::schedule::rng::with_thread_rng(|rng| (rand::Rng::next_u64(rng) >> 11) as f64 / (1_u64 << 53) as f64);
-        self.admit_drawing(request.now, draw)
+        self.admit_drawing(request.now(), draw)
     }
 
-    fn observed(&self, now: Instant, slow_down: bool) {
+    fn observed(&self, end: AttemptEnd) {
         let mut window = self.lock();
-        let slot = window.slot(now, self.window);
+        let slot = window.slot(end.now(), self.window);
         window.count(slot, Counter::Requests);
-        if !slow_down {
+        if !end.slow_down() {
             window.count(slot, Counter::Accepts);
         }
     }

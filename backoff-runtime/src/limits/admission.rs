@@ -8,7 +8,10 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest};
+use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Shut, ShutBy};
+use crate::run::hooks::Hooks;
+use crate::run::outcome::Outcome;
+use crate::run::pushback::Pushback;
 use crate::time::clock::ClockKind;
 
 /// The error of an attempt that the limit named in `admission = ...`
@@ -18,7 +21,13 @@ use crate::time::clock::ClockKind;
 /// a retry, and reports it as a give-up with
 /// [`StopReason::Refused`](crate::StopReason::Refused) (`on_give_up`, the
 /// tracing event, the `metrics` counter of calls). It names the limiter
-/// when the limiter has a name.
+/// when the limiter has a name. A limiter that is shut (a circuit breaker
+/// open, a cooldown) says so, and for how long ([`shut`](Self::shut),
+/// [`retry_after`](Self::retry_after)).
+///
+/// No loop retries it: not this call's, and not a retried call around it
+/// (the refusal ends the call as a give-up, and the loop above stops with
+/// [`StopReason::RetriedBelow`](crate::StopReason::RetriedBelow)).
 ///
 /// ```
 /// use backoff_runtime::{AdaptiveRateLimiter, Refused};
@@ -33,6 +42,7 @@ use crate::time::clock::ClockKind;
 #[non_exhaustive]
 pub struct Refused {
     limiter: Option<&'static str>,
+    shut: Option<Shut>,
 }
 
 impl Refused {
@@ -44,7 +54,10 @@ impl Refused {
     /// ```
     #[must_use]
     pub const fn new() -> Self {
-        Refused { limiter: None }
+        Refused {
+            limiter: None,
+            shut: None,
+        }
     }
 
     /// A refusal by the limiter named `limiter`.
@@ -54,7 +67,66 @@ impl Refused {
     /// ```
     #[must_use]
     pub const fn by(limiter: &'static str) -> Self {
-        Refused { limiter: Some(limiter) }
+        Refused {
+            limiter: Some(limiter),
+            shut: None,
+        }
+    }
+
+    /// The same refusal, by a limiter that is shut for a while.
+    ///
+    /// ```
+    /// use backoff_runtime::{Refused, Shut};
+    /// use std::time::Duration;
+    ///
+    /// let refused = Refused::by("s3").shut_as(Shut::circuit_open(Some(Duration::from_secs(5))));
+    /// assert!(refused.is_circuit_open());
+    /// assert_eq!(refused.retry_after(), Some(Duration::from_secs(5)));
+    /// ```
+    #[must_use]
+    pub const fn shut_as(mut self, shut: Shut) -> Self {
+        self.shut = Some(shut);
+        self
+    }
+
+    /// Why the limiter admits nothing for a while, when it is shut (a
+    /// circuit breaker open, a cooldown); `None` for a pacing limiter's
+    /// refusal.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::Refused::new().shut(), None);
+    /// ```
+    #[must_use]
+    pub const fn shut(&self) -> Option<Shut> {
+        self.shut
+    }
+
+    /// Whether a circuit breaker refused: it is open, or its probes run.
+    ///
+    /// ```
+    /// assert!(!backoff_runtime::Refused::new().is_circuit_open());
+    /// ```
+    #[must_use]
+    pub const fn is_circuit_open(&self) -> bool {
+        matches!(self.shut, Some(shut) if matches!(shut.by(), ShutBy::CircuitBreaker))
+    }
+
+    /// How long until the limiter may admit again, when it is shut and
+    /// knows: a caller that queues the work again waits this long.
+    ///
+    /// ```
+    /// use backoff_runtime::{Refused, Shut};
+    /// use std::time::Duration;
+    ///
+    /// let refused = Refused::new().shut_as(Shut::cooldown(Duration::from_secs(30)));
+    /// assert_eq!(refused.retry_after(), Some(Duration::from_secs(30)));
+    /// ```
+    #[must_use]
+    pub const fn retry_after(&self) -> Option<Duration> {
+        match self.shut {
+            Some(shut) => shut.left(),
+            None => None,
+        }
     }
 
     /// The name of the limiter that refused, when it has one
@@ -71,9 +143,20 @@ impl Refused {
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.shut.map(|shut| shut.by()) {
+            Some(ShutBy::CircuitBreaker) => "circuit breaker",
+            Some(ShutBy::Cooldown) => "cooldown",
+            None => "limiter",
+        };
         match self.limiter {
-            Some(name) => write!(f, "the client's limiter {name:?} refused the attempt"),
-            None => f.write_str("the client's limiter refused the attempt"),
+            Some(name) => write!(f, "the client's {what} {name:?} refused the attempt")?,
+            None => write!(f, "the client's {what} refused the attempt")?,
+        }
+        match self.shut.map(|shut| (shut.by(), shut.left())) {
+            Some((ShutBy::CircuitBreaker, Some(left))) => write!(f, " (open for {left:?} more)"),
+            Some((ShutBy::CircuitBreaker, None)) => f.write_str(" (half-open: its probes run)"),
+            Some((ShutBy::Cooldown, Some(left))) => write!(f, " (the server asked every call to wait {left:?} more)"),
+            _ => Ok(()),
         }
     }
 }
@@ -132,6 +215,7 @@ pub struct Admitting<'a> {
     clock: ClockKind,
     attempt: u32,
     refused: bool,
+    shut: Option<Shut>,
     progress: AdmissionProgress,
 }
 
@@ -153,6 +237,7 @@ impl<'a> Admitting<'a> {
             clock,
             attempt: 0,
             refused: false,
+            shut: None,
             progress: AdmissionProgress {
                 since: None,
                 reserved: false,
@@ -185,10 +270,12 @@ impl<'a> Admitting<'a> {
     /// Asks whether the next attempt may start. The answer says what to
     /// do: start it ([`Go`](Admission::Go)), sleep and ask again
     /// ([`Wait`](Admission::Wait) and [`GoAfter`](Admission::GoAfter)), or
-    /// end the call ([`Refuse`](Admission::Refuse)). After a `GoAfter` the
-    /// next question is answered `Go` here, without the limiter: its tokens
-    /// are taken. The limiter is told how long the attempt has waited, on
-    /// the clock, since it first asked.
+    /// end the call ([`Refuse`](Admission::Refuse),
+    /// [`Shut`](Admission::Shut)). After a `GoAfter` the next question is
+    /// answered `Go` here, without the limiter: its tokens are taken. The
+    /// limiter is told how long the attempt has waited, on the clock, since
+    /// it first asked. A first question reads the clock only if the limiter
+    /// does.
     #[inline]
     pub fn ask(&mut self) -> Admission {
         if self.progress.reserved {
@@ -196,24 +283,43 @@ impl<'a> Admitting<'a> {
             self.attempt = self.attempt.saturating_add(1);
             return Admission::Go;
         }
-        let now = self.clock.now();
-        let since = *self.progress.since.get_or_insert(now);
-        let waited = now.saturating_duration_since(since);
-        let request = AdmissionRequest::new(now, self.attempt.saturating_add(1), waited);
+        let attempt = self.attempt.saturating_add(1);
+        let request = match self.progress.since {
+            None => AdmissionRequest::on_clock(self.clock, attempt),
+            Some(since) => {
+                let now = self.clock.now();
+                AdmissionRequest::new(now, attempt, now.saturating_duration_since(since))
+            }
+        };
         let answer = self.limit.admit(request);
         match answer {
             Admission::Go => {
-                self.attempt = self.attempt.saturating_add(1);
+                self.attempt = attempt;
                 self.progress = AdmissionProgress::default();
             }
-            Admission::GoAfter(_) => self.progress.reserved = true,
-            Admission::Wait(_) => {}
-            Admission::Refuse => {
+            Admission::GoAfter(_) => {
+                self.progress.reserved = true;
+                self.waiting_since();
+            }
+            Admission::Wait(_) => self.waiting_since(),
+            Admission::Refuse | Admission::Shut(_) => {
                 self.refused = true;
+                self.shut = match answer {
+                    Admission::Shut(shut) => Some(shut),
+                    _ => None,
+                };
                 self.progress = AdmissionProgress::default();
             }
         }
         answer
+    }
+
+    /// The attempt waits for admission: from now, unless it waited before.
+    #[cold]
+    fn waiting_since(&mut self) {
+        if self.progress.since.is_none() {
+            self.progress.since = Some(self.clock.now());
+        }
     }
 
     /// The refusal of this call's limiter, naming it when it has a name.
@@ -221,6 +327,7 @@ impl<'a> Admitting<'a> {
     pub fn refusal(&self) -> Refused {
         Refused {
             limiter: self.limit.name(),
+            shut: self.shut,
         }
     }
 
@@ -236,10 +343,17 @@ impl<'a> Admitting<'a> {
         self.attempt
     }
 
-    /// The attempt that just ended asked to slow down (or not).
+    /// Tells the limiter that the attempt that just ended succeeded.
     #[inline]
-    pub fn observed(&self, slow_down: bool) {
-        self.limit.observed(self.clock.now(), slow_down);
+    pub fn succeeded(&self) {
+        self.limit.observed(AttemptEnd::on_clock(self.clock, false, None));
+    }
+
+    /// Tells the limiter how the attempt that just ended went (`judged`:
+    /// the value it returned, or the outcome to decide on).
+    #[inline]
+    pub fn observed<T, E, O: Outcome<T, E>>(&self, hooks: &Hooks<'_, T, E, O>, judged: Result<&T, &O>) {
+        self.limit.observed(attempt_end(self.clock, hooks, judged));
     }
 
     /// Asks for the next attempt: `Break(true)` to start it,
@@ -247,7 +361,7 @@ impl<'a> Admitting<'a> {
     fn next(&mut self) -> ControlFlow<bool, Duration> {
         match self.ask() {
             Admission::Go => ControlFlow::Break(true),
-            Admission::Refuse => ControlFlow::Break(false),
+            Admission::Refuse | Admission::Shut(_) => ControlFlow::Break(false),
             Admission::Wait(wait) | Admission::GoAfter(wait) => ControlFlow::Continue(wait),
         }
     }
@@ -275,6 +389,49 @@ pub async fn admitted<Tm: crate::time::sleep::Timer>(admitting: &mut Admitting<'
             ControlFlow::Continue(wait) => timer.sleep(wait).await,
         }
     }
+}
+
+/// The refusal `limit` gave with `answer` (a [`Refuse`](Admission::Refuse)
+/// or a [`Shut`](Admission::Shut)): it names the limiter, and says what
+/// shut it.
+pub fn refusal_of(limit: &dyn AdmissionLimit, answer: Admission) -> Refused {
+    Refused {
+        limiter: limit.name(),
+        shut: match answer {
+            Admission::Shut(shut) => Some(shut),
+            _ => None,
+        },
+    }
+}
+
+/// How an attempt ended, on `clock`, as `hooks` judge it (`judged`: the
+/// value it returned, or the outcome to decide on): an admission limiter's
+/// [`AttemptEnd`]. The server's hint is read only from an error.
+#[inline]
+pub fn attempt_end<T, E, O: Outcome<T, E>>(
+    clock: ClockKind,
+    hooks: &Hooks<'_, T, E, O>,
+    judged: Result<&T, &O>,
+) -> AttemptEnd {
+    match judged {
+        Ok(_) => AttemptEnd::on_clock(clock, false, None),
+        Err(outcome) => failed_attempt_end(clock, hooks, outcome),
+    }
+}
+
+/// [`attempt_end`] of an attempt whose outcome is decided on: an error, or
+/// a value still pending.
+#[cold]
+#[inline(never)]
+fn failed_attempt_end<T, E, O: Outcome<T, E>>(clock: ClockKind, hooks: &Hooks<'_, T, E, O>, outcome: &O) -> AttemptEnd {
+    let hint = match outcome.view() {
+        Ok(_) => None,
+        Err(_) => match hooks.pushback_of(outcome) {
+            Some(Pushback::After(wait)) => Some(wait),
+            _ => hooks.hint(outcome),
+        },
+    };
+    AttemptEnd::on_clock(clock, hooks.slows_down(outcome), hint)
 }
 
 /// The limiter of `admission = EXPR`, as the expansion borrows it: carries

@@ -9,6 +9,8 @@
 use core::time::Duration;
 use std::time::Instant;
 
+use crate::time::clock::ClockKind;
+
 /// A limiter that admits attempts, shared by the calls that name it
 /// (`admission = ...` on the attribute,
 /// [`Retry::admission`](crate::Retry::admission) on the builder).
@@ -30,10 +32,15 @@ use std::time::Instant;
 ///   `admission = ...` needs `E: From<Refused>`. The call is reported as a
 ///   give-up with [`StopReason::Refused`](crate::StopReason::Refused).
 ///
+/// - [`Shut`](Admission::Shut): not at all, and nothing else for a while
+///   (a [`CircuitBreaker`](crate::CircuitBreaker) open, a
+///   [`Cooldown`](crate::Cooldown)). The call ends as for `Refuse`, and the
+///   [`Refused`](crate::Refused) carries how long.
+///
 /// After every attempt the loop tells it how the attempt ended, with
 /// [`observed`](AdmissionLimit::observed): whether the backend asked it to
 /// slow down, by `slow_down_if` (by default, every error `retry_if`
-/// retries).
+/// retries), and the wait the server asked for.
 ///
 /// A limit that counts retries ([`RetryBudget`](crate::RetryBudget),
 /// [`RetryThrottle`](crate::RetryThrottle)) is a
@@ -81,17 +88,15 @@ use std::time::Instant;
 pub trait AdmissionLimit: Sync {
     /// Whether the attempt of `request` may start now, later, or not at
     /// all. Take what it costs when answering [`Go`](Admission::Go) or
-    /// [`GoAfter`](Admission::GoAfter), never for
-    /// [`Wait`](Admission::Wait) or [`Refuse`](Admission::Refuse). A wait
-    /// is the loop's: never sleep here.
+    /// [`GoAfter`](Admission::GoAfter), never for the others. A wait is
+    /// the loop's: never sleep here.
     fn admit(&self, request: AdmissionRequest) -> Admission;
 
-    /// An attempt ended at `now`. `slow_down` is `true` when it failed with
-    /// an error that `slow_down_if` flags: the backend asked the client to
-    /// slow down (AWS calls it a throttling error). It is `false` for a
-    /// success, a pending value or any other error.
-    fn observed(&self, now: Instant, slow_down: bool) {
-        let _ = (now, slow_down);
+    /// An attempt ended: when ([`AttemptEnd::now`]), whether the backend
+    /// asked the client to slow down ([`AttemptEnd::slow_down`]), and the
+    /// wait the server asked for, if any ([`AttemptEnd::hint`]).
+    fn observed(&self, end: AttemptEnd) {
+        let _ = end;
     }
 
     /// The limiter's name, which a [`Refused`](crate::Refused) of it
@@ -104,7 +109,7 @@ pub trait AdmissionLimit: Sync {
 
 crate::limits::named::forward_to_pointee!(AdmissionLimit {
     fn admit(&self, request: AdmissionRequest) -> Admission;
-    fn observed(&self, now: Instant, slow_down: bool);
+    fn observed(&self, end: AttemptEnd);
     fn name(&self) -> Option<&'static str>;
 });
 
@@ -133,6 +138,216 @@ pub enum Admission {
     /// Not at all: the attempt does not start, and the call ends with
     /// [`Refused`](crate::Refused).
     Refuse,
+    /// Not at all, and the limiter admits nothing for a while: the call
+    /// ends with a [`Refused`](crate::Refused) that carries the [`Shut`].
+    Shut(Shut),
+}
+
+/// Why a limiter admits nothing for a while, and for how long: what an
+/// [`Admission::Shut`] and a [`Refused`](crate::Refused) of it carry.
+///
+/// ```
+/// use backoff_runtime::{Shut, ShutBy};
+/// use std::time::Duration;
+///
+/// let shut = Shut::circuit_open(Some(Duration::from_secs(5)));
+/// assert_eq!(shut.by(), ShutBy::CircuitBreaker);
+/// assert_eq!(shut.left(), Some(Duration::from_secs(5)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Shut {
+    by: ShutBy,
+    left: Option<Duration>,
+}
+
+/// What shut a limiter.
+///
+/// ```
+/// use backoff_runtime::{Shut, ShutBy};
+/// use std::time::Duration;
+///
+/// assert_eq!(Shut::cooldown(Duration::from_secs(30)).by(), ShutBy::Cooldown);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ShutBy {
+    /// A circuit breaker is open: too many attempts failed.
+    CircuitBreaker,
+    /// A server asked every call to wait (a `Retry-After`, a gRPC pushback).
+    Cooldown,
+}
+
+impl Shut {
+    /// A circuit breaker's refusal: open for `left` more, or `None` while
+    /// its probes run (half-open).
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::Shut::circuit_open(None).left(), None);
+    /// ```
+    #[must_use]
+    pub const fn circuit_open(left: Option<Duration>) -> Self {
+        Shut {
+            by: ShutBy::CircuitBreaker,
+            left,
+        }
+    }
+
+    /// A cooldown's refusal: the server's instant is `left` away.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let shut = backoff_runtime::Shut::cooldown(Duration::from_secs(3));
+    /// assert_eq!(shut.left(), Some(Duration::from_secs(3)));
+    /// ```
+    #[must_use]
+    pub const fn cooldown(left: Duration) -> Self {
+        Shut {
+            by: ShutBy::Cooldown,
+            left: Some(left),
+        }
+    }
+
+    /// What shut the limiter.
+    ///
+    /// ```
+    /// use backoff_runtime::{Shut, ShutBy};
+    /// assert_eq!(Shut::circuit_open(None).by(), ShutBy::CircuitBreaker);
+    /// ```
+    #[must_use]
+    pub const fn by(&self) -> ShutBy {
+        self.by
+    }
+
+    /// How long until the limiter may admit again, when it knows.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(backoff_runtime::Shut::cooldown(Duration::ZERO).left(), Some(Duration::ZERO));
+    /// ```
+    #[must_use]
+    pub const fn left(&self) -> Option<Duration> {
+        self.left
+    }
+}
+
+/// An instant on the loop's clock, read only when a limiter asks for it:
+/// a limiter that never looks at the time costs the loop no clock read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum When {
+    /// This instant.
+    At(Instant),
+    /// Now, on this clock.
+    OnClock(ClockKind),
+}
+
+impl When {
+    #[inline]
+    fn now(self) -> Instant {
+        match self {
+            When::At(now) => now,
+            When::OnClock(clock) => clock.now(),
+        }
+    }
+}
+
+/// How an attempt ended, as an admission limiter is told
+/// ([`AdmissionLimit::observed`]).
+///
+/// ```
+/// use backoff_runtime::AttemptEnd;
+/// use std::time::{Duration, Instant};
+///
+/// let now = Instant::now();
+/// let end = AttemptEnd::new(now, true).with_hint(Duration::from_secs(30));
+/// assert_eq!((end.now(), end.slow_down(), end.hint()), (now, true, Some(Duration::from_secs(30))));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttemptEnd {
+    when: When,
+    slow_down: bool,
+    hint: Option<Duration>,
+}
+
+impl AttemptEnd {
+    /// An attempt that ended at `now`, asking to slow down or not, with no
+    /// hint. The loop makes them; this is for a limiter's own tests.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// assert!(!backoff_runtime::AttemptEnd::new(Instant::now(), false).slow_down());
+    /// ```
+    #[must_use]
+    pub const fn new(now: Instant, slow_down: bool) -> Self {
+        AttemptEnd {
+            when: When::At(now),
+            slow_down,
+            hint: None,
+        }
+    }
+
+    /// The same end, with the server's hint `wait`.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// let end = backoff_runtime::AttemptEnd::new(Instant::now(), true).with_hint(Duration::from_secs(1));
+    /// assert_eq!(end.hint(), Some(Duration::from_secs(1)));
+    /// ```
+    #[must_use]
+    pub const fn with_hint(mut self, wait: Duration) -> Self {
+        self.hint = Some(wait);
+        self
+    }
+
+    /// An attempt that ended now on `clock`, read only if asked.
+    #[inline]
+    pub(crate) const fn on_clock(clock: ClockKind, slow_down: bool, hint: Option<Duration>) -> Self {
+        AttemptEnd {
+            when: When::OnClock(clock),
+            slow_down,
+            hint,
+        }
+    }
+
+    /// When the attempt ended, on the loop's clock (the virtual or paused
+    /// clock in tests). Each call reads the clock: read it once.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// let now = Instant::now();
+    /// assert_eq!(backoff_runtime::AttemptEnd::new(now, false).now(), now);
+    /// ```
+    #[must_use]
+    #[inline]
+    pub fn now(&self) -> Instant {
+        self.when.now()
+    }
+
+    /// Whether the attempt failed with an error that `slow_down_if` flags:
+    /// the backend asked the client to slow down (AWS calls it a
+    /// throttling error). `false` for a success, a pending value or any
+    /// other error.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// assert!(backoff_runtime::AttemptEnd::new(Instant::now(), true).slow_down());
+    /// ```
+    #[must_use]
+    pub const fn slow_down(&self) -> bool {
+        self.slow_down
+    }
+
+    /// The wait the server asked for with the attempt's error (a
+    /// `Retry-After`, a gRPC pushback or `RetryInfo`), as `retry_after`
+    /// reads it and before any cap.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// assert_eq!(backoff_runtime::AttemptEnd::new(Instant::now(), true).hint(), None);
+    /// ```
+    #[must_use]
+    pub const fn hint(&self) -> Option<Duration> {
+        self.hint
+    }
 }
 
 /// What an admission limiter is asked before an attempt.
@@ -150,14 +365,10 @@ pub enum Admission {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionRequest {
-    /// Now, on the loop's clock (the virtual clock in tests).
-    pub now: Instant,
     /// The attempt's number: 1 for the first call, 2 for the first retry.
     pub attempt: u32,
-    /// How long this attempt already waited for admission, on the loop's
-    /// clock since it first asked. A limiter with a maximum wait refuses
-    /// rather than let it wait past that.
-    pub waited: Duration,
+    when: When,
+    waited: Duration,
 }
 
 impl AdmissionRequest {
@@ -173,7 +384,54 @@ impl AdmissionRequest {
     /// ```
     #[must_use]
     pub const fn new(now: Instant, attempt: u32, waited: Duration) -> Self {
-        AdmissionRequest { now, attempt, waited }
+        AdmissionRequest {
+            attempt,
+            when: When::At(now),
+            waited,
+        }
+    }
+
+    /// A first question for attempt `attempt`, now on `clock` (read only if
+    /// the limiter asks): nothing waited yet.
+    #[inline]
+    pub(crate) const fn on_clock(clock: ClockKind, attempt: u32) -> Self {
+        AdmissionRequest {
+            attempt,
+            when: When::OnClock(clock),
+            waited: Duration::ZERO,
+        }
+    }
+
+    /// Now, on the loop's clock (the virtual or paused clock in tests).
+    /// Each call may read the clock: read it once.
+    ///
+    /// ```
+    /// use backoff_runtime::AdmissionRequest;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let now = Instant::now();
+    /// assert_eq!(AdmissionRequest::new(now, 1, Duration::ZERO).now(), now);
+    /// ```
+    #[must_use]
+    #[inline]
+    pub fn now(&self) -> Instant {
+        self.when.now()
+    }
+
+    /// How long this attempt already waited for admission, on the loop's
+    /// clock since it first asked. A limiter with a maximum wait refuses
+    /// rather than let it wait past that.
+    ///
+    /// ```
+    /// use backoff_runtime::AdmissionRequest;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let request = AdmissionRequest::new(Instant::now(), 2, Duration::from_millis(5));
+    /// assert_eq!(request.waited(), Duration::from_millis(5));
+    /// ```
+    #[must_use]
+    pub const fn waited(&self) -> Duration {
+        self.waited
     }
 
     /// Whether this is the call's first attempt.

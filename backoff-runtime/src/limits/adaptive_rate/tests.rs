@@ -252,7 +252,7 @@ fn the_limiter_converts_instants_and_charges_retries_their_cost() {
         limiter.admit(AdmissionRequest::new(at(0.0), 1, Duration::ZERO)),
         Admission::Go
     );
-    limiter.observed(at(0.0), true);
+    limiter.observed(AttemptEnd::new(at(0.0), true));
     assert!(limiter.is_enabled());
     // Measured rate 0 at the throttle (no history yet to measure one
     // over): the rate is the minimum, 0.5/s, and the bucket holds one

@@ -22,14 +22,14 @@ fn nothing_is_refused_when_the_backend_accepts_everything() {
         let now = start + Duration::from_millis(i);
         // The lowest draw: refused whenever the probability is above 0.
         assert_eq!(throttle.admit_drawing(now, 0.0), Admission::Go);
-        throttle.observed(now, false);
+        throttle.observed(AttemptEnd::new(now, false));
     }
 }
 
 /// `answers` answers at `now`, the first `accepted` of them accepts.
 fn answer(throttle: &AdaptiveThrottle, now: Instant, answers: u32, accepted: u32) {
     for i in 0..answers {
-        throttle.observed(now, i >= accepted);
+        throttle.observed(AttemptEnd::new(now, i >= accepted));
     }
 }
 
@@ -46,7 +46,7 @@ fn a_rejecting_backend_is_shed_with_the_rules_probability() {
     assert_eq!(throttle.admit_drawing(now, 0.99), Admission::Go);
     // One let through counts when its answer comes.
     assert_eq!(throttle.counts(now), (101, 10));
-    throttle.observed(now, false);
+    throttle.observed(AttemptEnd::new(now, false));
     assert_eq!(throttle.counts(now), (102, 11));
 }
 
@@ -69,7 +69,7 @@ fn throttled_answers_are_not_accepts() {
     let throttle = AdaptiveThrottle::new();
     let now = Instant::now();
     assert_eq!(throttle.admit_drawing(now, 0.5), Admission::Go);
-    throttle.observed(now, true);
+    throttle.observed(AttemptEnd::new(now, true));
     assert_eq!(throttle.counts(now), (1, 0));
 }
 
@@ -92,12 +92,12 @@ fn counts_drop_out_a_tenth_of_the_window_at_a_time() {
     let throttle = AdaptiveThrottle::new().window(Duration::from_secs(10));
     let start = Instant::now();
     for second in 0..10_u64 {
-        throttle.observed(start + Duration::from_secs(second), true);
+        throttle.observed(AttemptEnd::new(start + Duration::from_secs(second), true));
     }
     assert_eq!(throttle.counts(start + Duration::from_secs(9)).0, 10);
     assert_eq!(throttle.counts(start + Duration::from_secs(12)).0, 7);
     // A late event (an instant whose slot moved on) is not counted in the newer tenth.
-    throttle.observed(start + Duration::from_secs(2), true);
+    throttle.observed(AttemptEnd::new(start + Duration::from_secs(2), true));
     assert_eq!(throttle.counts(start + Duration::from_secs(12)).0, 7);
 }
 

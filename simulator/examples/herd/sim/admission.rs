@@ -18,8 +18,8 @@
 use std::time::{Duration, Instant};
 
 use backoff_runtime::{
-    AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionLimit, AdmissionRequest, Policy, RetryBudget,
-    RetryThrottle,
+    AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Policy,
+    RetryBudget, RetryThrottle,
 };
 
 use super::limit::{BudgetSetup, ThrottleSetup};
@@ -411,7 +411,7 @@ pub(crate) fn simulate(setup: &AdmissionSetup, pacing: Pacing, seed: u64) -> Adm
                             waited: waited + wait,
                         },
                     ),
-                    Admission::Refuse => run.refused_locally += 1,
+                    Admission::Refuse | Admission::Shut(_) => run.refused_locally += 1,
                 }
             }
             Event::Arrive { request } => {
@@ -423,7 +423,7 @@ pub(crate) fn simulate(setup: &AdmissionSetup, pacing: Pacing, seed: u64) -> Adm
             Event::Reply { request, served } => {
                 if let Live::Admission(limit) = &live {
                     // An overloaded backend's rejection is a throttle.
-                    limit.observed(at(now), !served);
+                    limit.observed(AttemptEnd::new(at(now), !served));
                 }
                 if !served && run.first_throttle.is_none() {
                     run.first_throttle = Some(now);
