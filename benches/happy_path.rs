@@ -89,6 +89,16 @@ const POLICY: Policy = Policy::new()
 /// The retry budget of the `retry_budget` variants.
 static BUDGET: RetryBudget = RetryBudget::new();
 
+/// The circuit breaker of the `retry_breaker` variants: closed, with a full
+/// window of successes after the first hundred calls.
+static BREAKER: backoff_runtime::CircuitBreaker = backoff_runtime::CircuitBreaker::new();
+
+impl From<backoff_runtime::Refused> for MyError {
+    fn from(_: backoff_runtime::Refused) -> Self {
+        MyError
+    }
+}
+
 // ---- sync ------------------------------------------------------------------
 
 #[inline(never)]
@@ -131,6 +141,12 @@ fn sync_retry_policy_const(x: u64) -> Result<u64, MyError> {
 #[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", budget = BUDGET)]
 #[inline(never)]
 fn sync_retry_budget(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", admission = BREAKER)]
+#[inline(never)]
+fn sync_retry_breaker(x: u64) -> Result<u64, MyError> {
     work(x)
 }
 
@@ -237,6 +253,11 @@ async fn retry_budget_async(x: u64) -> Result<u64, MyError> {
     work(x)
 }
 
+#[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", admission = BREAKER)]
+async fn retry_breaker_async(x: u64) -> Result<u64, MyError> {
+    work(x)
+}
+
 #[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", context = attempt)]
 async fn retry_context_async(x: u64) -> Result<u64, MyError> {
     black_box(attempt.number());
@@ -296,6 +317,11 @@ fn async_retry_policy_const(x: u64) -> Result<u64, MyError> {
 #[inline(never)]
 fn async_retry_budget(x: u64) -> Result<u64, MyError> {
     poll_ready(retry_budget_async(x))
+}
+
+#[inline(never)]
+fn async_retry_breaker(x: u64) -> Result<u64, MyError> {
+    poll_ready(retry_breaker_async(x))
 }
 
 #[inline(never)]
@@ -578,6 +604,7 @@ const SYNC: &[Variant] = &[
     ("retry_literal", sync_retry_literal),
     ("retry_policy_const", sync_retry_policy_const),
     ("retry_budget", sync_retry_budget),
+    ("retry_breaker", sync_retry_breaker),
     ("retry_context", sync_retry_context),
     ("retry_context_id", sync_retry_context_id),
     ("retry_poll", sync_retry_poll),
@@ -592,6 +619,7 @@ const ASYNC: &[Variant] = &[
     ("retry_literal", async_retry_literal),
     ("retry_policy_const", async_retry_policy_const),
     ("retry_budget", async_retry_budget),
+    ("retry_breaker", async_retry_breaker),
     ("retry_context", async_retry_context),
     ("retry_poll", async_retry_poll),
     ("retry_action", async_retry_action),

@@ -107,6 +107,7 @@ pub use crate::limits::adaptive_throttle::AdaptiveThrottle;
 pub use crate::limits::admission::Refused;
 pub use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Shut, ShutBy};
 pub use crate::limits::budget::{BudgetError, RetryBudget};
+pub use crate::limits::circuit_breaker::{CircuitBreaker, CircuitState, CircuitTransition};
 pub use crate::limits::limit::RetryLimit;
 pub use crate::limits::throttle::{RetryThrottle, ThrottleError};
 pub use crate::observe::events::{GiveUp, RetryEvent, Success};

@@ -12,6 +12,7 @@
 pub mod adaptive;
 pub mod attempt_context;
 pub mod before_retry;
+pub mod breaker;
 pub mod budget;
 pub mod budget_per_host;
 pub mod concurrency;

@@ -7,6 +7,7 @@ pub(crate) mod adaptive_throttle;
 pub(crate) mod admission;
 pub(crate) mod admission_limit;
 pub(crate) mod budget;
+pub(crate) mod circuit_breaker;
 pub(crate) mod limit;
 pub(crate) mod named;
 pub(crate) mod throttle;

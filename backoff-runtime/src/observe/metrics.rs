@@ -19,6 +19,8 @@
 //! | `backoff_budget_refusals_total` | counter | `budget` | retries a named [`RetryBudget`](crate::RetryBudget) or [`RetryThrottle`](crate::RetryThrottle) refused |
 //! | `backoff_budget_available_retries` | gauge | `budget` | retries a named budget would allow now, set each time it is asked |
 //! | `backoff_throttle_tokens` | gauge | `budget` | tokens left in a named throttle, set each time it is asked |
+//! | `backoff_circuit_state` | gauge | `breaker`, `state` (`closed`, `open`, `half_open`) | 1 for the state a named [`CircuitBreaker`](crate::CircuitBreaker) is in, 0 for the others, set at each change |
+//! | `backoff_circuit_transitions_total` | counter | `breaker`, `to` | a named breaker's changes of state, by the state entered |
 //!
 //! Each record goes to the recorder that is current where the call runs
 //! (the global one, or a local one from `metrics::with_local_recorder` or
@@ -64,8 +66,9 @@ use core::time::Duration;
 
 #[cfg(feature = "metrics")]
 pub use crate::observe::series::{
-    ATTEMPTS_PER_CALL, BUDGET_AVAILABLE_RETRIES, BUDGET_REFUSALS_TOTAL, CALLS_TOTAL, GRPC_CALL_HEDGES,
-    GRPC_CALL_RETRIES, GRPC_CALL_RETRY_DELAY, RETRIES_TOTAL, THROTTLE_TOKENS, WAIT_SECONDS,
+    ATTEMPTS_PER_CALL, BUDGET_AVAILABLE_RETRIES, BUDGET_REFUSALS_TOTAL, CALLS_TOTAL, CIRCUIT_STATE,
+    CIRCUIT_TRANSITIONS_TOTAL, GRPC_CALL_HEDGES, GRPC_CALL_RETRIES, GRPC_CALL_RETRY_DELAY, RETRIES_TOTAL,
+    THROTTLE_TOKENS, WAIT_SECONDS,
 };
 
 /// Records gRPC's own series (A96) of a call of `method` (its path) that
@@ -87,6 +90,23 @@ pub fn grpc_call(method: &str, retries: u32, delay: Duration, hedged: bool) {
     }
     #[cfg(not(feature = "metrics"))]
     let _ = (method, retries, delay, hedged);
+}
+
+/// Records a named circuit breaker's change of state: the gauge of each
+/// state (1 for the state it is in, 0 for the others) and the count of
+/// changes into the new one. An unnamed breaker records nothing.
+pub(crate) fn circuit_changed(change: &crate::limits::circuit_breaker::CircuitTransition) {
+    #[cfg(feature = "metrics")]
+    if let Some(breaker) = change.breaker() {
+        use crate::limits::circuit_breaker::CircuitState;
+        for state in [CircuitState::Closed, CircuitState::Open, CircuitState::HalfOpen] {
+            let value = if state == change.to() { 1.0 } else { 0.0 };
+            metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker, "state" => state.as_str()).set(value);
+        }
+        metrics::counter!(CIRCUIT_TRANSITIONS_TOTAL, "breaker" => breaker, "to" => change.to().as_str()).increment(1);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = change;
 }
 
 /// Records a call that succeeded after `attempts` attempts.
@@ -286,7 +306,7 @@ pub(crate) mod recorder {
     }
 
     /// Every series: its kind, name, unit and HELP text.
-    const SERIES: [(Kind, &str, Option<Unit>, &str); 7] = [
+    const SERIES: [(Kind, &str, Option<Unit>, &str); 9] = [
         (
             Kind::Counter,
             super::CALLS_TOTAL,
@@ -328,6 +348,18 @@ pub(crate) mod recorder {
             super::THROTTLE_TOKENS,
             None,
             "Tokens left in a retry throttle",
+        ),
+        (
+            Kind::Gauge,
+            super::CIRCUIT_STATE,
+            None,
+            "A circuit breaker's state: 1 for the state it is in",
+        ),
+        (
+            Kind::Counter,
+            super::CIRCUIT_TRANSITIONS_TOTAL,
+            None,
+            "A circuit breaker's changes of state, by the state entered",
         ),
     ];
 

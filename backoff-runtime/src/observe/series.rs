@@ -21,6 +21,10 @@ pub const BUDGET_REFUSALS_TOTAL: &str = "backoff_budget_refusals_total";
 pub const BUDGET_AVAILABLE_RETRIES: &str = "backoff_budget_available_retries";
 /// Tokens left in a named throttle.
 pub const THROTTLE_TOKENS: &str = "backoff_throttle_tokens";
+/// A named circuit breaker's state: 1 for the state it is in, 0 for the others.
+pub const CIRCUIT_STATE: &str = "backoff_circuit_state";
+/// A named circuit breaker's changes of state, by the state entered.
+pub const CIRCUIT_TRANSITIONS_TOTAL: &str = "backoff_circuit_transitions_total";
 
 /// gRPC's retries per call (A96), by `grpc.method`: recorded by the gRPC
 /// layer for each call that was retried.

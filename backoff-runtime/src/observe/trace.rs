@@ -200,6 +200,25 @@ pub(crate) fn succeeded(event: &Success, from_first_failure: bool) {
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn succeeded(_event: &Success, _from_first_failure: bool) {}
 
+/// Emits the event of a circuit breaker's change of state: WARN when it
+/// opens, INFO otherwise. Fields: `breaker` (when named), `from`, `to`.
+#[cfg(feature = "tracing")]
+pub(crate) fn circuit_changed(change: &crate::limits::circuit_breaker::CircuitTransition) {
+    if !thread_has_subscriber() {
+        return;
+    }
+    let (breaker, from, to) = (change.breaker(), change.from().as_str(), change.to().as_str());
+    if change.to() == crate::limits::circuit_breaker::CircuitState::Open {
+        tracing::warn!(target: "backoff_runtime", breaker, from, to, "circuit breaker opened");
+    } else {
+        tracing::info!(target: "backoff_runtime", breaker, from, to, "circuit breaker changed state");
+    }
+}
+
+#[cfg(not(feature = "tracing"))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn circuit_changed(_change: &crate::limits::circuit_breaker::CircuitTransition) {}
+
 #[cfg(not(feature = "tracing"))]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn retrying(

@@ -1,0 +1,672 @@
+//! [`CircuitBreaker`]: an admission limiter that stops sending to a backend
+//! that keeps failing, then probes it.
+
+use core::fmt;
+use core::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
+use core::time::Duration;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Shut};
+
+/// The most outcomes the window holds (four 64-bit words of flags).
+const MAX_WINDOW: u32 = 256;
+
+/// A circuit breaker, named in `admission = ...` (or
+/// [`Retry::admission`](crate::Retry::admission), or a tower layer's
+/// `admission`).
+///
+/// - **Closed** (at first): every attempt goes. It keeps the last
+///   [`window`](Self::window) outcomes. It opens when at least
+///   [`minimum_throughput`](Self::minimum_throughput) of them are known and
+///   the share of failures reaches [`failure_ratio`](Self::failure_ratio),
+///   or after [`consecutive_failures`](Self::consecutive_failures) failures
+///   in a row (when set).
+/// - **Open**: every attempt is refused at once, for
+///   [`break_duration`](Self::break_duration). The call ends with a
+///   [`Refused`](crate::Refused) that says a circuit breaker refused and
+///   for how long ([`Refused::retry_after`](crate::Refused::retry_after)).
+/// - **Half-open** (once the break is over): [`probes`](Self::probes)
+///   attempts go. One failure opens the circuit again; as many successes as
+///   probes close it, with an empty window. Other attempts are refused while
+///   the probes run.
+///
+/// A failure is what `slow_down_if` flags (by default every error that
+/// `retry_if` retries). Anything else is a success: a value, a pending
+/// value, an error that is not retried. An outcome that ends while the
+/// circuit is open is not counted.
+///
+/// A refusal is not an attempt. It takes no retry budget or throttle
+/// token, and no loop retries it: not this call's, and not a retried call
+/// around it. It sits in front of the retries: each attempt, the first
+/// included, asks it.
+///
+/// Defaults, from resilience4j and Polly: a failure ratio of 0.5 over the
+/// last 100 outcomes, with at least 100 known (resilience4j's
+/// `failureRateThreshold`, `slidingWindowSize` and `minimumNumberOfCalls`;
+/// Polly's `MinimumThroughput` is also 100); a break of 5 s and one probe
+/// (Polly's `BreakDuration` and its single trial call; resilience4j waits
+/// 60 s and lets 10 through).
+///
+/// ```
+/// use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, CircuitBreaker, CircuitState};
+/// use std::time::{Duration, Instant};
+///
+/// static BACKEND: CircuitBreaker = CircuitBreaker::new().consecutive_failures(3).name("backend");
+///
+/// let now = Instant::now();
+/// for _ in 0..3 {
+///     assert_eq!(BACKEND.admit(AdmissionRequest::new(now, 1, Duration::ZERO)), Admission::Go);
+///     BACKEND.observed(AttemptEnd::new(now, true));
+/// }
+/// assert_eq!(BACKEND.state(), CircuitState::Open);
+/// assert!(matches!(BACKEND.admit(AdmissionRequest::new(now, 1, Duration::ZERO)), Admission::Shut(_)));
+/// ```
+pub struct CircuitBreaker {
+    /// The state, read without a lock on every question: a [`CircuitState`]
+    /// as a byte.
+    state: AtomicU8,
+    /// The window: one flag per outcome, set for a failure.
+    flags: [AtomicU64; (MAX_WINDOW / 64) as usize],
+    /// Where the next outcome goes in the window (modulo its size).
+    next: AtomicU32,
+    /// The outcomes the window holds, up to its size.
+    known: AtomicU32,
+    /// The failures the window holds.
+    failures: AtomicU32,
+    /// Failures since the last success.
+    streak: AtomicU32,
+    /// When the circuit opened, and the probes of a half-open circuit.
+    transitions: Mutex<Transitions>,
+    config: Config,
+}
+
+/// What a breaker is built with.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    failure_ratio: f64,
+    window: u32,
+    minimum_throughput: u32,
+    consecutive_failures: Option<u32>,
+    break_duration: Duration,
+    probes: u32,
+    name: Option<&'static str>,
+    on_transition: Option<fn(&CircuitTransition)>,
+}
+
+/// The part of a breaker's state that changes under its lock.
+#[derive(Debug)]
+struct Transitions {
+    /// Until when an open circuit stays open.
+    open_until: Option<Instant>,
+    /// Probes let through since the circuit became half-open.
+    probes_sent: u32,
+    /// Probes that succeeded.
+    probes_passed: u32,
+}
+
+/// The state of a [`CircuitBreaker`].
+///
+/// ```
+/// use backoff_runtime::{CircuitBreaker, CircuitState};
+/// assert_eq!(CircuitBreaker::new().state(), CircuitState::Closed);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CircuitState {
+    /// Attempts go, and their outcomes are counted.
+    Closed,
+    /// Attempts are refused until the break is over.
+    Open,
+    /// A few probes go; the rest are refused.
+    HalfOpen,
+}
+
+impl CircuitState {
+    /// The state's name in metrics and tracing: `closed`, `open`,
+    /// `half_open`.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::CircuitState::HalfOpen.as_str(), "half_open");
+    /// ```
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CircuitState::Closed => "closed",
+            CircuitState::Open => "open",
+            CircuitState::HalfOpen => "half_open",
+        }
+    }
+
+    const fn from_byte(byte: u8) -> Self {
+        match byte {
+            0 => CircuitState::Closed,
+            1 => CircuitState::Open,
+            _ => CircuitState::HalfOpen,
+        }
+    }
+}
+
+impl fmt::Display for CircuitState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A change of a [`CircuitBreaker`]'s state, as its
+/// [`on_transition`](CircuitBreaker::on_transition) hook hears it.
+///
+/// ```
+/// use backoff_runtime::{CircuitBreaker, CircuitState, CircuitTransition};
+///
+/// fn log(change: &CircuitTransition) {
+///     eprintln!("{:?}: {} -> {}", change.breaker(), change.from(), change.to());
+/// }
+/// static BACKEND: CircuitBreaker = CircuitBreaker::new().on_transition(log);
+/// # let _ = &BACKEND;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CircuitTransition {
+    breaker: Option<&'static str>,
+    from: CircuitState,
+    to: CircuitState,
+    at: Instant,
+}
+
+impl CircuitTransition {
+    /// The breaker's name, when it has one.
+    ///
+    /// ```
+    /// # fn f(change: &backoff_runtime::CircuitTransition) {
+    /// let _name: Option<&str> = change.breaker();
+    /// # }
+    /// ```
+    #[must_use]
+    pub const fn breaker(&self) -> Option<&'static str> {
+        self.breaker
+    }
+
+    /// The state before.
+    ///
+    /// ```
+    /// # fn f(change: &backoff_runtime::CircuitTransition) {
+    /// let _before = change.from();
+    /// # }
+    /// ```
+    #[must_use]
+    pub const fn from(&self) -> CircuitState {
+        self.from
+    }
+
+    /// The state after.
+    ///
+    /// ```
+    /// # fn f(change: &backoff_runtime::CircuitTransition) {
+    /// let _after = change.to();
+    /// # }
+    /// ```
+    #[must_use]
+    pub const fn to(&self) -> CircuitState {
+        self.to
+    }
+
+    /// When it changed, on the loop's clock.
+    ///
+    /// ```
+    /// # fn f(change: &backoff_runtime::CircuitTransition) {
+    /// let _at = change.at();
+    /// # }
+    /// ```
+    #[must_use]
+    pub const fn at(&self) -> Instant {
+        self.at
+    }
+}
+
+crate::limits::named::default_is_new!(CircuitBreaker);
+
+impl fmt::Debug for CircuitBreaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CircuitBreaker")
+            .field("state", &self.state())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CircuitBreaker {
+    /// The most outcomes a window holds.
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// assert_eq!(CircuitBreaker::new().window(1_000).get_window(), CircuitBreaker::MAX_WINDOW);
+    /// ```
+    pub const MAX_WINDOW: u32 = MAX_WINDOW;
+
+    /// A closed breaker with the defaults (see the type's doc). `const`,
+    /// so it lives in a `static`.
+    ///
+    /// ```
+    /// use backoff_runtime::CircuitBreaker;
+    /// use std::time::Duration;
+    ///
+    /// let breaker = CircuitBreaker::new();
+    /// assert_eq!(breaker.get_failure_ratio(), 0.5);
+    /// assert_eq!(breaker.get_break_duration(), Duration::from_secs(5));
+    /// ```
+    #[must_use]
+    pub const fn new() -> Self {
+        CircuitBreaker {
+            state: AtomicU8::new(0),
+            flags: [const { AtomicU64::new(0) }; (MAX_WINDOW / 64) as usize],
+            next: AtomicU32::new(0),
+            known: AtomicU32::new(0),
+            failures: AtomicU32::new(0),
+            streak: AtomicU32::new(0),
+            transitions: Mutex::new(Transitions {
+                open_until: None,
+                probes_sent: 0,
+                probes_passed: 0,
+            }),
+            config: Config {
+                failure_ratio: 0.5,
+                window: 100,
+                minimum_throughput: 100,
+                consecutive_failures: None,
+                break_duration: Duration::from_secs(5),
+                probes: 1,
+                name: None,
+                on_transition: None,
+            },
+        }
+    }
+
+    /// Opens when this share of the window's outcomes failed (0.0 to 1.0;
+    /// default 0.5). Outside that range, it is clamped.
+    ///
+    /// ```
+    /// let breaker = backoff_runtime::CircuitBreaker::new().failure_ratio(0.25);
+    /// assert_eq!(breaker.get_failure_ratio(), 0.25);
+    /// ```
+    #[must_use]
+    pub const fn failure_ratio(mut self, ratio: f64) -> Self {
+        self.config.failure_ratio = ratio.clamp(0.0, 1.0);
+        self
+    }
+
+    /// How many of the last outcomes it keeps (1 to [`MAX_WINDOW`](Self::MAX_WINDOW);
+    /// default 100). Outside that range, it is clamped.
+    ///
+    /// ```
+    /// let breaker = backoff_runtime::CircuitBreaker::new().window(20);
+    /// assert_eq!(breaker.get_window(), 20);
+    /// ```
+    #[must_use]
+    pub const fn window(mut self, outcomes: u32) -> Self {
+        self.config.window = if outcomes == 0 {
+            1
+        } else if outcomes > MAX_WINDOW {
+            MAX_WINDOW
+        } else {
+            outcomes
+        };
+        self
+    }
+
+    /// The fewest outcomes the window must hold before the ratio counts
+    /// (default 100). Above the window, the whole window.
+    ///
+    /// ```
+    /// let breaker = backoff_runtime::CircuitBreaker::new().window(20).minimum_throughput(10);
+    /// assert_eq!(breaker.get_minimum_throughput(), 10);
+    /// ```
+    #[must_use]
+    pub const fn minimum_throughput(mut self, outcomes: u32) -> Self {
+        self.config.minimum_throughput = outcomes;
+        self
+    }
+
+    /// Also opens after this many failures in a row, whatever the ratio
+    /// (off by default; 0 is taken as 1).
+    ///
+    /// ```
+    /// let breaker = backoff_runtime::CircuitBreaker::new().consecutive_failures(5);
+    /// assert_eq!(breaker.get_consecutive_failures(), Some(5));
+    /// ```
+    #[must_use]
+    pub const fn consecutive_failures(mut self, failures: u32) -> Self {
+        self.config.consecutive_failures = Some(if failures == 0 { 1 } else { failures });
+        self
+    }
+
+    /// How long it stays open before probing (default 5 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let breaker = backoff_runtime::CircuitBreaker::new().break_duration(Duration::from_secs(30));
+    /// assert_eq!(breaker.get_break_duration(), Duration::from_secs(30));
+    /// ```
+    #[must_use]
+    pub const fn break_duration(mut self, duration: Duration) -> Self {
+        self.config.break_duration = duration;
+        self
+    }
+
+    /// How many attempts go while half-open (default 1; 0 is taken as 1).
+    ///
+    /// ```
+    /// let breaker = backoff_runtime::CircuitBreaker::new().probes(3);
+    /// assert_eq!(breaker.get_probes(), 3);
+    /// ```
+    #[must_use]
+    pub const fn probes(mut self, probes: u32) -> Self {
+        self.config.probes = if probes == 0 { 1 } else { probes };
+        self
+    }
+
+    /// Calls `hook` at each change of state (after the change).
+    ///
+    /// ```
+    /// use backoff_runtime::{CircuitBreaker, CircuitTransition};
+    /// static BREAKER: CircuitBreaker = CircuitBreaker::new().on_transition(|change: &CircuitTransition| {
+    ///     eprintln!("circuit {}", change.to());
+    /// });
+    /// # let _ = &BREAKER;
+    /// ```
+    #[must_use]
+    pub const fn on_transition(mut self, hook: fn(&CircuitTransition)) -> Self {
+        self.config.on_transition = Some(hook);
+        self
+    }
+
+    /// Names the breaker: the `breaker` label of its metrics, the name in
+    /// its tracing events and in its [`Refused`](crate::Refused).
+    ///
+    /// ```
+    /// let breaker = backoff_runtime::CircuitBreaker::new().name("s3");
+    /// assert_eq!(breaker.get_name(), Some("s3"));
+    /// ```
+    #[must_use]
+    pub const fn name(mut self, name: &'static str) -> Self {
+        self.config.name = Some(name);
+        self
+    }
+
+    /// The breaker's name, if it has one.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_name(), None);
+    /// ```
+    #[must_use]
+    pub const fn get_name(&self) -> Option<&'static str> {
+        self.config.name
+    }
+
+    /// The failure ratio that opens it.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_failure_ratio(), 0.5);
+    /// ```
+    #[must_use]
+    pub const fn get_failure_ratio(&self) -> f64 {
+        self.config.failure_ratio
+    }
+
+    /// How many outcomes the window keeps.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_window(), 100);
+    /// ```
+    #[must_use]
+    pub const fn get_window(&self) -> u32 {
+        self.config.window
+    }
+
+    /// The fewest outcomes before the ratio counts.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_minimum_throughput(), 100);
+    /// ```
+    #[must_use]
+    pub const fn get_minimum_throughput(&self) -> u32 {
+        self.config.minimum_throughput
+    }
+
+    /// The failures in a row that open it, when set.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_consecutive_failures(), None);
+    /// ```
+    #[must_use]
+    pub const fn get_consecutive_failures(&self) -> Option<u32> {
+        self.config.consecutive_failures
+    }
+
+    /// How long it stays open.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_break_duration(), Duration::from_secs(5));
+    /// ```
+    #[must_use]
+    pub const fn get_break_duration(&self) -> Duration {
+        self.config.break_duration
+    }
+
+    /// How many probes go while half-open.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_probes(), 1);
+    /// ```
+    #[must_use]
+    pub const fn get_probes(&self) -> u32 {
+        self.config.probes
+    }
+
+    /// The state now. An open circuit whose break is over reads `Open`
+    /// until the next attempt asks (it then becomes half-open).
+    ///
+    /// ```
+    /// use backoff_runtime::{CircuitBreaker, CircuitState};
+    /// assert_eq!(CircuitBreaker::new().state(), CircuitState::Closed);
+    /// ```
+    #[must_use]
+    pub fn state(&self) -> CircuitState {
+        CircuitState::from_byte(self.state.load(Ordering::Acquire))
+    }
+
+    /// The failures and the outcomes the window holds now.
+    ///
+    /// ```
+    /// assert_eq!(backoff_runtime::CircuitBreaker::new().failures(), (0, 0));
+    /// ```
+    #[must_use]
+    pub fn failures(&self) -> (u32, u32) {
+        (
+            self.failures.load(Ordering::Relaxed),
+            self.known.load(Ordering::Relaxed),
+        )
+    }
+
+    /// The lock over the transitions, never held across a wait. Its fields
+    /// stay consistent whatever a panic interrupted, so a poisoned lock is
+    /// taken as is.
+    fn lock(&self) -> MutexGuard<'_, Transitions> {
+        self.transitions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts an outcome of a closed circuit in the window; `true` when it
+    /// should open now.
+    fn count(&self, failed: bool) -> bool {
+        let window = self.config.window;
+        if !failed
+            && self.failures.load(Ordering::Relaxed) == 0
+            && self.streak.load(Ordering::Relaxed) == 0
+            && self.known.load(Ordering::Relaxed) >= window
+        {
+            // A full window of successes: another changes nothing.
+            return false;
+        }
+        let slot = self.next.fetch_add(1, Ordering::Relaxed) % window;
+        let (word, bit) = (&self.flags[(slot / 64) as usize], 1_u64 << (slot % 64));
+        let was_failure = if failed {
+            word.fetch_or(bit, Ordering::AcqRel)
+        } else {
+            word.fetch_and(!bit, Ordering::AcqRel)
+        } & bit
+            != 0;
+        match (was_failure, failed) {
+            (false, true) => {
+                self.failures.fetch_add(1, Ordering::AcqRel);
+            }
+            (true, false) => {
+                self.failures.fetch_sub(1, Ordering::AcqRel);
+            }
+            _ => {}
+        }
+        if self.known.load(Ordering::Relaxed) < window {
+            let _ = self.known.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |known| {
+                (known < window).then_some(known + 1)
+            });
+        }
+        if !failed {
+            if self.streak.load(Ordering::Relaxed) != 0 {
+                self.streak.store(0, Ordering::Relaxed);
+            }
+            return false;
+        }
+        let streak = self.streak.fetch_add(1, Ordering::AcqRel).saturating_add(1);
+        if self.config.consecutive_failures.is_some_and(|limit| streak >= limit) {
+            return true;
+        }
+        let known = self.known.load(Ordering::Acquire);
+        let failures = self.failures.load(Ordering::Acquire);
+        known >= self.config.minimum_throughput.min(window)
+            && known > 0
+            && f64::from(failures) >= self.config.failure_ratio * f64::from(known)
+    }
+
+    /// Empties the window (the circuit closes or opens).
+    fn clear_window(&self) {
+        for word in &self.flags {
+            word.store(0, Ordering::Relaxed);
+        }
+        self.next.store(0, Ordering::Relaxed);
+        self.known.store(0, Ordering::Relaxed);
+        self.failures.store(0, Ordering::Relaxed);
+        self.streak.store(0, Ordering::Relaxed);
+    }
+
+    /// Moves to `to` at `at`, under the lock, and reports it.
+    fn go_to(&self, transitions: &mut Transitions, to: CircuitState, at: Instant) {
+        let from = self.state();
+        if from == to {
+            return;
+        }
+        match to {
+            CircuitState::Open => {
+                transitions.open_until = Some(at.checked_add(self.config.break_duration).unwrap_or(at));
+                self.clear_window();
+            }
+            CircuitState::HalfOpen => {
+                transitions.probes_sent = 0;
+                transitions.probes_passed = 0;
+            }
+            CircuitState::Closed => {
+                transitions.open_until = None;
+                self.clear_window();
+            }
+        }
+        self.state.store(to as u8, Ordering::Release);
+        let change = CircuitTransition {
+            breaker: self.config.name,
+            from,
+            to,
+            at,
+        };
+        crate::observe::trace::circuit_changed(&change);
+        crate::observe::metrics::circuit_changed(&change);
+        if let Some(hook) = self.config.on_transition {
+            hook(&change);
+        }
+    }
+
+    /// The answer of a circuit that is not closed.
+    #[cold]
+    #[inline(never)]
+    fn admit_not_closed(&self, now: Instant) -> Admission {
+        let mut transitions = self.lock();
+        if self.state() == CircuitState::Open {
+            match transitions.open_until {
+                Some(until) if now < until => {
+                    return Admission::Shut(Shut::circuit_open(Some(until.saturating_duration_since(now))));
+                }
+                _ => self.go_to(&mut transitions, CircuitState::HalfOpen, now),
+            }
+        }
+        match self.state() {
+            CircuitState::HalfOpen if transitions.probes_sent < self.config.probes => {
+                transitions.probes_sent += 1;
+                Admission::Go
+            }
+            CircuitState::HalfOpen => Admission::Shut(Shut::circuit_open(None)),
+            // Closed by a probe meanwhile.
+            _ => Admission::Go,
+        }
+    }
+
+    /// An outcome of a circuit that is not closed: a probe's (or a late
+    /// attempt's) while half-open; nothing while open.
+    #[cold]
+    #[inline(never)]
+    fn observed_not_closed(&self, end: AttemptEnd) {
+        let mut transitions = self.lock();
+        if self.state() != CircuitState::HalfOpen {
+            return;
+        }
+        if end.slow_down() {
+            self.go_to(&mut transitions, CircuitState::Open, end.now());
+        } else {
+            transitions.probes_passed += 1;
+            if transitions.probes_passed >= self.config.probes {
+                self.go_to(&mut transitions, CircuitState::Closed, end.now());
+            }
+        }
+    }
+
+    /// A closed circuit's outcome opened it.
+    #[cold]
+    #[inline(never)]
+    fn trip(&self, now: Instant) {
+        let mut transitions = self.lock();
+        if self.state() == CircuitState::Closed {
+            self.go_to(&mut transitions, CircuitState::Open, now);
+        }
+    }
+}
+
+impl AdmissionLimit for CircuitBreaker {
+    #[inline]
+    fn admit(&self, request: AdmissionRequest) -> Admission {
+        if self.state.load(Ordering::Acquire) == CircuitState::Closed as u8 {
+            return Admission::Go;
+        }
+        self.admit_not_closed(request.now())
+    }
+
+    #[inline]
+    fn observed(&self, end: AttemptEnd) {
+        if self.state.load(Ordering::Acquire) != CircuitState::Closed as u8 {
+            return self.observed_not_closed(end);
+        }
+        if self.count(end.slow_down()) {
+            self.trip(end.now());
+        }
+    }
+
+    fn name(&self) -> Option<&'static str> {
+        self.config.name
+    }
+}
+
+#[cfg(test)]
+mod tests;
