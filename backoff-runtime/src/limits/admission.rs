@@ -278,20 +278,42 @@ impl<'a> Admitting<'a> {
     /// does.
     #[inline]
     pub fn ask(&mut self) -> Admission {
-        if self.progress.reserved {
-            self.progress = AdmissionProgress::default();
-            self.attempt = self.attempt.saturating_add(1);
-            return Admission::Go;
+        if self.progress.reserved || self.progress.since.is_some() {
+            return self.ask_again();
         }
         let attempt = self.attempt.saturating_add(1);
-        let request = match self.progress.since {
-            None => AdmissionRequest::on_clock(self.clock, attempt),
-            Some(since) => {
-                let now = self.clock.now();
-                AdmissionRequest::new(now, attempt, now.saturating_duration_since(since))
-            }
+        let answer = self.limit.admit(AdmissionRequest::on_clock(self.clock, attempt));
+        if answer == Admission::Go {
+            self.attempt = attempt;
+            return Admission::Go;
+        }
+        self.answered(answer, attempt)
+    }
+
+    /// [`ask`](Self::ask) for an attempt that waited for admission: its
+    /// tokens reserved, or asking again.
+    #[cold]
+    #[inline(never)]
+    fn ask_again(&mut self) -> Admission {
+        let attempt = self.attempt.saturating_add(1);
+        let Some(since) = self.progress.since.filter(|_| !self.progress.reserved) else {
+            self.progress = AdmissionProgress::default();
+            self.attempt = attempt;
+            return Admission::Go;
         };
-        let answer = self.limit.admit(request);
+        let now = self.clock.now();
+        let answer = self.limit.admit(AdmissionRequest::new(
+            now,
+            attempt,
+            now.saturating_duration_since(since),
+        ));
+        self.answered(answer, attempt)
+    }
+
+    /// Where the attempt stands after the limiter's `answer`.
+    #[cold]
+    #[inline(never)]
+    fn answered(&mut self, answer: Admission, attempt: u32) -> Admission {
         match answer {
             Admission::Go => {
                 self.attempt = attempt;
@@ -368,7 +390,22 @@ impl<'a> Admitting<'a> {
 
     /// Waits (on `sleep`) until the next attempt is admitted: `true` when
     /// it may start, `false` when it was refused.
+    #[inline]
     pub fn admit_blocking(&mut self, sleep: &dyn Fn(Duration)) -> bool {
+        match self.ask() {
+            Admission::Go => true,
+            Admission::Refuse | Admission::Shut(_) => false,
+            Admission::Wait(wait) | Admission::GoAfter(wait) => {
+                sleep(wait);
+                self.admit_blocking_after_waits(sleep)
+            }
+        }
+    }
+
+    /// [`admit_blocking`](Self::admit_blocking) after its first wait.
+    #[cold]
+    #[inline(never)]
+    fn admit_blocking_after_waits(&mut self, sleep: &dyn Fn(Duration)) -> bool {
         loop {
             match self.next() {
                 ControlFlow::Break(admitted) => return admitted,

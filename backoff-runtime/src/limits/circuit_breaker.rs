@@ -494,18 +494,19 @@ impl CircuitBreaker {
         self.transitions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Whether the window is full of successes: another changes nothing.
+    #[inline]
+    fn all_succeeded(&self) -> bool {
+        self.failures.load(Ordering::Relaxed) == 0
+            && self.streak.load(Ordering::Relaxed) == 0
+            && self.known.load(Ordering::Relaxed) >= self.config.window
+    }
+
     /// Counts an outcome of a closed circuit in the window; `true` when it
     /// should open now.
+    #[inline(never)]
     fn count(&self, failed: bool) -> bool {
         let window = self.config.window;
-        if !failed
-            && self.failures.load(Ordering::Relaxed) == 0
-            && self.streak.load(Ordering::Relaxed) == 0
-            && self.known.load(Ordering::Relaxed) >= window
-        {
-            // A full window of successes: another changes nothing.
-            return false;
-        }
         let slot = self.next.fetch_add(1, Ordering::Relaxed) % window;
         let (word, bit) = (&self.flags[(slot / 64) as usize], 1_u64 << (slot % 64));
         let was_failure = if failed {
@@ -657,6 +658,9 @@ impl AdmissionLimit for CircuitBreaker {
     fn observed(&self, end: AttemptEnd) {
         if self.state.load(Ordering::Acquire) != CircuitState::Closed as u8 {
             return self.observed_not_closed(end);
+        }
+        if !end.slow_down() && self.all_succeeded() {
+            return;
         }
         if self.count(end.slow_down()) {
             self.trip(end.now());
