@@ -35,8 +35,10 @@
 //! - what counts retries: [`RetryLimit`], [`RetryBudget`], [`BudgetError`],
 //!   [`RetryThrottle`], [`ThrottleError`];
 //! - what admits attempts: [`AdmissionLimit`], [`Admission`],
-//!   [`AdmissionRequest`], [`AdaptiveRateLimiter`], [`AdaptiveThrottle`],
-//!   [`Refused`];
+//!   [`AdmissionRequest`], [`AttemptEnd`], [`AdaptiveRateLimiter`],
+//!   [`AdaptiveThrottle`], [`CircuitBreaker`] (with [`CircuitState`],
+//!   [`CircuitTransition`]), [`Cooldown`], [`Refused`] (with [`Shut`],
+//!   [`ShutBy`]);
 //! - the attempt's context: [`Attempt`], [`InvocationId`];
 //! - the events: [`RetryEvent`], [`GiveUp`], [`Success`], [`StopReason`];
 //! - a timed-out attempt: [`Elapsed`];
@@ -108,6 +110,7 @@ pub use crate::limits::admission::Refused;
 pub use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Shut, ShutBy};
 pub use crate::limits::budget::{BudgetError, RetryBudget};
 pub use crate::limits::circuit_breaker::{CircuitBreaker, CircuitState, CircuitTransition};
+pub use crate::limits::cooldown::Cooldown;
 pub use crate::limits::limit::RetryLimit;
 pub use crate::limits::throttle::{RetryThrottle, ThrottleError};
 pub use crate::observe::events::{GiveUp, RetryEvent, Success};

@@ -16,6 +16,7 @@ pub mod breaker;
 pub mod budget;
 pub mod budget_per_host;
 pub mod concurrency;
+pub mod cooldown;
 pub mod edges;
 pub mod executors;
 pub mod future_size;

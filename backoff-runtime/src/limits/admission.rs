@@ -443,7 +443,7 @@ pub fn refusal_of(limit: &dyn AdmissionLimit, answer: Admission) -> Refused {
 
 /// How an attempt ended, on `clock`, as `hooks` judge it (`judged`: the
 /// value it returned, or the outcome to decide on): an admission limiter's
-/// [`AttemptEnd`]. The server's hint is read only from an error.
+/// [`AttemptEnd`]. The server's hint is read only from an outcome decided on.
 #[inline]
 pub fn attempt_end<T, E, O: Outcome<T, E>>(
     clock: ClockKind,
@@ -457,16 +457,14 @@ pub fn attempt_end<T, E, O: Outcome<T, E>>(
 }
 
 /// [`attempt_end`] of an attempt whose outcome is decided on: an error, or
-/// a value still pending.
+/// a value retried (a 429 response, a pending value). Its hint is the
+/// server's pushback, else what `retry_after` (or `retry_after_ok`) reads.
 #[cold]
 #[inline(never)]
 fn failed_attempt_end<T, E, O: Outcome<T, E>>(clock: ClockKind, hooks: &Hooks<'_, T, E, O>, outcome: &O) -> AttemptEnd {
-    let hint = match outcome.view() {
-        Ok(_) => None,
-        Err(_) => match hooks.pushback_of(outcome) {
-            Some(Pushback::After(wait)) => Some(wait),
-            _ => hooks.hint(outcome),
-        },
+    let hint = match hooks.pushback_of(outcome) {
+        Some(Pushback::After(wait)) => Some(wait),
+        _ => hooks.hint(outcome),
     };
     AttemptEnd::on_clock(clock, hooks.slows_down(outcome), hint)
 }

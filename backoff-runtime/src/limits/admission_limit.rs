@@ -81,7 +81,7 @@ use crate::time::clock::ClockKind;
 /// assert_eq!(result, Err(Error::Refused), "the fourth attempt is refused");
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`admission = ...` needs a limiter that admits attempts (an `AdaptiveRateLimiter`, an `AdaptiveThrottle` or your own `AdmissionLimit`, or a reference, `Arc` or `Box` of one), and `{Self}` is not one",
+    message = "`admission = ...` needs a limiter that admits attempts (an `AdaptiveRateLimiter`, an `AdaptiveThrottle`, a `CircuitBreaker`, a `Cooldown` or your own `AdmissionLimit`, or a reference, `Arc` or `Box` of one), and `{Self}` is not one",
     label = "not a limiter that admits attempts",
     note = "a limit that counts retries (a `RetryBudget`, a `RetryThrottle`) belongs in `budget = ...`; here, name a `static` limiter, or give `&self.limiter` or an `Arc` of one"
 )]

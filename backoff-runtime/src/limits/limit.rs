@@ -61,7 +61,7 @@ use crate::limits::throttle::RetryThrottle;
 #[diagnostic::on_unimplemented(
     message = "`budget = ...` needs a limit that counts retries (a `RetryBudget`, a `RetryThrottle` or your own `RetryLimit`, or a reference, `Arc` or `Box` of one), and `{Self}` is not one",
     label = "not a limit that counts retries",
-    note = "a limiter that paces every attempt (an `AdaptiveRateLimiter`, an `AdaptiveThrottle`) belongs in `admission = ...`; here, name a `static` limit, or give `&self.budget` or an `Arc` of one"
+    note = "a limiter asked before every attempt (an `AdaptiveRateLimiter`, an `AdaptiveThrottle`, a `CircuitBreaker`, a `Cooldown`) belongs in `admission = ...`; here, name a `static` limit, or give `&self.budget` or an `Arc` of one"
 )]
 pub trait RetryLimit: Sync {
     /// Whether [`call_started`](RetryLimit::call_started) needs the

@@ -104,7 +104,7 @@ fn anchor() -> Instant {
 
 /// `instant` as nanoseconds since the anchor (saturating below `NO_START`).
 #[inline(never)]
-fn nanos_since_anchor(instant: Instant) -> u64 {
+pub(crate) fn nanos_since_anchor(instant: Instant) -> u64 {
     let nanos = instant.saturating_duration_since(anchor()).as_nanos();
     u64::try_from(nanos).unwrap_or(NO_START - 1).min(NO_START - 1)
 }

@@ -1,0 +1,11 @@
+use backoff_runtime::{CircuitBreaker, retry};
+
+// A `const` breaker is a new, closed breaker at every use: it would never open.
+const BREAKER: CircuitBreaker = CircuitBreaker::new().consecutive_failures(5);
+
+#[retry(admission = BREAKER)]
+fn fetch() -> Result<u32, std::io::Error> {
+    Ok(1)
+}
+
+fn main() {}
