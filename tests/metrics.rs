@@ -690,3 +690,51 @@ fn hedges_count_apart_from_retries() {
     assert_eq!((retries("hedge"), retries("schedule")), (1, 1));
     assert_eq!(calls_of(&snapshot, "hedged_op", "after_retries"), 1);
 }
+
+// ---- a circuit breaker's state ----
+
+#[test]
+fn a_named_breaker_reports_its_state_and_its_changes() {
+    use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, CircuitBreaker};
+    let breaker = CircuitBreaker::new().consecutive_failures(2).name("payments");
+    let start = std::time::Instant::now();
+    let snapshot = recorded(|| {
+        breaker.observed(AttemptEnd::new(start, true));
+        breaker.observed(AttemptEnd::new(start, true));
+    });
+    let state = |snapshot: &BTreeMap<Series, DebugValue>, state: &str| {
+        gauge(
+            snapshot,
+            "backoff_circuit_state",
+            &[("breaker", "payments"), ("state", state)],
+        )
+    };
+    assert_eq!(
+        (
+            state(&snapshot, "open"),
+            state(&snapshot, "closed"),
+            state(&snapshot, "half_open")
+        ),
+        (1.0, 0.0, 0.0)
+    );
+    let opened = &[("breaker", "payments"), ("to", "open")];
+    assert_eq!(counter(&snapshot, "backoff_circuit_transitions_total", opened), 1);
+    let snapshot = recorded(|| {
+        let after = start + breaker.get_break_duration();
+        assert_eq!(
+            breaker.admit(AdmissionRequest::new(after, 1, Duration::ZERO)),
+            Admission::Go
+        );
+        breaker.observed(AttemptEnd::new(after, false));
+    });
+    assert_eq!((state(&snapshot, "closed"), state(&snapshot, "open")), (1.0, 0.0));
+    let closed = &[("breaker", "payments"), ("to", "closed")];
+    let half_open = &[("breaker", "payments"), ("to", "half_open")];
+    assert_eq!(
+        (
+            counter(&snapshot, "backoff_circuit_transitions_total", half_open),
+            counter(&snapshot, "backoff_circuit_transitions_total", closed)
+        ),
+        (1, 1)
+    );
+}

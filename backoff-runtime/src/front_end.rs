@@ -6,7 +6,7 @@
 //! never breaks a published pair. Users write `#[retry]`, the builder, or a
 //! front end's layer instead.
 
-pub use crate::limits::admission::{AdmissionProgress, Admitting, attempt_end, refusal_of};
+pub use crate::limits::admission::{AdmissionProgress, Admitting, refusal_of};
 pub use crate::limits::limit::Limit;
 pub use crate::observe::conventions::{Conventions, SemanticConventions};
 pub use crate::observe::metrics::grpc_call;

@@ -22,7 +22,7 @@ use backoff_runtime::__front_end::Limit;
 use backoff_runtime::__front_end::NestedAttempt;
 use backoff_runtime::__front_end::Timed;
 use backoff_runtime::__front_end::{ASYNC_CLOCK, InlineTimer, Timer};
-use backoff_runtime::__front_end::{AdmissionProgress, Admitting, DefaultWait, attempt_end, refusal_of};
+use backoff_runtime::__front_end::{AdmissionProgress, Admitting, DefaultWait, refusal_of};
 use backoff_runtime::__front_end::{HedgeAttempts, HedgeStep, Hedging as HedgeCall};
 use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
@@ -389,7 +389,7 @@ impl<C, T, A> Settlement<C, T, A> {
         let stopped = core::cell::Cell::new(None);
         with_hooks::<Req, Res, E, C, T, A, ()>(config, &stopped, |hooks| {
             if let Some((limit, _)) = config.admission.admission::<Res>() {
-                limit.observed(attempt_end(ASYNC_CLOCK, hooks, Err(&outcome)));
+                limit.observed(hooks.attempt_end(ASYNC_CLOCK, Err(&outcome)));
             }
             driver.committed(&policy, limit_of(config), hooks, (&outcome, hedges));
         });
@@ -966,7 +966,7 @@ where
     ) -> (HedgeStep<CallResult<S, Req>>, Stopped) {
         self.decide(|driver, policy, limit, admission, hooks| {
             if let Some((admitting, _)) = admission {
-                admitting.observed(attempt_end(ASYNC_CLOCK, hooks, Err(&outcome)));
+                admitting.observed(hooks.attempt_end(ASYNC_CLOCK, Err(&outcome)));
             }
             driver.hedge_failed(policy, limit, hooks, (outcome, below), hedging)
         })

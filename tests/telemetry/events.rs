@@ -322,3 +322,37 @@ fn a_refused_attempt_is_reported_as_a_give_up() {
     assert_eq!(events[1].fields["attempts"], "1");
     assert_eq!(events[1].fields["error"], "Refused");
 }
+
+/// A circuit breaker's changes of state are events: WARN when it opens,
+/// INFO when it half-opens and closes, with the breaker's name and both
+/// states.
+#[test]
+fn a_breaker_reports_each_change_of_state() {
+    use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, CircuitBreaker};
+    use std::time::{Duration, Instant};
+    let breaker = CircuitBreaker::new().consecutive_failures(1).name("ledger");
+    let start = Instant::now();
+    let after = start + breaker.get_break_duration();
+    let ((), events) = capture(|| {
+        breaker.observed(AttemptEnd::new(start, true));
+        assert_eq!(
+            breaker.admit(AdmissionRequest::new(after, 1, Duration::ZERO)),
+            Admission::Go
+        );
+        breaker.observed(AttemptEnd::new(after, false));
+    });
+    let seen: Vec<_> = events
+        .iter()
+        .map(|event| (event.level, event.fields["from"].as_str(), event.fields["to"].as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Level::WARN, "closed", "open"),
+            (Level::INFO, "open", "half_open"),
+            (Level::INFO, "half_open", "closed"),
+        ]
+    );
+    assert!(events.iter().all(|event| event.fields["breaker"] == "ledger"));
+    assert_eq!(events[0].fields["message"], "circuit breaker opened");
+}

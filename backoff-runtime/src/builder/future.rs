@@ -307,7 +307,7 @@ where
                     let hooks = this.identity.lend(&*this.hooks);
                     let judged = hooks.judge(result);
                     if let Some((admitting, ..)) = this.admission.as_ref().filter(|_| H::ADMITS) {
-                        admitting.observed(&hooks, judged.as_ref());
+                        admitting.observed(hooks.attempt_end(admitting.clock(), judged.as_ref()));
                     }
                     let outcome = match judged {
                         Ok(value) => {

@@ -9,9 +9,6 @@ use core::time::Duration;
 use std::time::Instant;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Shut, ShutBy};
-use crate::run::hooks::Hooks;
-use crate::run::outcome::Outcome;
-use crate::run::pushback::Pushback;
 use crate::time::clock::ClockKind;
 
 /// The error of an attempt that the limit named in `admission = ...`
@@ -371,11 +368,17 @@ impl<'a> Admitting<'a> {
         self.limit.observed(AttemptEnd::on_clock(self.clock, false, None));
     }
 
-    /// Tells the limiter how the attempt that just ended went (`judged`:
-    /// the value it returned, or the outcome to decide on).
+    /// Tells the limiter how the attempt that just ended went (the hooks'
+    /// `attempt_end` makes `end`).
     #[inline]
-    pub fn observed<T, E, O: Outcome<T, E>>(&self, hooks: &Hooks<'_, T, E, O>, judged: Result<&T, &O>) {
-        self.limit.observed(attempt_end(self.clock, hooks, judged));
+    pub fn observed(&self, end: AttemptEnd) {
+        self.limit.observed(end);
+    }
+
+    /// The clock the call's attempts are timed on.
+    #[inline]
+    pub fn clock(&self) -> ClockKind {
+        self.clock
     }
 
     /// Asks for the next attempt: `Break(true)` to start it,
@@ -439,34 +442,6 @@ pub fn refusal_of(limit: &dyn AdmissionLimit, answer: Admission) -> Refused {
             _ => None,
         },
     }
-}
-
-/// How an attempt ended, on `clock`, as `hooks` judge it (`judged`: the
-/// value it returned, or the outcome to decide on): an admission limiter's
-/// [`AttemptEnd`]. The server's hint is read only from an outcome decided on.
-#[inline]
-pub fn attempt_end<T, E, O: Outcome<T, E>>(
-    clock: ClockKind,
-    hooks: &Hooks<'_, T, E, O>,
-    judged: Result<&T, &O>,
-) -> AttemptEnd {
-    match judged {
-        Ok(_) => AttemptEnd::on_clock(clock, false, None),
-        Err(outcome) => failed_attempt_end(clock, hooks, outcome),
-    }
-}
-
-/// [`attempt_end`] of an attempt whose outcome is decided on: an error, or
-/// a value retried (a 429 response, a pending value). Its hint is the
-/// server's pushback, else what `retry_after` (or `retry_after_ok`) reads.
-#[cold]
-#[inline(never)]
-fn failed_attempt_end<T, E, O: Outcome<T, E>>(clock: ClockKind, hooks: &Hooks<'_, T, E, O>, outcome: &O) -> AttemptEnd {
-    let hint = match hooks.pushback_of(outcome) {
-        Some(Pushback::After(wait)) => Some(wait),
-        _ => hooks.hint(outcome),
-    };
-    AttemptEnd::on_clock(clock, hooks.slows_down(outcome), hint)
 }
 
 /// The limiter of `admission = EXPR`, as the expansion borrows it: carries

@@ -584,8 +584,9 @@ impl CircuitBreaker {
             to,
             at,
         };
-        crate::observe::trace::circuit_changed(&change);
-        crate::observe::metrics::circuit_changed(&change);
+        crate::observe::trace::circuit_changed(change.breaker, from.as_str(), to.as_str());
+        let states = [CircuitState::Closed, CircuitState::Open, CircuitState::HalfOpen].map(CircuitState::as_str);
+        crate::observe::metrics::circuit_changed(change.breaker, &states, to.as_str());
         if let Some(hook) = self.config.on_transition {
             hook(&change);
         }

@@ -92,21 +92,21 @@ pub fn grpc_call(method: &str, retries: u32, delay: Duration, hedged: bool) {
     let _ = (method, retries, delay, hedged);
 }
 
-/// Records a named circuit breaker's change of state: the gauge of each
-/// state (1 for the state it is in, 0 for the others) and the count of
-/// changes into the new one. An unnamed breaker records nothing.
-pub(crate) fn circuit_changed(change: &crate::limits::circuit_breaker::CircuitTransition) {
+/// Records a named circuit breaker's change of state into `to`, one of
+/// `states` (their names): the gauge of each state (1 for `to`, 0 for the
+/// others) and the count of changes into `to`. An unnamed breaker records
+/// nothing.
+pub(crate) fn circuit_changed(breaker: Option<&'static str>, states: &[&'static str], to: &'static str) {
     #[cfg(feature = "metrics")]
-    if let Some(breaker) = change.breaker() {
-        use crate::limits::circuit_breaker::CircuitState;
-        for state in [CircuitState::Closed, CircuitState::Open, CircuitState::HalfOpen] {
-            let value = if state == change.to() { 1.0 } else { 0.0 };
-            metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker, "state" => state.as_str()).set(value);
+    if let Some(breaker) = breaker {
+        for &state in states {
+            let value = if state == to { 1.0 } else { 0.0 };
+            metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker, "state" => state).set(value);
         }
-        metrics::counter!(CIRCUIT_TRANSITIONS_TOTAL, "breaker" => breaker, "to" => change.to().as_str()).increment(1);
+        metrics::counter!(CIRCUIT_TRANSITIONS_TOTAL, "breaker" => breaker, "to" => to).increment(1);
     }
     #[cfg(not(feature = "metrics"))]
-    let _ = change;
+    let _ = (breaker, states, to);
 }
 
 /// Records a call that succeeded after `attempts` attempts.

@@ -200,15 +200,15 @@ pub(crate) fn succeeded(event: &Success, from_first_failure: bool) {
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn succeeded(_event: &Success, _from_first_failure: bool) {}
 
-/// Emits the event of a circuit breaker's change of state: WARN when it
-/// opens, INFO otherwise. Fields: `breaker` (when named), `from`, `to`.
+/// Emits the event of a circuit breaker's change of state, `from` and `to`
+/// by their names: WARN when it opens (`to` is `"open"`), INFO otherwise.
+/// Fields: `breaker` (when named), `from`, `to`.
 #[cfg(feature = "tracing")]
-pub(crate) fn circuit_changed(change: &crate::limits::circuit_breaker::CircuitTransition) {
+pub(crate) fn circuit_changed(breaker: Option<&'static str>, from: &'static str, to: &'static str) {
     if !thread_has_subscriber() {
         return;
     }
-    let (breaker, from, to) = (change.breaker(), change.from().as_str(), change.to().as_str());
-    if change.to() == crate::limits::circuit_breaker::CircuitState::Open {
+    if to == "open" {
         tracing::warn!(target: "backoff_runtime", breaker, from, to, "circuit breaker opened");
     } else {
         tracing::info!(target: "backoff_runtime", breaker, from, to, "circuit breaker changed state");
@@ -217,7 +217,7 @@ pub(crate) fn circuit_changed(change: &crate::limits::circuit_breaker::CircuitTr
 
 #[cfg(not(feature = "tracing"))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn circuit_changed(_change: &crate::limits::circuit_breaker::CircuitTransition) {}
+pub(crate) fn circuit_changed(_breaker: Option<&'static str>, _from: &'static str, _to: &'static str) {}
 
 #[cfg(not(feature = "tracing"))]
 #[cfg_attr(not(debug_assertions), inline(always))]

@@ -134,7 +134,7 @@ pub(crate) fn settle_blocking<T, E, O: Outcome<T, E>>(
 ) -> Result<T, E> {
     let judged = hooks.judge(result);
     if let Some((admitting, _)) = &parts.admission {
-        admitting.observed(hooks, judged.as_ref());
+        admitting.observed(hooks.attempt_end(admitting.clock(), judged.as_ref()));
     }
     match judged {
         Ok(value) => {
@@ -224,7 +224,7 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
         crate::run::nested::enter_attempt();
         let judged = hooks.judge(body.rerun());
         if let Some((admitting, _)) = &admission {
-            admitting.observed(hooks, judged.as_ref());
+            admitting.observed(hooks.attempt_end(admitting.clock(), judged.as_ref()));
         }
         match judged {
             Ok(value) => {

@@ -250,7 +250,7 @@ impl Loop {
             self.state.refused(policy, admitting.attempts(), &outcome, hooks);
             return Step::Return(hooks.given_up(outcome));
         }
-        admitting.observed(hooks, Err(&outcome));
+        admitting.observed(hooks.attempt_end(admitting.clock(), Err(&outcome)));
         self.failed(mode, policy, budget, hooks, outcome, gave_up_below)
     }
 

@@ -16,11 +16,13 @@
 use core::fmt::{self, Debug};
 use core::time::Duration;
 
+use crate::limits::admission_limit::AttemptEnd;
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::{CallSite, Site};
 use crate::observe::trace::ReportFn;
 use crate::run::outcome::Outcome;
 use crate::run::pushback::{Pushback, PushbackOf};
+use crate::time::clock::ClockKind;
 
 /// A hook that judges an error or a value (`retry_if`, `retry_if_ok`).
 pub(crate) type Predicate<'h, X> = &'h dyn Fn(&X) -> bool;
@@ -188,6 +190,38 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     pub fn slow_down_if(mut self, slow_down_if: &'h dyn Fn(&E) -> bool) -> Self {
         self.slow_down_if = Some(slow_down_if);
         self
+    }
+
+    /// How an attempt ended, on `clock`, as these hooks judge it (`judged`:
+    /// the value it returned, or the outcome to decide on): what an
+    /// admission limiter hears. The server's hint is read only from an
+    /// outcome decided on.
+    #[inline]
+    pub fn attempt_end(&self, clock: ClockKind, judged: Result<&T, &O>) -> AttemptEnd
+    where
+        O: Outcome<T, E>,
+    {
+        match judged {
+            Ok(_) => AttemptEnd::on_clock(clock, false, None),
+            Err(outcome) => self.failed_attempt_end(clock, outcome),
+        }
+    }
+
+    /// [`attempt_end`](Self::attempt_end) of an attempt whose outcome is
+    /// decided on: an error, or a value retried (a 429 response, a pending
+    /// value). Its hint is the server's pushback, else what `retry_after`
+    /// (or `retry_after_ok`) reads.
+    #[cold]
+    #[inline(never)]
+    fn failed_attempt_end(&self, clock: ClockKind, outcome: &O) -> AttemptEnd
+    where
+        O: Outcome<T, E>,
+    {
+        let hint = match self.pushback_of(outcome) {
+            Some(Pushback::After(wait)) => Some(wait),
+            _ => self.hint(outcome),
+        };
+        AttemptEnd::on_clock(clock, self.slows_down(outcome), hint)
     }
 
     /// Whether `outcome` tells the admission limit to slow down: an error
