@@ -24,14 +24,14 @@ struct Counted {
 }
 
 impl AdmissionLimit for Counted {
-    fn admit(&self, request: AdmissionRequest) -> Admission {
+    fn admit(&self, request: AdmissionRequest<'_>) -> Admission {
         let answer = self.limiter.admit(request);
         if !matches!(answer, Admission::Go | Admission::Refuse) {
             self.sleeps.fetch_add(1, Ordering::Relaxed);
         }
         answer
     }
-    fn observed(&self, end: AttemptEnd) {
+    fn observed(&self, end: AttemptEnd<'_>) {
         self.limiter.observed(end);
     }
 }

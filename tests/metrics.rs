@@ -510,7 +510,7 @@ fn throttles_are_reported_and_unnamed_limits_stay_apart() {
 struct RefuseFrom(u32);
 
 impl backoff_runtime::AdmissionLimit for RefuseFrom {
-    fn admit(&self, request: backoff_runtime::AdmissionRequest) -> backoff_runtime::Admission {
+    fn admit(&self, request: backoff_runtime::AdmissionRequest<'_>) -> backoff_runtime::Admission {
         if request.attempt >= self.0 {
             backoff_runtime::Admission::Refuse
         } else {

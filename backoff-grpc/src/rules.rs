@@ -38,6 +38,11 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRule
         call.request.is_kept()
     }
 
+    /// The method: the request's path, `/package.Service/Method`.
+    fn admission_key<'r>(&self, call: &'r GrpcCall) -> Option<&'r str> {
+        Some(call.request.uri().path())
+    }
+
     fn replay(&self, call: &GrpcCall, attempt: &Attempt) -> GrpcCall {
         if self.hedged {
             // Before an attempt reads the body: none supersedes another.

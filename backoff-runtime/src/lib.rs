@@ -37,7 +37,7 @@
 //! - what admits attempts: [`AdmissionLimit`], [`Admission`],
 //!   [`AdmissionRequest`], [`AttemptEnd`], [`AdaptiveRateLimiter`],
 //!   [`AdaptiveThrottle`], [`CircuitBreaker`] (with [`CircuitState`],
-//!   [`CircuitTransition`]), [`Cooldown`], [`Refused`] (with [`Shut`],
+//!   [`CircuitTransition`]), [`Cooldown`], [`Keyed`], [`Refused`] (with [`Shut`],
 //!   [`ShutBy`]);
 //! - the attempt's context: [`Attempt`], [`InvocationId`];
 //! - the events: [`RetryEvent`], [`GiveUp`], [`Success`], [`StopReason`];
@@ -111,6 +111,7 @@ pub use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionReq
 pub use crate::limits::budget::{BudgetError, RetryBudget};
 pub use crate::limits::circuit_breaker::{CircuitBreaker, CircuitState, CircuitTransition};
 pub use crate::limits::cooldown::Cooldown;
+pub use crate::limits::keyed::Keyed;
 pub use crate::limits::limit::RetryLimit;
 pub use crate::limits::throttle::{RetryThrottle, ThrottleError};
 pub use crate::observe::events::{GiveUp, RetryEvent, Success};

@@ -71,6 +71,14 @@ pub trait Classify<Req, Res, E>: Clone + Send + Sync + 'static {
     /// idempotency key, an attempt count, a deadline header).
     fn replay(&self, request: &Req, attempt: &Attempt) -> Req;
 
+    /// The key a [`Keyed`](backoff_runtime::Keyed) admission limiter files
+    /// the call of `request` under: [`HttpRetry`](crate::HttpRetry) gives
+    /// the request's host, gRPC's rules its method. Default: none (one
+    /// limiter for every call).
+    fn admission_key<'r>(&self, _request: &'r Req) -> Option<&'r str> {
+        None
+    }
+
     /// Whether an error of the inner service is worth retrying (the layer's
     /// `retry_if`). Default: every error.
     fn retry_error(&self, _error: &E) -> bool {

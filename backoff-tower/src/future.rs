@@ -323,6 +323,7 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
     #[doc(hidden)]
     pub fn settle_unheard<Res, E>(self: Pin<&mut Self>) -> Option<Settlement<C, T, A>>
     where
+        C: Classify<Req, Res, E>,
         A: PerAttemptAdmission<E>,
     {
         match self.project().call.project() {
@@ -331,14 +332,22 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
                     Phase::Hedging { hedged } => hedged.state.hedges,
                     _ => 0,
                 };
-                if listens::<Res, E, C, T, A>(&retry.config) {
+                let config = &retry.config;
+                if listens::<Res, E, C, T, A>(config) {
+                    let key = config
+                        .admission
+                        .admission::<Res>()
+                        .and(config.classify.admission_key(&retry.request));
                     Some(Settlement {
-                        config: Arc::clone(&retry.config),
+                        config: Arc::clone(config),
                         driver: core::mem::replace(&mut retry.driver, Loop::unstarted(ASYNC_CLOCK)),
                         hedges,
+                        key: key.map(Box::from),
                     })
                 } else {
-                    succeeded_with::<Res, E, C, T, A>(&retry.config, &mut retry.driver, hedges);
+                    let request = &retry.request;
+                    let key = || config.classify.admission_key(request);
+                    succeeded_with::<Res, E, C, T, A>(config, &mut retry.driver, hedges, key);
                     None
                 }
             }
@@ -356,6 +365,8 @@ pub struct Settlement<C, T, A> {
     driver: Loop,
     /// The attempts the hedge delay started (0: the call did not hedge).
     hedges: u32,
+    /// The call's admission key, when the layer has an admission limiter.
+    key: Option<Box<str>>,
 }
 
 impl<C, T, A> core::fmt::Debug for Settlement<C, T, A> {
@@ -371,7 +382,7 @@ impl<C, T, A> Settlement<C, T, A> {
     where
         A: PerAttemptAdmission<E>,
     {
-        succeeded_with::<Res, E, C, T, A>(&self.config, &mut self.driver, self.hedges);
+        succeeded_with::<Res, E, C, T, A>(&self.config, &mut self.driver, self.hedges, || self.key.as_deref());
     }
 
     /// The call failed with `outcome` at its end (its trailers' status):
@@ -386,10 +397,13 @@ impl<C, T, A> Settlement<C, T, A> {
         let policy = config.calls.policy;
         let driver = &mut self.driver;
         let hedges = self.hedges;
+        let key = self.key.as_deref();
         let stopped = core::cell::Cell::new(None);
         with_hooks::<Req, Res, E, C, T, A, ()>(config, &stopped, |hooks| {
             if let Some((limit, _)) = config.admission.admission::<Res>() {
-                limit.observed(hooks.attempt_end(ASYNC_CLOCK, Err(&outcome)));
+                Admitting::of_dyn(limit, ASYNC_CLOCK)
+                    .keyed(key)
+                    .observed(hooks.attempt_end(ASYNC_CLOCK, Err(&outcome)));
             }
             driver.committed(&policy, limit_of(config), hooks, (&outcome, hedges));
         });
@@ -411,10 +425,11 @@ fn listens<Res, E, C, T, A: PerAttemptAdmission<E>>(config: &RetryLayer<C, T, A>
 /// The attempt that just ended was accepted: the limit gets its tokens
 /// back, and metrics, tracing and `on_success` hear of it when they listen.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn succeeded_with<Res, E, C, T, A: PerAttemptAdmission<E>>(
+fn succeeded_with<'k, Res, E, C, T, A: PerAttemptAdmission<E>>(
     config: &RetryLayer<C, T, A>,
     driver: &mut Loop,
     hedges: u32,
+    key: impl FnOnce() -> Option<&'k str>,
 ) {
     let on_success = config
         .calls
@@ -423,7 +438,7 @@ fn succeeded_with<Res, E, C, T, A: PerAttemptAdmission<E>>(
         .as_deref()
         .map(|hook| hook as &dyn Fn(&Success));
     if let Some((limit, _)) = config.admission.admission::<Res>() {
-        Admitting::of_dyn(limit, ASYNC_CLOCK).succeeded();
+        Admitting::of_dyn(limit, ASYNC_CLOCK).keyed(key()).succeeded();
     }
     if hedges == 0 {
         driver.succeeded(limit_of(config), &config.calls.site, on_success);
@@ -518,7 +533,7 @@ where
         };
         let call = CallNonce::next();
         if let Some((limit, refused)) = config.admission.admission::<S::Response>() {
-            let answer = first_admission(limit);
+            let answer = first_admission(limit, config.classify.admission_key(&request));
             if answer.0 != Admission::Go {
                 return Self::held(service, config, request, driver, call, start, (answer, refused));
             }
@@ -681,14 +696,22 @@ type AskedAdmission = (Admission, AdmissionProgress);
 /// admission then stands.
 #[cold]
 #[inline(never)]
-fn first_admission(limit: &dyn AdmissionLimit) -> AskedAdmission {
-    admission_after(limit, 0, AdmissionProgress::default())
+fn first_admission(limit: &dyn AdmissionLimit, key: Option<&str>) -> AskedAdmission {
+    admission_after(limit, 0, AdmissionProgress::default(), key)
 }
 
 /// The admission limiter's answer for the attempt after `attempts`, whose
 /// admission stood at `progress`, and where it stands after this answer.
-fn admission_after(limit: &dyn AdmissionLimit, attempts: u32, progress: AdmissionProgress) -> AskedAdmission {
-    let mut admitting = Admitting::of_dyn(limit, ASYNC_CLOCK).after(attempts).resuming(progress);
+fn admission_after(
+    limit: &dyn AdmissionLimit,
+    attempts: u32,
+    progress: AdmissionProgress,
+    key: Option<&str>,
+) -> AskedAdmission {
+    let mut admitting = Admitting::of_dyn(limit, ASYNC_CLOCK)
+        .after(attempts)
+        .resuming(progress)
+        .keyed(key);
     let answer = admitting.ask();
     (answer, admitting.progress())
 }
@@ -774,7 +797,8 @@ where
         match self.config.admission.admission::<S::Response>() {
             None => self.send_next(),
             Some((limit, refused)) => {
-                let answer = admission_after(limit, self.number, progress);
+                let key = self.config.classify.admission_key(&self.request);
+                let answer = admission_after(limit, self.number, progress, key);
                 self.admitted_phase(answer, refused)
             }
         }
@@ -934,7 +958,8 @@ where
         let Some((limit, refused)) = self.config.admission.admission::<S::Response>() else {
             return HedgeAdmitted::Send;
         };
-        let (answer, _) = admission_after(limit, self.number, AdmissionProgress::default());
+        let key = self.config.classify.admission_key(&self.request);
+        let (answer, _) = admission_after(limit, self.number, AdmissionProgress::default(), key);
         match answer {
             Admission::Go => HedgeAdmitted::Send,
             answer @ (Admission::Refuse | Admission::Shut(_)) if alone => {
@@ -964,8 +989,8 @@ where
         below: bool,
         hedging: HedgeCall,
     ) -> (HedgeStep<CallResult<S, Req>>, Stopped) {
-        self.decide(|driver, policy, limit, admission, hooks| {
-            if let Some((admitting, _)) = admission {
+        self.decide(|driver, policy, limit, admitting, hooks| {
+            if let Some(admitting) = admitting {
                 admitting.observed(hooks.attempt_end(ASYNC_CLOCK, Err(&outcome)));
             }
             driver.hedge_failed(policy, limit, hooks, (outcome, below), hedging)
@@ -983,13 +1008,9 @@ where
         outcome: Result<S::Response, S::Error>,
         gave_up_below: bool,
     ) -> (Step<CallResult<S, Req>, Duration>, Stopped) {
-        let number = self.number;
-        self.decide(|driver, policy, limit, admission, hooks| match admission {
+        self.decide(|driver, policy, limit, admitting, hooks| match admitting {
             None => driver.failed(Waits, policy, limit, hooks, outcome, gave_up_below),
-            Some((admitting, _)) => {
-                let admitting = Admitting::of_dyn(admitting, ASYNC_CLOCK).after(number);
-                driver.failed_admitting(Waits, policy, limit, &admitting, hooks, outcome, gave_up_below)
-            }
+            Some(admitting) => driver.failed_admitting(Waits, policy, limit, &admitting, hooks, outcome, gave_up_below),
         })
     }
 
@@ -1017,22 +1038,21 @@ where
             &mut Loop,
             &Policy,
             Option<Limit<'_>>,
-            RefusedOf<'_, S, Req>,
+            Option<Admitting<'_>>,
             &Hooks<'_, S::Response, S::Error, Result<S::Response, S::Error>>,
         ) -> Out,
     ) -> (Out, Option<StopReason>) {
         let policy = self.policy();
         let config = &*self.config;
         let driver = &mut self.driver;
+        let admitting = config.admission.admission::<S::Response>().map(|(limit, _)| {
+            Admitting::of_dyn(limit, ASYNC_CLOCK)
+                .after(self.number)
+                .keyed(config.classify.admission_key(&self.request))
+        });
         let stopped = core::cell::Cell::new(None);
         let out = with_hooks::<Req, S::Response, S::Error, C, T, A, Out>(config, &stopped, |hooks| {
-            decide(
-                driver,
-                &policy,
-                limit_of(config),
-                config.admission.admission::<S::Response>(),
-                hooks,
-            )
+            decide(driver, &policy, limit_of(config), admitting, hooks)
         });
         (out, stopped.get())
     }
@@ -1042,21 +1062,19 @@ where
     /// metrics, tracing and `on_success` hear of it when they listen.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn succeeded(&mut self) {
-        succeeded_with::<S::Response, S::Error, C, T, A>(&self.config, &mut self.driver, 0);
+        let (config, request) = (&self.config, &self.request);
+        let key = || config.classify.admission_key(request);
+        succeeded_with::<S::Response, S::Error, C, T, A>(config, &mut self.driver, 0, key);
     }
 
     /// [`succeeded`](Self::succeeded) of a hedged call whose hedge delay
     /// started `hedges` of its attempts.
     fn succeeded_hedged(&mut self, hedges: u32) {
-        succeeded_with::<S::Response, S::Error, C, T, A>(&self.config, &mut self.driver, hedges);
+        let (config, request) = (&self.config, &self.request);
+        let key = || config.classify.admission_key(request);
+        succeeded_with::<S::Response, S::Error, C, T, A>(config, &mut self.driver, hedges, key);
     }
 }
-
-/// The admission limiter and refused result of a call of `S` with `Req`.
-type RefusedOf<'a, S, Req> = Option<(
-    &'a dyn AdmissionLimit,
-    fn(Refused) -> Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>,
-)>;
 
 impl<S, Req, C, T, A> Future for ResponseFuture<S, Req, C, T, A>
 where

@@ -98,6 +98,13 @@ impl HttpRetry {
     }
 }
 
+/// The host a request goes to: its URI's authority, else its `Host` header.
+pub(crate) fn host_of<'r>(uri: &'r http::Uri, headers: &'r http::HeaderMap) -> Option<&'r str> {
+    uri.authority()
+        .map(http::uri::Authority::as_str)
+        .or_else(|| headers.get(http::header::HOST).and_then(|host| host.to_str().ok()))
+}
+
 /// Whether a method is idempotent (RFC 9110, section 9.2.2).
 fn is_idempotent(method: &Method) -> bool {
     matches!(
@@ -115,6 +122,11 @@ where
 
     fn may_retry(&self, request: &Request<B>) -> bool {
         self.allows(request.method(), request.headers())
+    }
+
+    /// The host: the URI's authority, else the `Host` header.
+    fn admission_key<'r>(&self, request: &'r Request<B>) -> Option<&'r str> {
+        host_of(request.uri(), request.headers())
     }
 
     fn replay(&self, request: &Request<B>, attempt: &Attempt) -> Request<B> {

@@ -34,6 +34,11 @@ impl Classify<reqwest::Request, reqwest::Response, Error> for HttpRetry {
         replayable && self.allows(request.method(), request.headers())
     }
 
+    /// The host (without the port).
+    fn admission_key<'r>(&self, request: &'r reqwest::Request) -> Option<&'r str> {
+        request.url().host_str()
+    }
+
     fn replay(&self, request: &reqwest::Request, attempt: &Attempt) -> reqwest::Request {
         // `may_retry` has checked that the body is in memory, so the clone
         // is whole; the fallback (no body) is never sent.

@@ -395,6 +395,11 @@ where
         self.allows(request.method(), request.headers()) && request.is_replayable()
     }
 
+    /// The host: the URI's authority, else the `Host` header.
+    fn admission_key<'r>(&self, request: &'r KeptRequest<B>) -> Option<&'r str> {
+        crate::http::host_of(request.uri(), request.headers())
+    }
+
     fn replay(&self, request: &KeptRequest<B>, attempt: &Attempt) -> KeptRequest<B> {
         let mut headers = request.headers().clone();
         self.add_key(request.method(), &mut headers, attempt);

@@ -417,7 +417,7 @@ mod refusals_are_give_ups {
     struct RefuseFrom(u32);
 
     impl AdmissionLimit for RefuseFrom {
-        fn admit(&self, request: AdmissionRequest) -> Admission {
+        fn admit(&self, request: AdmissionRequest<'_>) -> Admission {
             if request.attempt >= self.0 {
                 Admission::Refuse
             } else {
@@ -682,11 +682,11 @@ mod layer {
     }
 
     impl AdmissionLimit for Script {
-        fn admit(&self, request: AdmissionRequest) -> Admission {
+        fn admit(&self, request: AdmissionRequest<'_>) -> Admission {
             self.asked.lock().unwrap().push((request.attempt, request.waited()));
             self.answers.lock().unwrap().pop_front().unwrap_or(Admission::Go)
         }
-        fn observed(&self, end: AttemptEnd) {
+        fn observed(&self, end: AttemptEnd<'_>) {
             self.told.lock().unwrap().push(end.slow_down());
         }
     }
@@ -951,7 +951,7 @@ mod refusals_name_their_limiter {
     struct Store;
 
     impl AdmissionLimit for Store {
-        fn admit(&self, _: AdmissionRequest) -> Admission {
+        fn admit(&self, _: AdmissionRequest<'_>) -> Admission {
             Admission::Refuse
         }
         fn name(&self) -> Option<&'static str> {

@@ -246,3 +246,50 @@ mod tower_layer {
         assert_eq!(calls.load(Ordering::Relaxed), 3, "refused before the service");
     }
 }
+
+/// `Keyed` in the tower layer: one breaker per host, so a host that fails
+/// shuts only its own calls.
+mod per_host {
+    use backoff_runtime::{CircuitBreaker, CircuitState, Keyed, Policy, Refused};
+    use backoff_tower::RetryLayer;
+    use http::Request;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    use tower::{Layer, ServiceExt};
+
+    fn get(url: &str) -> Request<String> {
+        Request::get(url).body(String::new()).unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failing_host_opens_its_own_breaker_and_no_other() {
+        let hosts: Arc<Keyed<CircuitBreaker>> = Arc::new(Keyed::new(|_| CircuitBreaker::new().consecutive_failures(2)));
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&sent);
+        let service = tower::service_fn(move |request: Request<String>| {
+            let host = request.uri().host().unwrap_or_default().to_string();
+            log.lock().unwrap().push(host.clone());
+            let status = if host == "down.example" { 503 } else { 200 };
+            let response = http::Response::builder().status(status).body(String::new()).unwrap();
+            std::future::ready(Ok::<_, tower::BoxError>(response))
+        });
+        let policy = Policy::new().max_retries(3).initial_backoff(Duration::from_millis(10));
+        let service = RetryLayer::new(policy).admission(Arc::clone(&hosts)).layer(service);
+        // Two 503s open the breaker of down.example: its third attempt is refused.
+        let refused = service.clone().oneshot(get("http://down.example/a")).await.unwrap_err();
+        let refused = refused.downcast::<Refused>().expect("the layer's error is the refusal");
+        assert!(refused.is_circuit_open());
+        assert_eq!(hosts.get("down.example").state(), CircuitState::Open);
+        // up.example is still served, and its breaker is closed.
+        let ok = service.clone().oneshot(get("http://up.example/b")).await.unwrap();
+        assert_eq!(ok.status(), 200);
+        assert_eq!(hosts.get("up.example").state(), CircuitState::Closed);
+        // down.example is refused before the service.
+        assert!(service.oneshot(get("http://down.example/c")).await.is_err());
+        assert_eq!(
+            *sent.lock().unwrap(),
+            ["down.example", "down.example", "up.example"],
+            "two attempts to the failing host, one to the other"
+        );
+    }
+}

@@ -173,7 +173,7 @@ impl Scripted {
 }
 
 impl backoff_runtime::AdmissionLimit for Scripted {
-    fn admit(&self, request: backoff_runtime::AdmissionRequest) -> backoff_runtime::Admission {
+    fn admit(&self, request: backoff_runtime::AdmissionRequest<'_>) -> backoff_runtime::Admission {
         self.asked.lock().unwrap().push(request.attempt);
         self.answers
             .lock()

@@ -261,7 +261,7 @@ fn http_retry_events_carry_the_resend_count() {
 struct RefuseFrom(u32);
 
 impl backoff_runtime::AdmissionLimit for RefuseFrom {
-    fn admit(&self, request: backoff_runtime::AdmissionRequest) -> backoff_runtime::Admission {
+    fn admit(&self, request: backoff_runtime::AdmissionRequest<'_>) -> backoff_runtime::Admission {
         if request.attempt >= self.0 {
             backoff_runtime::Admission::Refuse
         } else {

@@ -253,14 +253,14 @@ impl AdaptiveRateLimiter {
 }
 
 impl AdmissionLimit for AdaptiveRateLimiter {
-    fn admit(&self, request: AdmissionRequest) -> Admission {
+    fn admit(&self, request: AdmissionRequest<'_>) -> Admission {
         let cost = if request.is_first() { self.cost } else { self.retry_cost };
         let mut state = self.lock();
         let now = state.seconds(request.now());
         state.admit(now, cost, request.waited(), self.max_wait)
     }
 
-    fn observed(&self, end: AttemptEnd) {
+    fn observed(&self, end: AttemptEnd<'_>) {
         let mut state = self.lock();
         let now = state.seconds(end.now());
         state.update(now, end.slow_down());

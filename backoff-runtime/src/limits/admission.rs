@@ -214,6 +214,7 @@ pub struct Admitting<'a> {
     refused: bool,
     shut: Option<Shut>,
     progress: AdmissionProgress,
+    key: Option<&'a str>,
 }
 
 impl fmt::Debug for Admitting<'_> {
@@ -239,7 +240,16 @@ impl<'a> Admitting<'a> {
                 since: None,
                 reserved: false,
             },
+            key: None,
         }
+    }
+
+    /// The same limit, for a call its front end keys by `key` (the tower
+    /// layer by host, the gRPC layer by method).
+    #[inline]
+    pub fn keyed(mut self, key: Option<&'a str>) -> Self {
+        self.key = key;
+        self
     }
 
     /// The same limit, for a call that made `attempts` attempts already (a
@@ -279,7 +289,9 @@ impl<'a> Admitting<'a> {
             return self.ask_again();
         }
         let attempt = self.attempt.saturating_add(1);
-        let answer = self.limit.admit(AdmissionRequest::on_clock(self.clock, attempt));
+        let answer = self
+            .limit
+            .admit(AdmissionRequest::on_clock(self.clock, attempt).with_key(self.key));
         if answer == Admission::Go {
             self.attempt = attempt;
             return Admission::Go;
@@ -299,11 +311,10 @@ impl<'a> Admitting<'a> {
             return Admission::Go;
         };
         let now = self.clock.now();
-        let answer = self.limit.admit(AdmissionRequest::new(
-            now,
-            attempt,
-            now.saturating_duration_since(since),
-        ));
+        let waited = now.saturating_duration_since(since);
+        let answer = self
+            .limit
+            .admit(AdmissionRequest::new(now, attempt, waited).with_key(self.key));
         self.answered(answer, attempt)
     }
 
@@ -365,14 +376,15 @@ impl<'a> Admitting<'a> {
     /// Tells the limiter that the attempt that just ended succeeded.
     #[inline]
     pub fn succeeded(&self) {
-        self.limit.observed(AttemptEnd::on_clock(self.clock, false, None));
+        self.limit
+            .observed(AttemptEnd::on_clock(self.clock, false, None).with_key(self.key));
     }
 
     /// Tells the limiter how the attempt that just ended went (the hooks'
     /// `attempt_end` makes `end`).
     #[inline]
-    pub fn observed(&self, end: AttemptEnd) {
-        self.limit.observed(end);
+    pub fn observed(&self, end: AttemptEnd<'_>) {
+        self.limit.observed(end.with_key(self.key));
     }
 
     /// The clock the call's attempts are timed on.

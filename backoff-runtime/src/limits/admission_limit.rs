@@ -61,7 +61,7 @@ use crate::time::clock::ClockKind;
 /// struct Three(AtomicU32);
 ///
 /// impl AdmissionLimit for Three {
-///     fn admit(&self, _request: AdmissionRequest) -> Admission {
+///     fn admit(&self, _request: AdmissionRequest<'_>) -> Admission {
 ///         match self.0.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| left.checked_sub(1)) {
 ///             Ok(_) => Admission::Go,
 ///             Err(_) => Admission::Refuse,
@@ -90,12 +90,12 @@ pub trait AdmissionLimit: Sync {
     /// all. Take what it costs when answering [`Go`](Admission::Go) or
     /// [`GoAfter`](Admission::GoAfter), never for the others. A wait is
     /// the loop's: never sleep here.
-    fn admit(&self, request: AdmissionRequest) -> Admission;
+    fn admit(&self, request: AdmissionRequest<'_>) -> Admission;
 
     /// An attempt ended: when ([`AttemptEnd::now`]), whether the backend
     /// asked the client to slow down ([`AttemptEnd::slow_down`]), and the
     /// wait the server asked for, if any ([`AttemptEnd::hint`]).
-    fn observed(&self, end: AttemptEnd) {
+    fn observed(&self, end: AttemptEnd<'_>) {
         let _ = end;
     }
 
@@ -108,8 +108,8 @@ pub trait AdmissionLimit: Sync {
 }
 
 crate::limits::named::forward_to_pointee!(AdmissionLimit {
-    fn admit(&self, request: AdmissionRequest) -> Admission;
-    fn observed(&self, end: AttemptEnd);
+    fn admit(&self, request: AdmissionRequest<'_>) -> Admission;
+    fn observed(&self, end: AttemptEnd<'_>);
     fn name(&self) -> Option<&'static str>;
 });
 
@@ -262,13 +262,14 @@ impl When {
 /// assert_eq!((end.now(), end.slow_down(), end.hint()), (now, true, Some(Duration::from_secs(30))));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AttemptEnd {
+pub struct AttemptEnd<'k> {
     when: When,
     slow_down: bool,
     hint: Option<Duration>,
+    key: Option<&'k str>,
 }
 
-impl AttemptEnd {
+impl<'k> AttemptEnd<'k> {
     /// An attempt that ended at `now`, asking to slow down or not, with no
     /// hint. The loop makes them; this is for a limiter's own tests.
     ///
@@ -282,6 +283,7 @@ impl AttemptEnd {
             when: When::At(now),
             slow_down,
             hint: None,
+            key: None,
         }
     }
 
@@ -298,6 +300,37 @@ impl AttemptEnd {
         self
     }
 
+    /// The same end, of a call whose front end keys it by `key` (its host,
+    /// its gRPC method): what a [`Keyed`](crate::Keyed) limiter reads.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// let end = backoff_runtime::AttemptEnd::new(Instant::now(), false).with_key(Some("api.example.com"));
+    /// assert_eq!(end.key(), Some("api.example.com"));
+    /// ```
+    #[must_use]
+    pub const fn with_key<'j>(self, key: Option<&'j str>) -> AttemptEnd<'j> {
+        AttemptEnd {
+            when: self.when,
+            slow_down: self.slow_down,
+            hint: self.hint,
+            key,
+        }
+    }
+
+    /// The key of the call, when its front end keys calls (the tower layer
+    /// by host, the gRPC layer by method); `None` for the attribute and the
+    /// builder.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// assert_eq!(backoff_runtime::AttemptEnd::new(Instant::now(), false).key(), None);
+    /// ```
+    #[must_use]
+    pub const fn key(&self) -> Option<&'k str> {
+        self.key
+    }
+
     /// An attempt that ended now on `clock`, read only if asked.
     #[inline]
     pub(crate) const fn on_clock(clock: ClockKind, slow_down: bool, hint: Option<Duration>) -> Self {
@@ -305,6 +338,7 @@ impl AttemptEnd {
             when: When::OnClock(clock),
             slow_down,
             hint,
+            key: None,
         }
     }
 
@@ -364,14 +398,15 @@ impl AttemptEnd {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct AdmissionRequest {
+pub struct AdmissionRequest<'k> {
     /// The attempt's number: 1 for the first call, 2 for the first retry.
     pub attempt: u32,
     when: When,
     waited: Duration,
+    key: Option<&'k str>,
 }
 
-impl AdmissionRequest {
+impl<'k> AdmissionRequest<'k> {
     /// A request for attempt `attempt` at `now`, after waiting `waited`.
     /// The loop makes them; this is for a limiter's own tests.
     ///
@@ -388,6 +423,7 @@ impl AdmissionRequest {
             attempt,
             when: When::At(now),
             waited,
+            key: None,
         }
     }
 
@@ -399,7 +435,43 @@ impl AdmissionRequest {
             attempt,
             when: When::OnClock(clock),
             waited: Duration::ZERO,
+            key: None,
         }
+    }
+
+    /// The same request, of a call whose front end keys it by `key` (its
+    /// host, its gRPC method): what a [`Keyed`](crate::Keyed) limiter reads.
+    ///
+    /// ```
+    /// use backoff_runtime::AdmissionRequest;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let request = AdmissionRequest::new(Instant::now(), 1, Duration::ZERO).with_key(Some("/pkg.Svc/Get"));
+    /// assert_eq!(request.key(), Some("/pkg.Svc/Get"));
+    /// ```
+    #[must_use]
+    pub const fn with_key<'j>(self, key: Option<&'j str>) -> AdmissionRequest<'j> {
+        AdmissionRequest {
+            attempt: self.attempt,
+            when: self.when,
+            waited: self.waited,
+            key,
+        }
+    }
+
+    /// The key of the call, when its front end keys calls (the tower layer
+    /// by host, the gRPC layer by method); `None` for the attribute and the
+    /// builder.
+    ///
+    /// ```
+    /// use backoff_runtime::AdmissionRequest;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// assert_eq!(AdmissionRequest::new(Instant::now(), 1, Duration::ZERO).key(), None);
+    /// ```
+    #[must_use]
+    pub const fn key(&self) -> Option<&'k str> {
+        self.key
     }
 
     /// Now, on the loop's clock (the virtual or paused clock in tests).

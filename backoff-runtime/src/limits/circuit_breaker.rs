@@ -620,7 +620,7 @@ impl CircuitBreaker {
     /// attempt's) while half-open; nothing while open.
     #[cold]
     #[inline(never)]
-    fn observed_not_closed(&self, end: AttemptEnd) {
+    fn observed_not_closed(&self, end: AttemptEnd<'_>) {
         let mut transitions = self.lock();
         if self.state() != CircuitState::HalfOpen {
             return;
@@ -648,7 +648,7 @@ impl CircuitBreaker {
 
 impl AdmissionLimit for CircuitBreaker {
     #[inline]
-    fn admit(&self, request: AdmissionRequest) -> Admission {
+    fn admit(&self, request: AdmissionRequest<'_>) -> Admission {
         if self.state.load(Ordering::Acquire) == CircuitState::Closed as u8 {
             return Admission::Go;
         }
@@ -656,7 +656,7 @@ impl AdmissionLimit for CircuitBreaker {
     }
 
     #[inline]
-    fn observed(&self, end: AttemptEnd) {
+    fn observed(&self, end: AttemptEnd<'_>) {
         if self.state.load(Ordering::Acquire) != CircuitState::Closed as u8 {
             return self.observed_not_closed(end);
         }

@@ -160,7 +160,7 @@ impl Cooldown {
     /// anchor).
     #[cold]
     #[inline(never)]
-    fn admit_holding(&self, request: AdmissionRequest, until: u64) -> Admission {
+    fn admit_holding(&self, request: AdmissionRequest<'_>, until: u64) -> Admission {
         let now = nanos_since_anchor(request.now());
         if now >= until {
             // Over: clear it, unless a later hint came meanwhile.
@@ -180,7 +180,7 @@ impl Cooldown {
     /// Holds every call until `hint` after `end`.
     #[cold]
     #[inline(never)]
-    fn hold(&self, end: AttemptEnd, hint: Duration) {
+    fn hold(&self, end: AttemptEnd<'_>, hint: Duration) {
         let hold = u64::try_from(hint.min(self.max_hint).as_nanos()).unwrap_or(u64::MAX);
         let until = nanos_since_anchor(end.now()).saturating_add(hold).max(1);
         self.until.fetch_max(until, Ordering::AcqRel);
@@ -189,7 +189,7 @@ impl Cooldown {
 
 impl AdmissionLimit for Cooldown {
     #[inline]
-    fn admit(&self, request: AdmissionRequest) -> Admission {
+    fn admit(&self, request: AdmissionRequest<'_>) -> Admission {
         match self.until.load(Ordering::Acquire) {
             0 => Admission::Go,
             until => self.admit_holding(request, until),
@@ -197,7 +197,7 @@ impl AdmissionLimit for Cooldown {
     }
 
     #[inline]
-    fn observed(&self, end: AttemptEnd) {
+    fn observed(&self, end: AttemptEnd<'_>) {
         if let Some(hint) = end.hint() {
             self.hold(end, hint);
         }

@@ -9,6 +9,7 @@ pub(crate) mod admission_limit;
 pub(crate) mod budget;
 pub(crate) mod circuit_breaker;
 pub(crate) mod cooldown;
+pub(crate) mod keyed;
 pub(crate) mod limit;
 pub(crate) mod named;
 pub(crate) mod throttle;

@@ -197,7 +197,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     /// admission limiter hears. The server's hint is read only from an
     /// outcome decided on.
     #[inline]
-    pub fn attempt_end(&self, clock: ClockKind, judged: Result<&T, &O>) -> AttemptEnd
+    pub fn attempt_end(&self, clock: ClockKind, judged: Result<&T, &O>) -> AttemptEnd<'static>
     where
         O: Outcome<T, E>,
     {
@@ -213,7 +213,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     /// (or `retry_after_ok`) reads.
     #[cold]
     #[inline(never)]
-    fn failed_attempt_end(&self, clock: ClockKind, outcome: &O) -> AttemptEnd
+    fn failed_attempt_end(&self, clock: ClockKind, outcome: &O) -> AttemptEnd<'static>
     where
         O: Outcome<T, E>,
     {
