@@ -210,3 +210,41 @@ fn threads_counting_at_once_lose_no_failure() {
     assert_eq!(breaker.failures(), (128, 256));
     assert_eq!(breaker.state(), CircuitState::Closed);
 }
+
+#[test]
+fn the_getters_read_what_the_builders_set() {
+    let breaker = CircuitBreaker::new()
+        .failure_ratio(0.25)
+        .window(20)
+        .minimum_throughput(7)
+        .consecutive_failures(4)
+        .break_duration(Duration::from_secs(9))
+        .probes(3)
+        .name("set");
+    assert_eq!(
+        (
+            breaker.get_failure_ratio(),
+            breaker.get_window(),
+            breaker.get_minimum_throughput(),
+            breaker.get_consecutive_failures(),
+            breaker.get_break_duration(),
+            breaker.get_probes(),
+            breaker.get_name(),
+            AdmissionLimit::name(&breaker),
+        ),
+        (
+            0.25,
+            20,
+            7,
+            Some(4),
+            Duration::from_secs(9),
+            3,
+            Some("set"),
+            Some("set")
+        )
+    );
+    let debug = format!("{breaker:?}");
+    assert!(debug.starts_with("CircuitBreaker { state: Closed"), "{debug}");
+    assert_eq!(CircuitState::Open.to_string(), "open");
+    assert_eq!(CircuitBreaker::default().get_window(), 100);
+}

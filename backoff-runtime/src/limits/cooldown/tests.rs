@@ -84,3 +84,27 @@ fn hints_are_capped_and_a_shorter_one_does_not_shorten_a_hold() {
         Admission::Wait(Duration::from_secs(5))
     );
 }
+
+#[test]
+fn the_getters_read_what_the_builders_set() {
+    let cooldown = Cooldown::new()
+        .max_wait(Duration::from_secs(3))
+        .max_hint(Duration::from_secs(7))
+        .name("host");
+    assert_eq!(
+        (
+            cooldown.get_max_wait(),
+            cooldown.get_max_hint(),
+            cooldown.get_name(),
+            AdmissionLimit::name(&cooldown)
+        ),
+        (
+            Duration::from_secs(3),
+            Duration::from_secs(7),
+            Some("host"),
+            Some("host")
+        )
+    );
+    assert!(format!("{cooldown:?}").starts_with("Cooldown { max_wait: 3s"));
+    assert_eq!(Cooldown::default().get_max_hint(), Duration::from_secs(32));
+}
