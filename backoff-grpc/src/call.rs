@@ -64,6 +64,25 @@ pub(crate) enum FailureKind<E> {
     },
 }
 
+/// An attempt the layer's admission limiter refused: `UNAVAILABLE`, its
+/// message the refusal's, with `grpc-retry-pushback-ms` set to how long
+/// the limiter stays shut when it knows (so a gRPC client around this one
+/// waits that long). It ends the call: this layer does not retry it.
+impl<E> From<backoff_runtime::Refused> for FailureKind<E> {
+    fn from(refused: backoff_runtime::Refused) -> Self {
+        let mut response = Status::unavailable(refused.to_string()).into_http();
+        if let Some(left) = refused.retry_after() {
+            wire::set_pushback(response.headers_mut(), left);
+        }
+        FailureKind::Status {
+            response,
+            code: Code::Unavailable,
+            pushback: None,
+            retry_info: None,
+        }
+    }
+}
+
 /// What this crate reads of a failed attempt (an extension of
 /// `backoff-tower`'s type).
 pub(crate) trait Judged<E> {

@@ -21,15 +21,16 @@ use super::wire;
 use crate::status::retry_info_delay;
 use backoff_runtime::__front_end::Pushback;
 use backoff_runtime::RetryLimit;
+use backoff_tower::__grpc::MaybeAdmission;
 use backoff_tower::__grpc::{Failure, Settlement};
-use backoff_tower::{NoAdmission, NoTimeout};
+use backoff_tower::NoTimeout;
 
 /// How a committed call is reported when its status comes.
 pub(crate) enum End {
     /// A call of a method with a `retryPolicy`: its settlement, and what
     /// A96's per-call metrics record (its method, retries, waits).
     Retried {
-        settlement: Settlement<GrpcRules, NoTimeout, NoAdmission>,
+        settlement: Settlement<GrpcRules, NoTimeout, MaybeAdmission>,
         /// The method's URI, for A96's metrics (kept with the `metrics`
         /// feature only).
         uri: Option<Uri>,

@@ -7,12 +7,18 @@ use std::sync::Arc;
 use super::codes::CodeSet;
 use super::config::{ByPath, MethodConfig, RetryPolicy, ServiceConfig};
 use super::rules::GrpcRules;
+use backoff_runtime::AdmissionLimit;
 use backoff_runtime::Policy;
 use backoff_runtime::RetryLimit;
 use backoff_runtime::RetryThrottle;
 use backoff_runtime::{GiveUp, RetryEvent, Success};
+use backoff_tower::__grpc::MaybeAdmission;
 use backoff_tower::ReplayLimits;
-use backoff_tower::RetryLayer;
+use backoff_tower::{NoTimeout, RetryLayer};
+
+/// The keys every method's layer starts from: gRPC's rules, no per-attempt
+/// timeout (the deadline is the call's), an admission limiter or none.
+pub(crate) type Keys = RetryLayer<GrpcRules, NoTimeout, MaybeAdmission>;
 
 /// A tower layer that retries gRPC calls in the channel, as gRPC's own
 /// clients in Go, Java, C++, Python and .NET do (gRPC's retry design, A6):
@@ -125,7 +131,7 @@ pub struct GrpcRetryLayer {
     config: ServiceConfig,
     /// The keys every method's retries share: the throttle, the name, the
     /// observers (its policy and codes are each method's).
-    keys: RetryLayer<GrpcRules>,
+    keys: Keys,
     limits: ReplayLimits,
 }
 
@@ -145,7 +151,7 @@ impl core::fmt::Debug for GrpcRetryLayer {
 #[derive(Clone)]
 pub(super) struct Method {
     /// The method's retries or hedges (none: sent once).
-    pub(super) retry: Option<Arc<RetryLayer<GrpcRules>>>,
+    pub(super) retry: Option<Arc<Keys>>,
     pub(super) timeout: Option<Duration>,
 }
 
@@ -176,7 +182,8 @@ impl GrpcRetryLayer {
                 exhausted_with_retry_info: false,
                 hedged: false,
             })
-            .name("grpc");
+            .name("grpc")
+            .with_admission(MaybeAdmission::default());
         if let Some(throttling) = config.retry_throttling() {
             keys = keys.budget(Arc::new(throttling.throttle()));
         }
@@ -224,7 +231,7 @@ impl GrpcRetryLayer {
 
     /// The layer with `change` made to the keys every method's layer
     /// starts from.
-    fn with_keys(mut self, change: impl FnOnce(RetryLayer<GrpcRules>) -> RetryLayer<GrpcRules>) -> Self {
+    fn with_keys(mut self, change: impl FnOnce(Keys) -> Keys) -> Self {
         self.keys = change(self.keys);
         self
     }
@@ -267,6 +274,31 @@ impl GrpcRetryLayer {
     #[must_use]
     pub fn budget<L: RetryLimit + Send + 'static>(self, limit: Arc<L>) -> Self {
         self.with_keys(|keys| keys.budget(limit))
+    }
+
+    /// Asks `limiter` before every attempt of a retried method's call, the
+    /// first included: a [`CircuitBreaker`](backoff_runtime::CircuitBreaker),
+    /// a [`Cooldown`](backoff_runtime::Cooldown), an
+    /// [`AdaptiveRateLimiter`](backoff_runtime::AdaptiveRateLimiter) or
+    /// your own [`AdmissionLimit`]. A [`Keyed`](backoff_runtime::Keyed)
+    /// one keeps a limiter per method (`/package.Service/Method`). A
+    /// refused call ends with `UNAVAILABLE`, whose message names the
+    /// limiter and whose `grpc-retry-pushback-ms` says how long it stays
+    /// shut, when it knows. Methods without a `retryPolicy` are sent
+    /// without asking.
+    ///
+    /// ```
+    /// use backoff_runtime::{CircuitBreaker, Keyed};
+    /// use backoff_grpc::{GrpcRetryLayer, ServiceConfig};
+    /// use std::sync::Arc;
+    ///
+    /// let per_method = Arc::new(Keyed::new(|_method| CircuitBreaker::new().consecutive_failures(5)));
+    /// let layer = GrpcRetryLayer::new(ServiceConfig::default()).admission(per_method);
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn admission<L: AdmissionLimit + Send + 'static>(self, limiter: Arc<L>) -> Self {
+        self.with_keys(|keys| keys.with_admission(MaybeAdmission::of(limiter)))
     }
 
     /// How much of the request bodies may be kept for replay (by default

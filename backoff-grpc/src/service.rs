@@ -22,8 +22,9 @@ use super::rules::GrpcRules;
 use super::wire::{self, ThrottleFeed};
 use backoff_runtime::__front_end::{ASYNC_CLOCK, DefaultWait, InlineTimer, Timer};
 use backoff_runtime::{RetryLimit, StopReason};
+use backoff_tower::__grpc::MaybeAdmission;
 use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest};
-use backoff_tower::ResponseFuture;
+use backoff_tower::{NoTimeout, ResponseFuture};
 
 impl<S> tower_layer::Layer<S> for GrpcRetryLayer {
     type Service = GrpcRetryService<S>;
@@ -167,7 +168,7 @@ pin_project_lite::pin_project! {
         /// Sent once (no `retryPolicy`): its answer feeds the layer's
         /// throttle, when it has one.
         Once { #[pin] response: S::Future, throttle: Option<Arc<dyn RetryLimit + Send>> },
-        Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, GrpcRules> },
+        Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, GrpcRules, NoTimeout, MaybeAdmission> },
         /// The deadline stopped the retries before the next attempt: the
         /// call ends when it passes, with `DEADLINE_EXCEEDED`, as gRPC's
         /// clients end it.

@@ -91,6 +91,13 @@ pub(crate) fn pushback(headers: &HeaderMap) -> Option<Pushback> {
     })
 }
 
+/// Sets `grpc-retry-pushback-ms` to `wait`, rounded up to the millisecond
+/// (never early).
+pub(crate) fn set_pushback(headers: &mut HeaderMap, wait: Duration) {
+    let millis = wait.as_nanos().div_ceil(1_000_000);
+    headers.insert(PUSHBACK, HeaderValue::from(u64::try_from(millis).unwrap_or(u64::MAX)));
+}
+
 /// How the answer of a call sent once (its method has no `retryPolicy`)
 /// changes the throttle, as A6 has every call on the channel change it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -148,6 +148,16 @@ pub struct Failure<K> {
     pub replayable: bool,
 }
 
+/// A refused attempt is a failure of its own kind, never sent again.
+impl<K: From<backoff_runtime::Refused>> From<backoff_runtime::Refused> for Failure<K> {
+    fn from(refused: backoff_runtime::Refused) -> Self {
+        Failure {
+            kind: K::from(refused),
+            replayable: false,
+        }
+    }
+}
+
 impl<K> core::fmt::Debug for Failure<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Failure")

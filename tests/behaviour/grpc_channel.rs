@@ -1550,3 +1550,49 @@ fn a_method_with_both_policies_is_a_config_error_that_names_the_field() {
         "{error}"
     );
 }
+
+/// A `Keyed` breaker in the layer's `admission`: one per method, so the
+/// method that fails opens only its own; a refused call ends `UNAVAILABLE`
+/// with the breaker's words and its time left as pushback, unsent.
+#[tokio::test(start_paused = true)]
+async fn a_breaker_per_method_shuts_only_the_failing_method() {
+    use backoff_runtime::{CircuitBreaker, CircuitState, Keyed};
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable); 10]);
+    let per_method = Arc::new(Keyed::new(|_| CircuitBreaker::new().consecutive_failures(2)).name("methods"));
+    let gave_up = GaveUp::default();
+    let layer = GrpcRetryLayer::new(config(UNAVAILABLE_5))
+        .admission(Arc::clone(&per_method))
+        .on_give_up(gave_up.hook());
+    let mut client = Grpc::new(layer.layer(channel));
+    let status = unary(&mut client, UNARY, 1).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable);
+    assert!(status.message().contains("circuit breaker \"methods\""), "{status:?}");
+    let pushback: u64 = status
+        .metadata()
+        .get("grpc-retry-pushback-ms")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // The 5 s break, less the refused retry's wait (A6's second backoff: 160 to 240 ms).
+    assert!(
+        (4_760..=4_840).contains(&pushback),
+        "the break left, as the pushback: {pushback} ms"
+    );
+    assert_eq!(
+        server.attempts(UNARY),
+        2,
+        "two failures opened it; the third attempt was refused"
+    );
+    assert_eq!(gave_up.reasons(), [StopReason::Refused]);
+    assert_eq!(per_method.get(UNARY).state(), CircuitState::Open);
+    // Another method of the same service still goes.
+    server.plan(WATCH, vec![]);
+    assert_eq!(unary(&mut client, WATCH, 3).await.unwrap(), 3);
+    assert_eq!(per_method.get(WATCH).state(), CircuitState::Closed);
+    // The failing method is refused before the server.
+    assert!(unary(&mut client, UNARY, 1).await.is_err());
+    assert_eq!(server.attempts(UNARY), 2);
+}

@@ -64,8 +64,8 @@ impl<L> Keyed<L> {
         }
     }
 
-    /// Names it: the name in the [`Refused`](crate::Refused) of each of
-    /// its limiters that has none of its own.
+    /// Names it: the name in its refusals ([`Refused::limiter`](crate::Refused::limiter)).
+    /// The limiters it keeps are not asked for theirs.
     ///
     /// ```
     /// use backoff_runtime::{Cooldown, Keyed};
