@@ -31,6 +31,7 @@ impl GrpcCall {
     /// The request of an attempt: the head as given, and the body (the
     /// original, or a replay of it, with the call's body kept beside it);
     /// `None` when the body is no longer kept.
+    #[inline(always)]
     fn request(self) -> Option<Sent> {
         let (head, body) = self.request.into_parts();
         let (body, replay) = match body {
