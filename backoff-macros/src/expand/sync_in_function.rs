@@ -1,9 +1,10 @@
-//! The sync loop that stays in the function, for `before_retry` and
-//! `admission`.
+//! The sync loop that stays in the function, for `before_retry`, and for
+//! `admission` with `retry_if_ok`.
 use super::*;
 
 impl Generator<'_> {
-    /// The sync loop of a function with `before_retry` or `admission`: it
+    /// The sync loop of a function with `before_retry`, or `admission` with
+    /// `retry_if_ok` (its refusal is judged as a result here): it
     /// stays in the function, as the async loop does, so the action
     /// (written here, evaluated per retry) may borrow what the body borrows,
     /// `&mut self` included, and a refused attempt returns from it; the

@@ -35,7 +35,10 @@ impl Generator<'_> {
             None => quote!(#paths::DefaultSleep),
         };
         let action = args.before_retry.as_ref().map(|action| &action.value);
-        if action.is_some() || self.admission().is_some() {
+        // `admission` with a judged value (`retry_if_ok`) stays in the
+        // function too: its refusal is judged as a result there.
+        let admits = self.admission().is_some();
+        if action.is_some() || (admits && args.retry_if_ok.is_some()) {
             return self.sync_in_function_loop(body, body_span, action, &sleeper, &sleeper_value(full));
         }
         // The sleeper and the start, read before the first attempt: in the
@@ -93,16 +96,66 @@ impl Generator<'_> {
         // `Result` is reported once, by the result check.
         let rerunning = respan_exactly(quote!(#private::rerunning), self.return_span);
         let lent_body = quote!(#rerunning(&mut { #body_fn }));
-        let retried = self.returned_result(quote! {
-            #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper)
-        });
+        // With `admission`: the first question inline (a refusal is reported
+        // and returned out of line), the success told to the limiter, and
+        // the retries through the runtime's admitted cold loop.
+        let limit = local("admission_limit");
+        let clock = quote!(#private::BlockingSleep::clock(&#sleeper));
+        let (admission_check, admit_first, observe_success, retried) = if admits {
+            let (check, refused) = self.refusal_result();
+            let refusal = local("refusal");
+            let refused_value = local("refused");
+            let into_refused = self.as_plain_result(&refused_value);
+            let refused_first = self.returned_result(quote! {
+                #private::refused_first_blocking(#policy, #clock, #start, &#hooks, #failed)
+            });
+            let returned_value = self.returned_result(quote!(#private::Ok(#value)));
+            (
+                check,
+                quote! {
+                    if let #private::Err(#refusal) = #private::first_admitted_blocking(#limit, #clock, &#sleeper) {
+                        let #refused_value = #private::refused_as_body(&#body_fn, #refused, #refusal);
+                        return match #into_refused {
+                            #private::Ok(#value) => #returned_value,
+                            #private::Err(#failed) => #refused_first,
+                        };
+                    }
+                },
+                quote!(#private::admitted_success(#limit, #clock);),
+                {
+                    // Spanned as the key's check: a missing `From<Refused>`
+                    // is reported once, there.
+                    let retry_admitted = match &args.admission {
+                        Some(admission) => respan_exactly(
+                            quote!(#private::retry_blocking_admitted),
+                            Span::mixed_site().located_at(admission.key_span),
+                        ),
+                        None => quote!(#private::retry_blocking_admitted),
+                    };
+                    self.returned_result(quote! {
+                        #retry_admitted(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper, #limit)
+                    })
+                },
+            )
+        } else {
+            (
+                TokenStream::new(),
+                TokenStream::new(),
+                TokenStream::new(),
+                self.returned_result(quote! {
+                    #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper)
+                }),
+            )
+        };
         let settle = self.in_decision_scope(quote! {
             #started_scoped
+            #admit_first
             #private::enter_attempt();
             let #first = #body_fn();
             #bind_on_success
             match #scrutinee {
                 #done => {
+                    #observe_success
                     #private::first_success(#budget, &#sleeper, #start, #site, #on_success);
                     #succeeded
                 }
@@ -120,6 +173,7 @@ impl Generator<'_> {
             }
         };
         quote! {
+            #admission_check
             #started_first
             let mut #body_fn = {
                 #helper

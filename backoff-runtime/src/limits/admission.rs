@@ -321,7 +321,7 @@ impl<'a> Admitting<'a> {
     /// Where the attempt stands after the limiter's `answer`.
     #[cold]
     #[inline(never)]
-    fn answered(&mut self, answer: Admission, attempt: u32) -> Admission {
+    pub(crate) fn answered(&mut self, answer: Admission, attempt: u32) -> Admission {
         match answer {
             Admission::Go => {
                 self.attempt = attempt;
@@ -461,4 +461,43 @@ pub fn refusal_of(limit: &dyn AdmissionLimit, answer: Admission) -> Refused {
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub fn admission_of<L: AdmissionLimit>(limit: &L) -> &dyn AdmissionLimit {
     limit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CircuitBreaker;
+
+    #[test]
+    fn a_refusal_says_what_shut_the_limiter_and_for_how_long() {
+        let breaker = Refused::by("s3").shut_as(Shut::circuit_open(Some(Duration::from_secs(5))));
+        assert_eq!(
+            breaker.to_string(),
+            "the client's circuit breaker \"s3\" refused the attempt (open for 5s more)"
+        );
+        assert_eq!(breaker.shut(), Some(Shut::circuit_open(Some(Duration::from_secs(5)))));
+        let probing = Refused::new().shut_as(Shut::circuit_open(None));
+        assert_eq!(
+            probing.to_string(),
+            "the client's circuit breaker refused the attempt (half-open: its probes run)"
+        );
+        assert_eq!((probing.is_circuit_open(), probing.retry_after()), (true, None));
+        let cooling = Refused::by("api").shut_as(Shut::cooldown(Duration::from_secs(2)));
+        assert_eq!(
+            cooling.to_string(),
+            "the client's cooldown \"api\" refused the attempt (the server asked every call to wait 2s more)"
+        );
+        assert!(!cooling.is_circuit_open());
+        assert_eq!(Refused::by("x").shut(), None);
+    }
+
+    #[test]
+    fn a_call_s_admission_debugs_as_its_attempts_and_progress() {
+        let breaker = CircuitBreaker::new();
+        let admitting = Admitting::of_dyn(&breaker, ClockKind::Std).after(2);
+        assert_eq!(
+            format!("{admitting:?}"),
+            "Admitting { attempt: 2, progress: AdmissionProgress { since: None, reserved: false }, .. }"
+        );
+    }
 }

@@ -495,11 +495,11 @@ impl CircuitBreaker {
     }
 
     /// Whether the window is full of successes: another changes nothing.
+    /// (The streak is then 0: every failure is counted in the window
+    /// before the streak, and the window is never shorter than it.)
     #[inline]
     fn all_succeeded(&self) -> bool {
-        self.failures.load(Ordering::Relaxed) == 0
-            && self.streak.load(Ordering::Relaxed) == 0
-            && self.known.load(Ordering::Relaxed) >= self.config.window
+        self.failures.load(Ordering::Relaxed) == 0 && self.known.load(Ordering::Relaxed) >= self.config.window
     }
 
     /// Counts an outcome of a closed circuit in the window; `true` when it

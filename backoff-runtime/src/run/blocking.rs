@@ -4,7 +4,8 @@
 
 use std::time::Instant;
 
-use crate::limits::admission::Admitting;
+use crate::limits::admission::{Admitting, FromRefused, Refused};
+use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
 use crate::limits::limit::Limit;
 use crate::observe::events::{RetryEvent, Success};
 use crate::observe::site::Site;
@@ -257,6 +258,109 @@ pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
         sleeper,
         action: None,
         admission: None,
+    };
+    retry_blocking(policy, budget, start, hooks, first, parts)
+}
+
+/// The first attempt's admission in the attribute's sync loop with
+/// `admission` (and neither `before_retry` nor `retry_if_ok`): `Ok` when it
+/// may start, after the waits the limiter asks for, slept on `sleeper`;
+/// the refusal otherwise. The first question is inline and reads no clock
+/// unless the limiter does; the waits are out of line.
+#[inline]
+pub fn first_admitted_blocking(
+    limit: &dyn AdmissionLimit,
+    clock: ClockKind,
+    sleeper: &dyn BlockingSleep,
+) -> Result<(), Refused> {
+    match limit.admit(AdmissionRequest::on_clock(clock, 1)) {
+        Admission::Go => Ok(()),
+        answer => held_first_blocking(limit, clock, answer, sleeper),
+    }
+}
+
+/// [`first_admitted_blocking`] after a first answer other than `Go`.
+#[cold]
+#[inline(never)]
+fn held_first_blocking(
+    limit: &dyn AdmissionLimit,
+    clock: ClockKind,
+    answer: Admission,
+    sleeper: &dyn BlockingSleep,
+) -> Result<(), Refused> {
+    let mut admitting = Admitting::of_dyn(limit, clock);
+    admitting.answered(answer, 1);
+    match answer {
+        Admission::Go => Ok(()),
+        Admission::Refuse | Admission::Shut(_) => Err(admitting.refusal()),
+        Admission::Wait(wait) | Admission::GoAfter(wait) => {
+            sleeper.sleep(wait);
+            if admitting.admit_blocking(&|wait| sleeper.sleep(wait)) {
+                Ok(())
+            } else {
+                Err(admitting.refusal())
+            }
+        }
+    }
+}
+
+/// The result `refused` makes of `refusal`, typed as what `body` returns
+/// (the function's return type, known before the attempt runs).
+#[inline]
+pub fn refused_as_body<R, F: FnMut() -> R>(body: &F, refused: fn(Refused) -> R, refusal: Refused) -> R {
+    let _ = body;
+    refused(refusal)
+}
+
+/// The first attempt of the attribute's sync loop with `admission`
+/// succeeded: its limiter hears it.
+#[inline]
+pub fn admitted_success(limit: &dyn AdmissionLimit, clock: ClockKind) {
+    limit.observed(AttemptEnd::on_clock(clock, false, None));
+}
+
+/// The attribute's sync loop with `admission`: its first attempt was
+/// refused, with `refused` (the error made from the [`Refused`]). Reported
+/// as a give-up with [`StopReason::Refused`](crate::StopReason::Refused)
+/// after no attempt.
+#[cold]
+#[inline(never)]
+pub fn refused_first_blocking<T, E, O: Outcome<T, E>>(
+    policy: &Policy,
+    clock: ClockKind,
+    start: Option<Instant>,
+    hooks: &Hooks<'_, T, E, O>,
+    refused: E,
+) -> Result<T, E> {
+    let mut state = RetryState::with_start(clock, start);
+    refused_reported(&mut state, policy, 0, hooks, Err(refused))
+}
+
+/// The retries of the attribute's sync loop with `admission`, after a first
+/// attempt that failed with `first`: the limiter hears that failure, then
+/// is asked before each retry ([`retry_blocking`], with the builder's
+/// admission). Out of line, as `retry_blocking_owned`.
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+pub fn retry_blocking_admitted<T, E: FromRefused, O: Outcome<T, E>>(
+    policy: &Policy,
+    budget: Option<Limit<'_>>,
+    start: Option<Instant>,
+    hooks: &Hooks<'_, T, E, O>,
+    first: O,
+    rerun: &mut dyn Rerun<T, E>,
+    sleeper: &dyn BlockingSleep,
+    limit: &dyn AdmissionLimit,
+) -> Result<T, E> {
+    let clock = sleeper.clock();
+    let admitting = Admitting::of_dyn(limit, clock).after(1);
+    admitting.observed(hooks.attempt_end(clock, Err(&first)));
+    let parts = BlockingParts {
+        body: rerun,
+        sleeper,
+        action: None,
+        admission: Some((admitting, |refused| Err(E::from_refused(refused)))),
     };
     retry_blocking(policy, budget, start, hooks, first, parts)
 }
