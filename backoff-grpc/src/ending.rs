@@ -21,16 +21,21 @@ use super::wire;
 use crate::status::retry_info_delay;
 use backoff_runtime::__front_end::Pushback;
 use backoff_runtime::RetryLimit;
-use backoff_tower::__grpc::MaybeAdmission;
 use backoff_tower::__grpc::{Failure, Settlement};
-use backoff_tower::NoTimeout;
+use backoff_tower::{NoAdmission, NoTimeout, PerAttemptAdmission};
+
+/// What a settled call's admission is asked with: the layer's limiter, or
+/// none.
+pub(crate) trait Settles: PerAttemptAdmission<Failure<FailureKind<Infallible>>> {}
+
+impl<A: PerAttemptAdmission<Failure<FailureKind<Infallible>>>> Settles for A {}
 
 /// How a committed call is reported when its status comes.
-pub(crate) enum End {
+pub(crate) enum End<A = NoAdmission> {
     /// A call of a method with a `retryPolicy`: its settlement, and what
     /// A96's per-call metrics record (its method, retries, waits).
     Retried {
-        settlement: Settlement<GrpcRules, NoTimeout, MaybeAdmission>,
+        settlement: Settlement<GrpcRules, NoTimeout, A>,
         /// The method's URI, for A96's metrics (kept with the `metrics`
         /// feature only).
         uri: Option<Uri>,
@@ -42,7 +47,7 @@ pub(crate) enum End {
     Once(Arc<dyn RetryLimit + Send>),
 }
 
-impl End {
+impl<A: Settles> End<A> {
     /// Reports the call, which ended with `status` (and `trailers`, when
     /// they came).
     fn settle(self, status: &Status, trailers: Option<&HeaderMap>) {
@@ -92,21 +97,21 @@ pin_project_lite::pin_project! {
     /// The body of a committed call: its frames passed through as they
     /// come (none copied), and the call reported at its status. Dropped
     /// before its end (the caller cancelled), it reports nothing.
-    pub(crate) struct EndingBody {
+    pub(crate) struct EndingBody<A> {
         #[pin]
         inner: Body,
-        end: Option<End>,
+        end: Option<End<A>>,
     }
 }
 
-impl EndingBody {
+impl<A> EndingBody<A> {
     /// `inner`, reported by `end` when its status comes.
-    pub(crate) fn new(inner: Body, end: End) -> Self {
+    pub(crate) fn new(inner: Body, end: End<A>) -> Self {
         EndingBody { inner, end: Some(end) }
     }
 }
 
-impl http_body::Body for EndingBody {
+impl<A: Settles> http_body::Body for EndingBody<A> {
     type Data = Bytes;
     type Error = Status;
 
@@ -149,6 +154,6 @@ impl http_body::Body for EndingBody {
 }
 
 /// `response`, its body read through [`EndingBody`] and reported by `end`.
-pub(crate) fn ending(response: Response<Body>, end: End) -> Response<Body> {
+pub(crate) fn ending<A: Settles>(response: Response<Body>, end: End<A>) -> Response<Body> {
     response.map(|body| Body::new(EndingBody::new(body, end)))
 }

@@ -12,13 +12,13 @@ use backoff_runtime::Policy;
 use backoff_runtime::RetryLimit;
 use backoff_runtime::RetryThrottle;
 use backoff_runtime::{GiveUp, RetryEvent, Success};
-use backoff_tower::__grpc::MaybeAdmission;
 use backoff_tower::ReplayLimits;
-use backoff_tower::{NoTimeout, RetryLayer};
+use backoff_tower::{NoAdmission, NoTimeout, RetryLayer, WithAdmission};
 
 /// The keys every method's layer starts from: gRPC's rules, no per-attempt
-/// timeout (the deadline is the call's), an admission limiter or none.
-pub(crate) type Keys = RetryLayer<GrpcRules, NoTimeout, MaybeAdmission>;
+/// timeout (the deadline is the call's), and the admission `A`
+/// ([`NoAdmission`], or a limiter: [`WithAdmission`]).
+pub(crate) type Keys<A> = RetryLayer<GrpcRules, NoTimeout, A>;
 
 /// A tower layer that retries gRPC calls in the channel, as gRPC's own
 /// clients in Go, Java, C++, Python and .NET do (gRPC's retry design, A6):
@@ -127,15 +127,15 @@ pub(crate) type Keys = RetryLayer<GrpcRules, NoTimeout, MaybeAdmission>;
 /// # let _ = service;
 /// ```
 #[derive(Clone)]
-pub struct GrpcRetryLayer {
+pub struct GrpcRetryLayer<A = NoAdmission> {
     config: ServiceConfig,
     /// The keys every method's retries share: the throttle, the name, the
-    /// observers (its policy and codes are each method's).
-    keys: Keys,
+    /// observers, the admission (its policy and codes are each method's).
+    keys: Keys<A>,
     limits: ReplayLimits,
 }
 
-impl core::fmt::Debug for GrpcRetryLayer {
+impl<A> core::fmt::Debug for GrpcRetryLayer<A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("GrpcRetryLayer")
             .field("config", &self.config)
@@ -148,18 +148,26 @@ impl core::fmt::Debug for GrpcRetryLayer {
 
 /// What a method's calls are given: their retries (none: sent once) and
 /// their `timeout`.
-#[derive(Clone)]
-pub(super) struct Method {
+pub(super) struct Method<A> {
     /// The method's retries or hedges (none: sent once).
-    pub(super) retry: Option<Arc<Keys>>,
+    pub(super) retry: Option<Arc<Keys<A>>>,
     pub(super) timeout: Option<Duration>,
+}
+
+impl<A> Clone for Method<A> {
+    fn clone(&self) -> Self {
+        Method {
+            retry: self.retry.clone(),
+            timeout: self.timeout,
+        }
+    }
 }
 
 /// What every service of one layer shares: each method's rules by path,
 /// the replay caps, and the layer's throttle (which the calls sent once
 /// feed too).
-pub(super) struct Methods {
-    pub(super) by_path: ByPath<Method>,
+pub(super) struct Methods<A> {
+    pub(super) by_path: ByPath<Method<A>>,
     pub(super) limits: ReplayLimits,
     pub(super) throttle: Option<Arc<dyn RetryLimit + Send>>,
 }
@@ -182,8 +190,7 @@ impl GrpcRetryLayer {
                 exhausted_with_retry_info: false,
                 hedged: false,
             })
-            .name("grpc")
-            .with_admission(MaybeAdmission::default());
+            .name("grpc");
         if let Some(throttling) = config.retry_throttling() {
             keys = keys.budget(Arc::new(throttling.throttle()));
         }
@@ -228,10 +235,12 @@ impl GrpcRetryLayer {
         };
         GrpcRetryLayer::new(config)
     }
+}
 
+impl<A: Clone> GrpcRetryLayer<A> {
     /// The layer with `change` made to the keys every method's layer
     /// starts from.
-    fn with_keys(mut self, change: impl FnOnce(Keys) -> Keys) -> Self {
+    fn with_keys(mut self, change: impl FnOnce(Keys<A>) -> Keys<A>) -> Self {
         self.keys = change(self.keys);
         self
     }
@@ -297,8 +306,12 @@ impl GrpcRetryLayer {
     /// # let _ = layer;
     /// ```
     #[must_use]
-    pub fn admission<L: AdmissionLimit + Send + 'static>(self, limiter: Arc<L>) -> Self {
-        self.with_keys(|keys| keys.with_admission(MaybeAdmission::of(limiter)))
+    pub fn admission<L: AdmissionLimit + Send + 'static>(self, limiter: Arc<L>) -> GrpcRetryLayer<WithAdmission> {
+        GrpcRetryLayer {
+            config: self.config,
+            keys: self.keys.admission(limiter),
+            limits: self.limits,
+        }
     }
 
     /// How much of the request bodies may be kept for replay (by default
@@ -369,7 +382,7 @@ impl GrpcRetryLayer {
     }
 
     /// Each method's rules, as the services of this layer share them.
-    pub(super) fn methods(&self) -> Arc<Methods> {
+    pub(super) fn methods(&self) -> Arc<Methods<A>> {
         let by_path = self.config.map_entries(|entry| {
             let retried = entry.retry_policy().map(|retry| {
                 let rules = GrpcRules {

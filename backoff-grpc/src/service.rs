@@ -16,18 +16,24 @@ use tonic::{Code, Status};
 
 use super::call::{Attempts, FailureKind, GrpcCall, Judged};
 use super::codes;
+use super::ending::Settles;
 use super::ending::{End, ending};
 use super::layer::{GrpcRetryLayer, Methods};
 use super::rules::GrpcRules;
 use super::wire::{self, ThrottleFeed};
 use backoff_runtime::__front_end::{ASYNC_CLOCK, DefaultWait, InlineTimer, Timer};
 use backoff_runtime::{RetryLimit, StopReason};
-use backoff_tower::__grpc::MaybeAdmission;
 use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest};
-use backoff_tower::{NoTimeout, ResponseFuture};
+use backoff_tower::{NoAdmission, NoTimeout, PerAttemptAdmission, ResponseFuture};
 
-impl<S> tower_layer::Layer<S> for GrpcRetryLayer {
-    type Service = GrpcRetryService<S>;
+/// The admission of a [`GrpcRetryLayer`]'s calls over a channel whose error
+/// is `E`: none, or a limiter asked before every attempt.
+pub(crate) trait GrpcAdmission<E>: PerAttemptAdmission<Failure<FailureKind<E>>> + Settles {}
+
+impl<E, A: PerAttemptAdmission<Failure<FailureKind<E>>> + Settles> GrpcAdmission<E> for A {}
+
+impl<S, A: Clone> tower_layer::Layer<S> for GrpcRetryLayer<A> {
+    type Service = GrpcRetryService<S, A>;
 
     fn layer(&self, inner: S) -> Self::Service {
         GrpcRetryService {
@@ -52,13 +58,21 @@ impl<S> tower_layer::Layer<S> for GrpcRetryLayer {
 /// let service: GrpcRetryService<_> = GrpcRetryLayer::new(ServiceConfig::default()).layer(channel);
 /// # let _ = service;
 /// ```
-#[derive(Clone)]
-pub struct GrpcRetryService<S> {
+pub struct GrpcRetryService<S, A = NoAdmission> {
     attempts: Attempts<S>,
-    methods: Arc<Methods>,
+    methods: Arc<Methods<A>>,
 }
 
-impl<S: core::fmt::Debug> core::fmt::Debug for GrpcRetryService<S> {
+impl<S: Clone, A> Clone for GrpcRetryService<S, A> {
+    fn clone(&self) -> Self {
+        GrpcRetryService {
+            attempts: self.attempts.clone(),
+            methods: Arc::clone(&self.methods),
+        }
+    }
+}
+
+impl<S: core::fmt::Debug, A> core::fmt::Debug for GrpcRetryService<S, A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("GrpcRetryService")
             .field("inner", &self.attempts.inner)
@@ -66,13 +80,14 @@ impl<S: core::fmt::Debug> core::fmt::Debug for GrpcRetryService<S> {
     }
 }
 
-impl<S> Service<Request<Body>> for GrpcRetryService<S>
+impl<S, A> Service<Request<Body>> for GrpcRetryService<S, A>
 where
     S: Service<Request<Body>, Response = Response<Body>> + Clone,
+    A: GrpcAdmission<S::Error>,
 {
     type Response = Response<Body>;
     type Error = S::Error;
-    type Future = GrpcResponseFuture<S>;
+    type Future = GrpcResponseFuture<S, A>;
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
@@ -122,7 +137,7 @@ where
     }
 }
 
-impl<S> GrpcRetryService<S>
+impl<S, A> GrpcRetryService<S, A>
 where
     S: Service<Request<Body>, Response = Response<Body>> + Clone,
 {
@@ -130,7 +145,7 @@ where
     /// call of a method without a `retryPolicy`, and fed to the throttle.
     #[cold]
     #[inline(never)]
-    fn sent_once(&mut self, call: GrpcCall) -> GrpcResponseFuture<S> {
+    fn sent_once(&mut self, call: GrpcCall) -> GrpcResponseFuture<S, A> {
         let (head, body) = call.request.into_parts();
         let body = match body {
             KeptBody::Once(body) => body,
@@ -160,7 +175,7 @@ fn feed(throttle: &(dyn RetryLimit + Send), headers: &http::HeaderMap) {
 pin_project_lite::pin_project! {
     /// A call: sent once, retried, or waiting for the deadline that ended it.
     #[project = CallProj]
-    enum Call<S>
+    enum Call<S, A>
     where
         S: Service<Request<Body>, Response = Response<Body>>,
         S: Clone,
@@ -168,7 +183,7 @@ pin_project_lite::pin_project! {
         /// Sent once (no `retryPolicy`): its answer feeds the layer's
         /// throttle, when it has one.
         Once { #[pin] response: S::Future, throttle: Option<Arc<dyn RetryLimit + Send>> },
-        Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, GrpcRules, NoTimeout, MaybeAdmission> },
+        Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, GrpcRules, NoTimeout, A> },
         /// The deadline stopped the retries before the next attempt: the
         /// call ends when it passes, with `DEADLINE_EXCEEDED`, as gRPC's
         /// clients end it.
@@ -211,17 +226,17 @@ pin_project_lite::pin_project! {
     /// assert_eq!(future.await.unwrap().status(), 200);
     /// # }
     /// ```
-    pub struct GrpcResponseFuture<S>
+    pub struct GrpcResponseFuture<S, A = NoAdmission>
     where
         S: Service<Request<Body>, Response = Response<Body>>,
         S: Clone,
     {
         #[pin]
-        call: Call<S>,
+        call: Call<S, A>,
     }
 }
 
-impl<S> core::fmt::Debug for GrpcResponseFuture<S>
+impl<S, A> core::fmt::Debug for GrpcResponseFuture<S, A>
 where
     S: Service<Request<Body>, Response = Response<Body>> + Clone,
 {
@@ -232,9 +247,10 @@ where
     }
 }
 
-impl<S> Future for GrpcResponseFuture<S>
+impl<S, A> Future for GrpcResponseFuture<S, A>
 where
     S: Service<Request<Body>, Response = Response<Body>> + Clone,
+    A: GrpcAdmission<S::Error>,
 {
     type Output = Result<Response<Body>, S::Error>;
 
@@ -245,7 +261,7 @@ where
                 let result = ready!(response.poll(cx));
                 match (throttle.take(), result) {
                     (Some(throttle), Ok(response)) if !wire::is_trailers_only(response.headers()) => {
-                        Poll::Ready(Ok(ending(response, End::Once(throttle))))
+                        Poll::Ready(Ok(ending(response, End::<NoAdmission>::Once(throttle))))
                     }
                     (Some(throttle), Ok(response)) => {
                         feed(&*throttle, response.headers());
@@ -317,7 +333,7 @@ where
 }
 
 /// The wait of a call the deadline ended, and then its `DEADLINE_EXCEEDED`.
-fn self_poll_expiring<S, E>(call: Pin<&mut Call<S>>, cx: &mut Context<'_>) -> Poll<Result<Response<Body>, E>>
+fn self_poll_expiring<S, A, E>(call: Pin<&mut Call<S, A>>, cx: &mut Context<'_>) -> Poll<Result<Response<Body>, E>>
 where
     S: Service<Request<Body>, Response = Response<Body>> + Clone,
 {

@@ -194,13 +194,6 @@ impl<C, T, A> RetryLayer<C, T, A> {
         }
     }
 
-    /// The same layer with `admission` (the gRPC layer's, which may have
-    /// none). Not public API.
-    #[doc(hidden)]
-    pub fn with_admission<A2>(self, admission: A2) -> RetryLayer<C, T, A2> {
-        self.retyped(|classify, timeout, _| (classify, timeout, admission))
-    }
-
     /// Classifies requests, responses and errors with `classify` instead of
     /// HTTP's rules.
     ///
@@ -453,38 +446,6 @@ impl<E> PerAttemptAdmission<E> for NoAdmission {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn admission<T>(&self) -> RefusedAttempt<'_, T, E> {
         None
-    }
-}
-
-/// An admission limiter or none, chosen when the layer is built: the gRPC
-/// layer's (`backoff-grpc`). Not public API.
-#[doc(hidden)]
-#[derive(Clone, Default)]
-pub struct MaybeAdmission(Option<Arc<dyn AdmissionLimit + Send>>);
-
-impl core::fmt::Debug for MaybeAdmission {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_tuple("MaybeAdmission").field(&self.0.is_some()).finish()
-    }
-}
-
-impl MaybeAdmission {
-    /// `limiter`, asked before every attempt.
-    pub fn of<L: AdmissionLimit + Send + 'static>(limiter: Arc<L>) -> Self {
-        MaybeAdmission(Some(limiter))
-    }
-
-    /// Whether a limiter is set.
-    pub fn is_some(&self) -> bool {
-        self.0.is_some()
-    }
-}
-
-impl<E: From<Refused>> PerAttemptAdmission<E> for MaybeAdmission {
-    #[inline]
-    fn admission<T>(&self) -> RefusedAttempt<'_, T, E> {
-        let limit: &dyn AdmissionLimit = self.0.as_deref()?;
-        Some((limit, |refused| Err(E::from(refused))))
     }
 }
 

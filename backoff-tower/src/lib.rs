@@ -127,7 +127,6 @@ pub mod __grpc {
 
     pub use crate::future::Settlement;
     pub use crate::kept::{Failure, KeptBody, KeptRequest, still_replayable};
-    pub use crate::layer::MaybeAdmission;
     use crate::layer::RetryLayer;
 
     /// The name the layer's events and metrics report.
