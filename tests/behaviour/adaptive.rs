@@ -1010,3 +1010,56 @@ mod refusals_name_their_limiter {
         assert_eq!(refused.limiter(), Some("store"));
     }
 }
+
+/// A sync loop's admission that waits more than once: each wait is slept,
+/// then the limiter is asked again, until it admits or refuses.
+mod blocking_waits {
+    use super::CallError;
+    use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, retry};
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::time::Duration;
+
+    /// Answers from a script, then `Go`.
+    struct Script(Mutex<VecDeque<Admission>>);
+
+    impl AdmissionLimit for Script {
+        fn admit(&self, _: AdmissionRequest<'_>) -> Admission {
+            self.0.lock().unwrap().pop_front().unwrap_or(Admission::Go)
+        }
+    }
+
+    static SCRIPT: Script = Script(Mutex::new(VecDeque::new()));
+    static SENT: AtomicU32 = AtomicU32::new(0);
+    static SLEPT: Mutex<Vec<Duration>> = Mutex::new(Vec::new());
+
+    fn sleep(wait: Duration) {
+        SLEPT.lock().unwrap().push(wait);
+    }
+
+    #[retry(admission = SCRIPT, max_retries = 1, sleep = sleep)]
+    fn fetch() -> Result<u32, CallError> {
+        SENT.fetch_add(1, Ordering::SeqCst);
+        Ok(1)
+    }
+
+    fn script(answers: &[Admission]) {
+        *SCRIPT.0.lock().unwrap() = answers.iter().copied().collect();
+        SLEPT.lock().unwrap().clear();
+        SENT.store(0, Ordering::SeqCst);
+    }
+
+    #[test]
+    fn waits_twice_then_goes_or_is_refused() {
+        let ms = Duration::from_millis;
+        script(&[Admission::Wait(ms(3)), Admission::Wait(ms(5)), Admission::Wait(ms(7))]);
+        assert_eq!(fetch(), Ok(1));
+        assert_eq!(*SLEPT.lock().unwrap(), [ms(3), ms(5), ms(7)]);
+        assert_eq!(SENT.load(Ordering::SeqCst), 1);
+        script(&[Admission::Wait(ms(3)), Admission::Wait(ms(5)), Admission::Refuse]);
+        assert_eq!(fetch(), Err(CallError::Shed));
+        assert_eq!(*SLEPT.lock().unwrap(), [ms(3), ms(5)]);
+        assert_eq!(SENT.load(Ordering::SeqCst), 0, "refused after two waits: never sent");
+    }
+}
