@@ -95,10 +95,12 @@ pub(crate) type Keys<A> = RetryLayer<GrpcRules, NoTimeout, A>;
 ///   Where grpc-java, grpc-dotnet and grpc-node differ, this follows A6's
 ///   text (docs/services.md).
 ///
+/// A hedged request body past its cap commits the call to the attempt
+/// that has sent the most: the attempts behind it lose their body, and
+/// their failures are dropped.
+///
 /// Not done: A6's transparent retries of a request the server's transport
-/// refused (hyper does not report it); a hedged request body past its cap
-/// does not yet commit the attempt that has sent the most (the attempts
-/// behind it fail).
+/// refused (hyper does not report it).
 ///
 /// Every retry goes through the crate's driver: the same events,
 /// `on_retry`, `on_give_up`, `on_success`, tracing (with

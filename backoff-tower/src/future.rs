@@ -884,6 +884,13 @@ where
                     }
                     outcome => outcome,
                 };
+                if !attempts.is_empty() && !self.config.classify.may_retry(&self.request) {
+                    // Past the replay cap (A6): the call is committed to
+                    // the attempts still running, which have sent the
+                    // most; this one lost its body. No hedge follows.
+                    hedge.no_more = true;
+                    continue;
+                }
                 let hedging = HedgeCall {
                     others_run: !attempts.is_empty(),
                     may_follow: !hedge.server_refused,
@@ -932,7 +939,12 @@ where
                 Some(HedgeNext::Hedge) => {
                     let policy = self.policy();
                     let config = &*self.config;
-                    if !hedge.no_more && self.driver.may_hedge(&policy, limit_of(config), &config.calls.site) {
+                    // A hedge needs a body it can send whole.
+                    let replayable = config.classify.may_retry(&self.request);
+                    if !hedge.no_more
+                        && replayable
+                        && self.driver.may_hedge(&policy, limit_of(config), &config.calls.site)
+                    {
                         hedge.hedges += 1;
                         hedge.start_now = true;
                     } else {

@@ -1596,3 +1596,36 @@ async fn a_breaker_per_method_shuts_only_the_failing_method() {
     assert!(unary(&mut client, UNARY, 1).await.is_err());
     assert_eq!(server.attempts(UNARY), 2);
 }
+
+/// A6: past the replay cap, a hedged call is committed to the attempt that
+/// has sent the most. The hedge behind loses its body; its failure does not
+/// end the call, and no further hedge starts.
+#[tokio::test(start_paused = true)]
+async fn past_the_cap_a_hedged_call_is_committed_to_the_attempt_ahead() {
+    let (server, channel) = start().await;
+    let config = ServiceConfig::from_json(
+        r#"{"methodConfig": [{"name": [{"service": "test.Planned"}], "hedgingPolicy":
+            {"maxAttempts": 3, "hedgingDelay": "0.05s"}}]}"#,
+    )
+    .unwrap();
+    server.plan(UPLOAD, vec![Plan::Slow(Duration::from_secs(5)); 3]);
+    let layer = GrpcRetryLayer::new(config).replay_limits(backoff_tower::ReplayLimits::new().per_call(16));
+    let mut client = Grpc::new(layer.layer(channel));
+    // One message every 30 ms, 7 bytes each: the hedge starts at 50 ms with
+    // 14 bytes kept; the third message, at 60 ms, is past the 16-byte cap.
+    let slow = futures_util::stream::unfold(1_u64, |value| async move {
+        (value <= 3).then_some(())?;
+        if value > 1 {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
+        Some((Num { value }, value + 1))
+    });
+    assert_eq!(
+        upload(&mut client, slow).await.unwrap(),
+        6,
+        "the attempt ahead answers the call"
+    );
+    let seen = server.seen(UPLOAD);
+    assert_eq!(seen.len(), 2, "no hedge after the cap: {seen:?}");
+    assert!(seen.iter().any(|attempt| attempt.values == [1, 2, 3]), "{seen:?}");
+}
