@@ -132,7 +132,8 @@ pub mod bounds;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::bounds::{DefaultAsyncSleep, FreshCopy, RetryResult};
-    pub use crate::limits::admission::{Admitting, admission_of, admitted};
+    pub use crate::limits::admission::{Admitting, admission_of, admitted, admitted_from};
+    pub use crate::limits::admission_limit::Admission;
     pub use crate::limits::limit::budget_of;
     pub use crate::observe::conventions::SemanticConventions;
     pub use crate::observe::site::CallSite;

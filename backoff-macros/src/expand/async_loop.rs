@@ -92,7 +92,14 @@ impl Generator<'_> {
         // reports as a give-up and returns (the admitting remembers it).
         let (admission_check, admitting_value, attempt) = self.admitted(
             timer_clock.clone(),
-            |admitting| quote!(#full::admitted(&mut #admitting, &mut #timer).await),
+            // The question inline; only an answer other than `Go` awaits.
+            |admitting| {
+                let answer = local("answer");
+                quote!({
+                    let #answer = #full::Admitting::ask(&mut #admitting);
+                    #answer == #full::Admission::Go || #full::admitted_from(#answer, &mut #admitting, &mut #timer).await
+                })
+            },
             quote!(#full::NestedAttempt::new(#attempt).await),
         );
         let decide = match action {

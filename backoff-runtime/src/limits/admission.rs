@@ -430,6 +430,25 @@ impl<'a> Admitting<'a> {
     }
 }
 
+/// Goes on from the limiter's first `answer` for the next attempt of the
+/// call that `admitting` paces (the expansion asks inline, and awaits this
+/// only for an answer other than `Go`): `true` when it may start, after
+/// the waits, `false` when refused.
+pub async fn admitted_from<Tm: crate::time::sleep::Timer>(
+    answer: Admission,
+    admitting: &mut Admitting<'_>,
+    timer: &mut Tm,
+) -> bool {
+    match answer {
+        Admission::Go => true,
+        Admission::Refuse | Admission::Shut(_) => false,
+        Admission::Wait(wait) | Admission::GoAfter(wait) => {
+            timer.sleep(wait).await;
+            admitted(admitting, timer).await
+        }
+    }
+}
+
 /// Waits on `timer` until the next attempt of the call that `admitting`
 /// paces is admitted: `true` when it may start, `false` when the limit
 /// refused it. The waits are the loop's own (the virtual clock in tests),
