@@ -34,8 +34,12 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRule
     /// The attempt headers read the deadline, which is whole without it.
     const READS_ATTEMPT_TIME: bool = false;
 
-    /// Its body is kept, and has not outgrown the replay cap.
     fn may_retry(&self, call: &GrpcCall) -> bool {
+        call.request.is_kept()
+    }
+
+    /// Its body is kept, and has not outgrown the replay cap.
+    fn may_resend(&self, call: &GrpcCall) -> bool {
         call.request.is_replayable()
     }
 

@@ -71,6 +71,13 @@ pub trait Classify<Req, Res, E>: Clone + Send + Sync + 'static {
     /// idempotency key, an attempt count, a deadline header).
     fn replay(&self, request: &Req, attempt: &Attempt) -> Req;
 
+    /// Whether `request` may still be sent again now, while its call runs
+    /// (a hedge asks before it starts): a body past its replay cap may
+    /// not. Default: [`may_retry`](Classify::may_retry).
+    fn may_resend(&self, request: &Req) -> bool {
+        self.may_retry(request)
+    }
+
     /// The key a [`Keyed`](backoff_runtime::Keyed) admission limiter files
     /// the call of `request` under: [`HttpRetry`](crate::HttpRetry) gives
     /// the request's host, gRPC's rules its method. Default: none (one

@@ -884,7 +884,7 @@ where
                     }
                     outcome => outcome,
                 };
-                if !attempts.is_empty() && !self.config.classify.may_retry(&self.request) {
+                if !attempts.is_empty() && !self.config.classify.may_resend(&self.request) {
                     // Past the replay cap (A6): the call is committed to
                     // the attempts still running, which have sent the
                     // most; this one lost its body. No hedge follows.
@@ -940,7 +940,7 @@ where
                     let policy = self.policy();
                     let config = &*self.config;
                     // A hedge needs a body it can send whole.
-                    let replayable = config.classify.may_retry(&self.request);
+                    let replayable = config.classify.may_resend(&self.request);
                     if !hedge.no_more
                         && replayable
                         && self.driver.may_hedge(&policy, limit_of(config), &config.calls.site)
