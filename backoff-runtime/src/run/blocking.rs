@@ -338,7 +338,7 @@ pub fn refused_first_blocking<T, E, O: Outcome<T, E>>(
 
 /// The retries of the attribute's sync loop with `admission`, after a first
 /// attempt that failed with `first`: the limiter hears that failure, then
-/// is asked before each retry ([`retry_blocking`], with the builder's
+/// is asked before each retry (`retry_blocking`, with the builder's
 /// admission). Out of line, as `retry_blocking_owned`.
 #[cold]
 #[inline(never)]
