@@ -304,3 +304,69 @@ fn once_an_interval_closes_the_rate_is_the_sdks_measured_one() {
         state.fill_rate
     );
 }
+
+/// A wait is the tokens missing at the fill rate, rounded up to the
+/// nanosecond; a wait that ends exactly at `max_wait` in all is waited,
+/// one nanosecond more is refused.
+#[test]
+fn the_wait_is_the_missing_tokens_at_the_fill_rate_and_max_wait_is_inclusive() {
+    let mut state = RateState::new();
+    state.enabled = true;
+    state.fill_rate = 2.0;
+    state.max_capacity = 4.0;
+    state.current_capacity = 0.25;
+    state.last_timestamp = Some(0.0);
+    let wait = Duration::from_millis(375);
+    let max_wait = Duration::from_secs(1);
+    assert_eq!(state.admit(0.0, 1.0, Duration::ZERO, max_wait), Admission::Wait(wait));
+    let waited = max_wait - wait;
+    assert_eq!(state.admit(0.0, 1.0, waited, max_wait), Admission::Wait(wait));
+    let over = waited + Duration::from_nanos(1);
+    assert_eq!(state.admit(0.0, 1.0, over, max_wait), Admission::Refuse);
+}
+
+/// After an answer, the rate is never set above twice the measured rate.
+#[test]
+fn an_answer_never_sets_the_rate_above_twice_the_measured_rate() {
+    let mut state = RateState::new();
+    state.enabled = true;
+    state.fill_rate = 100.0;
+    state.measured_tx_rate = 1.0;
+    state.last_tx_rate_bucket = 10.0;
+    state.last_max_rate = 100.0;
+    state.time_of_last_throttle = 0.0;
+    state.update(10.1, false);
+    let measured = state.measured_rate(10.1);
+    assert!(measured > 0.0 && measured < 2.0, "measured {measured}");
+    assert!(
+        state.fill_rate <= 2.0 * measured + 1e-9,
+        "fill rate {} above twice {measured}/s",
+        state.fill_rate
+    );
+}
+
+/// From the first millisecond on, before a 0.5 s interval closes, the rate
+/// is the answers so far over the time since the first instant.
+#[test]
+fn from_the_first_millisecond_the_early_rate_is_the_answers_over_the_time() {
+    let mut state = RateState::new();
+    state.request_count = 3;
+    assert!(close(3.0 / EARLY_HISTORY, state.measured_rate(EARLY_HISTORY)));
+}
+
+#[test]
+fn the_getters_read_what_was_set_and_what_happened() {
+    let limiter = AdaptiveRateLimiter::new().cost(2.5).retry_cost(3.5).name("s3");
+    assert_eq!(
+        (
+            limiter.get_cost(),
+            limiter.get_retry_cost(),
+            AdmissionLimit::name(&limiter)
+        ),
+        (2.5, 3.5, Some("s3"))
+    );
+    assert!(!limiter.is_enabled());
+    let now = Instant::now();
+    limiter.observed(AttemptEnd::new(now, true));
+    assert!(limiter.is_enabled(), "a throttle enables the bucket");
+}

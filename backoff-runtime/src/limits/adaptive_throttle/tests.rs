@@ -119,3 +119,15 @@ fn the_draws_refuse_about_the_rules_share() {
     let share = f64::from(refused) / f64::from(asked);
     assert!(share > 0.8 && share < 0.97, "refused {share}");
 }
+
+#[test]
+fn the_getters_read_what_was_set() {
+    let throttle = AdaptiveThrottle::new()
+        .k(1.5)
+        .window(Duration::from_secs(30))
+        .name("db");
+    assert_eq!(
+        (throttle.get_k(), throttle.get_window(), AdmissionLimit::name(&throttle)),
+        (1.5, Duration::from_secs(30), Some("db"))
+    );
+}
