@@ -140,8 +140,8 @@ pub mod __private {
     pub use crate::observe::site::Site;
     pub use crate::run::attempt::AttemptSource;
     pub use crate::run::blocking::{
-        Rerun, admitted_success, blocking_attempt, first_admitted_blocking, first_success, refused_as_body,
-        refused_first_blocking, rerunning, retry_blocking_admitted, retry_blocking_owned, start_blocking,
+        RefusedBy, Rerun, admitted_by, admitted_success, blocking_attempt, first_admitted_blocking, first_success,
+        refused_as_body, refused_first_blocking, rerunning, retry_blocking_owned, start_blocking,
     };
     pub use crate::run::driver::{Acts, Loop, Step, Waits, timer_clock};
     pub use crate::run::hooks::{Hooks, method_site, static_site};

@@ -125,15 +125,15 @@ impl Generator<'_> {
                 {
                     // Spanned as the key's check: a missing `From<Refused>`
                     // is reported once, there.
-                    let retry_admitted = match &args.admission {
+                    let admitted_by = match &args.admission {
                         Some(admission) => respan_exactly(
-                            quote!(#private::retry_blocking_admitted),
+                            quote!(#private::admitted_by),
                             Span::mixed_site().located_at(admission.key_span),
                         ),
-                        None => quote!(#private::retry_blocking_admitted),
+                        None => quote!(#private::admitted_by),
                     };
                     self.returned_result(quote! {
-                        #retry_admitted(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper, #limit)
+                        #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper, #admitted_by(#limit))
                     })
                 },
             )
@@ -143,7 +143,7 @@ impl Generator<'_> {
                 TokenStream::new(),
                 TokenStream::new(),
                 self.returned_result(quote! {
-                    #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper)
+                    #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper, #private::None)
                 }),
             )
         };

@@ -241,9 +241,12 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
 /// `rerun` runs the body again, a closure the expansion makes only in its
 /// failure arm (so on the happy path the body's closure keeps its captures
 /// in registers) and lends as `&mut dyn Rerun`, so this entry is compiled
-/// once per result type, not once per function.
+/// once per result type, not once per function. With `admission`
+/// ([`admitted_by`]), the limiter hears the first failure, then is asked
+/// before each retry.
 #[cold]
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
     policy: &Policy,
     budget: Option<Limit<'_>>,
@@ -252,14 +255,33 @@ pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
     first: O,
     rerun: &mut dyn Rerun<T, E>,
     sleeper: &dyn BlockingSleep,
+    admission: Option<RefusedBy<'_, T, E>>,
 ) -> Result<T, E> {
+    let admission = admission.map(|(limit, refused)| {
+        let clock = sleeper.clock();
+        let admitting = Admitting::of_dyn(limit, clock).after(1);
+        admitting.observed(hooks.attempt_end(clock, Err(&first)));
+        (admitting, refused)
+    });
     let parts = BlockingParts {
         body: rerun,
         sleeper,
         action: None,
-        admission: None,
+        admission,
     };
     retry_blocking(policy, budget, start, hooks, first, parts)
+}
+
+/// The limiter of `admission = ...` and the result of an attempt it
+/// refused, as the attribute's sync loop lends them to its retries.
+pub type RefusedBy<'a, T, E> = (&'a dyn AdmissionLimit, fn(Refused) -> Result<T, E>);
+
+/// `limit` with the refused result of its function's error type: what
+/// [`retry_blocking_owned`] takes with `admission = ...`. (The expansion
+/// names it on the key, where a missing `From<Refused>` is reported.)
+#[inline]
+pub fn admitted_by<T, E: FromRefused>(limit: &dyn AdmissionLimit) -> Option<RefusedBy<'_, T, E>> {
+    Some((limit, |refused| Err(E::from_refused(refused))))
 }
 
 /// The first attempt's admission in the attribute's sync loop with
@@ -334,35 +356,6 @@ pub fn refused_first_blocking<T, E, O: Outcome<T, E>>(
 ) -> Result<T, E> {
     let mut state = RetryState::with_start(clock, start);
     refused_reported(&mut state, policy, 0, hooks, Err(refused))
-}
-
-/// The retries of the attribute's sync loop with `admission`, after a first
-/// attempt that failed with `first`: the limiter hears that failure, then
-/// is asked before each retry (`retry_blocking`, with the builder's
-/// admission). Out of line, as `retry_blocking_owned`.
-#[cold]
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-pub fn retry_blocking_admitted<T, E: FromRefused, O: Outcome<T, E>>(
-    policy: &Policy,
-    budget: Option<Limit<'_>>,
-    start: Option<Instant>,
-    hooks: &Hooks<'_, T, E, O>,
-    first: O,
-    rerun: &mut dyn Rerun<T, E>,
-    sleeper: &dyn BlockingSleep,
-    limit: &dyn AdmissionLimit,
-) -> Result<T, E> {
-    let clock = sleeper.clock();
-    let admitting = Admitting::of_dyn(limit, clock).after(1);
-    admitting.observed(hooks.attempt_end(clock, Err(&first)));
-    let parts = BlockingParts {
-        body: rerun,
-        sleeper,
-        action: None,
-        admission: Some((admitting, |refused| Err(E::from_refused(refused)))),
-    };
-    retry_blocking(policy, budget, start, hooks, first, parts)
 }
 
 /// Runs one attempt of a blocking loop that stays in the function (with
