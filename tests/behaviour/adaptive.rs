@@ -108,6 +108,8 @@ fn threads_through_one_rate_limiter_lose_no_capacity_and_none_waits_past_the_max
         "every attempt was answered"
     );
     assert!(granted > 0);
+    // Each waiter is told its own instant: no herd wakes for one token.
+    assert!(wakeups <= 2 * granted, "{wakeups} wake-ups for {granted} admissions");
     let elapsed = clock.now().duration_since(throttled_at).as_secs_f64();
     let refilled = rate * elapsed;
     // No attempt went without its token: what was granted fits in what the
@@ -799,8 +801,11 @@ mod layer {
 /// sleep up to the next millisecond, so the sum fell behind the clock).
 mod under_load {
     use super::CallError;
-    use backoff_runtime::{AdaptiveRateLimiter, AttemptEnd, Policy, retry};
+    use backoff_runtime::{
+        AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Policy, retry,
+    };
     use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Duration;
     use tower::{Layer, ServiceExt};
 
@@ -813,10 +818,65 @@ mod under_load {
         AdaptiveRateLimiter::new().max_wait(MAX_WAIT)
     }
 
+    /// The limiter, counting its answers: each `Wait` is one wake-up.
+    struct Counted {
+        limiter: AdaptiveRateLimiter,
+        admitted: AtomicU64,
+        wakeups: AtomicU64,
+        /// The longest wait, in nanoseconds, of an attempt let through.
+        longest_admitted: AtomicU64,
+    }
+
+    impl Counted {
+        const fn new(limiter: AdaptiveRateLimiter) -> Self {
+            Counted {
+                limiter,
+                admitted: AtomicU64::new(0),
+                wakeups: AtomicU64::new(0),
+                longest_admitted: AtomicU64::new(0),
+            }
+        }
+
+        /// No admission waited past `max_wait` on the loop's clock, and
+        /// there were at most two wake-ups per admission.
+        fn check(&self, max_wait: Duration) {
+            let admitted = self.admitted.load(Ordering::SeqCst);
+            let wakeups = self.wakeups.load(Ordering::SeqCst);
+            let longest = Duration::from_nanos(self.longest_admitted.load(Ordering::SeqCst));
+            assert!(longest <= max_wait, "an attempt was let through after {longest:?}");
+            assert!(admitted > 0 && wakeups > 0, "{admitted} admitted, {wakeups} wake-ups");
+            assert!(
+                wakeups <= 2 * admitted,
+                "{wakeups} wake-ups for {admitted} admissions: a herd"
+            );
+        }
+    }
+
+    impl AdmissionLimit for Counted {
+        fn admit(&self, request: AdmissionRequest<'_>) -> Admission {
+            let waited = request.waited();
+            let answer = self.limiter.admit(request);
+            match answer {
+                Admission::Go => {
+                    self.admitted.fetch_add(1, Ordering::SeqCst);
+                    let nanos = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
+                    self.longest_admitted.fetch_max(nanos, Ordering::SeqCst);
+                }
+                Admission::Wait(_) | Admission::GoAfter(_) => {
+                    self.wakeups.fetch_add(1, Ordering::SeqCst);
+                }
+                Admission::Refuse | Admission::Shut(_) => {}
+            }
+            answer
+        }
+        fn observed(&self, end: AttemptEnd<'_>) {
+            self.limiter.observed(end);
+        }
+    }
+
     /// Answers at 100 per second for 3 seconds, then a throttle: the bucket
     /// counts from there, at about 70 tokens per second.
     async fn throttle(limit: &AdaptiveRateLimiter) {
-        use backoff_runtime::AdmissionLimit;
         for _ in 0..300 {
             tokio::time::advance(Duration::from_millis(10)).await;
             limit.observed(AttemptEnd::new(tokio::time::Instant::now().into_std(), false));
@@ -824,13 +884,14 @@ mod under_load {
         limit.observed(AttemptEnd::new(tokio::time::Instant::now().into_std(), true));
     }
 
-    /// Runs `TASKS` calls at once; checks each call's time.
-    async fn through<F, Fut>(limit: &AdaptiveRateLimiter, call: F)
+    /// Runs `TASKS` calls at once; checks each call's time, then the
+    /// limiter's counts.
+    async fn through<F, Fut>(limit: &Counted, call: F)
     where
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = Result<(), CallError>> + Send + 'static,
     {
-        throttle(limit).await;
+        throttle(&limit.limiter).await;
         let tasks: Vec<_> = (0..TASKS)
             .map(|_| {
                 let call = call();
@@ -853,9 +914,10 @@ mod under_load {
         }
         assert_eq!(sent + shed, TASKS);
         assert!(sent > 50 && shed > 0, "{sent} sent, {shed} shed");
+        limit.check(MAX_WAIT);
     }
 
-    static ATTRIBUTE: AdaptiveRateLimiter = limiter();
+    static ATTRIBUTE: Counted = Counted::new(limiter());
 
     #[retry(admission = ATTRIBUTE, max_retries = 1)]
     async fn through_the_attribute() -> Result<(), CallError> {
@@ -867,7 +929,7 @@ mod under_load {
         through(&ATTRIBUTE, through_the_attribute).await;
     }
 
-    static BUILDER: AdaptiveRateLimiter = limiter();
+    static BUILDER: Counted = Counted::new(limiter());
 
     #[tokio::test(start_paused = true)]
     async fn the_builder_keeps_the_bound() {
@@ -896,13 +958,48 @@ mod under_load {
 
     #[tokio::test(start_paused = true)]
     async fn the_layer_keeps_the_bound() {
-        let limit = Arc::new(limiter());
+        let limit = Arc::new(Counted::new(limiter()));
         let service = tower::service_fn(|_: u32| std::future::ready(Ok::<_, CallError>(())));
         let service = backoff_tower::RetryLayer::new(Policy::new().max_retries(1))
             .classify(Plain)
             .admission(Arc::clone(&limit))
             .layer(service);
         through(&limit, move || service.clone().oneshot(1)).await;
+    }
+
+    const REAL_MAX_WAIT: Duration = Duration::from_millis(200);
+    static REAL_TIME: Counted = Counted::new(AdaptiveRateLimiter::new().max_wait(REAL_MAX_WAIT));
+
+    #[retry(admission = REAL_TIME, max_retries = 1)]
+    async fn on_two_workers() -> Result<(), CallError> {
+        Ok(())
+    }
+
+    /// 1,000 tasks on two worker threads, in real time (200 ms): no attempt
+    /// is let through after waiting past `max_wait` on the clock, and
+    /// waiters do not herd.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tasks_on_two_workers_keep_the_bound_and_do_not_herd() {
+        // A history 3 s back: 100 answers a second, then a throttle now
+        // (about 70 tokens a second from there).
+        let now = std::time::Instant::now();
+        let origin = now.checked_sub(Duration::from_secs(3)).expect("the machine is up 3 s");
+        for tick in 0..300_u32 {
+            REAL_TIME.observed(AttemptEnd::new(origin + Duration::from_millis(10) * tick, false));
+        }
+        REAL_TIME.observed(AttemptEnd::new(now, true));
+        let tasks: Vec<_> = (0..TASKS).map(|_| tokio::spawn(on_two_workers())).collect();
+        let (mut sent, mut shed) = (0_u64, 0_u64);
+        for task in tasks {
+            match task.await.expect("no task panics") {
+                Ok(()) => sent += 1,
+                Err(CallError::Shed) => shed += 1,
+                Err(other) => panic!("unexpected {other:?}"),
+            }
+        }
+        // About 70 a second for 200 ms, and what the bucket held.
+        assert!(sent > 10 && shed > 0, "{sent} sent, {shed} shed");
+        REAL_TIME.check(REAL_MAX_WAIT);
     }
 
     static BLOCKING: AdaptiveRateLimiter = limiter();

@@ -44,26 +44,35 @@ const EPSILON: f64 = 1e-9;
 /// smoothed by 0.8); the rate never drops below 0.5 per second, the bucket
 /// never holds less than 1 token.
 ///
-/// One difference from AWS's SDKs, at a cold start. Before the first 0.5 s
-/// interval closes, the SDKs' measured rate is 0. A throttle then (the
-/// client's first burst overran the backend) sets their fill rate to the
-/// 0.5/s floor: nothing goes for seconds, and a 300/s backend is reached
-/// after about 10 s. This limiter measures the rate then from the answers
-/// seen so far, over the time since its first instant, so a 300/s backend
-/// gets 90% of its capacity within 2 s (the herd simulator's cold start).
-/// From the first closed interval on, it is AWS's algorithm.
+/// Two differences from AWS's SDKs. The first is at a cold start. Before
+/// the first 0.5 s interval closes, the SDKs' measured rate is 0. A
+/// throttle then (the client's first burst overran the backend) sets
+/// their fill rate to the 0.5/s floor: nothing goes for seconds, and a
+/// 300/s backend is reached after about 10 s. This limiter measures the
+/// rate then from the answers seen so far, over the time since its first
+/// instant, so a 300/s backend gets 90% of its capacity within 2 s (the
+/// herd simulator's cold start). From the first closed interval on, the
+/// rate is AWS's algorithm. The second is how waiters wait (below); it
+/// changes no rate.
 ///
-/// An attempt that finds too few tokens waits for them on the loop's own
-/// timer, then asks again; one that would wait past
-/// [`max_wait`](Self::max_wait) in all, measured on the loop's clock since
-/// it first asked, is refused (`E::from(Refused)`). Tokens are taken only
-/// when an attempt is let through; no lock is held across a wait; a cost
-/// above the bucket's capacity waits for a full bucket and takes all of it,
-/// so it never waits forever. Waiters are told the instant the next token
-/// refills, as AWS's SDKs tell them: under many waiters, all wake and one
-/// wins. Telling each its own instant (a reservation, or a place in a
-/// queue) was tried and cut the herd simulator's goodput under overload
-/// from 108 to under 30 calls/s: CHANGELOG.md.
+/// An attempt that finds too few tokens joins a line. It is told the
+/// instant its own tokens refill: one token after the waiter before it,
+/// at the current rate. It sleeps once on the loop's own timer, then asks
+/// again and takes them. So waiters wake one at a time, not all for one
+/// token (about 1 wake-up per admission under 1,000 tasks; 822 when every
+/// waiter is told the next token's instant, as AWS's SDKs tell them:
+/// BENCHMARKS.md). Nothing is taken while an attempt waits: a call dropped
+/// then costs nothing. The line never holds a token back: a token in the
+/// bucket goes to whoever asks, and a waiter that finds its token gone
+/// (it woke late) joins the line again. When the rate changes, the tokens
+/// promised to the line refill at the new rate, and the next place moves.
+///
+/// An attempt whose place comes past [`max_wait`](Self::max_wait) in all,
+/// measured on the loop's clock since it first asked, is refused at once
+/// (`E::from(Refused)`). One that comes back past it (a busy executor woke
+/// it late) is refused too, so none is let through after `max_wait`. No
+/// lock is held across a wait. A cost above the bucket's capacity waits
+/// for a full bucket and takes all of it, so it never waits forever.
 ///
 /// ```
 /// use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionRequest, AdmissionLimit, AttemptEnd};
@@ -165,8 +174,9 @@ impl AdaptiveRateLimiter {
         self
     }
 
-    /// The longest an attempt waits for admission in all; one that would
-    /// wait longer is refused at once (default 10 seconds).
+    /// The longest an attempt waits for admission in all, on the loop's
+    /// clock (default 10 seconds). One that would wait longer is refused at
+    /// once; one woken after it is refused when it asks again.
     ///
     /// ```
     /// use std::time::Duration;
@@ -288,6 +298,9 @@ struct RateState {
     request_count: u64,
     last_max_rate: f64,
     time_of_last_throttle: f64,
+    /// When the tokens promised to the attempts told to wait will have
+    /// refilled: the end of the line (at or before now: no one waits).
+    line_end: f64,
 }
 
 impl RateState {
@@ -304,6 +317,7 @@ impl RateState {
             request_count: 0,
             last_max_rate: 0.0,
             time_of_last_throttle: 0.0,
+            line_end: 0.0,
         }
     }
 
@@ -320,6 +334,10 @@ impl RateState {
         if !self.enabled {
             return Admission::Go;
         }
+        // A waiter woken late (a busy executor) is past its bound.
+        if waited > max_wait {
+            return Admission::Refuse;
+        }
         self.refill(now);
         // A cost above the capacity would never fit: it waits for a full
         // bucket and takes all of it.
@@ -328,14 +346,21 @@ impl RateState {
             self.current_capacity = (self.current_capacity - cost).max(0.0);
             return Admission::Go;
         }
+        // Its tokens refill after those promised to the line.
+        let ready_at = if self.line_end > now {
+            self.line_end + cost / self.fill_rate
+        } else {
+            now + (cost - self.current_capacity) / self.fill_rate
+        };
         // Rounded up to a whole nanosecond: a wait always ends with the
         // tokens refilled (a zero wait would ask again at the same instant).
-        let nanos = ((cost - self.current_capacity) / self.fill_rate * 1e9).ceil().max(1.0);
+        let nanos = ((ready_at - now) * 1e9).ceil().max(1.0);
         // A float-to-integer cast saturates: a wait past `u64::MAX` ns is that.
         let wait = Duration::from_nanos(nanos as u64);
         if waited.saturating_add(wait) > max_wait {
             Admission::Refuse
         } else {
+            self.line_end = ready_at;
             Admission::Wait(wait)
         }
     }
@@ -401,7 +426,12 @@ impl RateState {
     /// the minimum; its capacity follows, never below one token.
     fn set_fill_rate(&mut self, now: f64, rate: f64) {
         self.refill(now);
-        self.fill_rate = rate.max(MIN_FILL_RATE);
+        let rate = rate.max(MIN_FILL_RATE);
+        // The line's promised tokens now refill at the new rate.
+        if self.line_end > now {
+            self.line_end = now + (self.line_end - now) * self.fill_rate / rate;
+        }
+        self.fill_rate = rate;
         self.max_capacity = rate.max(MIN_CAPACITY);
         self.current_capacity = self.current_capacity.min(self.max_capacity);
     }

@@ -208,6 +208,7 @@ fn a_cost_above_the_capacity_waits_for_a_full_bucket_and_never_deadlocks() {
         assert_eq!(state.admit(2.0, cost, wait, Duration::from_secs(60)), Admission::Go);
         assert!(state.current_capacity.abs() < 1e-9, "it took the whole bucket");
         state.last_timestamp = Some(0.0);
+        state.line_end = 0.0;
     }
 }
 
@@ -319,8 +320,11 @@ fn the_wait_is_the_missing_tokens_at_the_fill_rate_and_max_wait_is_inclusive() {
     let wait = Duration::from_millis(375);
     let max_wait = Duration::from_secs(1);
     assert_eq!(state.admit(0.0, 1.0, Duration::ZERO, max_wait), Admission::Wait(wait));
+    // The same question again, as if the first had never asked.
+    state.line_end = 0.0;
     let waited = max_wait - wait;
     assert_eq!(state.admit(0.0, 1.0, waited, max_wait), Admission::Wait(wait));
+    state.line_end = 0.0;
     let over = waited + Duration::from_nanos(1);
     assert_eq!(state.admit(0.0, 1.0, over, max_wait), Admission::Refuse);
 }
@@ -369,4 +373,120 @@ fn the_getters_read_what_was_set_and_what_happened() {
     let now = Instant::now();
     limiter.observed(AttemptEnd::new(now, true));
     assert!(limiter.is_enabled(), "a throttle enables the bucket");
+}
+
+/// `answer` is a wait of `millis` (up to a microsecond more: sums of
+/// tenths of a second are not exact in binary).
+#[track_caller]
+fn assert_waits(answer: Admission, millis: u64) {
+    let wait = Duration::from_millis(millis);
+    match answer {
+        Admission::Wait(told) if told >= wait && told - wait < Duration::from_micros(1) => {}
+        other => panic!("expected a wait of {wait:?}, got {other:?}"),
+    }
+}
+
+/// Waiters queue: each is told the instant its own token refills, one
+/// token after the waiter before it, and nothing is taken until it goes.
+#[test]
+fn each_waiter_is_told_its_own_instant_one_token_apart() {
+    let mut state = counting(10.0);
+    let max_wait = Duration::from_secs(1);
+    for nth in 1..=3_u64 {
+        assert_waits(state.admit(0.0, 1.0, Duration::ZERO, max_wait), 100 * nth);
+    }
+    assert_eq!(state.current_capacity, 0.0, "a wait takes no token");
+    // A retry costing 2 queues behind them: two tokens after the third.
+    assert_waits(state.admit(0.0, 2.0, Duration::ZERO, max_wait), 500);
+    // Each wakes at its instant and finds its token.
+    for nth in 1..=3_u64 {
+        let now = 0.1 * nth as f64;
+        let waited = Duration::from_millis(100 * nth);
+        assert_eq!(state.admit(now, 1.0, waited, max_wait), Admission::Go, "waiter {nth}");
+        assert!(state.current_capacity.abs() < 1e-9);
+    }
+}
+
+/// The line never holds a token back: what is in the bucket goes to
+/// whoever asks (a waiter woken late finds it gone and queues again).
+#[test]
+fn a_newcomer_takes_a_token_in_the_bucket_even_while_others_wait() {
+    let mut state = counting(10.0);
+    let max_wait = Duration::from_secs(1);
+    assert!(matches!(
+        state.admit(0.0, 1.0, Duration::ZERO, max_wait),
+        Admission::Wait(_)
+    ));
+    assert!(matches!(
+        state.admit(0.0, 1.0, Duration::ZERO, max_wait),
+        Admission::Wait(_)
+    ));
+    // At 0.15 s the first waiter has not come back: its token is there.
+    assert_eq!(state.admit(0.15, 1.0, Duration::ZERO, max_wait), Admission::Go);
+    // The first waiter, late, queues behind the second: one token after 0.2 s.
+    assert_waits(state.admit(0.16, 1.0, Duration::from_millis(160), max_wait), 140);
+}
+
+/// A newcomer whose place in the line comes past `max_wait` is refused at
+/// once, and the line stays as it was.
+#[test]
+fn a_place_past_max_wait_is_refused_and_the_line_is_unchanged() {
+    let mut state = counting(10.0);
+    let max_wait = Duration::from_millis(250);
+    assert!(matches!(
+        state.admit(0.0, 1.0, Duration::ZERO, max_wait),
+        Admission::Wait(_)
+    ));
+    assert!(matches!(
+        state.admit(0.0, 1.0, Duration::ZERO, max_wait),
+        Admission::Wait(_)
+    ));
+    assert_eq!(state.admit(0.0, 1.0, Duration::ZERO, max_wait), Admission::Refuse);
+    assert!((state.line_end - 0.2).abs() < 1e-9, "{}", state.line_end);
+    // A longer bound lets the next one in, right after the second.
+    assert_waits(state.admit(0.0, 1.0, Duration::ZERO, Duration::from_secs(1)), 300);
+}
+
+/// A waiter that comes back past `max_wait` (woken late) is refused, even
+/// with its token in the bucket, and takes nothing.
+#[test]
+fn a_waiter_back_past_max_wait_is_refused_even_with_a_token() {
+    let mut state = counting(10.0);
+    let max_wait = Duration::from_millis(100);
+    assert_waits(state.admit(0.0, 1.0, Duration::ZERO, max_wait), 100);
+    let late = max_wait + Duration::from_nanos(1);
+    assert_eq!(state.admit(0.2, 1.0, late, max_wait), Admission::Refuse);
+    assert_eq!(
+        state.admit(0.2, 1.0, max_wait, max_wait),
+        Admission::Go,
+        "the bound is inclusive"
+    );
+    // Two tokens refilled by 0.2 s; only the one let through took one.
+    assert!(
+        (state.current_capacity - 1.0).abs() < 1e-9,
+        "{}",
+        state.current_capacity
+    );
+}
+
+/// When the rate changes, the tokens promised to the line refill at the
+/// new rate: a newcomer's place moves with it.
+#[test]
+fn the_line_follows_a_new_rate() {
+    let mut state = counting(10.0);
+    let max_wait = Duration::from_secs(10);
+    assert!(matches!(
+        state.admit(0.0, 1.0, Duration::ZERO, max_wait),
+        Admission::Wait(_)
+    ));
+    assert!(matches!(
+        state.admit(0.0, 1.0, Duration::ZERO, max_wait),
+        Admission::Wait(_)
+    ));
+    // Two tokens promised: 0.2 s at 10/s, 0.4 s at 5/s.
+    state.set_fill_rate(0.0, 5.0);
+    assert_waits(state.admit(0.0, 1.0, Duration::ZERO, max_wait), 600);
+    // At 20/s, the three promised refill by 0.15 s.
+    state.set_fill_rate(0.0, 20.0);
+    assert_waits(state.admit(0.0, 1.0, Duration::ZERO, max_wait), 200);
 }
