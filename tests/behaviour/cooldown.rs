@@ -124,3 +124,68 @@ mod builder {
         assert_eq!(start.elapsed() - retried_at, Duration::from_millis(800));
     }
 }
+
+/// The tower layer with one cooldown per host: a 429's `Retry-After` on one
+/// host holds that host's next call until the hint's instant, never less,
+/// and no other host's.
+mod per_host {
+    use backoff_runtime::{Cooldown, Keyed, Policy};
+    use backoff_tower::RetryLayer;
+    use http::Request;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    use tokio::time::Instant;
+    use tower::{Layer, ServiceExt};
+
+    fn get(url: &str) -> Request<String> {
+        Request::get(url).body(String::new()).unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_after_on_one_host_holds_that_host_s_next_call_and_no_other() {
+        let hosts: Arc<Keyed<Cooldown>> = Arc::new(Keyed::new(|_| Cooldown::new()));
+        let sent: Arc<Mutex<Vec<(String, Instant)>>> = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&sent);
+        let service = tower::service_fn(move |request: Request<String>| {
+            let host = request.uri().host().unwrap_or_default().to_string();
+            let mut log = log.lock().unwrap();
+            // busy.example's first answer is a 429 with a 2 s Retry-After.
+            let first_to_busy = host == "busy.example" && log.iter().all(|(sent_to, _)| sent_to != &host);
+            log.push((host, Instant::now()));
+            let response = if first_to_busy {
+                http::Response::builder()
+                    .status(429)
+                    .header("retry-after", "2")
+                    .body(String::new())
+            } else {
+                http::Response::builder().status(200).body(String::new())
+            };
+            std::future::ready(Ok::<_, tower::BoxError>(response.unwrap()))
+        });
+        let service = RetryLayer::new(Policy::new().max_retries(1))
+            .admission(Arc::clone(&hosts))
+            .layer(service);
+        let start = Instant::now();
+        // The first call's 429 comes back at once; its retry waits the hint.
+        let first = tokio::spawn(service.clone().oneshot(get("http://busy.example/a")));
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        // Another host goes at once; the busy host's next call is held.
+        let other = service.clone().oneshot(get("http://idle.example/b")).await.unwrap();
+        assert_eq!(other.status(), 200);
+        let held = service.oneshot(get("http://busy.example/c")).await.unwrap();
+        assert_eq!(held.status(), 200);
+        assert_eq!(first.await.unwrap().unwrap().status(), 200, "the retry after the 429");
+        let sent = sent.lock().unwrap();
+        let hosts: Vec<&str> = sent.iter().map(|(host, _)| host.as_str()).collect();
+        assert_eq!(hosts, ["busy.example", "idle.example", "busy.example", "busy.example"]);
+        let at = |index: usize| sent[index].1 - start;
+        assert_eq!(at(1), Duration::from_millis(1), "another host is not held");
+        for held in [2, 3] {
+            assert!(
+                at(held) >= Duration::from_secs(2) && at(held) < Duration::from_millis(2002),
+                "a call to the busy host went at {:?}, before the hint's instant or late",
+                at(held)
+            );
+        }
+    }
+}
