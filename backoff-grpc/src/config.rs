@@ -83,10 +83,12 @@ impl ServiceConfig {
     /// as [`method_config`](Self::method_config) finds them.
     pub(crate) fn map_entries<V>(&self, mut made: impl FnMut(&MethodConfig) -> V) -> ByPath<V> {
         let mut map = |entries: &HashMap<String, MethodConfig>| {
-            entries
+            let mut names: Vec<(Box<str>, V)> = entries
                 .iter()
-                .map(|(name, entry)| (name.clone(), made(entry)))
-                .collect::<HashMap<_, _>>()
+                .map(|(name, entry)| (Box::from(name.as_str()), made(entry)))
+                .collect();
+            names.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+            Names(names)
         };
         let methods = map(&self.methods);
         let services = map(&self.services);
@@ -127,9 +129,34 @@ impl ServiceConfig {
 /// [`ServiceConfig::method_config`] finds its entries.
 #[derive(Clone, Debug)]
 pub(crate) struct ByPath<V> {
-    methods: HashMap<String, V>,
-    services: HashMap<String, V>,
+    methods: Names<V>,
+    services: Names<V>,
     every_method: Option<V>,
+}
+
+/// Values by name, sorted by it: found by binary search, which for the
+/// few names of a service config costs less than hashing the name.
+#[derive(Clone, Debug)]
+pub(crate) struct Names<V>(Vec<(Box<str>, V)>);
+
+/// A table of values by name.
+trait ByName<V> {
+    /// The value named `name`.
+    fn named(&self, name: &str) -> Option<&V>;
+}
+
+impl<V> ByName<V> for HashMap<String, V> {
+    fn named(&self, name: &str) -> Option<&V> {
+        self.get(name)
+    }
+}
+
+impl<V> ByName<V> for Names<V> {
+    #[inline]
+    fn named(&self, name: &str) -> Option<&V> {
+        let found = self.0.binary_search_by(|(entry, _)| (**entry).cmp(name)).ok()?;
+        self.0.get(found).map(|(_, value)| value)
+    }
 }
 
 impl<V> ByPath<V> {
@@ -142,22 +169,26 @@ impl<V> ByPath<V> {
 
 /// The entry of `path`: the one that names the method, else its service,
 /// else every method (gRPC's clients' order).
-fn lookup<'a, V>(
-    methods: &'a HashMap<String, V>,
-    services: &'a HashMap<String, V>,
+#[inline]
+fn lookup<'a, V, T: ByName<V>>(
+    methods: &'a T,
+    services: &'a T,
     every_method: Option<&'a V>,
     path: &str,
 ) -> Option<&'a V> {
     methods
-        .get(path)
-        .or_else(|| service_of(path).and_then(|service| services.get(service)))
+        .named(path)
+        .or_else(|| service_of(path).and_then(|service| services.named(service)))
         .or(every_method)
 }
 
-/// The service of a gRPC path: `package.Service` of `/package.Service/Method`.
+/// The service of a gRPC path: `package.Service` of `/package.Service/Method`
+/// (one pass over its bytes: a path is short).
 fn service_of(path: &str) -> Option<&str> {
-    let (service, method) = path.strip_prefix('/')?.split_once('/')?;
-    (!service.is_empty() && !method.contains('/')).then_some(service)
+    let rest = path.strip_prefix('/')?;
+    let slash = rest.bytes().position(|byte| byte == b'/')?;
+    let (service, method) = (rest.get(..slash)?, rest.get(slash + 1..)?);
+    (!service.is_empty() && !method.bytes().any(|byte| byte == b'/')).then_some(service)
 }
 
 /// One `methodConfig` entry, validated: its retry policy and its timeout.

@@ -386,6 +386,16 @@ fn assert_waits(answer: Admission, millis: u64) {
     }
 }
 
+/// A bucket refilling 10 tokens a second, empty at second 0, where two
+/// attempts were told to wait (for 0.1 s and 0.2 s).
+fn two_waiting(max_wait: Duration) -> RateState {
+    let mut state = counting(10.0);
+    for nth in 1..=2 {
+        assert_waits(state.admit(0.0, 1.0, Duration::ZERO, max_wait), 100 * nth);
+    }
+    state
+}
+
 /// Waiters queue: each is told the instant its own token refills, one
 /// token after the waiter before it, and nothing is taken until it goes.
 #[test]
@@ -411,16 +421,8 @@ fn each_waiter_is_told_its_own_instant_one_token_apart() {
 /// whoever asks (a waiter woken late finds it gone and queues again).
 #[test]
 fn a_newcomer_takes_a_token_in_the_bucket_even_while_others_wait() {
-    let mut state = counting(10.0);
     let max_wait = Duration::from_secs(1);
-    assert!(matches!(
-        state.admit(0.0, 1.0, Duration::ZERO, max_wait),
-        Admission::Wait(_)
-    ));
-    assert!(matches!(
-        state.admit(0.0, 1.0, Duration::ZERO, max_wait),
-        Admission::Wait(_)
-    ));
+    let mut state = two_waiting(max_wait);
     // At 0.15 s the first waiter has not come back: its token is there.
     assert_eq!(state.admit(0.15, 1.0, Duration::ZERO, max_wait), Admission::Go);
     // The first waiter, late, queues behind the second: one token after 0.2 s.
@@ -431,16 +433,8 @@ fn a_newcomer_takes_a_token_in_the_bucket_even_while_others_wait() {
 /// once, and the line stays as it was.
 #[test]
 fn a_place_past_max_wait_is_refused_and_the_line_is_unchanged() {
-    let mut state = counting(10.0);
     let max_wait = Duration::from_millis(250);
-    assert!(matches!(
-        state.admit(0.0, 1.0, Duration::ZERO, max_wait),
-        Admission::Wait(_)
-    ));
-    assert!(matches!(
-        state.admit(0.0, 1.0, Duration::ZERO, max_wait),
-        Admission::Wait(_)
-    ));
+    let mut state = two_waiting(max_wait);
     assert_eq!(state.admit(0.0, 1.0, Duration::ZERO, max_wait), Admission::Refuse);
     assert!((state.line_end - 0.2).abs() < 1e-9, "{}", state.line_end);
     // A longer bound lets the next one in, right after the second.
@@ -473,16 +467,8 @@ fn a_waiter_back_past_max_wait_is_refused_even_with_a_token() {
 /// new rate: a newcomer's place moves with it.
 #[test]
 fn the_line_follows_a_new_rate() {
-    let mut state = counting(10.0);
     let max_wait = Duration::from_secs(10);
-    assert!(matches!(
-        state.admit(0.0, 1.0, Duration::ZERO, max_wait),
-        Admission::Wait(_)
-    ));
-    assert!(matches!(
-        state.admit(0.0, 1.0, Duration::ZERO, max_wait),
-        Admission::Wait(_)
-    ));
+    let mut state = two_waiting(max_wait);
     // Two tokens promised: 0.2 s at 10/s, 0.4 s at 5/s.
     state.set_fill_rate(0.0, 5.0);
     assert_waits(state.admit(0.0, 1.0, Duration::ZERO, max_wait), 600);
