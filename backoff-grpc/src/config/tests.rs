@@ -25,7 +25,17 @@ fn entries_by_path_find_what_method_config_finds() {
     .unwrap();
     let by_path = config.map_entries(MethodConfig::timeout);
     let paths = [
-        "/a.A/Z", "/a.A/M", "/a.A/Other", "/b.B/X", "/c.C/Y", "/d.D/B", "/d.D/A", "/e.E/Q", "/f.F/G", "/a.A", "",
+        "/a.A/Z",
+        "/a.A/M",
+        "/a.A/Other",
+        "/b.B/X",
+        "/c.C/Y",
+        "/d.D/B",
+        "/d.D/A",
+        "/e.E/Q",
+        "/f.F/G",
+        "/a.A",
+        "",
     ];
     for path in paths {
         let expected = config.method_config(path).map(MethodConfig::timeout);

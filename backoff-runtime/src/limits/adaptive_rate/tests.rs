@@ -469,10 +469,15 @@ fn a_waiter_back_past_max_wait_is_refused_even_with_a_token() {
 fn the_line_follows_a_new_rate() {
     let max_wait = Duration::from_secs(10);
     let mut state = two_waiting(max_wait);
-    // Two tokens promised: 0.2 s at 10/s, 0.4 s at 5/s.
-    state.set_fill_rate(0.0, 5.0);
-    assert_waits(state.admit(0.0, 1.0, Duration::ZERO, max_wait), 600);
-    // At 20/s, the three promised refill by 0.15 s.
-    state.set_fill_rate(0.0, 20.0);
-    assert_waits(state.admit(0.0, 1.0, Duration::ZERO, max_wait), 200);
+    // The first waiter goes at 0.1 s; the second's token is promised.
+    assert_eq!(
+        state.admit(0.1, 1.0, Duration::from_millis(100), max_wait),
+        Admission::Go
+    );
+    // One token promised: 0.1 s more at 10/s, 0.2 s at 5/s.
+    state.set_fill_rate(0.1, 5.0);
+    assert_waits(state.admit(0.1, 1.0, Duration::ZERO, max_wait), 400);
+    // Two promised at 20/s: 0.1 s more.
+    state.set_fill_rate(0.1, 20.0);
+    assert_waits(state.admit(0.1, 1.0, Duration::ZERO, max_wait), 150);
 }
