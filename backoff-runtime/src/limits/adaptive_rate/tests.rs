@@ -373,6 +373,10 @@ fn the_getters_read_what_was_set_and_what_happened() {
     let now = Instant::now();
     limiter.observed(AttemptEnd::new(now, true));
     assert!(limiter.is_enabled(), "a throttle enables the bucket");
+    assert_eq!(limiter.tokens(), 0.0);
+    // Two seconds at the 0.5/s floor refill the one token the bucket holds.
+    limiter.observed(AttemptEnd::new(now + Duration::from_secs(2), false));
+    assert!((limiter.tokens() - 1.0).abs() < 1e-9, "{}", limiter.tokens());
 }
 
 /// `answer` is a wait of `millis` (up to a microsecond more: sums of
