@@ -99,10 +99,19 @@ pin_project_lite::pin_project! {
         /// with this result (`E::from(Refused)`) of its answer.
         Refused { result: fn(Refused) -> R, answer: Admission },
         /// A hedged call (only with
-        /// [`RetryLayer::hedge_after`](crate::RetryLayer::hedge_after)):
-        /// its attempts running side by side, and the wait before the next.
-        /// Boxed: a call that does not hedge keeps its future's size.
+        /// [`RetryLayer::hedge_after`](crate::RetryLayer::hedge_after))
+        /// past its first attempt alone: its attempts running side by side,
+        /// and the wait before the next. Boxed: a call that does not hedge
+        /// keeps its future's size.
         Hedging { hedged: Pin<Box<Hedging<NestedAttempt<Timed<Sending<S, Req, F>, R>>>>> },
+        /// A hedged call's first attempt, in place, and the rest of the
+        /// call (its hedges and the delay's wait), boxed when first needed:
+        /// a call answered before the delay allocates nothing.
+        HedgedFirst {
+            #[pin]
+            attempt: NestedAttempt<Timed<Sending<S, Req, F>, R>>,
+            rest: Option<Pin<Box<Hedging<NestedAttempt<Timed<Sending<S, Req, F>, R>>>>>>,
+        },
         /// The call gave up (or was refused), for this reason.
         Ended { stopped: Option<StopReason> },
     }
@@ -330,6 +339,7 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
             CallProj::Retrying { phase, retry } if !matches!(*phase, Phase::Ended { .. }) => {
                 let hedges = match &*phase {
                     Phase::Hedging { hedged } => hedged.state.hedges,
+                    Phase::HedgedFirst { rest, .. } => rest.as_ref().map_or(0, |hedged| hedged.state.hedges),
                     _ => 0,
                 };
                 let config = &retry.config;
@@ -541,8 +551,9 @@ where
         let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
         let response = service.call(config.classify.replay(&request, &first));
         let phase = if config.calls.hedge_after.is_some() {
-            Phase::Hedging {
-                hedged: hedging_phase(config, &driver, policy, Sending::Called { response }),
+            Phase::HedgedFirst {
+                attempt: hedged_attempt(config, &driver, policy, Sending::Called { response }),
+                rest: None,
             }
         } else if config.timeout.timeout::<S::Response>().is_none() {
             Phase::First {
@@ -659,6 +670,20 @@ where
 
 /// The attempts of a hedged call of `S` with `Req`, and its next wait.
 type HedgingOf<S, Req> = Hedging<HedgedAttempt<S, Req>>;
+
+impl<A> Hedging<A> {
+    /// The rest of a hedged call whose first attempt runs in its own
+    /// phase: no other attempt yet, the next hedge after the delay.
+    fn beside_first() -> Self {
+        let mut state = HedgeState::default();
+        next_hedge(&mut state);
+        Hedging {
+            attempts: HedgeAttempts::new(),
+            pending: None,
+            state,
+        }
+    }
+}
 
 /// After an attempt of a hedged call starts: the next hedge follows the
 /// delay, unless none may start (its wait starts when the attempts are
@@ -841,14 +866,55 @@ where
         }
     }
 
+    /// A hedged call whose first attempt runs in its own phase, polled.
+    /// Answered and accepted at once, the call ends with nothing boxed;
+    /// otherwise the rest of the call (`hedging`) is boxed now and the
+    /// attempts are polled together ([`poll_hedged`](Self::poll_hedged)).
+    #[inline(never)]
+    fn poll_hedged_first(
+        &mut self,
+        mut first: Pin<&mut HedgedAttempt<S, Req>>,
+        hedging: &mut Option<Pin<Box<HedgingOf<S, Req>>>>,
+        first_ended: &mut bool,
+        cx: &mut Context<'_>,
+    ) -> Poll<(CallResult<S, Req>, Stopped)> {
+        let mut ended = None;
+        if hedging.is_none() {
+            match first.as_mut().poll(cx) {
+                Poll::Ready((Ok(response), _)) if !self.config.classify.retry_response(&response) => {
+                    // A response that ends later is settled through the
+                    // call's `Settlement`.
+                    if !self.config.classify.ends_later(&response) {
+                        self.succeeded_hedged(0);
+                    }
+                    return Poll::Ready((Ok(response), None));
+                }
+                Poll::Ready(outcome) => {
+                    *first_ended = true;
+                    ended = Some(outcome);
+                }
+                Poll::Pending => {}
+            }
+        }
+        let hedged = hedging.get_or_insert_with(|| Box::pin(Hedging::beside_first()));
+        let first = if *first_ended { None } else { Some(first) };
+        self.poll_hedged(hedged.as_mut(), (first, first_ended), ended, cx)
+    }
+
     /// A hedged call, polled: its attempts side by side and the wait
     /// before the next, until an attempt's answer is accepted or the
     /// driver ends the call.
+    ///
+    /// `first` is the call's first attempt while it runs in its own phase
+    /// (`first_ended` is set when it ends); `ended` an attempt that ended
+    /// before this poll, decided on first.
     #[cold]
     #[inline(never)]
     fn poll_hedged(
         &mut self,
         hedged: Pin<&mut Hedging<HedgedAttempt<S, Req>>>,
+        (mut first, first_ended): (Option<Pin<&mut HedgedAttempt<S, Req>>>, &mut bool),
+        mut ended: Option<(CallResult<S, Req>, bool)>,
         cx: &mut Context<'_>,
     ) -> Poll<(CallResult<S, Req>, Stopped)> {
         let HedgingProj {
@@ -858,7 +924,8 @@ where
         } = hedged.project();
         loop {
             if core::mem::take(&mut hedge.start_now) {
-                let admitted = self.admit_hedge(hedge, attempts.is_empty(), pending.as_mut());
+                let alone = attempts.is_empty() && first.is_none();
+                let admitted = self.admit_hedge(hedge, alone, pending.as_mut());
                 if let HedgeAdmitted::End(result) = admitted {
                     return Poll::Ready(result);
                 }
@@ -870,7 +937,17 @@ where
                     next_hedge(hedge);
                 }
             }
-            if let Poll::Ready(Some((result, below))) = attempts.as_mut().poll_next(cx) {
+            let polled = match (ended.take(), first.as_mut().map(|attempt| attempt.as_mut().poll(cx))) {
+                (Some(ended), _) => Poll::Ready(Some(ended)),
+                (None, Some(Poll::Ready(ended))) => {
+                    first = None;
+                    *first_ended = true;
+                    Poll::Ready(Some(ended))
+                }
+                (None, _) => attempts.as_mut().poll_next(cx),
+            };
+            if let Poll::Ready(Some((result, below))) = polled {
+                let others_run = !attempts.is_empty() || first.is_some();
                 let outcome = match result {
                     Ok(response) if !self.config.classify.retry_response(&response) => {
                         // The others are cancelled before the call returns.
@@ -884,7 +961,7 @@ where
                     }
                     outcome => outcome,
                 };
-                if !attempts.is_empty() && !self.config.classify.may_resend(&self.request) {
+                if others_run && !self.config.classify.may_resend(&self.request) {
                     // Past the replay cap (A6): the call is committed to
                     // the attempts still running, which have sent the
                     // most; this one lost its body. No hedge follows.
@@ -892,7 +969,7 @@ where
                     continue;
                 }
                 let hedging = HedgeCall {
-                    others_run: !attempts.is_empty(),
+                    others_run,
                     may_follow: !hedge.server_refused,
                     hedges: hedge.hedges,
                 };
@@ -1107,6 +1184,22 @@ where
             let (result, below) = match phase.as_mut().project() {
                 PhaseProj::First { attempt } => ready!(attempt.poll(cx)),
                 PhaseProj::Resending { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
+                PhaseProj::HedgedFirst { attempt, rest } => {
+                    let mut first_ended = false;
+                    let polled = retry.poll_hedged_first(attempt, rest, &mut first_ended, cx);
+                    // The first attempt ended (or the call did): the rest
+                    // becomes the phase, and the first is dropped.
+                    if first_ended || polled.is_ready() {
+                        if let Some(hedged) = rest.take() {
+                            phase.set(Phase::Hedging { hedged });
+                        }
+                    }
+                    let (result, stopped) = ready!(polled);
+                    if stopped.is_some() {
+                        phase.set(Phase::Ended { stopped });
+                    }
+                    return Poll::Ready(result);
+                }
                 PhaseProj::Timed { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
                 PhaseProj::Sleeping { pending } => {
                     ready!(retry.timer.poll_wait(pending, cx));
@@ -1127,7 +1220,7 @@ where
                     return Poll::Ready(result);
                 }
                 PhaseProj::Hedging { hedged } => {
-                    let (result, stopped) = ready!(retry.poll_hedged(hedged.as_mut(), cx));
+                    let (result, stopped) = ready!(retry.poll_hedged(hedged.as_mut(), (None, &mut false), None, cx));
                     if stopped.is_some() {
                         phase.set(Phase::Ended { stopped });
                     }
