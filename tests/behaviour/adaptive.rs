@@ -1036,6 +1036,51 @@ mod under_load {
         }
         assert!(!clock.waits().is_empty(), "the calls were paced");
     }
+
+    const THREADS_MAX_WAIT: Duration = Duration::from_millis(100);
+    static THREADS: Counted = Counted::new(AdaptiveRateLimiter::new().max_wait(THREADS_MAX_WAIT));
+
+    #[retry(admission = THREADS, max_retries = 1)]
+    fn on_a_thread() -> Result<(), CallError> {
+        Ok(())
+    }
+
+    /// The sync attribute on 8 threads, in real time (about 200 ms): no
+    /// attempt is let through after waiting past `max_wait`, and the
+    /// threads' waits do not herd.
+    #[test]
+    fn sync_calls_on_eight_threads_keep_the_bound_and_do_not_herd() {
+        let now = std::time::Instant::now();
+        let origin = now.checked_sub(Duration::from_secs(3)).expect("the machine is up 3 s");
+        for tick in 0..300_u32 {
+            THREADS.observed(AttemptEnd::new(origin + Duration::from_millis(10) * tick, false));
+        }
+        THREADS.observed(AttemptEnd::new(now, true));
+        let (sent, shed) = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let (mut sent, mut shed) = (0_u64, 0_u64);
+                        for _ in 0..10 {
+                            match on_a_thread() {
+                                Ok(()) => sent += 1,
+                                Err(CallError::Shed) => shed += 1,
+                                Err(other) => panic!("unexpected {other:?}"),
+                            }
+                        }
+                        (sent, shed)
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|thread| thread.join().expect("no thread panics"))
+                .fold((0, 0), |(a, b), (c, d)| (a + c, b + d))
+        });
+        assert_eq!(sent + shed, 80);
+        assert!(sent > 10, "{sent} sent, {shed} shed");
+        THREADS.check(THREADS_MAX_WAIT);
+    }
 }
 
 /// A refusal names the limiter that made it, in every front end.
