@@ -408,6 +408,19 @@ async fn trailers_only_unavailable_twice_then_ok() {
     assert!(gave_up.reasons().is_empty());
 }
 
+/// `GrpcRetryLayer::for_every_method`: one policy for every method, the
+/// ones the config would not name included.
+#[tokio::test(start_paused = true)]
+async fn a_layer_for_every_method_retries_any_method_by_its_policy() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable)]);
+    let named = config(UNAVAILABLE_5);
+    let policy = *named.retry_policy(UNARY).expect("the service's policy");
+    let mut client = Grpc::new(GrpcRetryLayer::for_every_method(policy).layer(channel));
+    assert_eq!(unary(&mut client, UNARY, 4).await.unwrap(), 4);
+    assert_eq!(server.seen(UNARY).len(), 2, "retried once");
+}
+
 #[tokio::test(start_paused = true)]
 async fn each_retry_carries_grpc_previous_rpc_attempts() {
     let (server, channel) = start().await;
