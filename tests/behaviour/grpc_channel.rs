@@ -551,6 +551,27 @@ async fn a_committed_call_is_reported_at_its_status_not_its_headers() {
     assert_eq!(server.attempts(UNARY), 2);
 }
 
+/// A Trailers-Only `OK` (a status in the headers, no message) is the
+/// call's success: `on_success` hears it, and nothing is retried.
+#[tokio::test(start_paused = true)]
+async fn a_trailers_only_ok_is_a_success() {
+    let (server, channel) = start().await;
+    let heard = Heard::default();
+    let mut service = heard.layer(GrpcRetryLayer::new(config(UNAVAILABLE_5))).layer(channel);
+    server.plan(UNARY, vec![Plan::Refuse(Status::new(Code::Ok, ""), Vec::new())]);
+    let request = http::Request::post(format!("http://test{UNARY}"))
+        .header("content-type", "application/grpc")
+        .body(Body::new(http_body_util::Full::new(framed(1))))
+        .unwrap();
+    tower::ServiceExt::ready(&mut service).await.unwrap();
+    let response = service.call(request).await.unwrap();
+    assert_eq!(response.headers()["grpc-status"], "0");
+    response.into_body().collect().await.unwrap();
+    assert_eq!(heard.succeeded(), [1], "on_success hears it");
+    assert!(heard.gave_up().is_empty());
+    assert_eq!(server.attempts(UNARY), 1);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_committed_unavailable_costs_a_throttle_token_as_a6_says() {
     let (server, channel) = start().await;
