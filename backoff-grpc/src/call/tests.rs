@@ -69,4 +69,11 @@ fn an_attempt_whose_body_is_no_longer_kept_is_a_failure_that_ends_the_call() {
         panic!("a failure at once");
     };
     assert_eq!((failure.code(), failure.replayable), (Code::Unavailable, false));
+    // The caller is answered `UNAVAILABLE`, saying why.
+    let FailureKind::Status { response, .. } = failure.kind else {
+        panic!("a status, not a transport error");
+    };
+    let status = crate::wire::trailers_only_status(response.headers()).expect("a Trailers-Only status");
+    assert_eq!(status.code(), Code::Unavailable);
+    assert_eq!(status.message(), "the request body is no longer kept for a retry");
 }
