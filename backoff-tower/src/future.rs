@@ -337,9 +337,10 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
     {
         match self.project().call.project() {
             CallProj::Retrying { phase, retry } if !matches!(*phase, Phase::Ended { .. }) => {
+                // A hedged call that returned an answer with its rest
+                // boxed left that rest as its phase (`Phase::Hedging`).
                 let hedges = match &*phase {
                     Phase::Hedging { hedged } => hedged.state.hedges,
-                    Phase::HedgedFirst { rest, .. } => rest.as_ref().map_or(0, |hedged| hedged.state.hedges),
                     _ => 0,
                 };
                 let config = &retry.config;
