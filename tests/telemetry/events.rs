@@ -183,6 +183,35 @@ fn an_async_success_after_retries_emits_one_info_event() {
     assert_eq!(events[1].fields["attempts"], "2");
 }
 
+#[retry(max_retries = 2, jitter = none, initial_backoff = "1ms", hedge_after = "1s")]
+async fn recovers_hedged(fail: &std::cell::Cell<u32>) -> Result<u32, Unavailable> {
+    if fail.get() > 0 {
+        fail.set(fail.get() - 1);
+        return Err(Unavailable { code: 503 });
+    }
+    Ok(9)
+}
+
+/// A hedged call whose first attempt failed and whose retry succeeded
+/// reports its success after retries too.
+#[test]
+fn a_hedged_success_after_a_retry_emits_one_info_event() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let (result, events) = capture(|| runtime.block_on(recovers_hedged(&std::cell::Cell::new(1))));
+    assert_eq!(result.ok(), Some(9));
+    let success: Vec<_> = events
+        .iter()
+        .filter(|event| event.fields["message"] == "succeeded after retries")
+        .collect();
+    assert_eq!(success.len(), 1, "{events:#?}");
+    assert_eq!(success[0].level, Level::INFO);
+    assert_eq!(success[0].fields["attempts"], "2");
+}
+
 #[test]
 fn errors_that_are_not_debug_are_left_out() {
     let _clock = backoff_runtime::testing::VirtualClock::install();
