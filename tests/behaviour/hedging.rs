@@ -555,6 +555,29 @@ mod tower_layer {
         assert_eq!(*succeeded.lock().unwrap(), [(2, 1)], "the event counts the hedge apart");
     }
 
+    /// The hedge is asked of the admission limiter while the first attempt
+    /// runs on its own: refused, it is not sent, and the first answers.
+    #[tokio::test(start_paused = true)]
+    async fn a_hedge_the_limiter_refuses_is_not_sent_and_the_first_answers() {
+        use backoff_runtime::Admission;
+        let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Refuse]));
+        let backend = Backend::new(vec![ok(200, 1)]);
+        let sent = Arc::new(AtomicU32::new(0));
+        let inner = tower::ServiceBuilder::new()
+            .map_err(|never: std::convert::Infallible| -> tower::BoxError { match never {} })
+            .service(service(&backend, &sent));
+        let layer = RetryLayer::new(Policy::new().max_retries(3))
+            .admission(Arc::clone(&limiter))
+            .hedge_after(ms(50));
+        let response = layer.layer(inner).oneshot(get()).await.unwrap();
+        assert_eq!(
+            (response.status().as_u16(), response.into_body()),
+            (200, "1".to_owned())
+        );
+        assert_eq!(backend.started(), [ms(0)], "the refused hedge was not sent");
+        assert_eq!(*limiter.asked.lock().unwrap(), [1, 2]);
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_503_sends_the_next_at_once_and_a_400_ends_the_call() {
         let backend = Backend::new(vec![busy(10), ok(1_000, 2), denied(20)]);
