@@ -61,6 +61,8 @@ enum Plan {
     /// Response headers, then this status in the trailers with this
     /// `grpc-retry-pushback-ms`.
     StreamPushback(Code, &'static str),
+    /// Waits this long, then a Trailers-Only answer with this status.
+    Late(Duration, Code),
 }
 
 /// What the server saw of one attempt.
@@ -160,6 +162,10 @@ impl Planned {
                 Status::new(code, "planned"),
                 &[("grpc-retry-pushback-ms", millis)],
             ),
+            Some(Plan::Late(wait, code)) => {
+                tokio::time::sleep(wait).await;
+                Status::new(code, "late").into_http()
+            }
             Some(Plan::Hang(cancelled)) => {
                 let _guard = OnDrop(cancelled);
                 std::future::pending::<()>().await;
@@ -1428,6 +1434,25 @@ async fn a_pushback_sets_the_next_hedge_and_a_refusing_one_stops_them() {
     );
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(server.attempts(PLAIN), 1);
+}
+
+/// A refusing pushback on one hedge while another runs: no attempt follows
+/// any more, so the other's later failure ends the call (A6).
+#[tokio::test(start_paused = true)]
+async fn after_a_refusing_pushback_no_attempt_follows_the_others_failures() {
+    let (server, channel) = start().await;
+    server.plan(
+        UNARY,
+        vec![
+            Plan::Late(Duration::from_millis(200), Code::Unavailable),
+            pushback("-1"),
+        ],
+    );
+    let mut client = Grpc::new(GrpcRetryLayer::new(hedging(HEDGED_3)).layer(channel));
+    let error = unary(&mut client, UNARY, 1).await.unwrap_err();
+    assert_eq!((error.code(), error.message()), (Code::Unavailable, "late"));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(server.attempts(UNARY), 2, "no third attempt after the refusal");
 }
 
 #[tokio::test(start_paused = true)]
