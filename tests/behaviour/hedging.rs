@@ -555,6 +555,115 @@ mod tower_layer {
         assert_eq!(*succeeded.lock().unwrap(), [(2, 1)], "the event counts the hedge apart");
     }
 
+    /// `service(..)` with `tower::BoxError` for its error, so that the
+    /// layer may take an admission limiter (`From<Refused>`).
+    fn boxed(
+        backend: &Backend,
+        sent: &Arc<AtomicU32>,
+    ) -> impl tower::Service<
+        http::Request<String>,
+        Response = http::Response<String>,
+        Error = tower::BoxError,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + 'static {
+        tower::ServiceBuilder::new()
+            .map_err(|never: std::convert::Infallible| -> tower::BoxError { match never {} })
+            .service(service(backend, sent))
+    }
+
+    /// A layer hedging after 50 ms, asking `limiter`.
+    fn admitted(
+        limiter: &Arc<Scripted>,
+    ) -> RetryLayer<backoff_tower::HttpRetry, backoff_tower::NoTimeout, backoff_tower::WithAdmission> {
+        RetryLayer::new(Policy::new().max_retries(3).initial_backoff(ms(10)))
+            .admission(Arc::clone(limiter))
+            .hedge_after(ms(50))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hedge_the_limiter_lets_go_is_sent_and_one_it_holds_is_not() {
+        use backoff_runtime::Admission;
+        let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Go]));
+        let backend = Backend::new(vec![ok(1_000, 1), ok(10, 2)]);
+        let sent = Arc::new(AtomicU32::new(0));
+        let response = admitted(&limiter)
+            .layer(boxed(&backend, &sent))
+            .oneshot(get())
+            .await
+            .unwrap();
+        assert_eq!(response.into_body(), "2", "the hedge, let go, answers first");
+        assert_eq!(backend.started(), [ms(0), ms(50)]);
+        let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Wait(ms(10))]));
+        let backend = Backend::new(vec![ok(200, 1)]);
+        let response = admitted(&limiter)
+            .layer(boxed(&backend, &sent))
+            .oneshot(get())
+            .await
+            .unwrap();
+        assert_eq!(response.into_body(), "1");
+        assert_eq!(backend.started(), [ms(0)], "a hedge held back is not sent");
+        assert_eq!(*limiter.asked.lock().unwrap(), [1, 2]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_with_nothing_running_waits_as_told_or_ends_the_call_when_refused() {
+        use backoff_runtime::Admission;
+        // The first fails at 10 ms; its retry is told to wait 30 ms.
+        let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Wait(ms(30))]));
+        let backend = Backend::new(vec![busy(10), ok(5, 2)]);
+        let sent = Arc::new(AtomicU32::new(0));
+        let response = admitted(&limiter)
+            .layer(boxed(&backend, &sent))
+            .oneshot(get())
+            .await
+            .unwrap();
+        assert_eq!(response.into_body(), "2");
+        assert_eq!(backend.started()[1], ms(40), "waited as the limiter said");
+        // Refused: the call ends with the refusal.
+        let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Refuse]));
+        let backend = Backend::new(vec![busy(10)]);
+        let error = admitted(&limiter)
+            .layer(boxed(&backend, &sent))
+            .oneshot(get())
+            .await
+            .unwrap_err();
+        assert!(error.downcast::<backoff_runtime::Refused>().is_ok(), "the refusal");
+        assert_eq!(backend.started(), [ms(0)]);
+    }
+
+    /// A hedged call whose first attempt answers on its first poll: an
+    /// answer to retry is retried, an accepted one is the call's success.
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_on_the_first_poll_is_judged_as_any_other() {
+        let calls = Arc::new(AtomicU32::new(0));
+        let counted = Arc::clone(&calls);
+        let service = tower::service_fn(move |_: http::Request<String>| {
+            let status = if counted.fetch_add(1, Ordering::SeqCst) == 0 {
+                503
+            } else {
+                200
+            };
+            std::future::ready(Ok::<_, std::convert::Infallible>(
+                http::Response::builder().status(status).body(String::new()).unwrap(),
+            ))
+        });
+        let succeeded = Arc::new(Mutex::new(Vec::new()));
+        let heard = Arc::clone(&succeeded);
+        let layer = RetryLayer::new(Policy::new().max_retries(2).initial_backoff(ms(10)))
+            .on_success(move |success| heard.lock().unwrap().push((success.attempts(), success.hedges())))
+            .hedge_after(ms(50));
+        let service = layer.layer(service);
+        let response = service.clone().oneshot(get()).await.unwrap();
+        assert_eq!(response.status(), 200, "the 503 was retried");
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        let response = service.oneshot(get()).await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+        assert_eq!(*succeeded.lock().unwrap(), [(2, 0), (1, 0)], "each success heard");
+    }
+
     /// The hedge is asked of the admission limiter while the first attempt
     /// runs on its own: refused, it is not sent, and the first answers.
     #[tokio::test(start_paused = true)]
