@@ -517,6 +517,14 @@ impl Heard {
     }
 }
 
+/// A unary request for `UNARY` carrying `value`, as tonic's client frames it.
+fn unary_request(value: u64) -> http::Request<Body> {
+    http::Request::post(format!("http://test{UNARY}"))
+        .header("content-type", "application/grpc")
+        .body(Body::new(http_body_util::Full::new(framed(value))))
+        .unwrap()
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_committed_call_is_reported_at_its_status_not_its_headers() {
     let (server, channel) = start().await;
@@ -525,10 +533,7 @@ async fn a_committed_call_is_reported_at_its_status_not_its_headers() {
     let mut service = layer.layer(channel);
     // Headers, one message, then UNAVAILABLE in the trailers.
     server.plan(UNARY, vec![Plan::Stream(vec![7], Code::Unavailable)]);
-    let request = http::Request::post(format!("http://test{UNARY}"))
-        .header("content-type", "application/grpc")
-        .body(Body::new(http_body_util::Full::new(framed(1))))
-        .unwrap();
+    let request = unary_request(1);
     tower::ServiceExt::ready(&mut service).await.unwrap();
     let response = service.call(request).await.unwrap();
     assert_eq!(response.status(), 200);
@@ -565,10 +570,7 @@ async fn a_trailers_only_ok_is_a_success() {
     let heard = Heard::default();
     let mut service = heard.layer(GrpcRetryLayer::new(config(UNAVAILABLE_5))).layer(channel);
     server.plan(UNARY, vec![Plan::Refuse(Status::new(Code::Ok, ""), Vec::new())]);
-    let request = http::Request::post(format!("http://test{UNARY}"))
-        .header("content-type", "application/grpc")
-        .body(Body::new(http_body_util::Full::new(framed(1))))
-        .unwrap();
+    let request = unary_request(1);
     tower::ServiceExt::ready(&mut service).await.unwrap();
     let response = service.call(request).await.unwrap();
     assert_eq!(response.headers()["grpc-status"], "0");

@@ -503,7 +503,7 @@ mod tower_layer {
     ) -> impl tower::Service<
         http::Request<String>,
         Response = http::Response<String>,
-        Error = std::convert::Infallible,
+        Error = tower::BoxError,
         Future: Send + 'static,
     > + Clone
     + Send
@@ -518,7 +518,7 @@ mod tower_layer {
                     Err(Failure::Busy) => (503, String::new()),
                     Err(Failure::Denied) => (400, String::new()),
                 };
-                Ok(http::Response::builder().status(status).body(body).unwrap())
+                Ok::<_, tower::BoxError>(http::Response::builder().status(status).body(body).unwrap())
             }
         });
         tower::ServiceBuilder::new()
@@ -555,24 +555,6 @@ mod tower_layer {
         assert_eq!(*succeeded.lock().unwrap(), [(2, 1)], "the event counts the hedge apart");
     }
 
-    /// `service(..)` with `tower::BoxError` for its error, so that the
-    /// layer may take an admission limiter (`From<Refused>`).
-    fn boxed(
-        backend: &Backend,
-        sent: &Arc<AtomicU32>,
-    ) -> impl tower::Service<
-        http::Request<String>,
-        Response = http::Response<String>,
-        Error = tower::BoxError,
-        Future: Send + 'static,
-    > + Clone
-    + Send
-    + 'static {
-        tower::ServiceBuilder::new()
-            .map_err(|never: std::convert::Infallible| -> tower::BoxError { match never {} })
-            .service(service(backend, sent))
-    }
-
     /// A layer hedging after 50 ms, asking `limiter`.
     fn admitted(
         limiter: &Arc<Scripted>,
@@ -589,7 +571,7 @@ mod tower_layer {
         let backend = Backend::new(vec![ok(1_000, 1), ok(10, 2)]);
         let sent = Arc::new(AtomicU32::new(0));
         let response = admitted(&limiter)
-            .layer(boxed(&backend, &sent))
+            .layer(service(&backend, &sent))
             .oneshot(get())
             .await
             .unwrap();
@@ -598,7 +580,7 @@ mod tower_layer {
         let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Wait(ms(10))]));
         let backend = Backend::new(vec![ok(200, 1)]);
         let response = admitted(&limiter)
-            .layer(boxed(&backend, &sent))
+            .layer(service(&backend, &sent))
             .oneshot(get())
             .await
             .unwrap();
@@ -615,7 +597,7 @@ mod tower_layer {
         let backend = Backend::new(vec![busy(10), ok(5, 2)]);
         let sent = Arc::new(AtomicU32::new(0));
         let response = admitted(&limiter)
-            .layer(boxed(&backend, &sent))
+            .layer(service(&backend, &sent))
             .oneshot(get())
             .await
             .unwrap();
@@ -625,7 +607,7 @@ mod tower_layer {
         let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Refuse]));
         let backend = Backend::new(vec![busy(10)]);
         let error = admitted(&limiter)
-            .layer(boxed(&backend, &sent))
+            .layer(service(&backend, &sent))
             .oneshot(get())
             .await
             .unwrap_err();
@@ -672,13 +654,11 @@ mod tower_layer {
         let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Refuse]));
         let backend = Backend::new(vec![ok(200, 1)]);
         let sent = Arc::new(AtomicU32::new(0));
-        let inner = tower::ServiceBuilder::new()
-            .map_err(|never: std::convert::Infallible| -> tower::BoxError { match never {} })
-            .service(service(&backend, &sent));
-        let layer = RetryLayer::new(Policy::new().max_retries(3))
-            .admission(Arc::clone(&limiter))
-            .hedge_after(ms(50));
-        let response = layer.layer(inner).oneshot(get()).await.unwrap();
+        let response = admitted(&limiter)
+            .layer(service(&backend, &sent))
+            .oneshot(get())
+            .await
+            .unwrap();
         assert_eq!(
             (response.status().as_u16(), response.into_body()),
             (200, "1".to_owned())
