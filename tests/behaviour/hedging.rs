@@ -555,36 +555,31 @@ mod tower_layer {
         assert_eq!(*succeeded.lock().unwrap(), [(2, 1)], "the event counts the hedge apart");
     }
 
-    /// A layer hedging after 50 ms, asking `limiter`.
-    fn admitted(
-        limiter: &Arc<Scripted>,
-    ) -> RetryLayer<backoff_tower::HttpRetry, backoff_tower::NoTimeout, backoff_tower::WithAdmission> {
-        RetryLayer::new(Policy::new().max_retries(3).initial_backoff(ms(10)))
-            .admission(Arc::clone(limiter))
-            .hedge_after(ms(50))
+    /// One call through a layer hedging after 50 ms whose admission
+    /// limiter answers `answers`, to a backend planned as `plans`: the
+    /// result, the backend and the limiter.
+    async fn admitted(
+        answers: Vec<backoff_runtime::Admission>,
+        plans: Vec<Plan>,
+    ) -> (Result<http::Response<String>, tower::BoxError>, Backend, Arc<Scripted>) {
+        let limiter = Arc::new(Scripted::new(answers));
+        let backend = Backend::new(plans);
+        let layer = RetryLayer::new(Policy::new().max_retries(3).initial_backoff(ms(10)))
+            .admission(Arc::clone(&limiter))
+            .hedge_after(ms(50));
+        let sent = Arc::new(AtomicU32::new(0));
+        let result = layer.layer(service(&backend, &sent)).oneshot(get()).await;
+        (result, backend, limiter)
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_hedge_the_limiter_lets_go_is_sent_and_one_it_holds_is_not() {
         use backoff_runtime::Admission;
-        let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Go]));
-        let backend = Backend::new(vec![ok(1_000, 1), ok(10, 2)]);
-        let sent = Arc::new(AtomicU32::new(0));
-        let response = admitted(&limiter)
-            .layer(service(&backend, &sent))
-            .oneshot(get())
-            .await
-            .unwrap();
-        assert_eq!(response.into_body(), "2", "the hedge, let go, answers first");
+        let (result, backend, _) = admitted(vec![Admission::Go, Admission::Go], vec![ok(1_000, 1), ok(10, 2)]).await;
+        assert_eq!(result.unwrap().into_body(), "2", "the hedge, let go, answers first");
         assert_eq!(backend.started(), [ms(0), ms(50)]);
-        let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Wait(ms(10))]));
-        let backend = Backend::new(vec![ok(200, 1)]);
-        let response = admitted(&limiter)
-            .layer(service(&backend, &sent))
-            .oneshot(get())
-            .await
-            .unwrap();
-        assert_eq!(response.into_body(), "1");
+        let (result, backend, limiter) = admitted(vec![Admission::Go, Admission::Wait(ms(10))], vec![ok(200, 1)]).await;
+        assert_eq!(result.unwrap().into_body(), "1");
         assert_eq!(backend.started(), [ms(0)], "a hedge held back is not sent");
         assert_eq!(*limiter.asked.lock().unwrap(), [1, 2]);
     }
@@ -593,24 +588,13 @@ mod tower_layer {
     async fn a_retry_with_nothing_running_waits_as_told_or_ends_the_call_when_refused() {
         use backoff_runtime::Admission;
         // The first fails at 10 ms; its retry is told to wait 30 ms.
-        let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Wait(ms(30))]));
-        let backend = Backend::new(vec![busy(10), ok(5, 2)]);
-        let sent = Arc::new(AtomicU32::new(0));
-        let response = admitted(&limiter)
-            .layer(service(&backend, &sent))
-            .oneshot(get())
-            .await
-            .unwrap();
-        assert_eq!(response.into_body(), "2");
+        let (result, backend, _) =
+            admitted(vec![Admission::Go, Admission::Wait(ms(30))], vec![busy(10), ok(5, 2)]).await;
+        assert_eq!(result.unwrap().into_body(), "2");
         assert_eq!(backend.started()[1], ms(40), "waited as the limiter said");
         // Refused: the call ends with the refusal.
-        let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Refuse]));
-        let backend = Backend::new(vec![busy(10)]);
-        let error = admitted(&limiter)
-            .layer(service(&backend, &sent))
-            .oneshot(get())
-            .await
-            .unwrap_err();
+        let (result, backend, _) = admitted(vec![Admission::Go, Admission::Refuse], vec![busy(10)]).await;
+        let error = result.unwrap_err();
         assert!(error.downcast::<backoff_runtime::Refused>().is_ok(), "the refusal");
         assert_eq!(backend.started(), [ms(0)]);
     }
@@ -651,14 +635,8 @@ mod tower_layer {
     #[tokio::test(start_paused = true)]
     async fn a_hedge_the_limiter_refuses_is_not_sent_and_the_first_answers() {
         use backoff_runtime::Admission;
-        let limiter = Arc::new(Scripted::new(vec![Admission::Go, Admission::Refuse]));
-        let backend = Backend::new(vec![ok(200, 1)]);
-        let sent = Arc::new(AtomicU32::new(0));
-        let response = admitted(&limiter)
-            .layer(service(&backend, &sent))
-            .oneshot(get())
-            .await
-            .unwrap();
+        let (result, backend, limiter) = admitted(vec![Admission::Go, Admission::Refuse], vec![ok(200, 1)]).await;
+        let response = result.unwrap();
         assert_eq!(
             (response.status().as_u16(), response.into_body()),
             (200, "1".to_owned())
