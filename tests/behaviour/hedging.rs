@@ -24,6 +24,9 @@ enum Failure {
     Busy,
     /// Never retried.
     Denied,
+    /// Retried, the server asking for 300 ms first (in HTTP, a 503 with
+    /// `retry-after-ms: 300`).
+    Hinted,
 }
 
 fn ms(millis: u64) -> Duration {
@@ -42,6 +45,18 @@ fn busy(after: u64) -> Plan {
         after: ms(after),
         answer: Err(Failure::Busy),
     }
+}
+
+fn hinted(after: u64) -> Plan {
+    Plan {
+        after: ms(after),
+        answer: Err(Failure::Hinted),
+    }
+}
+
+/// The server's hint of a `Hinted` failure.
+fn hint(failure: &Failure) -> Option<Duration> {
+    (*failure == Failure::Hinted).then_some(ms(300))
 }
 
 fn denied(after: u64) -> Plan {
@@ -114,7 +129,7 @@ impl Backend {
 }
 
 fn retried(failure: &Failure) -> bool {
-    *failure == Failure::Busy
+    matches!(failure, Failure::Busy | Failure::Hinted)
 }
 
 #[tokio::test(start_paused = true)]
@@ -375,6 +390,24 @@ async fn a_server_hint_is_the_wait_before_the_next_attempt() {
     assert_eq!(backend.started(), [ms(0), ms(40)]);
 }
 
+/// A retry the server's hint put off is still sent when, while it waits,
+/// another attempt fails with no attempt left to follow it and a third
+/// still runs (sent at 0, 50 and 100 ms; the first fails at 120 ms with a
+/// 300 ms hint, the second at 150 ms past `max_retries`).
+#[tokio::test(start_paused = true)]
+async fn a_hinted_retry_outlives_another_attempt_s_last_failure() {
+    let backend = Backend::new(vec![hinted(120), busy(100), ok(1_000, 3), ok(10, 4)]);
+    let result = Policy::new()
+        .max_retries(3)
+        .retry(|| backend.attempt())
+        .retry_if(retried)
+        .retry_after(hint)
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Ok(4), "the hinted retry answers first");
+    assert_eq!(backend.started(), [ms(0), ms(50), ms(100), ms(420)]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn no_attempt_starts_past_max_elapsed() {
     let backend = Backend::new(vec![ok(1_000, 1), ok(1_000, 2), ok(1_000, 3)]);
@@ -517,6 +550,10 @@ mod tower_layer {
                     Ok(value) => (200, value.to_string()),
                     Err(Failure::Busy) => (503, String::new()),
                     Err(Failure::Denied) => (400, String::new()),
+                    Err(Failure::Hinted) => {
+                        let response = http::Response::builder().status(503).header("retry-after-ms", "300");
+                        return Ok(response.body(String::new()).unwrap());
+                    }
                 };
                 Ok::<_, tower::BoxError>(http::Response::builder().status(status).body(body).unwrap())
             }
@@ -643,6 +680,18 @@ mod tower_layer {
         );
         assert_eq!(backend.started(), [ms(0)], "the refused hedge was not sent");
         assert_eq!(*limiter.asked.lock().unwrap(), [1, 2]);
+    }
+
+    /// The same as `a_hinted_retry_outlives_another_attempt_s_last_failure`
+    /// through the layer: a 503 with `retry-after-ms: 300` puts the retry off.
+    #[tokio::test(start_paused = true)]
+    async fn a_hinted_retry_outlives_another_attempt_s_last_failure() {
+        let backend = Backend::new(vec![hinted(120), busy(100), ok(1_000, 3), ok(10, 4)]);
+        let sent = Arc::new(AtomicU32::new(0));
+        let layer = RetryLayer::new(Policy::new().max_retries(3)).hedge_after(ms(50));
+        let response = layer.layer(service(&backend, &sent)).oneshot(get()).await.unwrap();
+        assert_eq!(response.into_body(), "4", "the hinted retry answers first");
+        assert_eq!(backend.started(), [ms(0), ms(50), ms(100), ms(420)]);
     }
 
     #[tokio::test(start_paused = true)]
