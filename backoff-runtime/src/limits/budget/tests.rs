@@ -185,11 +185,8 @@ fn packing() {
 /// ratio of the deposits plus the window's floor, less the withdrawals.
 #[test]
 fn the_retries_left_are_the_ratio_of_the_deposits_plus_the_floor_less_the_withdrawals() {
-    let budget = RetryBudget::new()
-        .ratio(0.2)
-        .min_per_second(1)
-        .window(Duration::from_secs(10));
-    // 0.2 x 50 deposits + 1/s x 10 s, less 3 withdrawn.
+    // The default window, 10 s: 0.2 x 50 deposits + 1/s x 10 s, less 3.
+    let budget = RetryBudget::new().ratio(0.2).min_per_second(1);
     assert_eq!(budget.available(3, 50), 17);
     assert_eq!(budget.available(30, 50), 0, "never below nothing");
 }
