@@ -643,32 +643,6 @@ where
     NestedAttempt::new(timed)
 }
 
-/// The phase of a hedged call whose first attempt sends with `sending`:
-/// the next hedge after the delay, when one may follow. Out of line, and
-/// borrowing no more than the loop: a call that does not hedge builds its
-/// future in place.
-#[cold]
-#[inline(never)]
-fn hedging_phase<S, Req, C, T, A>(
-    config: &RetryLayer<C, T, A>,
-    driver: &Loop,
-    policy: &Policy,
-    sending: Sending<S, Req, S::Future>,
-) -> Pin<Box<HedgingOf<S, Req>>>
-where
-    S: Service<Req>,
-    T: PerAttemptTimeout<S::Error>,
-{
-    let attempts = HedgeAttempts::with_first(hedged_attempt(config, driver, policy, sending));
-    let mut state = HedgeState::default();
-    next_hedge(&mut state);
-    Box::pin(Hedging {
-        attempts,
-        pending: None,
-        state,
-    })
-}
-
 /// The attempts of a hedged call of `S` with `Req`, and its next wait.
 type HedgingOf<S, Req> = Hedging<HedgedAttempt<S, Req>>;
 
@@ -860,10 +834,13 @@ where
         hedged_attempt(&self.config, &self.driver, &self.policy(), sending)
     }
 
-    /// The phase of a hedged call whose first attempt sends with `sending`.
+    /// The phase of a hedged call whose first attempt (held back by the
+    /// admission limiter until now) sends with `sending`: as at the
+    /// call's start, in place, the rest boxed when needed.
     fn hedging(&self, sending: Sending<S, Req, S::Future>) -> PhaseOf<S, Req> {
-        Phase::Hedging {
-            hedged: hedging_phase(&self.config, &self.driver, &self.policy(), sending),
+        Phase::HedgedFirst {
+            attempt: self.hedged_attempt(sending),
+            rest: None,
         }
     }
 

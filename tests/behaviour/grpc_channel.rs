@@ -1570,11 +1570,7 @@ async fn response_headers_commit_the_attempt_that_sent_them() {
 #[tokio::test(start_paused = true)]
 async fn every_hedge_of_a_client_stream_gets_the_whole_body() {
     let (server, channel) = start().await;
-    let config = ServiceConfig::from_json(
-        r#"{"methodConfig": [{"name": [{"service": "test.Planned"}], "hedgingPolicy":
-            {"maxAttempts": 2, "hedgingDelay": "0.05s"}}]}"#,
-    )
-    .unwrap();
+    let config = hedging(r#"{"maxAttempts": 2, "hedgingDelay": "0.05s"}"#);
     server.plan(UPLOAD, vec![Plan::Slow(Duration::from_secs(5))]);
     let mut client = Grpc::new(GrpcRetryLayer::new(config).layer(channel));
     // One message every 30 ms: the hedge starts at 50 ms, while the first
@@ -1664,11 +1660,7 @@ async fn a_breaker_per_method_shuts_only_the_failing_method() {
 #[tokio::test(start_paused = true)]
 async fn past_the_cap_a_hedged_call_is_committed_to_the_attempt_ahead() {
     let (server, channel) = start().await;
-    let config = ServiceConfig::from_json(
-        r#"{"methodConfig": [{"name": [{"service": "test.Planned"}], "hedgingPolicy":
-            {"maxAttempts": 3, "hedgingDelay": "0.05s"}}]}"#,
-    )
-    .unwrap();
+    let config = hedging(r#"{"maxAttempts": 3, "hedgingDelay": "0.05s"}"#);
     server.plan(UPLOAD, vec![Plan::Slow(Duration::from_secs(5)); 3]);
     let layer = GrpcRetryLayer::new(config).replay_limits(backoff_tower::ReplayLimits::new().per_call(16));
     let mut client = Grpc::new(layer.layer(channel));

@@ -619,6 +619,11 @@ mod tower_layer {
         assert_eq!(result.unwrap().into_body(), "1");
         assert_eq!(backend.started(), [ms(0)], "a hedge held back is not sent");
         assert_eq!(*limiter.asked.lock().unwrap(), [1, 2]);
+        // A first attempt held back 30 ms, then raced by a hedge 50 ms later.
+        let plans = vec![ok(1_000, 1), ok(10, 2)];
+        let (result, backend, _) = admitted(vec![Admission::Wait(ms(30))], plans).await;
+        assert_eq!(result.unwrap().into_body(), "2");
+        assert_eq!(backend.started(), [ms(30), ms(80)]);
     }
 
     #[tokio::test(start_paused = true)]

@@ -47,15 +47,6 @@ impl<F> HedgeAttempts<F> {
         }
     }
 
-    /// The first attempt, running alone.
-    #[must_use]
-    pub const fn with_first(attempt: F) -> Self {
-        HedgeAttempts {
-            first: Some(attempt),
-            others: Vec::new(),
-        }
-    }
-
     /// How many attempts run.
     #[must_use]
     pub fn len(&self) -> usize {
