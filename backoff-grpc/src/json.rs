@@ -175,13 +175,7 @@ fn read_hedging_policy(policy: &Value, at: &str) -> Result<HedgingPolicySpec, Co
         }
     }
     if let Some(codes) = field(policy, "nonFatalStatusCodes") {
-        let at = path("nonFatalStatusCodes");
-        let codes = array(codes, &at)?
-            .iter()
-            .enumerate()
-            .map(|(position, code)| status_code(code, &format!("{at}[{position}]")))
-            .collect::<Result<Vec<Code>, ConfigError>>()?;
-        spec = spec.non_fatal_status_codes(codes);
+        spec = spec.non_fatal_status_codes(status_codes(codes, &path("nonFatalStatusCodes"))?);
     }
     Ok(spec)
 }
@@ -218,15 +212,18 @@ fn read_retry_policy(policy: &Value, at: &str) -> Result<RetryPolicySpec, Config
         spec = spec.backoff_multiplier(number(multiplier, &path("backoffMultiplier"))?);
     }
     if let Some(codes) = field(policy, "retryableStatusCodes") {
-        let at = path("retryableStatusCodes");
-        let codes = array(codes, &at)?
-            .iter()
-            .enumerate()
-            .map(|(position, code)| status_code(code, &format!("{at}[{position}]")))
-            .collect::<Result<Vec<Code>, ConfigError>>()?;
-        spec = spec.retryable_status_codes(codes);
+        spec = spec.retryable_status_codes(status_codes(codes, &path("retryableStatusCodes"))?);
     }
     Ok(spec)
+}
+
+/// A list of status codes, at `at`.
+fn status_codes(codes: &Value, at: &str) -> Result<Vec<Code>, ConfigError> {
+    array(codes, at)?
+        .iter()
+        .enumerate()
+        .map(|(position, code)| status_code(code, &format!("{at}[{position}]")))
+        .collect()
 }
 
 /// A field's value; `null` counts as absent.
