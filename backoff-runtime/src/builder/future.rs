@@ -5,23 +5,20 @@ use core::future::{Future, IntoFuture, Ready};
 use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{Context, Poll, ready};
-use core::time::Duration;
 
 use crate::builder::action::{Action, NoAction};
-use crate::builder::config::{Config, Identity};
+use crate::builder::awaited::{ActionFuture, AwaitedCall, Parts};
+use crate::builder::config::Config;
 use crate::builder::operation::Awaited;
 use crate::builder::owned::OwnedHooks;
 use crate::builder::retry::Retry;
-use crate::limits::admission::Admitting;
-use crate::limits::admission_limit::{Admission, AdmissionLimit};
-use crate::limits::limit::Limit;
+use crate::limits::admission_limit::Admission;
 use crate::observe::events::RetryEvent;
 use crate::observe::site::Site;
-use crate::run::driver::{Acts, Loop, NextAttempt, Step, Waits};
+use crate::run::driver::{Acts, Step, Waits};
 use crate::run::nested::NestedAttempt;
 use crate::run::outcome::Outcome;
 use crate::schedule::policy::Policy;
-use crate::time::clock::ClockKind;
 use crate::time::sleep::{DefaultAsyncSleep, IntoTimer, Timer};
 use crate::time::timeout::Timed;
 
@@ -53,76 +50,6 @@ where
     #[inline]
     fn start(&mut self, outcome: &O, event: &RetryEvent) -> Fut {
         (self.action)(outcome, event)
-    }
-}
-
-/// The types an awaited retry's future stores, read off its keys without
-/// any bound on the hooks (so that the future's auto traits need none).
-pub trait Parts {
-    /// The hooks it owns.
-    type Hooks;
-    /// The timer.
-    type Timer;
-    /// The action.
-    type Action;
-    /// Where the retry an action runs on is kept.
-    type Kept;
-    /// What a pending wait keeps.
-    type Pending;
-    /// The action's future.
-    type ActionFuture;
-    /// The result.
-    type Output;
-}
-
-impl<K, T, E, O, H, S: IntoTimer, A: ActionFuture> Parts for Config<K, T, E, O, H, S, A> {
-    type Hooks = H;
-    type Timer = S::Timer;
-    type Action = A;
-    type Kept = A::Kept<O>;
-    type Pending = <S::Timer as Timer>::Pending;
-    type ActionFuture = A::Future;
-    type Output = Result<T, E>;
-}
-
-/// The future type of an action, and where the failure it acts on is kept
-/// while it runs, without their bounds.
-pub trait ActionFuture {
-    /// The future.
-    type Future;
-    /// Where the retry is kept: nowhere without an action.
-    type Kept<O>;
-    /// Keeps `next` while the action runs.
-    fn keep<O>(next: NextAttempt<O>) -> Self::Kept<O>;
-    /// The retry kept.
-    fn take<O>(kept: &mut Self::Kept<O>) -> Option<NextAttempt<O>>;
-}
-
-impl ActionFuture for NoAction {
-    type Future = Ready<()>;
-    type Kept<O> = ();
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn keep<O>(_next: NextAttempt<O>) {}
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn take<O>(_kept: &mut ()) -> Option<NextAttempt<O>> {
-        None
-    }
-}
-
-impl<F, Fut> ActionFuture for Action<F, Fut> {
-    type Future = Fut;
-    type Kept<O> = Option<NextAttempt<O>>;
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn keep<O>(next: NextAttempt<O>) -> Option<NextAttempt<O>> {
-        Some(next)
-    }
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn take<O>(kept: &mut Option<NextAttempt<O>>) -> Option<NextAttempt<O>> {
-        kept.take()
     }
 }
 
@@ -167,18 +94,9 @@ pin_project_lite::pin_project! {
     where
         C: Parts,
     {
-        policy: &'a Policy,
-        budget: Option<Limit<'a>>,
-        op: Op,
-        hooks: C::Hooks,
-        identity: Identity,
+        call: AwaitedCall<'a, Op, C>,
         action: C::Action,
         timer: C::Timer,
-        timeout: Option<(Duration, fn() -> C::Output)>,
-        // With `admission`: the limiter (with where the next attempt's
-        // admission stands), and the result of a refused attempt.
-        admission: Option<(Admitting<'a>, fn(crate::Refused) -> C::Output)>,
-        driver: Loop,
         #[pin]
         phase: PhaseOf<Fut, C>,
         _keys: PhantomData<fn() -> C>,
@@ -188,47 +106,10 @@ pin_project_lite::pin_project! {
 impl<Op, Fut, C: Parts> core::fmt::Debug for RetryFuture<'_, Op, Fut, C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("RetryFuture")
-            .field("policy", self.policy)
+            .field("policy", self.call.policy)
             .field("waiting", &matches!(self.phase, Phase::Sleeping { .. }))
             .finish_non_exhaustive()
     }
-}
-
-/// An admission limiter as a call's future keeps it, with the result a
-/// refused attempt stands for.
-pub(crate) type AdmittingWith<'a, R> = (Admitting<'a>, fn(crate::Refused) -> R);
-
-/// The call's admission limiter as its future keeps it (with the result a
-/// refused attempt stands for), when `admission` was given: measured on
-/// `clock`.
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn admitting_of<R>(
-    limit: Option<&dyn AdmissionLimit>,
-    refused: Option<fn(crate::Refused) -> R>,
-    clock: ClockKind,
-) -> Option<AdmittingWith<'_, R>> {
-    limit
-        .zip(refused)
-        .map(|(limit, refused)| (Admitting::of_dyn(limit, clock), refused))
-}
-
-/// The next attempt of `op`: under `timeout` when given (never past
-/// `max_elapsed`, as `driver` measures it on `policy`), bracketed for
-/// nested retries.
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn next_attempt<Fut: Future<Output = R>, R>(
-    op: &mut impl FnMut() -> Fut,
-    timeout: Option<(Duration, fn() -> R)>,
-    driver: &Loop,
-    policy: &Policy,
-) -> NestedAttempt<Timed<Fut, R>> {
-    let attempt = match timeout {
-        None => Timed::untimed(op()),
-        Some((timeout, on_elapsed)) => {
-            Timed::with_timeout_of(driver.attempt_timeout(policy, timeout), op(), on_elapsed)
-        }
-    };
-    NestedAttempt::new(attempt)
 }
 
 impl<'a, Op, Fut, T, E, O, H, S, A> IntoFuture for Retry<'a, Op, Config<Awaited, T, E, O, H, S, A>>
@@ -246,23 +127,12 @@ where
 
     #[inline]
     fn into_future(self) -> Self::IntoFuture {
-        let config = self.config;
-        let needs_start = H::OBSERVES || A::SET;
+        let clock = <S::Timer as Timer>::CLOCK;
+        let (call, sleep, action) = AwaitedCall::start(self, clock, H::OBSERVES || A::SET);
         RetryFuture {
-            policy: self.policy,
-            budget: self.budget,
-            op: self.op,
-            hooks: config.hooks,
-            identity: config.call.identity,
-            action: config.action,
-            timer: config.sleep.into_timer(),
-            timeout: config.call.timeout,
-            admission: admitting_of(
-                self.admission.filter(|_| H::ADMITS),
-                config.call.refused,
-                <S::Timer as Timer>::CLOCK,
-            ),
-            driver: Loop::start(<S::Timer as Timer>::CLOCK, self.policy, self.budget, needs_start),
+            call,
+            action,
+            timer: sleep.into_timer(),
             phase: Phase::Start,
             _keys: PhantomData,
         }
@@ -284,8 +154,9 @@ where
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        let policy: &Policy = this.policy;
-        let budget = *this.budget;
+        let call = this.call;
+        let policy: &Policy = call.policy;
+        let budget = call.budget;
         loop {
             match this.phase.as_mut().project() {
                 PhaseProj::Start => {}
@@ -296,28 +167,25 @@ where
                     let result = match result {
                         // A success nobody but metrics hears of: no hooks lent.
                         Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
-                            if let Some((admitting, ..)) = this.admission.as_ref().filter(|_| H::ADMITS) {
+                            if let Some((admitting, ..)) = call.admission.as_ref().filter(|_| H::ADMITS) {
                                 admitting.succeeded();
                             }
-                            this.driver.succeeded(budget, &Site::Named(this.identity.name), None);
+                            call.driver.succeeded(budget, &Site::Named(call.identity.name), None);
                             return Poll::Ready(Ok(value));
                         }
                         result => result,
                     };
-                    let hooks = this.identity.lend(&*this.hooks);
-                    let judged = hooks.judge(result);
-                    if let Some((admitting, ..)) = this.admission.as_ref().filter(|_| H::ADMITS) {
-                        admitting.observed(hooks.attempt_end(admitting.clock(), judged.as_ref()));
-                    }
+                    let judged = call.judge(result);
+                    let hooks = call.identity.lend(&call.hooks);
                     let outcome = match judged {
                         Ok(value) => {
-                            this.driver.succeeded(budget, &hooks.site(), hooks.on_success_hook());
+                            call.driver.succeeded(budget, &hooks.site(), hooks.on_success_hook());
                             return Poll::Ready(Ok(value));
                         }
                         Err(outcome) => outcome,
                     };
                     if A::SET {
-                        match this.driver.failed(Acts, policy, budget, &hooks, outcome, below) {
+                        match call.driver.failed(Acts, policy, budget, &hooks, outcome, below) {
                             Step::Return(result) => return Poll::Ready(result),
                             Step::Retry(next) => {
                                 let action = this.action.start(next.outcome(), next.event());
@@ -326,7 +194,7 @@ where
                             }
                         }
                     } else {
-                        match this.driver.failed(Waits, policy, budget, &hooks, outcome, below) {
+                        match call.driver.failed(Waits, policy, budget, &hooks, outcome, below) {
                             Step::Return(result) => return Poll::Ready(result),
                             Step::Retry(wait) => {
                                 let pending = this.timer.start(wait);
@@ -342,8 +210,8 @@ where
                         this.phase.set(Phase::Start);
                         continue;
                     };
-                    let hooks = this.identity.lend(&*this.hooks);
-                    match this.driver.after_action(policy, &hooks, next) {
+                    let hooks = call.identity.lend(&call.hooks);
+                    match call.driver.after_action(policy, &hooks, next) {
                         Step::Return(result) => return Poll::Ready(result),
                         Step::Retry(wait) => {
                             let pending = this.timer.start(wait);
@@ -356,13 +224,13 @@ where
                     ready!(this.timer.poll_wait(pending, cx));
                 }
             }
-            if let Some((admitting, refused)) = this.admission.as_mut().filter(|_| H::ADMITS) {
+            if let Some((admitting, refused)) = call.admission.as_mut().filter(|_| H::ADMITS) {
                 match admitting.ask() {
                     Admission::Go => {}
                     Admission::Refuse | Admission::Shut(_) => {
-                        let hooks = this.identity.lend(&*this.hooks);
+                        let hooks = call.identity.lend(&call.hooks);
                         let result = refused(admitting.refusal());
-                        return Poll::Ready(this.driver.refused(policy, admitting.attempts(), &hooks, result));
+                        return Poll::Ready(call.driver.refused(policy, admitting.attempts(), &hooks, result));
                     }
                     Admission::Wait(wait) | Admission::GoAfter(wait) => {
                         let pending = this.timer.start(wait);
@@ -372,7 +240,7 @@ where
                 }
             }
             this.phase.set(Phase::Attempting {
-                attempt: next_attempt(this.op, *this.timeout, this.driver, policy),
+                attempt: call.next_attempt(),
             });
         }
     }

@@ -13,20 +13,18 @@ use core::task::{Context, Poll, ready};
 use core::time::Duration;
 
 use crate::builder::action::NoAction;
-use crate::builder::config::{Config, Identity};
-use crate::builder::future::{Parts, admitting_of, next_attempt};
+use crate::builder::awaited::{AwaitedCall, Parts};
+use crate::builder::config::Config;
 use crate::builder::operation::Awaited;
 use crate::builder::owned::OwnedHooks;
 use crate::builder::retry::Retry;
-use crate::limits::admission::Admitting;
 use crate::limits::admission_limit::Admission;
-use crate::limits::limit::Limit;
 use crate::observe::site::Site;
-use crate::run::driver::{HedgeStep, Hedging, Loop};
+use crate::run::decide::Hedging;
+use crate::run::driver::HedgeStep;
 use crate::run::hedge::HedgeAttempts;
 use crate::run::nested::NestedAttempt;
 use crate::run::outcome::Outcome;
-use crate::schedule::policy::Policy;
 use crate::time::sleep::{DefaultAsyncSleep, IntoTimer, Timer};
 use crate::time::timeout::Timed;
 
@@ -141,19 +139,9 @@ impl<K, T, E, O, H, S: IntoTimer> HedgeParts for Config<K, T, E, O, H, S, NoActi
 pin_project_lite::pin_project! {
     /// The future of an awaited [`Hedged`]: the attempts running side by
     /// side, the wait before the next, and the driver's decisions.
-    pub struct HedgedFuture<'a, Op, Fut, C>
-    where
-        C: HedgeParts,
-    {
-        policy: &'a Policy,
-        budget: Option<Limit<'a>>,
-        op: Op,
-        hooks: C::Hooks,
-        identity: Identity,
+    pub struct HedgedFuture<'a, Op, Fut, C: HedgeParts> {
+        call: AwaitedCall<'a, Op, C>,
         timer: C::InPlace,
-        timeout: Option<(Duration, fn() -> C::Output)>,
-        admission: Option<(Admitting<'a>, fn(crate::Refused) -> C::Output)>,
-        driver: Loop,
         delay: Duration,
         #[pin]
         attempts: HedgeAttempts<NestedAttempt<Timed<Fut, C::Output>>>,
@@ -180,7 +168,7 @@ pin_project_lite::pin_project! {
 impl<Op, Fut, C: HedgeParts> core::fmt::Debug for HedgedFuture<'_, Op, Fut, C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("HedgedFuture")
-            .field("policy", self.policy)
+            .field("policy", self.call.policy)
             .field("delay", &self.delay)
             .field("running", &self.attempts.len())
             .finish_non_exhaustive()
@@ -189,29 +177,22 @@ impl<Op, Fut, C: HedgeParts> core::fmt::Debug for HedgedFuture<'_, Op, Fut, C> {
 
 impl<'a, Op, Fut, T, E, O, H, S> IntoFuture for Hedged<'a, Op, Config<Awaited, T, E, O, H, S, NoAction>>
 where
+    H: OwnedHooks<T, E, E, Out = O>,
+    O: Outcome<T, E>,
+    S: IntoTimer<Timer: DefaultAsyncSleep>,
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
-    O: Outcome<T, E>,
-    H: OwnedHooks<T, E, E, Out = O>,
-    S: IntoTimer<Timer: DefaultAsyncSleep>,
 {
     type Output = Result<T, E>;
     type IntoFuture = HedgedFuture<'a, Op, Fut, Config<Awaited, T, E, O, H, S, NoAction>>;
 
     fn into_future(self) -> Self::IntoFuture {
         let Hedged { retry, delay } = self;
-        let config = retry.config;
         let clock = <S::InPlace as Timer>::CLOCK;
+        let (call, sleep, NoAction) = AwaitedCall::start(retry, clock, H::OBSERVES);
         HedgedFuture {
-            policy: retry.policy,
-            budget: retry.budget,
-            op: retry.op,
-            hooks: config.hooks,
-            identity: config.call.identity,
-            timer: config.sleep.into_in_place(),
-            timeout: config.call.timeout,
-            admission: admitting_of(retry.admission.filter(|_| H::ADMITS), config.call.refused, clock),
-            driver: Loop::start(clock, retry.policy, retry.budget, H::OBSERVES),
+            call,
+            timer: sleep.into_in_place(),
             delay,
             attempts: HedgeAttempts::new(),
             pending: None,
@@ -228,28 +209,27 @@ where
 
 impl<Op, Fut, T, E, O, H, S> Future for HedgedFuture<'_, Op, Fut, Config<Awaited, T, E, O, H, S, NoAction>>
 where
+    H: OwnedHooks<T, E, E, Out = O>,
+    O: Outcome<T, E>,
+    S: IntoTimer,
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
-    O: Outcome<T, E>,
-    H: OwnedHooks<T, E, E, Out = O>,
-    S: IntoTimer,
 {
     type Output = Result<T, E>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        let policy: &Policy = this.policy;
-        let budget = *this.budget;
+        let call = this.call;
         loop {
             if core::mem::take(this.start_now) {
                 // Asked of the admission limiter first, the first attempt included.
-                if let Some((admitting, refused)) = this.admission.as_mut() {
+                if let Some((admitting, refused)) = call.admission.as_mut() {
                     match admitting.ask() {
                         Admission::Go => {}
                         Admission::Refuse | Admission::Shut(_) if this.attempts.is_empty() => {
-                            let hooks = this.identity.lend(&*this.hooks);
+                            let hooks = call.identity.lend(&call.hooks);
                             let result = refused(admitting.refusal());
-                            return Poll::Ready(this.driver.refused(policy, admitting.attempts(), &hooks, result));
+                            return Poll::Ready(call.driver.refused(call.policy, admitting.attempts(), &hooks, result));
                         }
                         Admission::Wait(wait) | Admission::GoAfter(wait) if this.attempts.is_empty() => {
                             *this.arm_hedge = false;
@@ -264,7 +244,7 @@ where
                         }
                     }
                 }
-                let attempt = next_attempt(this.op, *this.timeout, this.driver, policy);
+                let attempt = call.next_attempt();
                 this.attempts.as_mut().push(attempt);
                 // The next hedge, after the delay.
                 this.pending.set(None);
@@ -273,17 +253,14 @@ where
             }
             // An attempt that ended.
             if let Poll::Ready(Some((result, below))) = this.attempts.as_mut().poll_next(cx) {
-                let hooks = this.identity.lend(&*this.hooks);
-                let judged = hooks.judge(result);
-                if let Some((admitting, ..)) = this.admission.as_ref() {
-                    admitting.observed(hooks.attempt_end(admitting.clock(), judged.as_ref()));
-                }
+                let judged = call.judge(result);
+                let hooks = call.identity.lend(&call.hooks);
                 let outcome = match judged {
                     Ok(value) => {
                         // The others are cancelled before the call returns.
                         this.attempts.as_mut().clear();
-                        this.driver
-                            .succeeded_hedged(budget, &hooks.site(), hooks.on_success_hook(), *this.hedges);
+                        call.driver
+                            .succeeded_hedged(call.budget, &hooks.site(), hooks.on_success_hook(), *this.hedges);
                         return Poll::Ready(Ok(value));
                     }
                     Err(outcome) => outcome,
@@ -293,9 +270,9 @@ where
                     may_follow: !*this.server_refused,
                     hedges: *this.hedges,
                 };
-                match this
+                match call
                     .driver
-                    .hedge_failed(policy, budget, &hooks, (outcome, below), hedging)
+                    .hedge_failed(call.policy, call.budget, &hooks, (outcome, below), hedging)
                 {
                     HedgeStep::Return(result) => {
                         this.attempts.as_mut().clear();
@@ -335,8 +312,8 @@ where
             match this.next.take() {
                 Some(Next::Retry) => *this.start_now = true,
                 Some(Next::Hedge) => {
-                    let site = Site::Named(this.identity.name);
-                    if !*this.no_more && this.driver.may_hedge(policy, budget, &site) {
+                    let site = Site::Named(call.identity.name);
+                    if !*this.no_more && call.driver.may_hedge(call.policy, call.budget, &site) {
                         *this.hedges += 1;
                         *this.start_now = true;
                     } else {

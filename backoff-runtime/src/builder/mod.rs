@@ -1,6 +1,7 @@
 //! The plain-Rust builder, the attribute's twin: `policy.retry(op)`.
 
 pub(crate) mod action;
+pub(crate) mod awaited;
 pub(crate) mod call;
 pub(crate) mod config;
 pub(crate) mod future;

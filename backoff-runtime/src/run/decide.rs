@@ -40,6 +40,17 @@ pub(crate) struct FailedAttempt<'a, O> {
     pub(crate) gave_up_below: bool,
 }
 
+/// Where a hedged call stands when one of its attempts fails.
+#[derive(Clone, Copy, Debug)]
+pub struct Hedging {
+    /// Other attempts still run.
+    pub others_run: bool,
+    /// An attempt may follow this one (not after the server refused).
+    pub may_follow: bool,
+    /// The attempts the hedge delay started so far.
+    pub hedges: u32,
+}
+
 /// Whether a call's start must be read when it starts: `max_elapsed`, a
 /// limit that reads the clock, or a hook (`needs_start`) needs it.
 #[cfg_attr(not(debug_assertions), inline(always))]
@@ -161,26 +172,28 @@ impl RetryState {
         }
     }
 
-    /// Decides what follows the failed attempt of a hedged call (the
-    /// `failure`), while `others_run` says whether other attempts still
-    /// run and `may_follow` whether any may follow (not after a server's
-    /// refusal): the wait before the next attempt (zero unless the server
-    /// said when), or whether the call ends here. The stop rules are a
-    /// retry's, in its order. A failure no attempt follows ends the call
-    /// when no other runs, or when it is permanent; the give-up is then
-    /// reported. Otherwise the call waits for the others.
+    /// Decides what follows the failed attempt of a hedged call (`error`,
+    /// with whether a retried function it called gave up), where
+    /// `hedging` says whether other attempts still run and whether any may
+    /// follow (not after a server's refusal): the wait before the next
+    /// attempt (zero unless the server said when), or whether the call
+    /// ends here. The stop rules are a retry's, in its order. A failure no
+    /// attempt follows ends the call when no other runs, or when it is
+    /// permanent; the give-up is then reported. Otherwise the call waits
+    /// for the others.
     pub(crate) fn decide_hedge<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
         budget: Option<Limit<'_>>,
-        failure: FailedAttempt<'_, O>,
         hooks: &Hooks<'_, T, E, O>,
-        (others_run, may_follow, hedges): (bool, bool, u32),
+        (error, gave_up_below): (&O, bool),
+        hedging: Hedging,
     ) -> Result<Duration, bool> {
-        let FailedAttempt {
-            outcome: error,
-            gave_up_below,
-        } = failure;
+        let Hedging {
+            others_run,
+            may_follow,
+            hedges,
+        } = hedging;
         let (decided, fatal) = if may_follow {
             let decided = self.next_wait(policy, budget, error, gave_up_below, hooks, true);
             let refused_by_server = hooks.pushback_of(error) == Some(Pushback::Stop);

@@ -18,7 +18,7 @@ use crate::limits::limit::Limit;
 use crate::observe::events::{RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::run::attempt::AttemptSource;
-use crate::run::decide::{FailedAttempt, RetryState, read_start_when};
+use crate::run::decide::{FailedAttempt, Hedging, RetryState, read_start_when};
 use crate::run::hooks::Hooks;
 use crate::run::outcome::Outcome;
 use crate::schedule::policy::Policy;
@@ -51,17 +51,6 @@ pub enum HedgeStep<R> {
         /// may follow any more, not even after the next failure.
         server_refused: bool,
     },
-}
-
-/// Where a hedged call stands when one of its attempts fails.
-#[derive(Clone, Copy, Debug)]
-pub struct Hedging {
-    /// Other attempts still run.
-    pub others_run: bool,
-    /// An attempt may follow this one (not after the server refused).
-    pub may_follow: bool,
-    /// The attempts the hedge delay started so far.
-    pub hedges: u32,
 }
 
 /// Whether an action (`before_retry`) runs before each wait: what a retry
@@ -272,19 +261,10 @@ impl Loop {
         (outcome, gave_up_below): (O, bool),
         hedging: Hedging,
     ) -> HedgeStep<Result<T, E>> {
-        let Hedging {
-            others_run,
-            may_follow,
-            hedges,
-        } = hedging;
         let server_refused = hooks.pushback_of(&outcome) == Some(crate::run::pushback::Pushback::Stop);
-        let failure = FailedAttempt {
-            outcome: &outcome,
-            gave_up_below,
-        };
         match self
             .state
-            .decide_hedge(policy, budget, failure, hooks, (others_run, may_follow, hedges))
+            .decide_hedge(policy, budget, hooks, (&outcome, gave_up_below), hedging)
         {
             Ok(wait) => HedgeStep::Next(wait),
             Err(true) => HedgeStep::Return(hooks.given_up(outcome)),

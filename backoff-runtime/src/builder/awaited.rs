@@ -1,0 +1,182 @@
+//! What an awaited call's future keeps, retried or hedged: the types read
+//! off its keys, and beside its phase the policy and budget, the operation,
+//! the hooks, the admission limiter and the loop's state; and the steps
+//! both futures take with them.
+
+use core::future::{Future, Ready};
+use core::time::Duration;
+
+use crate::builder::action::{Action, NoAction};
+use crate::builder::config::{Config, Identity};
+use crate::builder::operation::Awaited;
+use crate::builder::owned::OwnedHooks;
+use crate::builder::retry::Retry;
+use crate::limits::admission::Admitting;
+use crate::limits::limit::Limit;
+use crate::run::driver::{Loop, NextAttempt};
+use crate::run::nested::NestedAttempt;
+use crate::run::outcome::Outcome;
+use crate::schedule::policy::Policy;
+use crate::time::clock::ClockKind;
+use crate::time::sleep::{IntoTimer, Timer};
+use crate::time::timeout::Timed;
+
+/// The types an awaited retry's future stores, read off its keys without
+/// any bound on the hooks (so that the future's auto traits need none).
+pub trait Parts {
+    /// The hooks it owns.
+    type Hooks;
+    /// The timer.
+    type Timer;
+    /// The action.
+    type Action;
+    /// Where the retry an action runs on is kept.
+    type Kept;
+    /// What a pending wait keeps.
+    type Pending;
+    /// The action's future.
+    type ActionFuture;
+    /// The result.
+    type Output;
+}
+
+impl<K, T, E, O, H, S: IntoTimer, A: ActionFuture> Parts for Config<K, T, E, O, H, S, A> {
+    type Hooks = H;
+    type Timer = S::Timer;
+    type Action = A;
+    type Kept = A::Kept<O>;
+    type Pending = <S::Timer as Timer>::Pending;
+    type ActionFuture = A::Future;
+    type Output = Result<T, E>;
+}
+
+/// The future type of an action, and where the failure it acts on is kept
+/// while it runs, without their bounds.
+pub trait ActionFuture {
+    /// The future.
+    type Future;
+    /// Where the retry is kept: nowhere without an action.
+    type Kept<O>;
+    /// Keeps `next` while the action runs.
+    fn keep<O>(next: NextAttempt<O>) -> Self::Kept<O>;
+    /// The retry kept.
+    fn take<O>(kept: &mut Self::Kept<O>) -> Option<NextAttempt<O>>;
+}
+
+impl ActionFuture for NoAction {
+    type Future = Ready<()>;
+    type Kept<O> = ();
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn keep<O>(_next: NextAttempt<O>) {}
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn take<O>(_kept: &mut ()) -> Option<NextAttempt<O>> {
+        None
+    }
+}
+
+impl<F, Fut> ActionFuture for Action<F, Fut> {
+    type Future = Fut;
+    type Kept<O> = Option<NextAttempt<O>>;
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn keep<O>(next: NextAttempt<O>) -> Option<NextAttempt<O>> {
+        Some(next)
+    }
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn take<O>(kept: &mut Option<NextAttempt<O>>) -> Option<NextAttempt<O>> {
+        kept.take()
+    }
+}
+
+/// An admission limiter as a call's future keeps it, with the result a
+/// refused attempt stands for.
+pub(crate) type AdmittingWith<'a, R> = (Admitting<'a>, fn(crate::Refused) -> R);
+
+/// The part of an awaited call's future that is not its phase: the same
+/// for a retried call and a hedged one.
+pub(crate) struct AwaitedCall<'a, Op, C: Parts> {
+    pub(crate) policy: &'a Policy,
+    pub(crate) budget: Option<Limit<'a>>,
+    pub(crate) op: Op,
+    pub(crate) hooks: C::Hooks,
+    pub(crate) identity: Identity,
+    pub(crate) timeout: Option<(Duration, fn() -> C::Output)>,
+    /// With `admission`: the limiter (with where the next attempt's
+    /// admission stands), and the result of a refused attempt.
+    pub(crate) admission: Option<AdmittingWith<'a, C::Output>>,
+    pub(crate) driver: Loop,
+}
+
+impl<'a, Op, T, E, O, H, S, A> AwaitedCall<'a, Op, Config<Awaited, T, E, O, H, S, A>>
+where
+    Config<Awaited, T, E, O, H, S, A>: Parts<Hooks = H, Output = Result<T, E>>,
+    O: Outcome<T, E>,
+    H: OwnedHooks<T, E, E, Out = O>,
+{
+    /// Takes `retry` apart: its keys, measured on `clock` (the loop's start
+    /// taken when `needs_start`), and the sleep and action the future keeps
+    /// beside them.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn start(
+        retry: Retry<'a, Op, Config<Awaited, T, E, O, H, S, A>>,
+        clock: ClockKind,
+        needs_start: bool,
+    ) -> (Self, S, A) {
+        let Retry {
+            policy,
+            op,
+            budget,
+            admission,
+            config,
+        } = retry;
+        let admission = admission
+            .filter(|_| H::ADMITS)
+            .zip(config.call.refused)
+            .map(|(limit, refused)| (Admitting::of_dyn(limit, clock), refused));
+        let call = AwaitedCall {
+            policy,
+            budget,
+            op,
+            hooks: config.hooks,
+            identity: config.call.identity,
+            timeout: config.call.timeout,
+            admission,
+            driver: Loop::start(clock, policy, budget, needs_start),
+        };
+        (call, config.sleep, config.action)
+    }
+
+    /// The next attempt of the operation: under `timeout` when given (never
+    /// past `max_elapsed`), bracketed for nested retries.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn next_attempt<Fut>(&mut self) -> NestedAttempt<Timed<Fut, Result<T, E>>>
+    where
+        Op: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let attempt = match self.timeout {
+            None => Timed::untimed((self.op)()),
+            Some((timeout, on_elapsed)) => Timed::with_timeout_of(
+                self.driver.attempt_timeout(self.policy, timeout),
+                (self.op)(),
+                on_elapsed,
+            ),
+        };
+        NestedAttempt::new(attempt)
+    }
+
+    /// Judges an ended attempt's `result` with the hooks, and tells the
+    /// admission limiter how it ended.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn judge(&self, result: Result<T, E>) -> Result<T, O> {
+        let hooks = self.identity.lend(&self.hooks);
+        let judged = hooks.judge(result);
+        if let Some((admitting, ..)) = self.admission.as_ref().filter(|_| H::ADMITS) {
+            admitting.observed(hooks.attempt_end(admitting.clock(), judged.as_ref()));
+        }
+        judged
+    }
+}
