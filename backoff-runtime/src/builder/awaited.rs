@@ -91,6 +91,12 @@ impl<F, Fut> ActionFuture for Action<F, Fut> {
     }
 }
 
+/// The keys of an awaited call.
+type AwaitedKeys<T, E, O, H, S, A> = Config<Awaited, T, E, O, H, S, A>;
+
+/// A per-attempt timeout, with the result a timed-out attempt stands for.
+type TimeoutWith<R> = (Duration, fn() -> R);
+
 /// An admission limiter as a call's future keeps it, with the result a
 /// refused attempt stands for.
 pub(crate) type AdmittingWith<'a, R> = (Admitting<'a>, fn(crate::Refused) -> R);
@@ -103,16 +109,16 @@ pub(crate) struct AwaitedCall<'a, Op, C: Parts> {
     pub(crate) op: Op,
     pub(crate) hooks: C::Hooks,
     pub(crate) identity: Identity,
-    pub(crate) timeout: Option<(Duration, fn() -> C::Output)>,
+    pub(crate) timeout: Option<TimeoutWith<C::Output>>,
     /// With `admission`: the limiter (with where the next attempt's
     /// admission stands), and the result of a refused attempt.
     pub(crate) admission: Option<AdmittingWith<'a, C::Output>>,
     pub(crate) driver: Loop,
 }
 
-impl<'a, Op, T, E, O, H, S, A> AwaitedCall<'a, Op, Config<Awaited, T, E, O, H, S, A>>
+impl<'a, Op, T, E, O, H, S, A> AwaitedCall<'a, Op, AwaitedKeys<T, E, O, H, S, A>>
 where
-    Config<Awaited, T, E, O, H, S, A>: Parts<Hooks = H, Output = Result<T, E>>,
+    AwaitedKeys<T, E, O, H, S, A>: Parts<Hooks = H, Output = Result<T, E>>,
     O: Outcome<T, E>,
     H: OwnedHooks<T, E, E, Out = O>,
 {
@@ -121,7 +127,7 @@ where
     /// beside them.
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn start(
-        retry: Retry<'a, Op, Config<Awaited, T, E, O, H, S, A>>,
+        retry: Retry<'a, Op, AwaitedKeys<T, E, O, H, S, A>>,
         clock: ClockKind,
         needs_start: bool,
     ) -> (Self, S, A) {
