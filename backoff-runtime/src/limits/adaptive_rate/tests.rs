@@ -311,12 +311,8 @@ fn once_an_interval_closes_the_rate_is_the_sdks_measured_one() {
 /// one nanosecond more is refused.
 #[test]
 fn the_wait_is_the_missing_tokens_at_the_fill_rate_and_max_wait_is_inclusive() {
-    let mut state = RateState::new();
-    state.enabled = true;
-    state.fill_rate = 2.0;
-    state.max_capacity = 4.0;
+    let mut state = counting(2.0);
     state.current_capacity = 0.25;
-    state.last_timestamp = Some(0.0);
     let wait = Duration::from_millis(375);
     let max_wait = Duration::from_secs(1);
     assert_eq!(state.admit(0.0, 1.0, Duration::ZERO, max_wait), Admission::Wait(wait));

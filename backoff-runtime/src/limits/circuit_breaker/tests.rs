@@ -18,12 +18,24 @@ fn run(breaker: &CircuitBreaker, now: Instant, n: u32, failed: impl Fn(u32) -> b
     }
 }
 
-#[test]
-fn it_opens_when_the_failure_ratio_is_reached_over_the_minimum_throughput() {
-    let breaker = CircuitBreaker::new()
+/// `failures` failed attempts at a fresh instant, which is returned.
+fn fail_now(breaker: &CircuitBreaker, failures: u32) -> Instant {
+    let now = Instant::now();
+    run(breaker, now, failures, |_| true);
+    now
+}
+
+/// Opens when half of the last ten outcomes failed.
+fn half_of_ten() -> CircuitBreaker {
+    CircuitBreaker::new()
         .window(10)
         .minimum_throughput(10)
-        .failure_ratio(0.5);
+        .failure_ratio(0.5)
+}
+
+#[test]
+fn it_opens_when_the_failure_ratio_is_reached_over_the_minimum_throughput() {
+    let breaker = half_of_ten();
     let now = Instant::now();
     // Four failures in nine outcomes: under the minimum throughput.
     run(&breaker, now, 9, |i| i % 2 == 0 && i < 8);
@@ -35,10 +47,7 @@ fn it_opens_when_the_failure_ratio_is_reached_over_the_minimum_throughput() {
 
 #[test]
 fn under_the_ratio_it_stays_closed_and_old_failures_leave_the_window() {
-    let breaker = CircuitBreaker::new()
-        .window(10)
-        .minimum_throughput(10)
-        .failure_ratio(0.5);
+    let breaker = half_of_ten();
     let now = Instant::now();
     run(&breaker, now, 10, |i| i < 4);
     assert_eq!((breaker.state(), breaker.failures()), (CircuitState::Closed, (4, 10)));
@@ -53,8 +62,7 @@ fn under_the_ratio_it_stays_closed_and_old_failures_leave_the_window() {
 #[test]
 fn it_opens_after_consecutive_failures_whatever_the_ratio() {
     let breaker = CircuitBreaker::new().consecutive_failures(3);
-    let now = Instant::now();
-    run(&breaker, now, 2, |_| true);
+    let now = fail_now(&breaker, 2);
     run(&breaker, now, 1, |_| false);
     run(&breaker, now, 2, |_| true);
     assert_eq!(breaker.state(), CircuitState::Closed, "a success broke the streak");
@@ -67,8 +75,7 @@ fn open_it_refuses_with_the_time_left_then_lets_one_probe_through() {
     let breaker = CircuitBreaker::new()
         .consecutive_failures(1)
         .break_duration(Duration::from_secs(5));
-    let start = Instant::now();
-    run(&breaker, start, 1, |_| true);
+    let start = fail_now(&breaker, 1);
     assert_eq!(
         ask(&breaker, start + Duration::from_secs(2)),
         Admission::Shut(Shut::circuit_open(Some(Duration::from_secs(3))))
@@ -86,8 +93,7 @@ fn open_it_refuses_with_the_time_left_then_lets_one_probe_through() {
 #[test]
 fn a_probe_that_succeeds_closes_it_with_an_empty_window() {
     let breaker = CircuitBreaker::new().consecutive_failures(2).probes(2);
-    let start = Instant::now();
-    run(&breaker, start, 2, |_| true);
+    let start = fail_now(&breaker, 2);
     let after = start + breaker.get_break_duration();
     assert_eq!(
         (ask(&breaker, after), ask(&breaker, after)),
@@ -106,8 +112,7 @@ fn a_probe_that_succeeds_closes_it_with_an_empty_window() {
 #[test]
 fn a_probe_that_fails_opens_it_again_for_a_whole_break() {
     let breaker = CircuitBreaker::new().consecutive_failures(1);
-    let start = Instant::now();
-    run(&breaker, start, 1, |_| true);
+    let start = fail_now(&breaker, 1);
     let after = start + Duration::from_secs(7);
     assert_eq!(ask(&breaker, after), Admission::Go);
     end(&breaker, after, true);
@@ -121,8 +126,7 @@ fn a_probe_that_fails_opens_it_again_for_a_whole_break() {
 #[test]
 fn outcomes_that_end_while_it_is_open_are_not_counted() {
     let breaker = CircuitBreaker::new().consecutive_failures(1).probes(1);
-    let start = Instant::now();
-    run(&breaker, start, 1, |_| true);
+    let start = fail_now(&breaker, 1);
     // A slow attempt admitted before the circuit opened ends now.
     end(&breaker, start, false);
     assert_eq!(breaker.state(), CircuitState::Open);
@@ -143,8 +147,7 @@ fn every_change_of_state_reaches_the_hook() {
         .consecutive_failures(1)
         .name("hooked")
         .on_transition(record);
-    let start = Instant::now();
-    run(&breaker, start, 1, |_| true);
+    let start = fail_now(&breaker, 1);
     let after = start + breaker.get_break_duration();
     assert_eq!(ask(&breaker, after), Admission::Go);
     end(&breaker, after, false);
