@@ -416,7 +416,7 @@ impl<C, T, A> Settlement<C, T, A> {
                     .keyed(key)
                     .observed(hooks.attempt_end(ASYNC_CLOCK, Err(&outcome)));
             }
-            driver.committed(&policy, limit_of(config), hooks, (&outcome, hedges));
+            driver.committed((&outcome, hedges), &policy, limit_of(config), hooks);
         });
     }
 }

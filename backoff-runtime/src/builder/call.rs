@@ -43,42 +43,43 @@ where
             config,
         } = self;
         let start = start_blocking(policy, budget, H::OBSERVES || A::SET, &config.sleep);
-        if H::ADMITS {
-            if let (Some(limit), Some(refused)) = (admission, config.call.refused) {
-                return Self::call_admitted(policy, budget, start, (limit, refused), config, op);
+        let first = match (H::ADMITS, admission, config.call.refused) {
+            (true, Some(limit), Some(refused)) => First::Admit(limit, refused),
+            _ => {
+                crate::run::nested::enter_attempt();
+                match op() {
+                    // A success nobody but metrics hears of: handled here, inline.
+                    Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
+                        first_success(
+                            budget,
+                            &config.sleep,
+                            start,
+                            &Site::Named(config.call.identity.name),
+                            None,
+                        );
+                        return Ok(value);
+                    }
+                    first => First::Ran(first),
+                }
             }
-        }
-        crate::run::nested::enter_attempt();
-        match op() {
-            // A success nobody but metrics hears of: handled here, inline.
-            Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
-                first_success(
-                    budget,
-                    &config.sleep,
-                    start,
-                    &Site::Named(config.call.identity.name),
-                    None,
-                );
-                Ok(value)
-            }
-            // Each part moved here, in the cold branch (a move of the
-            // whole `config` would pin it to the stack from the start).
-            first => {
-                let Config {
-                    hooks,
-                    sleep,
-                    action,
-                    call,
-                    ..
-                } = config;
-                Self::call_settling(policy, budget, start, (hooks, call.identity, sleep, action), first, op)
-            }
-        }
+        };
+        // Each part moved here, in the cold path (a move of the whole
+        // `config` would pin it to the stack from the start).
+        let Config {
+            hooks,
+            sleep,
+            action,
+            call,
+            ..
+        } = config;
+        Self::call_settling(policy, budget, start, (hooks, call.identity, sleep, action), first, op)
     }
 
-    /// The first attempt of a `.call()` that failed (or whose value or
-    /// success its hooks must see): the hooks are lent and the retries run.
-    /// Out of line, so the happy path neither lends nor stores them.
+    /// The rest of a `.call()` after its first attempt failed (or its value
+    /// or success its hooks must see), or every attempt of one with
+    /// `admission` (the first admitted first, waiting on the call's sleep):
+    /// the hooks are lent and the retries run. Out of line, so the happy
+    /// path neither lends nor stores them.
     #[cold]
     #[inline(never)]
     fn call_settling(
@@ -86,59 +87,43 @@ where
         budget: Option<Limit<'_>>,
         start: Option<std::time::Instant>,
         (hooks, identity, sleep, mut action): (H, Identity, S, A),
-        first: Result<T, E>,
+        first: First<'_, T, E>,
         mut op: Op,
     ) -> Result<T, E> {
         let hooks = identity.lend(&hooks);
+        let (first, admission) = match first {
+            First::Ran(first) => (first, None),
+            First::Admit(limit, refused) => {
+                let mut admitting = Admitting::of_dyn(limit, sleep.clock());
+                if !admitting.admit_blocking(&|wait| sleep.sleep(wait)) {
+                    return first_refused_blocking(
+                        policy,
+                        sleep.clock(),
+                        start,
+                        &admitting,
+                        &hooks,
+                        refused(admitting.refusal()),
+                    );
+                }
+                crate::run::nested::enter_attempt();
+                (op(), Some((admitting, refused)))
+            }
+        };
         let parts = BlockingParts {
             body: &mut op,
             sleeper: &sleep,
             action: action.borrowed(),
-            admission: None,
+            admission,
         };
         settle_blocking(policy, budget, start, &hooks, first, parts)
     }
+}
 
-    /// A `.call()` with `admission`: every attempt, the first included,
-    /// admitted first (waiting on the call's sleep), then the same retries.
-    #[cold]
-    #[inline(never)]
-    fn call_admitted(
-        policy: &Policy,
-        budget: Option<Limit<'_>>,
-        start: Option<std::time::Instant>,
-        (limit, refused): (&dyn AdmissionLimit, RefusedResult<T, E>),
-        config: Config<Blocking, T, E, O, H, S, A>,
-        mut op: Op,
-    ) -> Result<T, E> {
-        let Config {
-            hooks,
-            sleep,
-            mut action,
-            call,
-            ..
-        } = config;
-        let identity = call.identity;
-        let mut admitting = Admitting::of_dyn(limit, sleep.clock());
-        let hooks = identity.lend(&hooks);
-        if !admitting.admit_blocking(&|wait| sleep.sleep(wait)) {
-            return first_refused_blocking(
-                policy,
-                sleep.clock(),
-                start,
-                &admitting,
-                &hooks,
-                refused(admitting.refusal()),
-            );
-        }
-        crate::run::nested::enter_attempt();
-        let first = op();
-        let parts = BlockingParts {
-            body: &mut op,
-            sleeper: &sleep,
-            action: action.borrowed(),
-            admission: Some((admitting, refused)),
-        };
-        settle_blocking(policy, budget, start, &hooks, first, parts)
-    }
+/// Where the cold path of a `.call()` starts.
+enum First<'l, T, E> {
+    /// The first attempt ran, and returned this.
+    Ran(Result<T, E>),
+    /// The first attempt asks this admission limiter first; a refusal
+    /// ends the call with the result made from it.
+    Admit(&'l dyn AdmissionLimit, RefusedResult<T, E>),
 }

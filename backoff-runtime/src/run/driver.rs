@@ -323,10 +323,10 @@ impl Loop {
     #[inline(never)]
     pub fn committed<T, E, O: Outcome<T, E>>(
         &mut self,
+        (outcome, hedges): (&O, u32),
         policy: &Policy,
         budget: Option<Limit<'_>>,
         hooks: &Hooks<'_, T, E, O>,
-        (outcome, hedges): (&O, u32),
     ) {
         self.state.committed(policy, budget, outcome, hooks, hedges);
     }
