@@ -586,8 +586,8 @@ fn refused_calls_are_give_ups_with_their_reason_and_attempts() {
 
 #[test]
 fn the_grpc_layer_records_grpc_s_retry_series_beside_the_crate_s() {
+    use backoff_grpc::metrics::{GRPC_CALL_RETRIES, GRPC_CALL_RETRY_DELAY};
     use backoff_grpc::{GrpcRetryLayer, ServiceConfig};
-    use backoff_runtime::metrics::{GRPC_CALL_RETRIES, GRPC_CALL_RETRY_DELAY};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU32, Ordering};
     use tonic::body::Body;

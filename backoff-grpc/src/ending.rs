@@ -77,7 +77,7 @@ impl<A: Settles> End<A> {
                     settlement.failed::<GrpcCall, Response<Body>, _>(Err(failure));
                 }
                 if let Some(uri) = uri {
-                    backoff_runtime::__front_end::grpc_call(uri.path(), retries, delay, hedged);
+                    crate::metrics::call_ended(uri.path(), retries, delay, hedged);
                 }
             }
             // A6: an `OK` gives back `tokenRatio`; a refusing pushback takes

@@ -76,6 +76,7 @@ mod ending;
 mod error;
 mod json;
 mod layer;
+pub mod metrics;
 mod rules;
 mod service;
 pub mod status;

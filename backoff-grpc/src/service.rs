@@ -288,12 +288,7 @@ where
                         if wire::is_trailers_only(response.headers()) {
                             // A Trailers-Only `OK`: its status is known now.
                             settlement.succeeded::<Response<Body>, Failure<FailureKind<S::Error>>>();
-                            backoff_runtime::__front_end::grpc_call(
-                                request.request.uri().path(),
-                                retries,
-                                delay,
-                                hedged,
-                            );
+                            crate::metrics::call_ended(request.request.uri().path(), retries, delay, hedged);
                             return Poll::Ready(Ok(response));
                         }
                         let end = End::Retried {
@@ -311,7 +306,7 @@ where
                     // Sent once: its body was past the cap from the start.
                     return Poll::Ready(failure.into_result());
                 };
-                backoff_runtime::__front_end::grpc_call(request.request.uri().path(), retries, delay, hedged);
+                crate::metrics::call_ended(request.request.uri().path(), retries, delay, hedged);
                 let expired = retried.stopped_by() == Some(StopReason::Deadline);
                 let Some(deadline) = request.deadline.filter(|_| expired) else {
                     return Poll::Ready(failure.into_result());

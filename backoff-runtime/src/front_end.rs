@@ -9,7 +9,6 @@
 pub use crate::limits::admission::{AdmissionProgress, Admitting, refusal_of};
 pub use crate::limits::limit::Limit;
 pub use crate::observe::conventions::{Conventions, SemanticConventions};
-pub use crate::observe::metrics::grpc_call;
 pub use crate::observe::site::Site;
 pub use crate::observe::trace::{ReportFn, ResendSpan, in_resend_span, resend_span};
 pub use crate::run::attempt::AttemptSource;

@@ -67,30 +67,8 @@ use core::time::Duration;
 #[cfg(feature = "metrics")]
 pub use crate::observe::series::{
     ATTEMPTS_PER_CALL, BUDGET_AVAILABLE_RETRIES, BUDGET_REFUSALS_TOTAL, CALLS_TOTAL, CIRCUIT_STATE,
-    CIRCUIT_TRANSITIONS_TOTAL, GRPC_CALL_HEDGES, GRPC_CALL_RETRIES, GRPC_CALL_RETRY_DELAY, RETRIES_TOTAL,
-    THROTTLE_TOKENS, WAIT_SECONDS,
+    CIRCUIT_TRANSITIONS_TOTAL, RETRIES_TOTAL, THROTTLE_TOKENS, WAIT_SECONDS,
 };
-
-/// Records gRPC's own series (A96) of a call of `method` (its path) that
-/// was retried `retries` times, waiting `delay` in all (`hedged`: that sent
-/// `retries` hedges): nothing for a call without retries.
-/// `backoff-grpc` calls it through `__front_end`: not public API.
-#[doc(hidden)]
-#[inline]
-pub fn grpc_call(method: &str, retries: u32, delay: Duration, hedged: bool) {
-    #[cfg(feature = "metrics")]
-    if retries > 0 {
-        let method = method.strip_prefix('/').unwrap_or(method).to_owned();
-        if hedged {
-            metrics::histogram!(GRPC_CALL_HEDGES, "grpc.method" => method).record(f64::from(retries));
-        } else {
-            metrics::histogram!(GRPC_CALL_RETRIES, "grpc.method" => method.clone()).record(f64::from(retries));
-            metrics::histogram!(GRPC_CALL_RETRY_DELAY, "grpc.method" => method).record(delay.as_secs_f64());
-        }
-    }
-    #[cfg(not(feature = "metrics"))]
-    let _ = (method, retries, delay, hedged);
-}
 
 /// Records a named circuit breaker's change of state into `to`, one of
 /// `states` (their names): the gauge of each state (1 for `to`, 0 for the

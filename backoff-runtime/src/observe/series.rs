@@ -26,17 +26,6 @@ pub const CIRCUIT_STATE: &str = "backoff_circuit_state";
 /// A named circuit breaker's changes of state, by the state entered.
 pub const CIRCUIT_TRANSITIONS_TOTAL: &str = "backoff_circuit_transitions_total";
 
-/// gRPC's retries per call (A96), by `grpc.method`: recorded by the gRPC
-/// layer for each call that was retried.
-pub const GRPC_CALL_RETRIES: &str = "grpc.client.call.retries";
-/// gRPC's total wait between the attempts of a call, in seconds (A96), by
-/// `grpc.method`: recorded by the gRPC layer for each call that was retried.
-pub const GRPC_CALL_RETRY_DELAY: &str = "grpc.client.call.retry_delay";
-
-/// gRPC's hedges per call (A96), by `grpc.method`: recorded by the gRPC
-/// layer for each hedged call that sent more than one attempt.
-pub const GRPC_CALL_HEDGES: &str = "grpc.client.call.hedges";
-
 /// The keys of every series of one name, built (and hashed) once.
 pub(crate) struct Keys {
     pub(crate) first_attempt: Key,
