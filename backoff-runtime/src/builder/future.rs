@@ -132,7 +132,7 @@ where
         RetryFuture {
             call,
             action,
-            timer: sleep.into_timer(),
+            timer: sleep.into(),
             phase: Phase::Start,
             _keys: PhantomData,
         }

@@ -192,7 +192,7 @@ where
         let (call, sleep, NoAction) = AwaitedCall::start(retry, clock, H::OBSERVES);
         HedgedFuture {
             call,
-            timer: sleep.into_in_place(),
+            timer: sleep.into(),
             delay,
             attempts: HedgeAttempts::new(),
             pending: None,

@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
-use crate::limits::named::name_methods;
+use crate::limits::named::{max_wait_methods, name_methods};
 
 /// The lowest fill rate of the bucket, in tokens per second.
 const MIN_FILL_RATE: f64 = 0.5;
@@ -138,6 +138,27 @@ impl AdaptiveRateLimiter {
         fn get_name;
     }
 
+    max_wait_methods! {
+        /// The longest an attempt waits for admission in all, on the loop's
+        /// clock (default 10 seconds). One that would wait longer is refused at
+        /// once; one woken after it is refused when it asks again.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        ///
+        /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().max_wait(Duration::from_secs(2));
+        /// assert_eq!(limiter.get_max_wait(), Duration::from_secs(2));
+        /// ```
+        fn max_wait;
+        /// The longest an attempt waits for admission.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().get_max_wait(), Duration::from_secs(10));
+        /// ```
+        fn get_max_wait;
+    }
+
     /// The tokens a first attempt takes (default 1).
     ///
     /// # Panics
@@ -174,22 +195,6 @@ impl AdaptiveRateLimiter {
         self
     }
 
-    /// The longest an attempt waits for admission in all, on the loop's
-    /// clock (default 10 seconds). One that would wait longer is refused at
-    /// once; one woken after it is refused when it asks again.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().max_wait(Duration::from_secs(2));
-    /// assert_eq!(limiter.get_max_wait(), Duration::from_secs(2));
-    /// ```
-    #[must_use]
-    pub const fn max_wait(mut self, max_wait: Duration) -> Self {
-        self.max_wait = max_wait;
-        self
-    }
-
     /// The tokens a first attempt takes.
     ///
     /// ```
@@ -208,17 +213,6 @@ impl AdaptiveRateLimiter {
     #[must_use]
     pub const fn get_retry_cost(&self) -> f64 {
         self.retry_cost
-    }
-
-    /// The longest an attempt waits for admission.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().get_max_wait(), Duration::from_secs(10));
-    /// ```
-    #[must_use]
-    pub const fn get_max_wait(&self) -> Duration {
-        self.max_wait
     }
 
     /// The bucket's fill rate now, in tokens per second: 0.5 for a new

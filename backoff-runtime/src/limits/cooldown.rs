@@ -6,6 +6,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Shut};
+use crate::limits::named::{max_wait_methods, name_methods};
 use crate::time::clock::nanos_since_anchor;
 
 /// A server's hint, held for every call that names this limiter.
@@ -85,19 +86,39 @@ impl Cooldown {
         }
     }
 
-    /// The longest an attempt waits for the hint's instant, in all; past
-    /// it, the attempt is refused. `Duration::ZERO` refuses instead of
-    /// waiting.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let cooldown = backoff_runtime::Cooldown::new().max_wait(Duration::from_secs(1));
-    /// assert_eq!(cooldown.get_max_wait(), Duration::from_secs(1));
-    /// ```
-    #[must_use]
-    pub const fn max_wait(mut self, max_wait: Duration) -> Self {
-        self.max_wait = max_wait;
-        self
+    max_wait_methods! {
+        /// The longest an attempt waits for the hint's instant, in all; past
+        /// it, the attempt is refused. `Duration::ZERO` refuses instead of
+        /// waiting.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let cooldown = backoff_runtime::Cooldown::new().max_wait(Duration::from_secs(1));
+        /// assert_eq!(cooldown.get_max_wait(), Duration::from_secs(1));
+        /// ```
+        fn max_wait;
+        /// The longest an attempt waits.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// assert_eq!(backoff_runtime::Cooldown::new().get_max_wait(), Duration::from_secs(10));
+        /// ```
+        fn get_max_wait;
+    }
+
+    name_methods! {
+        /// Names the cooldown: the name in its [`Refused`](crate::Refused).
+        ///
+        /// ```
+        /// assert_eq!(backoff_runtime::Cooldown::new().name("api").get_name(), Some("api"));
+        /// ```
+        fn name;
+        /// The cooldown's name, if it has one.
+        ///
+        /// ```
+        /// assert_eq!(backoff_runtime::Cooldown::new().get_name(), None);
+        /// ```
+        fn get_name;
     }
 
     /// The longest a hint holds.
@@ -113,28 +134,6 @@ impl Cooldown {
         self
     }
 
-    /// Names the cooldown: the name in its [`Refused`](crate::Refused).
-    ///
-    /// ```
-    /// assert_eq!(backoff_runtime::Cooldown::new().name("api").get_name(), Some("api"));
-    /// ```
-    #[must_use]
-    pub const fn name(mut self, name: &'static str) -> Self {
-        self.name = Some(name);
-        self
-    }
-
-    /// The longest an attempt waits.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert_eq!(backoff_runtime::Cooldown::new().get_max_wait(), Duration::from_secs(10));
-    /// ```
-    #[must_use]
-    pub const fn get_max_wait(&self) -> Duration {
-        self.max_wait
-    }
-
     /// The longest a hint holds.
     ///
     /// ```
@@ -144,16 +143,6 @@ impl Cooldown {
     #[must_use]
     pub const fn get_max_hint(&self) -> Duration {
         self.max_hint
-    }
-
-    /// The cooldown's name, if it has one.
-    ///
-    /// ```
-    /// assert_eq!(backoff_runtime::Cooldown::new().get_name(), None);
-    /// ```
-    #[must_use]
-    pub const fn get_name(&self) -> Option<&'static str> {
-        self.name
     }
 
     /// The answer while a hint holds (`until`, in nanoseconds since the

@@ -1,6 +1,7 @@
 //! What every limit has, written once: the `name` builder and `get_name`
 //! getter (the `budget` label of its metrics), `Default` as `new()`, and
-//! each limit trait's impls for a reference, an `Arc` and a `Box` of one.
+//! each limit trait's impls for a reference, an `Arc` and a `Box` of one;
+//! and what every limiter that waits has: `max_wait` and `get_max_wait`.
 
 /// Writes a limit's `name` builder and `get_name` getter (the `budget`
 /// label of its metrics), each under the doc given, over a field
@@ -23,6 +24,27 @@ macro_rules! name_methods {
 }
 
 pub(crate) use name_methods;
+
+/// Writes a waiting limiter's `max_wait` builder and `get_max_wait`
+/// getter, each under the doc given, over a field `max_wait: Duration`.
+macro_rules! max_wait_methods {
+    ($(#[doc = $set_doc:literal])* fn max_wait; $(#[doc = $get_doc:literal])* fn get_max_wait;) => {
+        $(#[doc = $set_doc])*
+        #[must_use]
+        pub const fn max_wait(mut self, max_wait: core::time::Duration) -> Self {
+            self.max_wait = max_wait;
+            self
+        }
+
+        $(#[doc = $get_doc])*
+        #[must_use]
+        pub const fn get_max_wait(&self) -> core::time::Duration {
+            self.max_wait
+        }
+    };
+}
+
+pub(crate) use max_wait_methods;
 
 /// `impl Default` as the type's `const fn new()`.
 macro_rules! default_is_new {

@@ -39,49 +39,40 @@ impl DefaultTimer {
     }
 }
 
-/// What a sleep given to the builder becomes when the retry is awaited:
-/// the default sleep becomes the default timer, a custom one stays itself.
-pub trait IntoTimer {
+/// What a sleep given to the builder becomes when the retry is awaited
+/// (made with `From`): the default sleep becomes the default timer, a
+/// custom one stays itself.
+pub trait IntoTimer: Sized {
     /// The timer.
-    type Timer: Timer;
+    type Timer: Timer + From<Self>;
     /// The timer whose pending wait the waiting future keeps in place (a
     /// hedged call's delay: no allocation when the first attempt answers
     /// before it).
-    type InPlace: Timer;
-    /// Makes it.
-    fn into_timer(self) -> Self::Timer;
-    /// Makes the timer that keeps nothing itself.
-    fn into_in_place(self) -> Self::InPlace;
+    type InPlace: Timer + From<Self>;
 }
 
 impl IntoTimer for DefaultSleep {
     type Timer = DefaultTimer;
     type InPlace = InlineTimer;
+}
 
+impl From<DefaultSleep> for DefaultTimer {
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn into_in_place(self) -> InlineTimer {
-        InlineTimer
-    }
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn into_timer(self) -> DefaultTimer {
+    fn from(DefaultSleep: DefaultSleep) -> Self {
         DefaultTimer::new()
+    }
+}
+
+impl From<DefaultSleep> for InlineTimer {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn from(DefaultSleep: DefaultSleep) -> Self {
+        InlineTimer
     }
 }
 
 impl<F, Fut> IntoTimer for CustomTimer<F, Fut> {
     type Timer = Self;
     type InPlace = Self;
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn into_in_place(self) -> Self {
-        self
-    }
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn into_timer(self) -> Self {
-        self
-    }
 }
 
 /// How a blocking loop waits, and which clock it measures `max_elapsed` on.
