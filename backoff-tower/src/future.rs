@@ -281,6 +281,66 @@ fn limit_of<C, T, A>(config: &RetryLayer<C, T, A>) -> Option<Limit<'_>> {
 }
 
 impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
+    /// The call of `request` on `service`, which `poll_ready` made ready.
+    #[inline]
+    pub fn start(service: &mut S, config: &Arc<RetryLayer<C, T, A>>, request: Req) -> Self
+    where
+        S: Clone,
+        C: Classify<Req, S::Response, S::Error>,
+        T: PerAttemptTimeout<S::Error>,
+        A: PerAttemptAdmission<S::Error>,
+    {
+        if !config.classify.may_retry(&request) {
+            return ResponseFuture {
+                call: Call::Once {
+                    response: service.call(request),
+                },
+            };
+        }
+        let bounded;
+        let policy = match config.classify.deadline(&request) {
+            None => &config.calls.policy,
+            Some(deadline) => {
+                bounded = bounded_by(&config.calls.policy, deadline);
+                &bounded
+            }
+        };
+        let driver = if config.calls.reads_start || policy.get_max_elapsed().is_some() {
+            Loop::start(ASYNC_CLOCK, policy, limit_of(config), true)
+        } else {
+            Loop::unstarted(ASYNC_CLOCK)
+        };
+        let start = match driver.start_instant() {
+            None if C::READS_ATTEMPT_TIME => Some(ASYNC_CLOCK.now()),
+            start => start,
+        };
+        let call = CallNonce::next();
+        if let Some((limit, refused)) = config.admission.admission::<S::Response>() {
+            let answer = first_admission(limit, config.classify.admission_key(&request));
+            if answer.0 != Admission::Go {
+                return Retrying::new(service, config, request, driver, call, start, 0).held((answer, refused));
+            }
+        }
+        let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
+        let response = service.call(config.classify.replay(&request, &first));
+        let phase = if config.calls.hedge_after.is_some() {
+            Phase::HedgedFirst {
+                attempt: hedged_attempt(config, &driver, policy, Sending::Called { response }),
+                rest: None,
+            }
+        } else if config.timeout.timeout::<S::Response>().is_none() {
+            Phase::First {
+                attempt: NestedAttempt::new(response),
+            }
+        } else {
+            attempt_phase(config, &driver, policy, Sending::Called { response }, None)
+        };
+        let retry = Retrying::new(service, config, request, driver, call, start, 1);
+        ResponseFuture {
+            call: Call::Retrying { phase, retry },
+        }
+    }
+
     /// The caller's request, the retries made and the waits before them
     /// together, of a call that may be retried (gRPC's per-call metrics).
     pub fn retried(&self) -> Option<(&Req, u32, Duration)> {
@@ -289,9 +349,7 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
             Call::Retrying { retry, .. } => Some((&retry.request, retry.number.saturating_sub(1), retry.waited)),
         }
     }
-}
 
-impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
     /// Why the call gave up, once it has (`None` while it runs, after a
     /// success, and for a call that may not be retried).
     #[doc(hidden)]
@@ -508,90 +566,6 @@ where
     run(&hooks)
 }
 
-impl<S, Req, C, T, A> ResponseFuture<S, Req, C, T, A>
-where
-    S: Service<Req> + Clone,
-    C: Classify<Req, S::Response, S::Error>,
-    T: PerAttemptTimeout<S::Error>,
-    A: PerAttemptAdmission<S::Error>,
-{
-    /// The call of `request` on `service`, which `poll_ready` made ready.
-    #[inline]
-    pub fn start(service: &mut S, config: &Arc<RetryLayer<C, T, A>>, request: Req) -> Self {
-        if !config.classify.may_retry(&request) {
-            return ResponseFuture {
-                call: Call::Once {
-                    response: service.call(request),
-                },
-            };
-        }
-        let bounded;
-        let policy = match config.classify.deadline(&request) {
-            None => &config.calls.policy,
-            Some(deadline) => {
-                bounded = bounded_by(&config.calls.policy, deadline);
-                &bounded
-            }
-        };
-        let driver = if config.calls.reads_start || policy.get_max_elapsed().is_some() {
-            Loop::start(ASYNC_CLOCK, policy, limit_of(config), true)
-        } else {
-            Loop::unstarted(ASYNC_CLOCK)
-        };
-        let start = match driver.start_instant() {
-            None if C::READS_ATTEMPT_TIME => Some(ASYNC_CLOCK.now()),
-            start => start,
-        };
-        let call = CallNonce::next();
-        if let Some((limit, refused)) = config.admission.admission::<S::Response>() {
-            let answer = first_admission(limit, config.classify.admission_key(&request));
-            if answer.0 != Admission::Go {
-                return Self::held(service, config, request, driver, call, start, (answer, refused));
-            }
-        }
-        let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
-        let response = service.call(config.classify.replay(&request, &first));
-        let phase = if config.calls.hedge_after.is_some() {
-            Phase::HedgedFirst {
-                attempt: hedged_attempt(config, &driver, policy, Sending::Called { response }),
-                rest: None,
-            }
-        } else if config.timeout.timeout::<S::Response>().is_none() {
-            Phase::First {
-                attempt: NestedAttempt::new(response),
-            }
-        } else {
-            attempt_phase(config, &driver, policy, Sending::Called { response }, None)
-        };
-        let retry = Retrying::new(service, config, request, driver, call, start, 1);
-        ResponseFuture {
-            call: Call::Retrying { phase, retry },
-        }
-    }
-
-    /// A call whose first attempt the admission limiter holds back: not
-    /// sent now (the service `poll_ready` made ready is left as it is), but
-    /// after the wait, through a clone made ready then, as a resend is; or
-    /// never, when refused.
-    #[cold]
-    #[inline(never)]
-    fn held(
-        service: &S,
-        config: &Arc<RetryLayer<C, T, A>>,
-        request: Req,
-        driver: Loop,
-        call: CallNonce,
-        start: Option<Instant>,
-        (answer, refused): (AskedAdmission, RefusedResult<S, Req>),
-    ) -> Self {
-        let mut retry = Retrying::new(service, config, request, driver, call, start, 0);
-        let phase = retry.admitted_phase(answer, refused);
-        ResponseFuture {
-            call: Call::Retrying { phase, retry },
-        }
-    }
-}
-
 /// The phase of an attempt that sends with `sending`: under the layer's
 /// per-attempt timeout when it has one (never past `max_elapsed`, measured
 /// by `driver` on `policy`), in `span` when it is a resend someone sees.
@@ -723,6 +697,19 @@ where
     T: PerAttemptTimeout<S::Error>,
     A: PerAttemptAdmission<S::Error>,
 {
+    /// This call (no attempt sent), whose first attempt the admission
+    /// limiter holds back: not sent now (the service `poll_ready` made ready is left as it is), but
+    /// after the wait, through a clone made ready then, as a resend is; or
+    /// never, when refused.
+    #[cold]
+    #[inline(never)]
+    fn held(mut self, (answer, refused): (AskedAdmission, RefusedResult<S, Req>)) -> ResponseFuture<S, Req, C, T, A> {
+        let phase = self.admitted_phase(answer, refused);
+        ResponseFuture {
+            call: Call::Retrying { phase, retry: self },
+        }
+    }
+
     /// The state of a call's retries, `number` attempts sent so far, on a
     /// clone of `service`.
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -1143,9 +1130,8 @@ where
     }
 }
 
-impl<S, Req, C, T, A> Future for ResponseFuture<S, Req, C, T, A>
+impl<S: Service<Req> + Clone, Req, C, T, A> Future for ResponseFuture<S, Req, C, T, A>
 where
-    S: Service<Req> + Clone,
     C: Classify<Req, S::Response, S::Error>,
     T: PerAttemptTimeout<S::Error>,
     A: PerAttemptAdmission<S::Error>,
