@@ -155,6 +155,24 @@ impl Parse for KeyValue {
 }
 
 impl Args {
+    /// The hooks a call is given, each with its method's name (the same on
+    /// `Hooks` and on the builder), in the order they are added:
+    /// `retry_if_ok` first, so that every hook after it sees the whole
+    /// result.
+    pub(crate) fn hooks(&self) -> [(&'static str, Option<&WithSpan<Expr>>); 9] {
+        [
+            ("retry_if_ok", self.retry_if_ok.as_ref()),
+            ("retry_if", self.retry_if.as_ref()),
+            ("retry_after", self.retry_after.as_ref()),
+            ("retry_after_ok", self.retry_after_ok.as_ref()),
+            ("pending_error", self.pending_error.as_ref()),
+            ("slow_down_if", self.slow_down_if.as_ref()),
+            ("on_retry", self.on_retry.as_ref()),
+            ("on_give_up", self.on_give_up.as_ref()),
+            ("on_success", self.on_success.as_ref()),
+        ]
+    }
+
     /// Parses the attribute's arguments, recording every error in `errors`.
     /// A syntax error (no `=`, a stray token) stops parsing and is returned.
     pub(crate) fn parse(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Self> {

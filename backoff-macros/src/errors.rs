@@ -17,6 +17,13 @@ impl Errors {
         self.push_error(syn::Error::new(span, message));
     }
 
+    /// Records an error spanned on `span`, and reads as the missing value
+    /// of the key it is about.
+    pub(crate) fn reject<T>(&mut self, span: Span, message: impl Display) -> Option<T> {
+        self.push(span, message);
+        None
+    }
+
     /// Records an already built error.
     pub(crate) fn push_error(&mut self, error: syn::Error) {
         match &mut self.combined {

@@ -10,6 +10,7 @@
 //! one row per key, indented by four spaces, under its one doc comment line.
 
 use crate::args::declare_keys;
+use crate::values::{HintArg, NestedArg};
 
 declare_keys! {
     /// Retries after the first call.
@@ -37,7 +38,10 @@ declare_keys! {
         closure_example: "|e| e.retry_after()",
     };
     /// What a server hint above `max_backoff` does: stop (the default) or wait the cap.
-    hint_above_cap: HintMode, schedule;
+    hint_above_cap: HintMode {
+        words: &[("stop", HintArg::Stop), ("cap", HintArg::Cap)],
+        takes: "`stop` (the default: a server hint longer than `max_backoff` ends the call) or `cap` (wait `max_backoff` and retry)",
+    }, schedule;
     /// Which `Ok` values are still pending: wait and run the body again.
     retry_if_ok: Hook {
         signature: "fn(&T) -> bool",
@@ -92,7 +96,10 @@ declare_keys! {
         example: "attempt",
     };
     /// What to do with a failure a retried function below already gave up on.
-    nested: NestedMode;
+    nested: NestedMode {
+        words: &[("stop", NestedArg::Stop), ("retry", NestedArg::Retry)],
+        takes: "`stop` (the default: a failure that a retried function below already gave up on ends the call) or `retry` (retry it anyway)",
+    };
     /// The name metrics, tracing and events report for the function.
     name: NameString;
     /// A retry budget shared by every function naming it.

@@ -55,12 +55,20 @@ pub(crate) struct PathString;
 /// A non-empty string literal naming the function in metrics and events.
 pub(crate) struct NameString;
 
+/// One of a few bare words, each standing for a value.
+pub(crate) struct Words<T: 'static> {
+    /// Each word, with the value it stands for.
+    pub(crate) words: &'static [(&'static str, T)],
+    /// What the key takes, for the error message.
+    pub(crate) takes: &'static str,
+}
+
 /// `stop` or `retry`: what a loop does with a failure that a retried
 /// function it called already gave up on.
-pub(crate) struct NestedMode;
+pub(crate) type NestedMode = Words<NestedArg>;
 
 /// `stop` or `cap`: what a server hint longer than `max_backoff` does.
-pub(crate) struct HintMode;
+pub(crate) type HintMode = Words<HintArg>;
 
 /// How the user wrote `hint_above_cap`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -138,47 +146,32 @@ impl ValueKind for RetryCount {
         }
         match literal(&value) {
             Some(Lit::Int(int)) => match int.base10_parse::<u32>() {
-                Ok(0) => {
-                    errors.push(
-                        int.span(),
-                        format!(
-                            "`{key} = 0` would never retry: remove `#[retry]` instead, or retry at least once (`{key} = 1`)"
-                        ),
-                    );
-                    None
-                }
+                Ok(0) => errors.reject(
+                    int.span(),
+                    format!(
+                        "`{key} = 0` would never retry: remove `#[retry]` instead, or retry at least once (`{key} = 1`)"
+                    ),
+                ),
                 Ok(n) => Some(n),
-                Err(_) => {
-                    errors.push(int.span(), format!("`{key}` is too large: at most {}", u32::MAX));
-                    None
-                }
+                Err(_) => errors.reject(int.span(), format!("`{key}` is too large: at most {}", u32::MAX)),
             },
-            Some(Lit::Str(s)) => {
-                errors.push(
-                    s.span(),
-                    format!(
-                        "`{key}` takes an integer, not a string: write `{key} = {}`",
-                        s.value().trim()
-                    ),
-                );
-                None
-            }
-            _ if is_negated_literal(&value) => {
-                errors.push(
-                    value.span(),
-                    format!("`{key}` must be a positive integer, such as `{key} = 5`"),
-                );
-                None
-            }
-            _ => {
-                errors.push(
-                    value.span(),
-                    format!(
-                        "`{key}` takes an integer literal, such as `{key} = 5`, or `unlimited` (with `max_elapsed`: retries bounded by time alone)"
-                    ),
-                );
-                None
-            }
+            Some(Lit::Str(s)) => errors.reject(
+                s.span(),
+                format!(
+                    "`{key}` takes an integer, not a string: write `{key} = {}`",
+                    s.value().trim()
+                ),
+            ),
+            _ if is_negated_literal(&value) => errors.reject(
+                value.span(),
+                format!("`{key}` must be a positive integer, such as `{key} = 5`"),
+            ),
+            _ => errors.reject(
+                value.span(),
+                format!(
+                    "`{key}` takes an integer literal, such as `{key} = 5`, or `unlimited` (with `max_elapsed`: retries bounded by time alone)"
+                ),
+            ),
         }
     }
 }
@@ -189,34 +182,22 @@ impl ValueKind for DurationString {
     fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<Duration> {
         match literal(&value) {
             Some(Lit::Str(s)) => match duration::parse(&s.value()) {
-                Ok(d) if d.is_zero() => {
-                    errors.push(s.span(), format!("`{key}` must be greater than zero"));
-                    None
-                }
+                Ok(d) if d.is_zero() => errors.reject(s.span(), format!("`{key}` must be greater than zero")),
                 Ok(d) => Some(d),
-                Err(e) => {
-                    errors.push(s.span(), e);
-                    None
-                }
+                Err(e) => errors.reject(s.span(), e),
             },
-            Some(Lit::Int(int)) => {
-                errors.push(
-                    int.span(),
-                    format!(
-                        "`{key}` takes a duration string with a unit, not a number: write `{key} = \"{}s\"` or `\"{}ms\"`",
-                        int.base10_digits(),
-                        int.base10_digits()
-                    ),
-                );
-                None
-            }
-            _ => {
-                errors.push(
-                    value.span(),
-                    format!("`{key}` takes a duration string with a unit, such as `{key} = \"32s\"` or `\"500ms\"`"),
-                );
-                None
-            }
+            Some(Lit::Int(int)) => errors.reject(
+                int.span(),
+                format!(
+                    "`{key}` takes a duration string with a unit, not a number: write `{key} = \"{}s\"` or `\"{}ms\"`",
+                    int.base10_digits(),
+                    int.base10_digits()
+                ),
+            ),
+            _ => errors.reject(
+                value.span(),
+                format!("`{key}` takes a duration string with a unit, such as `{key} = \"32s\"` or `\"500ms\"`"),
+            ),
         }
     }
 }
@@ -244,24 +225,14 @@ impl ValueKind for Multiplier {
         match parsed {
             Some(m) if m.is_finite() && m >= 1.0 => Some(m),
             Some(m) if m.is_finite() => {
-                errors.push(value.span(), format!("`{key} = {m}` would shrink the waits: {hint}"));
-                None
+                errors.reject(value.span(), format!("`{key} = {m}` would shrink the waits: {hint}"))
             }
-            Some(_) => {
-                errors.push(value.span(), format!("`{key}` is not finite: {hint}"));
-                None
-            }
-            None if is_negated_literal(&value) => {
-                errors.push(
-                    value.span(),
-                    format!("a negative `{key}` would shrink the waits: {hint}"),
-                );
-                None
-            }
-            None => {
-                errors.push(value.span(), hint);
-                None
-            }
+            Some(_) => errors.reject(value.span(), format!("`{key}` is not finite: {hint}")),
+            None if is_negated_literal(&value) => errors.reject(
+                value.span(),
+                format!("a negative `{key}` would shrink the waits: {hint}"),
+            ),
+            None => errors.reject(value.span(), hint),
         }
     }
 }
@@ -285,38 +256,28 @@ impl ValueKind for Jitter {
                         let near = crate::suggest::nearest(other, JITTER_MODES.iter().copied())
                             .map(|m| format!(": did you mean `{m}`?"))
                             .unwrap_or_default();
-                        errors.push(
-                            value.span(),
-                            format!(
-                                "unknown jitter mode `{other}`{near}\n{key} takes one of {modes}, or an additive amount such as `{key} = \"500ms\"`"
-                            ),
-                        );
-                        None
+                        errors.reject(
+                        value.span(),
+                        format!(
+                            "unknown jitter mode `{other}`{near}\n{key} takes one of {modes}, or an additive amount such as `{key} = \"500ms\"`"
+                        ),
+                    )
                     }
                 }
             }
             _ => match literal(&value) {
                 Some(Lit::Str(s)) => match duration::parse(&s.value()) {
-                    Ok(d) if d.is_zero() => {
-                        errors.push(
-                            s.span(),
-                            format!("`{key} = \"0s\"` adds no jitter: write `{key} = none` instead"),
-                        );
-                        None
-                    }
+                    Ok(d) if d.is_zero() => errors.reject(
+                        s.span(),
+                        format!("`{key} = \"0s\"` adds no jitter: write `{key} = none` instead"),
+                    ),
                     Ok(d) => Some(JitterArg::AdditiveUpTo(d)),
-                    Err(e) => {
-                        errors.push(s.span(), e);
-                        None
-                    }
+                    Err(e) => errors.reject(s.span(), e),
                 },
-                _ => {
-                    errors.push(
-                        value.span(),
-                        format!("`{key}` takes one of {modes}, or an additive amount such as `{key} = \"500ms\"`"),
-                    );
-                    None
-                }
+                _ => errors.reject(
+                    value.span(),
+                    format!("`{key}` takes one of {modes}, or an additive amount such as `{key} = \"500ms\"`"),
+                ),
             },
         }
     }
@@ -333,15 +294,12 @@ impl ValueKind for Hook {
         } = self;
         match value {
             Expr::Path(_) | Expr::Closure(_) => Some(value),
-            other => {
-                errors.push(
-                    other.span(),
-                    format!(
-                        "`{key}` takes a path to a function or a closure ({signature}), such as `{key} = {path_example}` or `{key} = {closure_example}`"
-                    ),
-                );
-                None
-            }
+            other => errors.reject(
+                other.span(),
+                format!(
+                    "`{key}` takes a path to a function or a closure ({signature}), such as `{key} = {path_example}` or `{key} = {closure_example}`"
+                ),
+            ),
         }
     }
 }
@@ -361,24 +319,18 @@ impl ValueKind for PathString {
         match literal(&value) {
             Some(Lit::Str(s)) => match s.parse::<syn::Path>() {
                 Ok(path) => Some(path),
-                Err(_) => {
-                    errors.push(
-                        s.span(),
-                        format!(
-                            "`{key} = \"{}\"` is not a path: write the path to backoff_runtime, such as `{key} = \"my_crate::backoff\"`",
-                            s.value()
-                        ),
-                    );
-                    None
-                }
+                Err(_) => errors.reject(
+                    s.span(),
+                    format!(
+                        "`{key} = \"{}\"` is not a path: write the path to backoff_runtime, such as `{key} = \"my_crate::backoff\"`",
+                        s.value()
+                    ),
+                ),
             },
-            _ => {
-                errors.push(
-                    value.span(),
-                    format!("`{key}` takes a string with a path, such as `{key} = \"my_crate::backoff\"`"),
-                );
-                None
-            }
+            _ => errors.reject(
+                value.span(),
+                format!("`{key}` takes a string with a path, such as `{key} = \"my_crate::backoff\"`"),
+            ),
         }
     }
 }
@@ -389,22 +341,16 @@ impl ValueKind for NameString {
     fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<syn::LitStr> {
         match literal(&value) {
             Some(Lit::Str(s)) if !s.value().trim().is_empty() => Some(s.clone()),
-            Some(Lit::Str(s)) => {
-                errors.push(
-                    s.span(),
-                    format!("`{key}` cannot be empty: write the name to report, such as `{key} = \"users::fetch\"`"),
-                );
-                None
-            }
-            _ => {
-                errors.push(
-                    value.span(),
-                    format!(
-                        "`{key}` takes a string: the name metrics, tracing and events report, such as `{key} = \"users::fetch\"`"
-                    ),
-                );
-                None
-            }
+            Some(Lit::Str(s)) => errors.reject(
+                s.span(),
+                format!("`{key}` cannot be empty: write the name to report, such as `{key} = \"users::fetch\"`"),
+            ),
+            _ => errors.reject(
+                value.span(),
+                format!(
+                    "`{key}` takes a string: the name metrics, tracing and events report, such as `{key} = \"users::fetch\"`"
+                ),
+            ),
         }
     }
 }
@@ -423,58 +369,27 @@ impl ValueKind for Binding {
                 }
             }
         }
-        errors.push(
+        errors.reject(
             value.span(),
             format!(
                 "`{key}` takes a plain name for the binding that holds {holds} in the body, such as `{key} = {example}`"
             ),
-        );
-        None
+        )
     }
 }
 
-impl ValueKind for HintMode {
-    type Value = HintArg;
+impl<T: Copy> ValueKind for Words<T> {
+    type Value = T;
 
-    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<HintArg> {
+    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<T> {
         if let Expr::Path(path) = &value {
             if let Some(ident) = path.path.get_ident() {
-                match ident.unraw().to_string().as_str() {
-                    "stop" => return Some(HintArg::Stop),
-                    "cap" => return Some(HintArg::Cap),
-                    _ => {}
+                let word = ident.unraw().to_string();
+                if let Some((_, stands_for)) = self.words.iter().find(|(each, _)| *each == word) {
+                    return Some(*stands_for);
                 }
             }
         }
-        errors.push(
-            value.span(),
-            format!(
-                "`{key}` takes `stop` (the default: a server hint longer than `max_backoff` ends the call) or `cap` (wait `max_backoff` and retry)"
-            ),
-        );
-        None
-    }
-}
-
-impl ValueKind for NestedMode {
-    type Value = NestedArg;
-
-    fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<NestedArg> {
-        if let Expr::Path(path) = &value {
-            if let Some(ident) = path.path.get_ident() {
-                match ident.unraw().to_string().as_str() {
-                    "stop" => return Some(NestedArg::Stop),
-                    "retry" => return Some(NestedArg::Retry),
-                    _ => {}
-                }
-            }
-        }
-        errors.push(
-            value.span(),
-            format!(
-                "`{key}` takes `stop` (the default: a failure that a retried function below already gave up on ends the call) or `retry` (retry it anyway)"
-            ),
-        );
-        None
+        errors.reject(value.span(), format!("`{key}` takes {}", self.takes))
     }
 }

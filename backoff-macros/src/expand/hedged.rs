@@ -24,13 +24,12 @@ impl Generator<'_> {
             }
         };
         chain.extend(quote!(.name(#name)));
-        for (method, hook) in [
-            ("retry_if", &args.retry_if),
-            ("retry_after", &args.retry_after),
-            ("on_retry", &args.on_retry),
-            ("on_give_up", &args.on_give_up),
-            ("on_success", &args.on_success),
-        ] {
+        // `slow_down_if` goes with `admission`, below; the hooks of a
+        // pending value are refused with `hedge_after` (validate.rs).
+        for (method, hook) in args.hooks() {
+            if method == "slow_down_if" {
+                continue;
+            }
             if let Some(WithSpan { value: hook, .. }) = hook {
                 let method = Ident::new(method, hook.span());
                 chain.extend(quote_spanned!(hook.span()=> .#method(#hook)));

@@ -304,19 +304,10 @@ impl Generator<'_> {
         let site = &self.site;
         let mut chain = quote!(#private::Hooks::#seed.at(#site));
         let args = self.args;
-        let on_success = if with_on_success { &args.on_success } else { &None };
-        // `retry_if_ok` first: from there on the observers see the whole result.
-        for (method, hook) in [
-            ("retry_if_ok", &args.retry_if_ok),
-            ("retry_if", &args.retry_if),
-            ("retry_after", &args.retry_after),
-            ("retry_after_ok", &args.retry_after_ok),
-            ("pending_error", &args.pending_error),
-            ("slow_down_if", &args.slow_down_if),
-            ("on_retry", &args.on_retry),
-            ("on_give_up", &args.on_give_up),
-            ("on_success", on_success),
-        ] {
+        for (method, hook) in args.hooks() {
+            if method == "on_success" && !with_on_success {
+                continue;
+            }
             if let Some(WithSpan { value: hook, .. }) = hook {
                 // Lent as `&dyn Fn(..)`: a hook of the wrong type is one
                 // error on the user's token, in the hook's public signature.
