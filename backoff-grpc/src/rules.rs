@@ -5,7 +5,7 @@
 
 use core::time::Duration;
 
-use http::{HeaderValue, Response};
+use http::{HeaderMap, HeaderValue, Response};
 use tonic::body::Body;
 
 use super::call::{FailureKind, GrpcCall, Judged as _};
@@ -28,6 +28,24 @@ pub(crate) struct GrpcRules {
     /// The method hedges: its attempts run side by side, each fed the
     /// whole request body.
     pub(crate) hedged: bool,
+}
+
+/// Room in an attempt's headers for those added after the copy: the
+/// attempt headers here (`grpc-previous-rpc-attempts`, `grpc-timeout`) and
+/// the channel's own (tonic's `Channel` adds `user-agent`).
+const HEADER_ROOM: usize = 4;
+
+/// A copy of the call's `headers` for one attempt, with room for
+/// [`HEADER_ROOM`] more. `HeaderMap::clone` copies the entries into a
+/// vector of exactly their number, so the first header added below the
+/// layer (tonic's `user-agent`, on every call) reallocates it: about 700
+/// instructions a call, 7% of what the layer adds to a loopback call.
+fn attempt_headers(headers: &HeaderMap) -> HeaderMap {
+    let mut copy = HeaderMap::with_capacity(headers.len() + HEADER_ROOM);
+    for (name, value) in headers {
+        copy.append(name.clone(), value.clone());
+    }
+    copy
 }
 
 impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRules {
@@ -53,7 +71,7 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRule
             // Before an attempt reads the body: none supersedes another.
             call.request.side_by_side();
         }
-        let mut headers = call.request.headers().clone();
+        let mut headers = attempt_headers(call.request.headers());
         let before = attempt.number().saturating_sub(1);
         if before > 0 {
             headers.insert(wire::PREVIOUS_ATTEMPTS, HeaderValue::from(before));
