@@ -19,7 +19,7 @@
 use std::cell::Cell;
 use std::future::{Future, ready};
 use std::hint::black_box;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::task::{Context, Poll, Waker};
 
 use allocation_counter::measure;
@@ -368,4 +368,44 @@ fn the_grpc_layer_s_attempt_headers_have_room_for_the_channel_s_user_agent() {
         [(3, 0), (3, 0)],
         "(headers, allocations adding user-agent) of each call's one attempt"
     );
+}
+
+/// A call's body kept for a retry: its one data frame (a unary gRPC call's
+/// body) is kept inline, in the state the call allocated when it started:
+/// reading it, keeping it, committing the call and sending it again
+/// allocate nothing.
+#[test]
+fn keeping_a_one_frame_body_for_a_retry_never_allocates() {
+    use backoff_tower::{Replay, ReplayLimits};
+    use http_body::Body as _;
+    let limits = ReplayLimits::new();
+    let body = http_body_util::Full::new(bytes::Bytes::from_static(b"message"));
+    let Ok(replay) = Replay::try_new(body, &limits) else {
+        panic!("a 7-byte body fits the cap");
+    };
+    let mut first = replay.attempt().unwrap();
+    let mut second = None;
+    let mut frames = 0;
+    let info = measure(|| {
+        let mut cx = Context::from_waker(Waker::noop());
+        while let Poll::Ready(Some(frame)) = Pin::new(&mut first).poll_frame(&mut cx) {
+            assert_eq!(frame.unwrap().into_data().unwrap(), "message");
+            frames += 1;
+        }
+        assert_eq!(limits.reserved(), 7, "kept");
+        let mut again = replay.attempt().unwrap();
+        while let Poll::Ready(Some(frame)) = Pin::new(&mut again).poll_frame(&mut cx) {
+            assert_eq!(frame.unwrap().into_data().unwrap(), "message");
+            frames += 1;
+        }
+        replay.commit();
+        second = Some(again);
+    });
+    assert_eq!(frames, 2);
+    assert_eq!(limits.reserved(), 0, "given back at the commit");
+    assert_eq!(
+        info.count_total, 0,
+        "allocations keeping and replaying a one-frame body: {info:?}"
+    );
+    drop((first, second));
 }

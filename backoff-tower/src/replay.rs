@@ -211,6 +211,49 @@ struct Cursor {
     lost: bool,
 }
 
+/// The kept data frames, oldest first: the first inline, the others in a
+/// deque. A unary gRPC call's body is one frame: keeping it allocates
+/// nothing (a deque allocates on its first push, and is freed with the
+/// call: two calls of the allocator per call otherwise).
+#[derive(Default)]
+struct Frames {
+    /// The oldest; `None` only when there is none (`rest` is then empty).
+    head: Option<Bytes>,
+    rest: VecDeque<Bytes>,
+}
+
+impl Frames {
+    fn push_back(&mut self, data: Bytes) {
+        if self.head.is_none() {
+            self.head = Some(data);
+        } else {
+            self.rest.push_back(data);
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<Bytes> {
+        let head = self.head.take()?;
+        self.head = self.rest.pop_front();
+        Some(head)
+    }
+
+    fn get(&self, index: usize) -> Option<&Bytes> {
+        match index.checked_sub(1) {
+            None => self.head.as_ref(),
+            Some(index) => self.rest.get(index),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.head = None;
+        self.rest.clear();
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Bytes> {
+        self.head.iter().chain(&self.rest)
+    }
+}
+
 /// The one state of a call, shared by its attempts.
 struct State<B> {
     /// The original body; `None` once it ended or failed.
@@ -225,7 +268,7 @@ struct State<B> {
     /// The data frames read from the original so far.
     read: usize,
     /// The kept data frames: those of index `first..first + kept.len()`.
-    kept: VecDeque<Bytes>,
+    kept: Frames,
     /// The index of `kept`'s first frame.
     first: usize,
     /// The bytes in `kept`, reserved in `limits`.
@@ -539,7 +582,7 @@ impl<B: Body + Unpin> Replay<B> {
             failed: false,
             keeping: keep,
             read: 0,
-            kept: VecDeque::new(),
+            kept: Frames::default(),
             first: 0,
             held: 0,
             trailers_read: false,
