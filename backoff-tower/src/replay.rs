@@ -267,7 +267,7 @@ struct State<B> {
     keeping: bool,
     /// The data frames read from the original so far.
     read: usize,
-    /// The kept data frames: those of index `first..first + kept.len()`.
+    /// The kept data frames, of index `first` onwards.
     kept: Frames,
     /// The index of `kept`'s first frame.
     first: usize,
