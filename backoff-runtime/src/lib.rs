@@ -154,7 +154,7 @@ pub mod __private {
         pub use crate::run::probe::{ProbeBoth, ProbeConventions, ProbeDebug, ProbeNeither};
     }
     pub use crate::run::result::{refused_result, timed_out_result};
-    pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
+    pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy, literal_policy};
     pub use crate::time::sleep::{BlockingSleep, CustomSleep, CustomTimer, DefaultSleep, DefaultTimer, Timer};
     pub use crate::time::timeout::with_timeout;
     pub use core::option::Option::{None, Some};

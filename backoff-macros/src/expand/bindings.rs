@@ -167,25 +167,39 @@ pub(super) fn shared_check(expr: &syn::Expr) -> TokenStream {
     }
 }
 
-/// `Policy::new().max_retries(..)...` with only the keys the user wrote.
+/// The policy of the keys the user wrote: `literal_policy(..)` with the
+/// keys the attribute has checked (`None` for each one not written), then
+/// `.jitter(..)` and `.hint_above_cap(..)` when written.
 pub(super) fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
-    let mut policy = quote!(#private::Policy::new());
-    if let Some(WithSpan { value: n, .. }) = args.max_retries {
-        let n = proc_macro2::Literal::u32_unsuffixed(n);
-        policy.extend(quote!(.max_retries(#n)));
-    }
-    if let Some(WithSpan { value: d, .. }) = args.initial_backoff {
-        let d = duration_tokens(d, private);
-        policy.extend(quote!(.initial_backoff(#d)));
-    }
-    if let Some(WithSpan { value: d, .. }) = args.max_backoff {
-        let d = duration_tokens(d, private);
-        policy.extend(quote!(.max_backoff(#d)));
-    }
-    if let Some(WithSpan { value: m, .. }) = args.multiplier {
-        let m = proc_macro2::Literal::f64_suffixed(m);
-        policy.extend(quote!(.multiplier(#m)));
-    }
+    let some_or_none = |value: Option<TokenStream>| match value {
+        Some(value) => quote!(#private::Some(#value)),
+        None => quote!(#private::None),
+    };
+    let max_retries = some_or_none(args.max_retries.as_ref().map(|WithSpan { value: n, .. }| {
+        let n = proc_macro2::Literal::u32_unsuffixed(*n);
+        quote!(#n)
+    }));
+    let initial_backoff = some_or_none(
+        args.initial_backoff
+            .as_ref()
+            .map(|WithSpan { value: d, .. }| duration_tokens(*d, private)),
+    );
+    let max_backoff = some_or_none(
+        args.max_backoff
+            .as_ref()
+            .map(|WithSpan { value: d, .. }| duration_tokens(*d, private)),
+    );
+    let multiplier = some_or_none(args.multiplier.as_ref().map(|WithSpan { value: m, .. }| {
+        let m = proc_macro2::Literal::f64_suffixed(*m);
+        quote!(#m)
+    }));
+    let max_elapsed = some_or_none(
+        args.max_elapsed
+            .as_ref()
+            .map(|WithSpan { value: d, .. }| duration_tokens(*d, private)),
+    );
+    let mut policy =
+        quote!(#private::literal_policy(#max_retries, #initial_backoff, #max_backoff, #multiplier, #max_elapsed));
     if let Some(WithSpan { value: jitter, .. }) = args.jitter {
         let jitter = match jitter {
             JitterArg::Additive => quote!(#private::Jitter::Additive),
@@ -200,10 +214,6 @@ pub(super) fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
             JitterArg::None => quote!(#private::Jitter::None),
         };
         policy.extend(quote!(.jitter(#jitter)));
-    }
-    if let Some(WithSpan { value: d, .. }) = args.max_elapsed {
-        let d = duration_tokens(d, private);
-        policy.extend(quote!(.max_elapsed(#d)));
     }
     if let Some(WithSpan { value: rule, .. }) = args.hint_above_cap {
         let rule = match rule {

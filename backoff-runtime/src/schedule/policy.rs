@@ -203,6 +203,38 @@ const fn whole_number(m: f64) -> u32 {
     if whole as f64 == m { whole } else { 0 }
 }
 
+/// The policy of `#[retry]`'s literal keys, each `None` keeping
+/// [`Policy::new`]'s value: what the expansion's `const` evaluates. The
+/// attribute has already rejected every value the checked builders would
+/// (zero retries or waits, a multiplier below 1 or not finite), so this is
+/// one call where the builders' chain is several a key. Not public API.
+#[doc(hidden)]
+#[must_use]
+pub const fn literal_policy(
+    max_retries: Option<u32>,
+    initial_backoff: Option<Duration>,
+    max_backoff: Option<Duration>,
+    multiplier: Option<f64>,
+    max_elapsed: Option<Duration>,
+) -> Policy {
+    let mut policy = Policy::new();
+    if let Some(n) = max_retries {
+        policy.max_retries = n;
+    }
+    if let Some(d) = initial_backoff {
+        policy.initial_backoff = d;
+    }
+    if let Some(d) = max_backoff {
+        policy.max_backoff = d;
+    }
+    if let Some(m) = multiplier {
+        policy.multiplier = m;
+        policy.whole_multiplier = whole_number(m);
+    }
+    policy.max_elapsed = max_elapsed;
+    policy
+}
+
 const fn expect_valid(result: Result<Policy, PolicyError>) -> Policy {
     match result {
         Ok(policy) => policy,
