@@ -4,6 +4,7 @@
 //! copied per attempt: the runtime's `FreshCopy` bound reports it on the
 //! argument, saying why and what to do.
 
+use crate::expand::Trees;
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::visit_mut::VisitMut;
@@ -34,7 +35,7 @@ impl VisitMut for StripMut {
 }
 
 /// The statements that give each attempt a fresh copy of `bindings`.
-fn rebind(bindings: &[MutBinding], private: &TokenStream) -> TokenStream {
+fn rebind(bindings: &[MutBinding], private: &Trees) -> TokenStream {
     bindings
         .iter()
         .map(|MutBinding { mutability, ident }| {
@@ -47,7 +48,7 @@ fn rebind(bindings: &[MutBinding], private: &TokenStream) -> TokenStream {
 }
 
 /// Strips `mut` from the arguments of `sig`; returns the per-attempt rebinding.
-pub(crate) fn strip_mut_args(sig: &mut Signature, private: &TokenStream) -> TokenStream {
+pub(crate) fn strip_mut_args(sig: &mut Signature, private: &Trees) -> TokenStream {
     let mut strip = StripMut::default();
     for arg in &mut sig.inputs {
         if let FnArg::Typed(arg) = arg {
@@ -81,7 +82,7 @@ pub(crate) fn argument_names(sig: &Signature) -> Vec<syn::Ident> {
 /// In a body `#[async_trait]` wrote, its `let mut x = x;` statements (the
 /// `mut` arguments it moved into its block): strips their `mut` and returns
 /// the per-attempt rebinding.
-pub(crate) fn strip_async_trait_rebinds(stmts: &mut [Stmt], private: &TokenStream) -> TokenStream {
+pub(crate) fn strip_async_trait_rebinds(stmts: &mut [Stmt], private: &Trees) -> TokenStream {
     let mut bindings = Vec::new();
     for stmt in stmts {
         let Stmt::Local(local) = stmt else { continue };

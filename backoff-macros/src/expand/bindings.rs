@@ -6,12 +6,7 @@ use super::*;
 /// The function's static site (its name, made once) as an item, and the
 /// expression of its `Site`: the name written with `name = "..."`, else
 /// its path (the module's, or for a method the type of `self`'s).
-pub(super) fn site_item(
-    args: &Args,
-    private: &TokenStream,
-    function: &Ident,
-    has_receiver: bool,
-) -> (TokenStream, TokenStream) {
+pub(super) fn site_item(args: &Args, private: &Trees, function: &Ident, has_receiver: bool) -> (TokenStream, Trees) {
     let site = local("SITE");
     let new_site = match &args.name {
         Some(WithSpan { value: name, .. }) => quote!(#private::CallSite::named(#name)),
@@ -26,14 +21,14 @@ pub(super) fn site_item(
     // item inside it cannot: an inline `const` block there.
     if has_receiver && args.name.is_none() {
         let expr = quote!(const { &#private::method_site(&#site, ::core::any::type_name::<Self>) });
-        return (item, expr);
+        return (item, Trees::of(expr));
     }
     let at = local("AT");
     let items = quote! {
         #item
         const #at: &#private::Site = &#private::static_site(&#site);
     };
-    (items, quote!(#at))
+    (items, Trees::of(quote!(#at)))
 }
 
 /// The user's `sleep = ...`, handed to the loop through the public
@@ -63,7 +58,7 @@ pub(super) struct PolicyBinding {
     pub(super) scoped_item: TokenStream,
     /// A `&Policy` inside that block (the local of `policy = EXPR`, or the
     /// constant); outside it, see [`Generator::policy_outside`].
-    pub(super) scoped: TokenStream,
+    pub(super) scoped: Trees,
     /// With literal keys, whether they set `max_elapsed` (known here, so
     /// the loop's start need not ask the policy).
     pub(super) literal_deadline: Option<bool>,
@@ -71,7 +66,7 @@ pub(super) struct PolicyBinding {
 
 /// The [`PolicyBinding`] of the keys: `full` and `private` are the runtime's
 /// paths outside and inside the block that decides an attempt.
-pub(super) fn policy_binding(args: &Args, full: &TokenStream, private: &TokenStream) -> PolicyBinding {
+pub(super) fn policy_binding(args: &Args, full: &Trees, private: &Trees) -> PolicyBinding {
     match args.policy.as_ref().map(|policy| &policy.value) {
         Some(expr) => {
             let policy = local("policy");
@@ -80,7 +75,7 @@ pub(super) fn policy_binding(args: &Args, full: &TokenStream, private: &TokenStr
             PolicyBinding {
                 item: quote!(let #policy: &#full::Policy = #value;),
                 scoped_item: TokenStream::new(),
-                scoped: quote!(#policy),
+                scoped: Trees::of(quote!(#policy)),
                 literal_deadline: None,
             }
         }
@@ -90,7 +85,7 @@ pub(super) fn policy_binding(args: &Args, full: &TokenStream, private: &TokenStr
             PolicyBinding {
                 item: TokenStream::new(),
                 scoped_item: quote!(const #policy: &#private::Policy = &#scoped_value;),
-                scoped: quote!(#policy),
+                scoped: Trees::of(quote!(#policy)),
                 literal_deadline: Some(args.max_elapsed.is_some()),
             }
         }
@@ -100,7 +95,7 @@ pub(super) fn policy_binding(args: &Args, full: &TokenStream, private: &TokenStr
 /// The budget's binding and the expression of an `Option<&RetryBudget>` that
 /// the loop uses: the user's `budget = EXPR` evaluated once per call (any
 /// `RetryBudget` or reference to one), or `None`.
-pub(super) fn budget_binding(args: &Args, private: &TokenStream) -> (TokenStream, TokenStream) {
+pub(super) fn budget_binding(args: &Args, private: &Trees) -> (TokenStream, Trees) {
     // Named inside and outside the block that decides an attempt: `core`'s paths.
     let krate = args.runtime_crate();
     match args.budget.as_ref().map(|budget| &budget.value) {
@@ -122,17 +117,17 @@ pub(super) fn budget_binding(args: &Args, private: &TokenStream) -> (TokenStream
                     }
                     let #budget = #budget_of(#budget);
                 },
-                quote!(::core::option::Option::Some(#budget)),
+                Trees::of(quote!(::core::option::Option::Some(#budget))),
             )
         }
-        None => (TokenStream::new(), quote!(::core::option::Option::None)),
+        None => (TokenStream::new(), Trees::of(quote!(::core::option::Option::None))),
     }
 }
 
 /// The binding of `admission = EXPR`: the user's expression evaluated once
 /// per call and borrowed (checked through the public trait on its span), or
 /// nothing.
-pub(super) fn admission_binding(args: &Args, private: &TokenStream) -> TokenStream {
+pub(super) fn admission_binding(args: &Args, private: &Trees) -> TokenStream {
     let krate = args.runtime_crate();
     let Some(expr) = args.admission.as_ref().map(|admission| &admission.value) else {
         return TokenStream::new();
@@ -170,7 +165,7 @@ pub(super) fn shared_check(expr: &syn::Expr) -> TokenStream {
 /// The policy of the keys the user wrote: `literal_policy(..)` with the
 /// keys the attribute has checked (`None` for each one not written), then
 /// `.jitter(..)` and `.hint_above_cap(..)` when written.
-pub(super) fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
+pub(super) fn policy_expr(args: &Args, private: &Trees) -> TokenStream {
     let some_or_none = |value: Option<TokenStream>| match value {
         Some(value) => quote!(#private::Some(#value)),
         None => quote!(#private::None),
@@ -227,7 +222,7 @@ pub(super) fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
 
 /// The exact value as the shortest of `Duration::from_secs`, `from_millis`,
 /// `from_micros` and `Duration::new(secs, nanos)`.
-pub(super) fn duration_tokens(d: core::time::Duration, private: &TokenStream) -> TokenStream {
+pub(super) fn duration_tokens(d: core::time::Duration, private: &Trees) -> TokenStream {
     let unsuffixed = proc_macro2::Literal::u64_unsuffixed;
     let secs = d.as_secs();
     let nanos = d.subsec_nanos();

@@ -9,7 +9,7 @@
 //! type so `?` conversions and coercions work as in the plain function.
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
@@ -69,6 +69,25 @@ fn respan_exactly(tokens: TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
+/// Tokens the expansion writes many times (the runtime's paths), kept as
+/// trees: each use pushes them onto the output, where interpolating a
+/// `TokenStream` joins two streams across the proc-macro bridge, which the
+/// macro (built unoptimised, as cargo builds proc macros) pays for per use.
+pub(crate) struct Trees(Vec<proc_macro2::TokenTree>);
+
+impl Trees {
+    /// The trees of `tokens`.
+    pub(crate) fn of(tokens: TokenStream) -> Trees {
+        Trees(tokens.into_iter().collect())
+    }
+}
+
+impl quote::ToTokens for Trees {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.extend(self.0.iter().cloned());
+    }
+}
+
 /// A local of the generated code located at `span` (so type errors about it
 /// point there), still invisible to the user's body.
 fn local_at(name: &str, span: Span) -> Ident {
@@ -110,8 +129,8 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     // tokens), under one short name that block imports, with the items it
     // needs (see `decision_items` below): no item of the expansion is in
     // scope of the body, so none shadows a user item.
-    let full = quote!(#krate::__private);
-    let private = quote!(__backoff_rt);
+    let full = Trees::of(quote!(#krate::__private));
+    let private = Trees::of(quote!(__backoff_rt));
     // Each attempt starts from the caller's values of `mut` arguments.
     let arguments = crate::fresh::argument_names(&sig);
     let fresh_args = crate::fresh::strip_mut_args(&mut sig, &full);
@@ -244,14 +263,14 @@ struct Generator<'a> {
     args: &'a Args,
     /// The runtime's expansion paths inside the block that decides an
     /// attempt, which imports them (`__backoff_rt`).
-    private: &'a TokenStream,
+    private: &'a Trees,
     /// The same paths in full, for everything outside that block.
-    full: &'a TokenStream,
+    full: &'a Trees,
     policy: &'a PolicyBinding,
     /// `Some(&RetryBudget)` or `None`.
-    budget: &'a TokenStream,
+    budget: &'a Trees,
     /// The function's site, as `Site` (see [`site_item`]).
-    site: TokenStream,
+    site: Trees,
     /// The items the block that decides an attempt declares first: the
     /// import of `__backoff_rt`, the policy's constant, the site's static,
     /// the probe's traits.
@@ -435,7 +454,8 @@ impl Generator<'_> {
     /// block, written only where asked for.
     fn policy_outside(&self) -> TokenStream {
         if self.policy.literal_deadline.is_none() {
-            return self.policy.scoped.clone();
+            let policy = &self.policy.scoped;
+            return quote!(#policy);
         }
         let full = self.full;
         let value = policy_expr(self.args, full);

@@ -4,7 +4,7 @@ use super::*;
 
 /// `if false { return never::<R>(); }` with `impl Trait` in `R` replaced
 /// by `_`: types the closure or async block as the function.
-pub(super) fn fake_return_edge(output: &ReturnType, private: &TokenStream) -> TokenStream {
+pub(super) fn fake_return_edge(output: &ReturnType, private: &Trees) -> TokenStream {
     let ty = nameable_return_type(output);
     quote! {
         if false {
@@ -20,7 +20,7 @@ pub(super) fn fake_return_edge(output: &ReturnType, private: &TokenStream) -> To
 ///
 /// None when the type holds `impl Trait` (erased to `_`, which such a check
 /// cannot infer): the loop's own bound then reports it.
-pub(super) fn result_check(private: &TokenStream, return_type: &TokenStream, span: Span) -> TokenStream {
+pub(super) fn result_check(private: &Trees, return_type: &TokenStream, span: Span) -> TokenStream {
     if has_placeholder(return_type) {
         return TokenStream::new();
     }

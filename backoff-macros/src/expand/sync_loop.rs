@@ -30,7 +30,7 @@ impl Generator<'_> {
             quote_spanned!(body_span=> || { #body })
         };
         let sleeper = local("sleeper");
-        let sleeper_value = |paths: &TokenStream| match args.sleep.as_ref().map(|sleep| &sleep.value) {
+        let sleeper_value = |paths: &Trees| match args.sleep.as_ref().map(|sleep| &sleep.value) {
             Some(custom) => sleep_checked(custom, &args.runtime_crate(), false),
             None => quote!(#paths::DefaultSleep),
         };
@@ -44,7 +44,7 @@ impl Generator<'_> {
         // The sleeper and the start, read before the first attempt: in the
         // deciding block, or with `context = ...` before the body's closure,
         // which borrows the attempts' source they make.
-        let started = |paths: &TokenStream, policy: &TokenStream| {
+        let started = |paths: &Trees, policy: &TokenStream| {
             let sleeper_value = sleeper_value(paths);
             let attempts_value = attempts.map(|attempts| {
                 quote! {
@@ -64,7 +64,10 @@ impl Generator<'_> {
         let (started_first, started_scoped) = if attempts.is_some() {
             (started(full, &self.policy_outside()), TokenStream::new())
         } else {
-            (TokenStream::new(), started(private, &self.policy.scoped))
+            (
+                TokenStream::new(),
+                started(private, &self.policy.scoped.to_token_stream()),
+            )
         };
         let policy = &self.policy.scoped;
         let into_first = self.as_plain_result(&first);
