@@ -76,3 +76,22 @@ fn errors_say_what_is_wrong() {
 fn plain_builder_panics_on_bad_value() {
     let _ = Policy::new().max_retries(0);
 }
+
+/// The expansion's one-call policy of literal keys is the policy the
+/// checked builders make of the same keys, whole multiplier included.
+#[test]
+fn the_literal_policy_is_the_builders_policy() {
+    let d = Duration::from_millis;
+    let built = Policy::new()
+        .max_retries(7)
+        .initial_backoff(d(50))
+        .max_backoff(d(900))
+        .multiplier(3.0)
+        .max_elapsed(d(5_000));
+    let literal = literal_policy(Some(7), Some(d(50)), Some(d(900)), Some(3.0), Some(d(5_000)));
+    assert_eq!(literal, built);
+    assert_eq!(literal.whole_multiplier, 3);
+    let fractional = literal_policy(None, None, None, Some(1.5), None);
+    assert_eq!(fractional, Policy::new().multiplier(1.5));
+    assert_eq!(literal_policy(None, None, None, None, None), Policy::new());
+}
