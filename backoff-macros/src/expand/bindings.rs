@@ -174,25 +174,19 @@ pub(super) fn policy_expr(args: &Args, private: &Trees) -> TokenStream {
         let n = proc_macro2::Literal::u32_unsuffixed(*n);
         quote!(#n)
     }));
-    let initial_backoff = some_or_none(
-        args.initial_backoff
-            .as_ref()
-            .map(|WithSpan { value: d, .. }| duration_tokens(*d, private)),
-    );
-    let max_backoff = some_or_none(
-        args.max_backoff
-            .as_ref()
-            .map(|WithSpan { value: d, .. }| duration_tokens(*d, private)),
-    );
+    let duration = |key: &Option<WithSpan<core::time::Duration>>| {
+        some_or_none(
+            key.as_ref()
+                .map(|WithSpan { value: d, .. }| duration_tokens(*d, private)),
+        )
+    };
+    let initial_backoff = duration(&args.initial_backoff);
+    let max_backoff = duration(&args.max_backoff);
     let multiplier = some_or_none(args.multiplier.as_ref().map(|WithSpan { value: m, .. }| {
         let m = proc_macro2::Literal::f64_suffixed(*m);
         quote!(#m)
     }));
-    let max_elapsed = some_or_none(
-        args.max_elapsed
-            .as_ref()
-            .map(|WithSpan { value: d, .. }| duration_tokens(*d, private)),
-    );
+    let max_elapsed = duration(&args.max_elapsed);
     let mut policy =
         quote!(#private::literal_policy(#max_retries, #initial_backoff, #max_backoff, #multiplier, #max_elapsed));
     if let Some(WithSpan { value: jitter, .. }) = args.jitter {
