@@ -25,7 +25,7 @@ impl Generator<'_> {
             // The check (a type position) and the call carry exactly the
             // same span: rustc reports the check's error alone.
             let exact = Span::mixed_site().located_at(limit.key_span);
-            let return_type = erase_lifetimes(&self.return_type);
+            let return_type = &self.return_type.erased;
             let check = respan_exactly(
                 quote! {
                     let _ = <<#return_type as #krate::bounds::RetryResult>::Err as #krate::bounds::FromElapsed>::from_elapsed;
@@ -35,7 +35,7 @@ impl Generator<'_> {
             // Without a default timer, the missing feature is this check's
             // error, on the key, in the words of a public bound.
             let timer_needed = (!HAS_DEFAULT_TIMER).then(|| {
-                let checked = if has_placeholder(&self.return_type) {
+                let checked = if self.return_type.infers {
                     quote!(())
                 } else {
                     return_type.clone()
@@ -49,7 +49,7 @@ impl Generator<'_> {
                     exact,
                 )
             });
-            if !has_placeholder(&self.return_type) {
+            if !self.return_type.infers {
                 timeout_check = Some(quote!(#check #timer_needed));
             } else {
                 timeout_check = timer_needed;
@@ -74,10 +74,10 @@ impl Generator<'_> {
         // out when the runtime's `tokio` or `futures-timer` feature is on,
         // which turns on this crate's `default-timer`).
         let timer_check = (args.sleep.is_none() && !HAS_DEFAULT_TIMER).then(|| {
-            let return_type = if has_placeholder(&self.return_type) {
+            let return_type = if self.return_type.infers {
                 quote!(())
             } else {
-                erase_lifetimes(&self.return_type)
+                self.return_type.erased.clone()
             };
             quote! {
                 if false {

@@ -27,7 +27,6 @@ mod sync_in_function;
 mod sync_loop;
 
 use self::bindings::*;
-pub(crate) use self::return_type::nameable_return_type;
 use self::return_type::*;
 
 /// `tokens` moved to `span` (each keeps its own hygiene), so an error about
@@ -152,7 +151,8 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         ReturnType::Default => sig.ident.span(),
     };
     let return_span = Span::mixed_site().located_at(return_span);
-    let edge = fake_return_edge(&sig.output, &full);
+    let return_type = NamedReturn::of(&sig.output);
+    let edge = fake_return_edge(&return_type, &full);
     let attempts = local("attempts");
     // `let attempt: Attempt = ...;` with the user's name: visible in the body.
     let context = args.context.as_ref().map(|context| {
@@ -183,7 +183,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         #probe_traits
     };
     let mut generator = Generator {
-        return_type: nameable_return_type(&sig.output),
+        return_type,
         args,
         private: &private,
         full: &full,
@@ -213,9 +213,9 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         // `Box::pin(async move { ...; let __ret: R = { body }; __ret })`:
         // retry `body` inside that block (its argument moves run once).
         let user_stmts = &user_block.stmts;
-        generator.return_type = ret_type_tokens(&ret_type);
+        generator.return_type = NamedReturn::of(&ReturnType::Type(Default::default(), Box::new(ret_type)));
         let check = result_check(&full, &generator.return_type, return_span);
-        let edge = fake_return_edge(&ReturnType::Type(Default::default(), Box::new(ret_type)), &full);
+        let edge = fake_return_edge(&generator.return_type, &full);
         let body = quote_spanned! {user_block.brace_token.span.join()=>
             #edge
             #fresh_args
@@ -227,7 +227,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         *user_block = syn::parse_quote!({ #check #loop_tokens });
         quote!(#(#stmts)*)
     } else {
-        let check = result_check(&full, &nameable_return_type(&sig.output), return_span);
+        let check = result_check(&full, &generator.return_type, return_span);
         let retry_loop = if args.hedge_after.is_some() {
             generator.hedged(body, &sig.ident)
         } else if facts.is_async {
@@ -258,8 +258,8 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
 /// What the two loop shapes share: the arguments, the policy and the
 /// hooks of one function.
 struct Generator<'a> {
-    /// The return type, as [`nameable_return_type`] makes it.
-    return_type: TokenStream,
+    /// The return type, as the expansion writes it.
+    return_type: NamedReturn,
     args: &'a Args,
     /// The runtime's expansion paths inside the block that decides an
     /// attempt, which imports them (`__backoff_rt`).
@@ -583,8 +583,8 @@ impl Generator<'_> {
         };
         let krate = self.args.runtime_crate();
         let exact = Span::mixed_site().located_at(admission.key_span);
-        let return_type = erase_lifetimes(&self.return_type);
-        let check = if has_placeholder(&self.return_type) {
+        let return_type = &self.return_type.erased;
+        let check = if self.return_type.infers {
             TokenStream::new()
         } else {
             respan_exactly(

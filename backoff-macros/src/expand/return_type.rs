@@ -2,10 +2,41 @@
 //! edge, the result check, and `impl Trait` and lifetimes erased.
 use super::*;
 
+/// The function's return type as the expansion writes it, worked out once.
+pub(super) struct NamedReturn {
+    /// `impl Trait` replaced by `_`, `()` when none is written.
+    pub(super) nameable: TokenStream,
+    /// The same with every lifetime `'_` (see [`LifetimeEraser`]).
+    pub(super) erased: TokenStream,
+    /// Whether it holds a `_` ([`has_placeholder`]): a check that would
+    /// have to infer it is left out.
+    pub(super) infers: bool,
+}
+
+impl NamedReturn {
+    /// The names of `output`.
+    pub(super) fn of(output: &ReturnType) -> NamedReturn {
+        let mut ty = match output {
+            ReturnType::Type(_, ty) => (**ty).clone(),
+            ReturnType::Default => syn::parse_quote!(()),
+        };
+        ImplTraitEraser.visit_type_mut(&mut ty);
+        let nameable = quote!(#ty);
+        let infers = has_placeholder(&nameable);
+        LifetimeEraser.visit_type_mut(&mut ty);
+        let erased = quote!(#ty);
+        NamedReturn {
+            nameable,
+            erased,
+            infers,
+        }
+    }
+}
+
 /// `if false { return never::<R>(); }` with `impl Trait` in `R` replaced
 /// by `_`: types the closure or async block as the function.
-pub(super) fn fake_return_edge(output: &ReturnType, private: &Trees) -> TokenStream {
-    let ty = nameable_return_type(output);
+pub(super) fn fake_return_edge(return_type: &NamedReturn, private: &Trees) -> TokenStream {
+    let ty = &return_type.nameable;
     quote! {
         if false {
             return #private::never::<#ty>();
@@ -20,11 +51,11 @@ pub(super) fn fake_return_edge(output: &ReturnType, private: &Trees) -> TokenStr
 ///
 /// None when the type holds `impl Trait` (erased to `_`, which such a check
 /// cannot infer): the loop's own bound then reports it.
-pub(super) fn result_check(private: &Trees, return_type: &TokenStream, span: Span) -> TokenStream {
-    if has_placeholder(return_type) {
+pub(super) fn result_check(private: &Trees, return_type: &NamedReturn, span: Span) -> TokenStream {
+    if return_type.infers {
         return TokenStream::new();
     }
-    let return_type = erase_lifetimes(return_type);
+    let return_type = &return_type.erased;
     let check = respan_exactly(
         quote!(::core::marker::PhantomData<<#return_type as #private::RetryResult>::Ok>),
         span,
@@ -41,22 +72,6 @@ pub(super) fn has_placeholder(tokens: &TokenStream) -> bool {
     }) || tokens.to_string().split_whitespace().any(|word| word == "_")
 }
 
-/// `ty` with every lifetime `'_` (see [`LifetimeEraser`]).
-pub(super) fn erase_lifetimes(ty: &TokenStream) -> TokenStream {
-    match syn::parse2::<Type>(ty.clone()) {
-        Ok(mut ty) => {
-            LifetimeEraser.visit_type_mut(&mut ty);
-            quote!(#ty)
-        }
-        Err(_) => ty.clone(),
-    }
-}
-
-/// [`nameable_return_type`] of the return type of an `#[async_trait]` block.
-pub(super) fn ret_type_tokens(ty: &Type) -> TokenStream {
-    nameable_return_type(&ReturnType::Type(Default::default(), Box::new(ty.clone())))
-}
-
 /// Replaces every lifetime with `'_`: the check respans the type with
 /// mixed-site hygiene, under which the function's lifetimes do not resolve.
 pub(super) struct LifetimeEraser;
@@ -64,19 +79,6 @@ pub(super) struct LifetimeEraser;
 impl VisitMut for LifetimeEraser {
     fn visit_lifetime_mut(&mut self, lifetime: &mut syn::Lifetime) {
         lifetime.ident = Ident::new("_", lifetime.ident.span());
-    }
-}
-
-/// The function's return type as the generated code may name it: `impl
-/// Trait` replaced by `_`, `()` when none is written.
-pub(crate) fn nameable_return_type(output: &ReturnType) -> TokenStream {
-    match output {
-        ReturnType::Type(_, ty) => {
-            let mut ty = (**ty).clone();
-            ImplTraitEraser.visit_type_mut(&mut ty);
-            quote!(#ty)
-        }
-        ReturnType::Default => quote!(()),
     }
 }
 
