@@ -126,13 +126,27 @@ fn value_retries_are_reported_with_the_result() {
     assert_eq!(events[1].fields["error"], "Ok(1)");
 }
 
-#[retry(max_retries = 2, jitter = none, initial_backoff = "1ms")]
-fn recovers(fail: &std::cell::Cell<u32>) -> Result<u32, Unavailable> {
+/// A current-thread runtime on tokio's paused clock.
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
+/// A 503 while `fail` counts down, then 9: the body of the functions below.
+fn fails_then_nine(fail: &std::cell::Cell<u32>) -> Result<u32, Unavailable> {
     if fail.get() > 0 {
         fail.set(fail.get() - 1);
         return Err(Unavailable { code: 503 });
     }
     Ok(9)
+}
+
+#[retry(max_retries = 2, jitter = none, initial_backoff = "1ms")]
+fn recovers(fail: &std::cell::Cell<u32>) -> Result<u32, Unavailable> {
+    fails_then_nine(fail)
 }
 
 /// A success after retries emits one INFO event with the function, the
@@ -158,22 +172,14 @@ fn a_success_after_retries_emits_one_info_event() {
 
 #[retry(max_retries = 2, jitter = none, initial_backoff = "1ms")]
 async fn recovers_async(fail: &std::cell::Cell<u32>) -> Result<u32, Unavailable> {
-    if fail.get() > 0 {
-        fail.set(fail.get() - 1);
-        return Err(Unavailable { code: 503 });
-    }
-    Ok(9)
+    fails_then_nine(fail)
 }
 
 /// The same from an `async fn` without `on_success`: its loop reports the
 /// success after retries too.
 #[test]
 fn an_async_success_after_retries_emits_one_info_event() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let runtime = paused_runtime();
     let (result, events) = capture(|| runtime.block_on(recovers_async(&std::cell::Cell::new(1))));
     assert_eq!(result.ok(), Some(9));
     assert_eq!(events.len(), 2, "{events:#?}");
@@ -185,22 +191,14 @@ fn an_async_success_after_retries_emits_one_info_event() {
 
 #[retry(max_retries = 2, jitter = none, initial_backoff = "1ms", hedge_after = "1s")]
 async fn recovers_hedged(fail: &std::cell::Cell<u32>) -> Result<u32, Unavailable> {
-    if fail.get() > 0 {
-        fail.set(fail.get() - 1);
-        return Err(Unavailable { code: 503 });
-    }
-    Ok(9)
+    fails_then_nine(fail)
 }
 
 /// A hedged call whose first attempt failed and whose retry succeeded
 /// reports its success after retries too.
 #[test]
 fn a_hedged_success_after_a_retry_emits_one_info_event() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let runtime = paused_runtime();
     let (result, events) = capture(|| runtime.block_on(recovers_hedged(&std::cell::Cell::new(1))));
     assert_eq!(result.ok(), Some(9));
     let success: Vec<_> = events
