@@ -163,32 +163,24 @@ pub(super) fn shared_check(expr: &syn::Expr) -> TokenStream {
 }
 
 /// The policy of the keys the user wrote: `literal_policy(..)` with the
-/// keys the attribute has checked (`None` for each one not written), then
-/// `.jitter(..)` and `.hint_above_cap(..)` when written.
+/// keys the attribute has checked, each as plain numbers (a zero for each
+/// one not written), then `.jitter(..)` and `.hint_above_cap(..)` when
+/// written.
 pub(super) fn policy_expr(args: &Args, private: &Trees) -> TokenStream {
-    let some_or_none = |value: Option<TokenStream>| match value {
-        Some(value) => quote!(#private::Some(#value)),
-        None => quote!(#private::None),
-    };
-    let max_retries = some_or_none(args.max_retries.as_ref().map(|WithSpan { value: n, .. }| {
-        let n = proc_macro2::Literal::u32_unsuffixed(*n);
-        quote!(#n)
-    }));
+    let max_retries = proc_macro2::Literal::u32_unsuffixed(args.max_retries.as_ref().map_or(0, |n| n.value));
     let duration = |key: &Option<WithSpan<core::time::Duration>>| {
-        some_or_none(
-            key.as_ref()
-                .map(|WithSpan { value: d, .. }| duration_tokens(*d, private)),
-        )
+        let d = key.as_ref().map_or(core::time::Duration::ZERO, |d| d.value);
+        let secs = proc_macro2::Literal::u64_unsuffixed(d.as_secs());
+        let nanos = proc_macro2::Literal::u32_unsuffixed(d.subsec_nanos());
+        quote!(#secs, #nanos)
     };
     let initial_backoff = duration(&args.initial_backoff);
     let max_backoff = duration(&args.max_backoff);
-    let multiplier = some_or_none(args.multiplier.as_ref().map(|WithSpan { value: m, .. }| {
-        let m = proc_macro2::Literal::f64_suffixed(*m);
-        quote!(#m)
-    }));
+    let multiplier = proc_macro2::Literal::f64_unsuffixed(args.multiplier.as_ref().map_or(0.0, |m| m.value));
     let max_elapsed = duration(&args.max_elapsed);
-    let mut policy =
-        quote!(#private::literal_policy(#max_retries, #initial_backoff, #max_backoff, #multiplier, #max_elapsed));
+    let mut policy = quote! {
+        #private::literal_policy(#max_retries, #initial_backoff, #max_backoff, #multiplier, #max_elapsed)
+    };
     if let Some(WithSpan { value: jitter, .. }) = args.jitter {
         let jitter = match jitter {
             JitterArg::Additive => quote!(#private::Jitter::Additive),

@@ -203,35 +203,57 @@ const fn whole_number(m: f64) -> u32 {
     if whole as f64 == m { whole } else { 0 }
 }
 
-/// The policy of `#[retry]`'s literal keys, each `None` keeping
-/// [`Policy::new`]'s value: what the expansion's `const` evaluates. The
-/// attribute has already rejected every value the checked builders would
-/// (zero retries or waits, a multiplier below 1 or not finite), so this is
-/// one call where the builders' chain is several a key. Not public API.
+/// The policy of `#[retry]`'s literal keys: what the expansion's `const`
+/// evaluates. Not public API.
+///
+/// - Each duration is its whole seconds and its nanoseconds below one
+///   second.
+/// - A zero keeps [`Policy::new`]'s value; `max_elapsed` zero is none.
+/// - The attribute has rejected every zero the user could write (zero
+///   retries or waits, a multiplier below 1).
+///
+/// Plain numbers, where `Option<Duration>` arguments were: the compiler
+/// interprets about half the code per function (`BENCHMARKS.md`,
+/// compile cost).
+///
+/// ```
+/// use backoff_runtime::__private::{Policy, literal_policy};
+/// let policy = literal_policy(4, 0, 100_000_000, 5, 0, 0.0, 0, 0);
+/// assert_eq!(policy.get_max_retries(), 4);
+/// assert_eq!(policy, Policy::new().max_retries(4)
+///     .initial_backoff(std::time::Duration::from_millis(100))
+///     .max_backoff(std::time::Duration::from_secs(5)));
+/// ```
 #[doc(hidden)]
 #[must_use]
+#[allow(clippy::too_many_arguments)]
 pub const fn literal_policy(
-    max_retries: Option<u32>,
-    initial_backoff: Option<Duration>,
-    max_backoff: Option<Duration>,
-    multiplier: Option<f64>,
-    max_elapsed: Option<Duration>,
+    max_retries: u32,
+    initial_secs: u64,
+    initial_nanos: u32,
+    max_secs: u64,
+    max_nanos: u32,
+    multiplier: f64,
+    elapsed_secs: u64,
+    elapsed_nanos: u32,
 ) -> Policy {
     let mut policy = Policy::new();
-    if let Some(n) = max_retries {
-        policy.max_retries = n;
+    if max_retries != 0 {
+        policy.max_retries = max_retries;
     }
-    if let Some(d) = initial_backoff {
-        policy.initial_backoff = d;
+    if initial_secs != 0 || initial_nanos != 0 {
+        policy.initial_backoff = Duration::new(initial_secs, initial_nanos);
     }
-    if let Some(d) = max_backoff {
-        policy.max_backoff = d;
+    if max_secs != 0 || max_nanos != 0 {
+        policy.max_backoff = Duration::new(max_secs, max_nanos);
     }
-    if let Some(m) = multiplier {
-        policy.multiplier = m;
-        policy.whole_multiplier = whole_number(m);
+    if multiplier != 0.0 {
+        policy.multiplier = multiplier;
+        policy.whole_multiplier = whole_number(multiplier);
     }
-    policy.max_elapsed = max_elapsed;
+    if elapsed_secs != 0 || elapsed_nanos != 0 {
+        policy.max_elapsed = Some(Duration::new(elapsed_secs, elapsed_nanos));
+    }
     policy
 }
 

@@ -88,10 +88,15 @@ fn the_literal_policy_is_the_builders_policy() {
         .max_backoff(d(900))
         .multiplier(3.0)
         .max_elapsed(d(5_000));
-    let literal = literal_policy(Some(7), Some(d(50)), Some(d(900)), Some(3.0), Some(d(5_000)));
+    let literal = literal_policy(7, 0, 50_000_000, 0, 900_000_000, 3.0, 5, 0);
     assert_eq!(literal, built);
     assert_eq!(literal.whole_multiplier, 3);
-    let fractional = literal_policy(None, None, None, Some(1.5), None);
+    let fractional = literal_policy(0, 0, 0, 0, 0, 1.5, 0, 0);
     assert_eq!(fractional, Policy::new().multiplier(1.5));
-    assert_eq!(literal_policy(None, None, None, None, None), Policy::new());
+    assert_eq!(literal_policy(0, 0, 0, 0, 0, 0.0, 0, 0), Policy::new());
+    // Seconds and nanoseconds both count.
+    let long = literal_policy(0, 2, 500, u64::MAX, 999_999_999, 0.0, 0, 1);
+    assert_eq!(long.initial_backoff, Duration::new(2, 500));
+    assert_eq!(long.max_backoff, Duration::MAX);
+    assert_eq!(long.max_elapsed, Some(Duration::from_nanos(1)));
 }
