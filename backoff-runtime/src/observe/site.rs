@@ -2,7 +2,9 @@
 //! made once, and its metric keys), or a name given to the builder. Not
 //! public: the attribute's expansion names it through `__private`.
 
-use std::sync::OnceLock;
+use std::sync::atomic::AtomicU32;
+
+mod names;
 
 /// One retried function's place in metrics and events: how its name is
 /// made, and the name once made. The `#[retry]` expansion makes one
@@ -12,7 +14,9 @@ pub struct CallSite {
     function: &'static str,
     module: &'static str,
     explicit: Option<&'static str>,
-    resolved: OnceLock<&'static Resolved>,
+    /// Its slot in the names' table, plus one; zero until the name is
+    /// first needed.
+    slot: AtomicU32,
 }
 
 /// A call site's name once made, and (feature `metrics`) the keys of its
@@ -53,7 +57,7 @@ impl CallSite {
             function,
             module,
             explicit: None,
-            resolved: OnceLock::new(),
+            slot: AtomicU32::new(0),
         }
     }
 
@@ -64,7 +68,7 @@ impl CallSite {
             function: name,
             module: "",
             explicit: Some(name),
-            resolved: OnceLock::new(),
+            slot: AtomicU32::new(0),
         }
     }
 
@@ -72,7 +76,7 @@ impl CallSite {
     /// type of `self` (`self_type`, generics dropped) or of the module,
     /// then the function. Made once per site.
     pub(crate) fn resolve(&'static self, self_type: Option<fn() -> &'static str>) -> &'static Resolved {
-        self.resolved.get_or_init(|| {
+        names::resolved(&self.slot, || {
             let name = if let Some(name) = self.explicit {
                 name
             } else {
