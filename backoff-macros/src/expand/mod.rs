@@ -302,7 +302,7 @@ impl Generator<'_> {
     }
 
     /// The hooks lent to the loop where an attempt is decided, typed by
-    /// `seed` (a `Hooks::for_error(&error)` or `Hooks::for_result(&result)`
+    /// `seed` (a `Hooks::for_error(&error, site)` or `Hooks::for_result(&result, site)`
     /// call) and probed on `seen` (what the observers see, for the events'
     /// `Debug` form and attributes). `with_on_success`: whether the loop
     /// that reads them reports a success.
@@ -320,8 +320,7 @@ impl Generator<'_> {
         judge: Option<&Ident>,
     ) -> TokenStream {
         let private = self.private;
-        let site = &self.site;
-        let mut chain = quote!(#private::Hooks::#seed.at(#site));
+        let mut chain = quote!(#private::Hooks::#seed);
         let args = self.args;
         for (method, hook) in args.hooks() {
             if method == "on_success" && !with_on_success {
@@ -362,6 +361,7 @@ impl Generator<'_> {
         failed: &Ident,
     ) -> (TokenStream, TokenStream, TokenStream, TokenStream) {
         let private = self.private;
+        let site = &self.site;
         match &self.args.retry_if_ok {
             Some(WithSpan { value: retry_if_ok, .. }) => {
                 let judge = local("judge");
@@ -370,14 +370,19 @@ impl Generator<'_> {
                     quote!(#private::judged(#result, #lent)),
                     quote!(#private::Judged::Done(#value)),
                     quote!(#private::Judged::Again(#failed, #judge)),
-                    self.hooks_judged_by(quote!(for_result(&#failed)), &quote!(&#failed), false, Some(&judge)),
+                    self.hooks_judged_by(
+                        quote!(for_result(&#failed, #site)),
+                        &quote!(&#failed),
+                        false,
+                        Some(&judge),
+                    ),
                 )
             }
             None => (
                 result,
                 quote!(#private::Ok(#value)),
                 quote!(#private::Err(#failed)),
-                self.hooks(quote!(for_error(&#failed)), &quote!(&#failed), false),
+                self.hooks(quote!(for_error(&#failed, #site)), &quote!(&#failed), false),
             ),
         }
     }
@@ -492,10 +497,11 @@ impl Generator<'_> {
         let state = local("loop");
         let result = local("result");
         let wait = local("wait");
+        let site = &self.site;
         let seed = if self.args.retry_if_ok.is_some() {
-            quote!(for_result(#next.outcome()))
+            quote!(for_result(#next.outcome(), #site))
         } else {
-            quote!(for_error(#next.outcome()))
+            quote!(for_error(#next.outcome(), #site))
         };
         let hooks = self.hooks(seed, &quote!(#next.outcome()), false);
         let returned = self.returned_result(quote!(#result));

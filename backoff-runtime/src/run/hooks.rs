@@ -102,19 +102,25 @@ impl<'h, T, E> Hooks<'h, T, E> {
         }
     }
 
-    /// [`new`](Hooks::new), typed by a failed attempt's error (the
-    /// expansion's: closures written without parameter types infer them).
+    /// [`new`](Hooks::new) at `site`, typed by a failed attempt's error
+    /// (the expansion's: closures written without parameter types infer
+    /// them). One call where `new().at(site)` is two: each call in the
+    /// expansion costs rustc work per function.
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
-    pub const fn for_error(_error: &E) -> Self {
-        Self::new()
+    pub const fn for_error(_error: &E, site: &Site) -> Self {
+        let mut hooks = Self::new();
+        hooks.site = *site;
+        hooks
     }
 
-    /// [`new`](Hooks::new), typed by an attempt's result.
+    /// [`new`](Hooks::new) at `site`, typed by an attempt's result.
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
-    pub const fn for_result(_result: &Result<T, E>) -> Self {
-        Self::new()
+    pub const fn for_result(_result: &Result<T, E>, site: &Site) -> Self {
+        let mut hooks = Self::new();
+        hooks.site = *site;
+        hooks
     }
 
     /// Treats the values for which `retry_if_ok` returns `true` as pending:
