@@ -100,7 +100,7 @@ impl Generator<'_> {
                     #answer == #full::Admission::Go || #full::admitted_from(#answer, &mut #admitting, &mut #timer).await
                 })
             },
-            quote!(#full::NestedAttempt::new(#attempt).await),
+            quote!(#full::NestedAttempt { attempt: #attempt }.await),
         );
         let decide = match action {
             None => {

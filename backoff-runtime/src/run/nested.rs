@@ -67,6 +67,10 @@ pin_project_lite::pin_project! {
     /// attempt's result and whether the last retried call that ended in the
     /// poll that ended it gave up.
     ///
+    /// Its field is public: the expansion writes a struct literal, where
+    /// a call of `new` would be one more generic function for rustc to
+    /// check and instantiate per annotated function.
+    ///
     /// ```
     /// use backoff_runtime::__private::NestedAttempt;
     /// # #[tokio::main(flavor = "current_thread")]
@@ -75,10 +79,12 @@ pin_project_lite::pin_project! {
     /// assert_eq!((result, below), (Ok(1), false));
     /// # }
     /// ```
+    // `pin_project!` takes no doc on a field: the field is described above.
+    #[allow(missing_docs)]
     #[derive(Debug)]
     pub struct NestedAttempt<F> {
         #[pin]
-        attempt: F,
+        pub attempt: F,
     }
 }
 
