@@ -239,7 +239,13 @@ impl Args {
     pub(super) fn runtime_crate(&self) -> syn::Path {
         match &self.krate {
             Some(krate) => krate.value.clone(),
-            None => syn::parse_quote!(::backoff_runtime),
+            // Built, not parsed: parsing sends the tokens across the
+            // proc-macro bridge, several times per function.
+            None => syn::Path {
+                leading_colon: Some(<syn::Token![::]>::default()),
+                segments: core::iter::once(syn::PathSegment::from(Ident::new("backoff_runtime", Span::call_site())))
+                    .collect(),
+            },
         }
     }
 

@@ -79,6 +79,22 @@ impl Trees {
     pub(crate) fn of(tokens: TokenStream) -> Trees {
         Trees(tokens.into_iter().collect())
     }
+
+    /// These trees given `span` outright, as [`respan_exactly`] gives it,
+    /// without sending a stream across the bridge and back: for paths
+    /// (no groups) written many times.
+    pub(crate) fn at(&self, span: Span) -> Trees {
+        Trees(
+            self.0
+                .iter()
+                .map(|tree| {
+                    let mut tree = tree.clone();
+                    tree.set_span(span);
+                    tree
+                })
+                .collect(),
+        )
+    }
 }
 
 impl quote::ToTokens for Trees {
@@ -288,16 +304,20 @@ impl Generator<'_> {
     /// type: a function that returns no `Result` is reported once, by the
     /// result check, whose error this one duplicates.
     fn as_plain_result(&self, value: &Ident) -> TokenStream {
-        let private = self.private;
+        let span = self.return_span;
+        let private = self.private.at(span);
         // The call and its argument (a local of the expansion, which keeps
         // its hygiene: the return span is mixed-site too).
-        respan_exactly(quote!(#private::RetryResult::into_result(#value)), self.return_span)
+        let mut value = value.clone();
+        value.set_span(span);
+        quote_spanned!(span=> #private::RetryResult::into_result(#value))
     }
 
     /// `RetryResult::from_result(result)`, spanned as [`as_plain_result`](Self::as_plain_result).
     fn returned_result(&self, result: TokenStream) -> TokenStream {
-        let private = self.private;
-        let path = respan_exactly(quote!(#private::RetryResult::from_result), self.return_span);
+        let span = self.return_span;
+        let private = self.private.at(span);
+        let path = quote_spanned!(span=> #private::RetryResult::from_result);
         quote!(#path(#result))
     }
 

@@ -8,7 +8,7 @@ pub(super) struct NamedReturn {
     pub(super) nameable: TokenStream,
     /// The same with every lifetime `'_` (see [`LifetimeEraser`]).
     pub(super) erased: TokenStream,
-    /// Whether it holds a `_` ([`has_placeholder`]): a check that would
+    /// Whether it holds a `_` ([`PlaceholderFinder`]): a check that would
     /// have to infer it is left out.
     pub(super) infers: bool,
 }
@@ -22,7 +22,9 @@ impl NamedReturn {
         };
         ImplTraitEraser.visit_type_mut(&mut ty);
         let nameable = quote!(#ty);
-        let infers = has_placeholder(&nameable);
+        let mut finder = PlaceholderFinder(false);
+        finder.visit_type_mut(&mut ty);
+        let infers = finder.0;
         LifetimeEraser.visit_type_mut(&mut ty);
         let erased = quote!(#ty);
         NamedReturn {
@@ -56,11 +58,32 @@ pub(super) fn result_check(private: &Trees, return_type: &NamedReturn, span: Spa
         return TokenStream::new();
     }
     let return_type = &return_type.erased;
-    let check = respan_exactly(
-        quote!(::core::marker::PhantomData<<#return_type as #private::RetryResult>::Ok>),
-        span,
-    );
+    let check = respan_exactly(quote!(<#return_type as #private::RetryResult>::Ok), span);
     quote! { let _: #check; }
+}
+
+/// Finds a `_` in a type (an erased `impl Trait`, or one written): on the
+/// parsed type, where reading its tokens would send them across the
+/// proc-macro bridge.
+struct PlaceholderFinder(bool);
+
+impl VisitMut for PlaceholderFinder {
+    fn visit_type_mut(&mut self, ty: &mut Type) {
+        match ty {
+            Type::Infer(_) => self.0 = true,
+            // A macro's tokens are not parsed: read them.
+            Type::Macro(mac) => self.0 |= has_placeholder(&mac.mac.tokens),
+            _ => syn::visit_mut::visit_type_mut(self, ty),
+        }
+    }
+
+    fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
+        if matches!(expr, syn::Expr::Infer(_)) {
+            self.0 = true;
+        } else {
+            syn::visit_mut::visit_expr_mut(self, expr);
+        }
+    }
 }
 
 /// Whether `tokens` hold a `_` (an erased `impl Trait`).

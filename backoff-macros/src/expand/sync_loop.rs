@@ -97,7 +97,10 @@ impl Generator<'_> {
         // be two more (its body and its `rerun`) for every annotated one.
         // Spanned exactly on the return type: a function that returns no
         // `Result` is reported once, by the result check.
-        let rerunning = respan_exactly(quote!(#private::rerunning), self.return_span);
+        let rerunning = {
+            let private = private.at(self.return_span);
+            quote_spanned!(self.return_span=> #private::rerunning)
+        };
         let lent_body = quote!(#rerunning(&mut { #body_fn }));
         // With `admission`: the first question inline (a refusal is reported
         // and returned out of line), the success told to the limiter, and
