@@ -149,9 +149,33 @@ impl Parse for KeyValue {
             ));
         }
         input.parse::<Token![=]>()?;
-        let value: Expr = input.parse()?;
+        let value = match single_token_value(input) {
+            Some(value) => value?,
+            None => input.parse()?,
+        };
         Ok(KeyValue { key, value })
     }
+}
+
+/// A value of one token (a literal, `true`, a name such as `is_transient`)
+/// followed by `,` or the end, parsed as what it is: the same `Expr` as
+/// syn's expression parser gives, without running it. The macro is built
+/// unoptimised, and most values are one token.
+fn single_token_value(input: ParseStream<'_>) -> Option<syn::Result<Expr>> {
+    let (_, rest) = input.cursor().token_tree()?;
+    if !(rest.eof() || rest.punct().is_some_and(|(punct, _)| punct.as_char() == ',')) {
+        return None;
+    }
+    if input.peek(syn::Lit) {
+        let lit = input.parse::<syn::Lit>();
+        return Some(lit.map(|lit| Expr::Lit(syn::ExprLit { attrs: Vec::new(), lit })));
+    }
+    // A keyword (`self`, `move`) is not an `Ident` to `peek`: the full parser
+    // takes it.
+    if input.peek(Ident) {
+        return Some(input.parse::<syn::ExprPath>().map(Expr::Path));
+    }
+    None
 }
 
 impl Args {

@@ -16,7 +16,12 @@ pub(crate) struct RetryFn {
     pub(crate) defaultness: Option<Token![default]>,
     pub(crate) sig: Signature,
     pub(crate) brace: token::Brace,
+    /// The body's statements, read only when another attribute rewrote it
+    /// (see [`rewritten_body`]); empty otherwise.
     pub(crate) stmts: Vec<Stmt>,
+    /// The body's tokens as written, when no statement had to be read:
+    /// emitted as they are, neither parsed nor printed again.
+    pub(crate) tokens: Option<proc_macro2::TokenStream>,
     /// What the rest of the macro needs to know about the function.
     pub(crate) facts: FnFacts,
 }
@@ -223,7 +228,11 @@ impl Parse for RetryFn {
         let content;
         let brace = syn::braced!(content in input);
         let inner_attrs = content.call(Attribute::parse_inner)?;
-        let mut stmts = content.call(syn::Block::parse_within)?;
+        let (mut stmts, tokens) = if rewritten_body(&content) {
+            (content.call(syn::Block::parse_within)?, None)
+        } else {
+            (Vec::new(), Some(content.parse()?))
+        };
         check_instrument_order(&sig, &stmts)?;
         let facts = FnFacts::of(&sig, &mut stmts);
         Ok(RetryFn {
@@ -234,8 +243,34 @@ impl Parse for RetryFn {
             sig,
             brace,
             stmts,
+            tokens,
             facts,
         })
+    }
+}
+
+/// Whether `#[async_trait]` (a body of one `Box::pin(..)`) or
+/// `#[tracing::instrument]` (a `let __tracing_attr_span`) rewrote the body
+/// before `#[retry]`: only then are its statements read. The rustc parser
+/// has already checked the body's syntax.
+fn rewritten_body(content: ParseStream<'_>) -> bool {
+    let mut cursor = content.cursor();
+    let mut first = true;
+    loop {
+        // Groups are stepped over unread.
+        cursor = if let Some((ident, rest)) = cursor.ident() {
+            if (first && ident == "Box") || ident == "__tracing_attr_span" {
+                return true;
+            }
+            rest
+        } else if let Some((_, _, _, rest)) = cursor.any_group() {
+            rest
+        } else if let Some((_, rest)) = cursor.token_tree() {
+            rest
+        } else {
+            return false;
+        };
+        first = false;
     }
 }
 

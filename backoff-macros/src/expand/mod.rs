@@ -135,6 +135,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         mut sig,
         brace,
         stmts,
+        tokens,
         facts,
     } = function;
     let krate = args.runtime_crate();
@@ -175,11 +176,12 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         let name = &context.value;
         quote! { let #name: #krate::Attempt = #attempts.next_attempt(); }
     });
+    let written = tokens.unwrap_or_else(|| quote!(#(#stmts)*));
     let body = quote_spanned! {brace.span.join()=>
         #edge
         #fresh_args
         #context
-        #(#stmts)*
+        #written
     };
 
     let (site_item, site_expr) = site_item(args, &private, &sig.ident, sig.receiver().is_some());
