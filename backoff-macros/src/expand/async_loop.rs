@@ -85,7 +85,13 @@ impl Generator<'_> {
                 }
             }
         });
-        let timer_clock = quote!(#full::timer_clock(&#timer));
+        // The default timer's clock is a constant: no generic call for
+        // rustc to check in every function. A custom sleep's timer has no
+        // name to write: `timer_clock` reads its type's.
+        let timer_clock = match args.sleep {
+            None => quote!(<#full::DefaultTimer as #full::Timer>::CLOCK),
+            Some(_) => quote!(#full::timer_clock(&#timer)),
+        };
         let attempts_value = self.attempts_value(&state);
         // With `admission`, each attempt is admitted first; a refused one
         // is the result `E::from(Refused)`, which `Loop::failed_admitting`

@@ -28,7 +28,7 @@ pub(super) fn site_item(args: &Args, private: &Trees, function: &Ident, has_rece
         #item
         const #at: &#private::Site = &#private::static_site(&#site);
     };
-    (items, Trees::of(quote!(#at)))
+    (items, Trees::ident(&at))
 }
 
 /// The user's `sleep = ...`, handed to the loop through the public
@@ -75,7 +75,7 @@ pub(super) fn policy_binding(args: &Args, full: &Trees, private: &Trees) -> Poli
             PolicyBinding {
                 item: quote!(let #policy: &#full::Policy = #value;),
                 scoped_item: TokenStream::new(),
-                scoped: Trees::of(quote!(#policy)),
+                scoped: Trees::ident(&policy),
                 literal_deadline: None,
             }
         }
@@ -85,7 +85,7 @@ pub(super) fn policy_binding(args: &Args, full: &Trees, private: &Trees) -> Poli
             PolicyBinding {
                 item: TokenStream::new(),
                 scoped_item: quote!(const #policy: &#private::Policy = &#scoped_value;),
-                scoped: Trees::of(quote!(#policy)),
+                scoped: Trees::ident(&policy),
                 literal_deadline: Some(args.max_elapsed.is_some()),
             }
         }

@@ -80,6 +80,12 @@ impl Trees {
         Trees(tokens.into_iter().collect())
     }
 
+    /// One name: a tree made here, where [`of`](Self::of) would read a
+    /// stream back across the bridge.
+    pub(crate) fn ident(ident: &Ident) -> Trees {
+        Trees(vec![proc_macro2::TokenTree::Ident(ident.clone())])
+    }
+
     /// These trees given `span` outright, as [`respan_exactly`] gives it,
     /// without sending a stream across the bridge and back: for paths
     /// (no groups) written many times.
@@ -146,7 +152,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     // needs (see `decision_items` below): no item of the expansion is in
     // scope of the body, so none shadows a user item.
     let full = Trees::of(quote!(#krate::__private));
-    let private = Trees::of(quote!(__backoff_rt));
+    let private = Trees::ident(&Ident::new("__backoff_rt", Span::call_site()));
     // Each attempt starts from the caller's values of `mut` arguments.
     let arguments = crate::fresh::argument_names(&sig);
     let fresh_args = crate::fresh::strip_mut_args(&mut sig, &full);
@@ -500,6 +506,9 @@ impl Generator<'_> {
             ..
         } = self;
         match self.policy.literal_deadline {
+            // Nothing reads the start: the expansion knows it, so the loop
+            // asks nothing (one call less for rustc in every function).
+            Some(false) if !*needs_start && self.args.budget.is_none() => quote!(#full::Loop::unstarted(#clock)),
             Some(deadline) => {
                 let reads_start = *needs_start || deadline;
                 quote!(#full::Loop::begin(#clock, #budget, #reads_start))

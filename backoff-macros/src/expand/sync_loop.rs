@@ -55,9 +55,16 @@ impl Generator<'_> {
                     );
                 }
             });
+            // Literal keys without `max_elapsed`, no budget and no hook
+            // that reads the start: the expansion knows there is none to read.
+            let read_start = if self.policy.literal_deadline == Some(false) && !*needs_start && args.budget.is_none() {
+                quote!(#paths::None)
+            } else {
+                quote!(#paths::start_blocking(#policy, #budget, #needs_start, &#sleeper))
+            };
             quote! {
                 let #sleeper = #sleeper_value;
-                let #start = #paths::start_blocking(#policy, #budget, #needs_start, &#sleeper);
+                let #start = #read_start;
                 #attempts_value
             }
         };
