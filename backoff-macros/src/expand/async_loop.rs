@@ -89,7 +89,7 @@ impl Generator<'_> {
         // rustc to check in every function. A custom sleep's timer has no
         // name to write: `timer_clock` reads its type's.
         let timer_clock = match args.sleep {
-            None => quote!(<#full::DefaultTimer as #full::Timer>::CLOCK),
+            None => quote!(#full::DefaultTimer::CLOCK),
             Some(_) => quote!(#full::timer_clock(&#timer)),
         };
         let attempts_value = self.attempts_value(&state);

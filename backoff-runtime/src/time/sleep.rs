@@ -31,6 +31,15 @@ pub struct DefaultTimer {
 }
 
 impl DefaultTimer {
+    /// The clock its waits are measured on: its [`Timer::CLOCK`], under a
+    /// name the expansion writes in one path.
+    ///
+    /// ```
+    /// use backoff_runtime::__private::{DefaultTimer, Timer};
+    /// assert_eq!(DefaultTimer::CLOCK, <DefaultTimer as Timer>::CLOCK);
+    /// ```
+    pub const CLOCK: ClockKind = <Self as Timer>::CLOCK;
+
     /// A timer that allocates nothing until the first wait.
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
