@@ -35,3 +35,26 @@ fn racing_threads_share_one_name() {
     assert!(names.iter().all(|name| *name == names[0] && *name != 0));
     assert_eq!(Site::Static(&RACED).name(), "m::raced");
 }
+
+/// Every slot of the table has a cell of its own; past the table, none.
+#[test]
+fn each_slot_has_its_own_cell_and_none_past_the_table() {
+    use super::{CHUNK, CHUNKS, cell};
+    let mut cells: Vec<usize> = (0..CHUNK * CHUNKS)
+        .filter_map(|index| cell(index).map(|cell| core::ptr::from_ref(cell) as usize))
+        .collect();
+    assert_eq!(cells.len(), CHUNK * CHUNKS);
+    cells.sort_unstable();
+    cells.dedup();
+    assert_eq!(cells.len(), CHUNK * CHUNKS);
+    assert!(cell(CHUNK * CHUNKS).is_none());
+}
+
+/// A site whose slot another thread claimed first keeps that slot.
+#[test]
+fn a_slot_another_thread_claimed_is_kept() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let slot = AtomicU32::new(7);
+    assert_eq!(super::claim(&slot), 6);
+    assert_eq!(slot.load(Ordering::Relaxed), 7);
+}
