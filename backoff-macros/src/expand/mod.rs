@@ -495,6 +495,14 @@ impl Generator<'_> {
         quote!(const { &#value })
     }
 
+    /// Whether the expansion knows that nothing reads the call's start:
+    /// literal keys without `max_elapsed`, no budget, no hook that reads
+    /// it. The loop then asks nothing (one call less for rustc in every
+    /// function).
+    fn start_unread(&self) -> bool {
+        self.policy.literal_deadline == Some(false) && !self.needs_start && self.args.budget.is_none()
+    }
+
     /// The loop's state on `clock`, which reads the call's start only when
     /// something needs it: with literal keys the expansion knows whether
     /// `max_elapsed` does; a `policy = EXPR` is asked.
@@ -505,10 +513,10 @@ impl Generator<'_> {
             needs_start,
             ..
         } = self;
+        if self.start_unread() {
+            return quote!(#full::Loop::unstarted(#clock));
+        }
         match self.policy.literal_deadline {
-            // Nothing reads the start: the expansion knows it, so the loop
-            // asks nothing (one call less for rustc in every function).
-            Some(false) if !*needs_start && self.args.budget.is_none() => quote!(#full::Loop::unstarted(#clock)),
             Some(deadline) => {
                 let reads_start = *needs_start || deadline;
                 quote!(#full::Loop::begin(#clock, #budget, #reads_start))

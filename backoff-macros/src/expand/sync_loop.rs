@@ -55,9 +55,7 @@ impl Generator<'_> {
                     );
                 }
             });
-            // Literal keys without `max_elapsed`, no budget and no hook
-            // that reads the start: the expansion knows there is none to read.
-            let read_start = if self.policy.literal_deadline == Some(false) && !*needs_start && args.budget.is_none() {
+            let read_start = if self.start_unread() {
                 quote!(#paths::None)
             } else {
                 quote!(#paths::start_blocking(#policy, #budget, #needs_start, &#sleeper))
