@@ -107,7 +107,9 @@ pub use crate::builder::operation::{Awaited, Blocking};
 pub use crate::limits::adaptive_rate::AdaptiveRateLimiter;
 pub use crate::limits::adaptive_throttle::AdaptiveThrottle;
 pub use crate::limits::admission::Refused;
-pub use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Shut, ShutBy};
+pub use crate::limits::admission_limit::{
+    Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending, Shut, ShutBy,
+};
 pub use crate::limits::budget::{BudgetError, RetryBudget};
 pub use crate::limits::circuit_breaker::{CircuitBreaker, CircuitState, CircuitTransition};
 pub use crate::limits::cooldown::Cooldown;

@@ -37,10 +37,16 @@ use crate::time::clock::ClockKind;
 ///   [`Cooldown`](crate::Cooldown)). The call ends as for `Refuse`, and the
 ///   [`Refused`](crate::Refused) carries how long.
 ///
-/// After every attempt the loop tells it how the attempt ended, with
+/// After every attempt it admitted (`Go`, `GoAfter`) the loop tells it
+/// exactly once how the attempt ended, with
 /// [`observed`](AdmissionLimit::observed): whether the backend asked it to
 /// slow down, by `slow_down_if` (by default, every error `retry_if`
-/// retries), and the wait the server asked for.
+/// retries), and the wait the server asked for. An attempt that never
+/// answered is told too: its body panicked, or the call stopped waiting
+/// for it (a timeout, a `select!`, the hedge that lost, a future never
+/// polled). [`AttemptEnd::ending`] says which. A caller told to
+/// [`Wait`](Admission::Wait) that leaves before asking again is told with
+/// [`withdrawn`](AdmissionLimit::withdrawn).
 ///
 /// A limit that counts retries ([`RetryBudget`](crate::RetryBudget),
 /// [`RetryThrottle`](crate::RetryThrottle)) is a
@@ -92,11 +98,30 @@ pub trait AdmissionLimit: Sync {
     /// the loop's: never sleep here.
     fn admit(&self, request: AdmissionRequest<'_>) -> Admission;
 
-    /// An attempt ended: when ([`AttemptEnd::now`]), whether the backend
-    /// asked the client to slow down ([`AttemptEnd::slow_down`]), and the
-    /// wait the server asked for, if any ([`AttemptEnd::hint`]).
+    /// An attempt this limiter admitted ended: when ([`AttemptEnd::now`]),
+    /// how ([`AttemptEnd::ending`]: an answer, a panic, or abandoned),
+    /// whether the backend asked the client to slow down
+    /// ([`AttemptEnd::slow_down`]), and the wait the server asked for, if
+    /// any ([`AttemptEnd::hint`]).
+    ///
+    /// It is called exactly once for each [`Go`](Admission::Go) and each
+    /// [`GoAfter`](Admission::GoAfter), however the attempt ended. A
+    /// limiter that takes a slot in `admit` (a bulkhead, a probe) gives it
+    /// back here.
     fn observed(&self, end: AttemptEnd<'_>) {
         let _ = end;
+    }
+
+    /// A caller this limiter told to [`Wait`](Admission::Wait) left before
+    /// asking again: its call was dropped during the wait. It will not ask
+    /// again. `waiter` is the question it was told to wait on: its attempt
+    /// number, its key and the time it had waited; [`now`](AdmissionRequest::now)
+    /// reads the clock when it left.
+    ///
+    /// A `Wait` takes nothing, so the default does nothing. A limiter that
+    /// promised the waiter a place in a line gives the place back here.
+    fn withdrawn(&self, waiter: AdmissionRequest<'_>) {
+        let _ = waiter;
     }
 
     /// The limiter's name, which a [`Refused`](crate::Refused) of it
@@ -110,6 +135,7 @@ pub trait AdmissionLimit: Sync {
 crate::limits::named::forward_to_pointee!(AdmissionLimit {
     fn admit(&self, request: AdmissionRequest<'_>) -> Admission;
     fn observed(&self, end: AttemptEnd<'_>);
+    fn withdrawn(&self, waiter: AdmissionRequest<'_>);
     fn name(&self) -> Option<&'static str>;
 });
 
@@ -267,6 +293,33 @@ pub struct AttemptEnd<'k> {
     slow_down: bool,
     hint: Option<Duration>,
     key: Option<&'k str>,
+    ending: Ending,
+}
+
+/// How an admitted attempt ended, as [`AttemptEnd::ending`] tells a
+/// limiter.
+///
+/// ```
+/// use backoff_runtime::{AttemptEnd, Ending};
+/// use std::time::Instant;
+///
+/// let end = AttemptEnd::new(Instant::now(), false).ended(Ending::Abandoned);
+/// assert_eq!(end.ending(), Ending::Abandoned);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Ending {
+    /// It answered: a value or an error. [`AttemptEnd::slow_down`] and
+    /// [`AttemptEnd::hint`] say what the answer told.
+    Answered,
+    /// Its body panicked. The panic goes on to the caller. The crate's
+    /// circuit breaker counts it as a failure.
+    Panicked,
+    /// The call stopped waiting for it before it answered. Its future was
+    /// dropped (a caller's timeout, a `select!`, the hedge that lost), was
+    /// never polled, or it was admitted and never started. Nothing is known
+    /// of the backend: `slow_down` is `false` and there is no hint.
+    Abandoned,
 }
 
 impl<'k> AttemptEnd<'k> {
@@ -284,7 +337,42 @@ impl<'k> AttemptEnd<'k> {
             slow_down,
             hint: None,
             key: None,
+            ending: Ending::Answered,
         }
+    }
+
+    /// The same end, that ended as `ending` (by default
+    /// [`Answered`](Ending::Answered)). An end that did not answer carries
+    /// no slow-down and no hint.
+    ///
+    /// ```
+    /// use backoff_runtime::{AttemptEnd, Ending};
+    /// use std::time::Instant;
+    ///
+    /// let end = AttemptEnd::new(Instant::now(), true).ended(Ending::Panicked);
+    /// assert_eq!((end.ending(), end.slow_down()), (Ending::Panicked, false));
+    /// ```
+    #[must_use]
+    pub const fn ended(mut self, ending: Ending) -> Self {
+        self.ending = ending;
+        if !matches!(ending, Ending::Answered) {
+            self.slow_down = false;
+            self.hint = None;
+        }
+        self
+    }
+
+    /// How the attempt ended: it answered, its body panicked, or the call
+    /// abandoned it.
+    ///
+    /// ```
+    /// use backoff_runtime::{AttemptEnd, Ending};
+    /// use std::time::Instant;
+    /// assert_eq!(AttemptEnd::new(Instant::now(), false).ending(), Ending::Answered);
+    /// ```
+    #[must_use]
+    pub const fn ending(&self) -> Ending {
+        self.ending
     }
 
     /// The same end, with the server's hint `wait`.
@@ -315,6 +403,7 @@ impl<'k> AttemptEnd<'k> {
             slow_down: self.slow_down,
             hint: self.hint,
             key,
+            ending: self.ending,
         }
     }
 
@@ -339,6 +428,7 @@ impl<'k> AttemptEnd<'k> {
             slow_down,
             hint,
             key: None,
+            ending: Ending::Answered,
         }
     }
 

@@ -137,6 +137,10 @@ impl<L: AdmissionLimit + Send> AdmissionLimit for Keyed<L> {
         self.get(end.key().unwrap_or_default()).observed(end);
     }
 
+    fn withdrawn(&self, waiter: AdmissionRequest<'_>) {
+        self.get(waiter.key().unwrap_or_default()).withdrawn(waiter);
+    }
+
     fn name(&self) -> Option<&'static str> {
         self.name
     }
