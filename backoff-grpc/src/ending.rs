@@ -22,7 +22,7 @@ use crate::status::retry_info_delay;
 use backoff_runtime::__front_end::Pushback;
 use backoff_runtime::RetryLimit;
 use backoff_tower::__grpc::{Failure, Settlement};
-use backoff_tower::{NoAdmission, NoTimeout, PerAttemptAdmission};
+use backoff_tower::{AdmissionSlot, NoAdmission, NoTimeout, PerAttemptAdmission};
 
 /// What a settled call's admission is asked with: the layer's limiter, or
 /// none.
@@ -31,7 +31,7 @@ pub(crate) trait Settles: PerAttemptAdmission<Failure<FailureKind<Infallible>>> 
 impl<A: PerAttemptAdmission<Failure<FailureKind<Infallible>>>> Settles for A {}
 
 /// How a committed call is reported when its status comes.
-pub(crate) enum End<A = NoAdmission> {
+pub(crate) enum End<A: AdmissionSlot = NoAdmission> {
     /// A call of a method with a `retryPolicy`: its settlement, and what
     /// A96's per-call metrics record (its method, retries, waits).
     Retried {
@@ -96,15 +96,16 @@ impl<A: Settles> End<A> {
 pin_project_lite::pin_project! {
     /// The body of a committed call: its frames passed through as they
     /// come (none copied), and the call reported at its status. Dropped
-    /// before its end (the caller cancelled), it reports nothing.
-    pub(crate) struct EndingBody<A> {
+    /// before its end (the caller cancelled), it reports nothing but to
+    /// the admission limiter, which hears the attempt as abandoned.
+    pub(crate) struct EndingBody<A: AdmissionSlot> {
         #[pin]
         inner: Body,
         end: Option<End<A>>,
     }
 }
 
-impl<A> EndingBody<A> {
+impl<A: AdmissionSlot> EndingBody<A> {
     /// `inner`, reported by `end` when its status comes.
     pub(crate) fn new(inner: Body, end: End<A>) -> Self {
         EndingBody { inner, end: Some(end) }

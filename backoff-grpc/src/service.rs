@@ -24,7 +24,7 @@ use super::wire::{self, ThrottleFeed};
 use backoff_runtime::__front_end::{ASYNC_CLOCK, DefaultWait, InlineTimer, Timer};
 use backoff_runtime::{RetryLimit, StopReason};
 use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest};
-use backoff_tower::{NoAdmission, NoTimeout, PerAttemptAdmission, ResponseFuture};
+use backoff_tower::{AdmissionSlot, NoAdmission, NoTimeout, PerAttemptAdmission, ResponseFuture};
 
 /// The admission of a [`GrpcRetryLayer`]'s calls over a channel whose error
 /// is `E`: none, or a limiter asked before every attempt.
@@ -140,6 +140,7 @@ where
 impl<S, A> GrpcRetryService<S, A>
 where
     S: Service<Request<Body>, Response = Response<Body>> + Clone,
+    A: AdmissionSlot,
 {
     /// A call whose body is over the cap from the start: sent once, as a
     /// call of a method without a `retryPolicy`, and fed to the throttle.
@@ -179,6 +180,7 @@ pin_project_lite::pin_project! {
     where
         S: Service<Request<Body>, Response = Response<Body>>,
         S: Clone,
+        A: AdmissionSlot,
     {
         /// Sent once (no `retryPolicy`): its answer feeds the layer's
         /// throttle, when it has one.
@@ -230,6 +232,7 @@ pin_project_lite::pin_project! {
     where
         S: Service<Request<Body>, Response = Response<Body>>,
         S: Clone,
+        A: AdmissionSlot,
     {
         #[pin]
         call: Call<S, A>,
@@ -239,6 +242,7 @@ pin_project_lite::pin_project! {
 impl<S, A> core::fmt::Debug for GrpcResponseFuture<S, A>
 where
     S: Service<Request<Body>, Response = Response<Body>> + Clone,
+    A: AdmissionSlot,
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("GrpcResponseFuture")
@@ -331,6 +335,7 @@ where
 fn self_poll_expiring<S, A, E>(call: Pin<&mut Call<S, A>>, cx: &mut Context<'_>) -> Poll<Result<Response<Body>, E>>
 where
     S: Service<Request<Body>, Response = Response<Body>> + Clone,
+    A: AdmissionSlot,
 {
     let CallProj::Expiring { expiring } = call.project() else {
         return Poll::Pending;

@@ -7,7 +7,7 @@
 //! front end's layer instead.
 
 pub use crate::limits::admission::{AdmissionProgress, Admitting, refusal_of};
-pub use crate::limits::limit::Limit;
+pub use crate::limits::limit::{Charged, Limit};
 pub use crate::observe::conventions::{Conventions, SemanticConventions};
 pub use crate::observe::site::Site;
 pub use crate::observe::trace::{ReportFn, ResendSpan, in_resend_span, resend_span};

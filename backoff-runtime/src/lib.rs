@@ -136,14 +136,14 @@ pub mod __private {
     pub use crate::bounds::{DefaultAsyncSleep, FreshCopy, RetryResult};
     pub use crate::limits::admission::{Admitting, admission_of, admitted, admitted_from};
     pub use crate::limits::admission_limit::Admission;
-    pub use crate::limits::limit::budget_of;
+    pub use crate::limits::limit::{Charged, budget_of};
     pub use crate::observe::conventions::SemanticConventions;
     pub use crate::observe::site::CallSite;
     pub use crate::observe::site::Site;
     pub use crate::run::attempt::AttemptSource;
     pub use crate::run::blocking::{
-        RefusedBy, Rerun, admitted_by, admitted_success, blocking_attempt, first_admitted_blocking, first_success,
-        refused_as_body, refused_first_blocking, rerunning, retry_blocking_owned, start_blocking,
+        FirstAdmitted, RefusedBy, Rerun, admitted_by, admitted_success, blocking_attempt, first_admitted_blocking,
+        first_success, refused_as_body, refused_first_blocking, rerunning, retry_blocking_owned, start_blocking,
     };
     pub use crate::run::driver::{Acts, Loop, Step, Waits, timer_clock};
     pub use crate::run::hooks::{Hooks, method_site, static_site};

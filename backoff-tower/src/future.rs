@@ -13,6 +13,7 @@ use std::time::Instant;
 use tower_service::Service;
 
 use crate::classify::Classify;
+use crate::held::{AdmissionHold, AdmissionSlot, give_back};
 use crate::http::HttpRetry;
 use crate::layer::{NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
 use backoff_runtime::__front_end::AttemptSource;
@@ -22,7 +23,7 @@ use backoff_runtime::__front_end::Limit;
 use backoff_runtime::__front_end::NestedAttempt;
 use backoff_runtime::__front_end::Timed;
 use backoff_runtime::__front_end::{ASYNC_CLOCK, InlineTimer, Timer};
-use backoff_runtime::__front_end::{AdmissionProgress, Admitting, DefaultWait, refusal_of};
+use backoff_runtime::__front_end::{Admitting, DefaultWait, refusal_of};
 use backoff_runtime::__front_end::{HedgeAttempts, HedgeStep, Hedging as HedgeCall};
 use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
@@ -92,9 +93,9 @@ pin_project_lite::pin_project! {
         Sleeping { #[pin] pending: DefaultWait },
         /// The wait the layer's admission limiter asked for before the next
         /// attempt (only with
-        /// [`RetryLayer::admission`](crate::RetryLayer::admission)),
-        /// and where that attempt's admission stands.
-        Admitting { #[pin] pending: DefaultWait, progress: AdmissionProgress },
+        /// [`RetryLayer::admission`](crate::RetryLayer::admission));
+        /// the call's hold says where that attempt's admission stands.
+        Admitting { #[pin] pending: DefaultWait },
         /// The admission limiter refused the next attempt: the call ends
         /// with this result (`E::from(Refused)`) of its answer.
         Refused { result: fn(Refused) -> R, answer: Admission },
@@ -134,7 +135,10 @@ pin_project_lite::pin_project! {
 pin_project_lite::pin_project! {
     /// One call: a request that may not be sent twice, or its retries.
     #[project = CallProj]
-    enum Call<S, Req, C, T, A, F, R> {
+    enum Call<S, Req, C, T, A, F, R>
+    where
+        A: AdmissionSlot,
+    {
         /// A request that may not be sent twice: its one attempt, as the
         /// inner service answers it.
         Once { #[pin] response: F },
@@ -156,7 +160,7 @@ type CallOf<S, Req, C, T, A> = Call<S, Req, C, T, A, <S as Service<Req>>::Future
 /// caller's request (each attempt sends a replay of it), a clone of the
 /// service for the resends, the driver's state, and what each attempt's
 /// [`Attempt`](backoff_runtime::Attempt) is made from.
-struct Retrying<S, Req, C, T, A> {
+struct Retrying<S, Req, C, T, A: AdmissionSlot> {
     config: Arc<RetryLayer<C, T, A>>,
     request: Req,
     service: S,
@@ -172,6 +176,21 @@ struct Retrying<S, Req, C, T, A> {
     waited: Duration,
     /// How a wait starts: its `DefaultWait` is kept in [`Phase::Sleeping`].
     timer: InlineTimer,
+    /// What the call holds of the admission limiter (nothing without one),
+    /// given back when the call is dropped.
+    held: A::Held,
+}
+
+impl<S, Req, C, T, A: AdmissionSlot> Drop for Retrying<S, Req, C, T, A> {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn drop(&mut self) {
+        give_back(&self.config.admission, &mut self.held, self.number);
+        // A retry the budget allowed and the call never sent (dropped
+        // during its wait) is given back.
+        if self.config.calls.budget.is_some() {
+            self.driver.refund_unsent(limit_of(&self.config));
+        }
+    }
 }
 
 /// What starts a hedged call's next attempt when its wait ends.
@@ -238,13 +257,14 @@ pin_project_lite::pin_project! {
     pub struct ResponseFuture<S, Req, C = HttpRetry, T = NoTimeout, A = NoAdmission>
     where
         S: Service<Req>,
+        A: AdmissionSlot,
     {
         #[pin]
         call: CallOf<S, Req, C, T, A>,
     }
 }
 
-impl<S: Service<Req>, Req, C, T, A> core::fmt::Debug for ResponseFuture<S, Req, C, T, A> {
+impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> core::fmt::Debug for ResponseFuture<S, Req, C, T, A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let (retried, waiting) = match &self.call {
             Call::Once { .. } => (false, false),
@@ -280,7 +300,7 @@ fn limit_of<C, T, A>(config: &RetryLayer<C, T, A>) -> Option<Limit<'_>> {
     config.calls.budget.as_ref().map(Limit::of)
 }
 
-impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
+impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> ResponseFuture<S, Req, C, T, A> {
     /// The call of `request` on `service`, which `poll_ready` made ready.
     #[inline]
     pub fn start(service: &mut S, config: &Arc<RetryLayer<C, T, A>>, request: Req) -> Self
@@ -315,11 +335,21 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
             start => start,
         };
         let call = CallNonce::next();
+        let mut admitted = None;
         if let Some((limit, refused)) = config.admission.admission::<S::Response>() {
-            let answer = first_admission(limit, config.classify.admission_key(&request));
-            if answer.0 != Admission::Go {
-                return Retrying::new(service, config, request, driver, call, start, 0).held((answer, refused));
+            let mut hold = AdmissionHold::default();
+            let answer = hold.with(
+                limit,
+                0,
+                || config.classify.admission_key(&request),
+                |admitting| admitting.ask(),
+            );
+            if answer != Admission::Go {
+                let mut retry = Retrying::new(service, config, request, driver, call, start, 0);
+                retry.keep(hold);
+                return retry.held(answer, refused);
             }
+            admitted = Some(hold);
         }
         let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
         let response = service.call(config.classify.replay(&request, &first));
@@ -335,7 +365,10 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
         } else {
             attempt_phase(config, &driver, policy, Sending::Called { response }, None)
         };
-        let retry = Retrying::new(service, config, request, driver, call, start, 1);
+        let mut retry = Retrying::new(service, config, request, driver, call, start, 1);
+        if let Some(hold) = admitted {
+            retry.keep(hold);
+        }
         ResponseFuture {
             call: Call::Retrying { phase, retry },
         }
@@ -403,20 +436,18 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
                 };
                 let config = &retry.config;
                 if listens::<Res, E, C, T, A>(config) {
-                    let key = config
-                        .admission
-                        .admission::<Res>()
-                        .and(config.classify.admission_key(&retry.request));
+                    // The admission limiter hears the call's end from the
+                    // settlement, which now holds what the call holds.
                     Some(Settlement {
                         config: Arc::clone(config),
                         driver: core::mem::replace(&mut retry.driver, Loop::unstarted(ASYNC_CLOCK)),
                         hedges,
-                        key: key.map(Box::from),
+                        held: core::mem::take(&mut retry.held),
                     })
                 } else {
                     let request = &retry.request;
                     let key = || config.classify.admission_key(request);
-                    succeeded_with::<Res, E, C, T, A>(config, &mut retry.driver, hedges, key);
+                    succeeded_with::<Res, E, C, T, A>(config, &mut retry.driver, hedges, key, &mut retry.held);
                     None
                 }
             }
@@ -428,30 +459,44 @@ impl<S: Service<Req>, Req, C, T, A> ResponseFuture<S, Req, C, T, A> {
 /// The end of a call whose accepted response is settled when its body ends
 /// (a gRPC response: its status is in its trailers): the call's loop and
 /// the layer's keys, to report the call once its outcome is known.
-/// Dropped unused, it reports nothing (the caller dropped the body).
-pub struct Settlement<C, T, A> {
+/// Dropped unused (the caller dropped the body), it reports nothing but
+/// to the admission limiter, which hears the attempt as abandoned.
+pub struct Settlement<C, T, A: AdmissionSlot> {
     config: Arc<RetryLayer<C, T, A>>,
     driver: Loop,
     /// The attempts the hedge delay started (0: the call did not hedge).
     hedges: u32,
-    /// The call's admission key, when the layer has an admission limiter.
-    key: Option<Box<str>>,
+    /// What the call holds of the admission limiter: the answered attempt
+    /// (and a hedged call's others), until the limiter hears its end.
+    held: A::Held,
 }
 
-impl<C, T, A> core::fmt::Debug for Settlement<C, T, A> {
+impl<C, T, A: AdmissionSlot> Drop for Settlement<C, T, A> {
+    fn drop(&mut self) {
+        give_back(&self.config.admission, &mut self.held, 1);
+    }
+}
+
+impl<C, T, A: AdmissionSlot> core::fmt::Debug for Settlement<C, T, A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Settlement").finish_non_exhaustive()
     }
 }
 
-impl<C, T, A> Settlement<C, T, A> {
+impl<C, T, A: AdmissionSlot> Settlement<C, T, A> {
     /// The call succeeded: the limit gets its tokens back, and metrics,
     /// tracing and `on_success` hear of it.
     pub fn succeeded<Res, E>(mut self)
     where
         A: PerAttemptAdmission<E>,
     {
-        succeeded_with::<Res, E, C, T, A>(&self.config, &mut self.driver, self.hedges, || self.key.as_deref());
+        let Settlement {
+            config,
+            driver,
+            hedges,
+            held,
+        } = &mut self;
+        succeeded_with::<Res, E, C, T, A>(config, driver, *hedges, || None, held);
     }
 
     /// The call failed with `outcome` at its end (its trailers' status):
@@ -462,19 +507,27 @@ impl<C, T, A> Settlement<C, T, A> {
         C: Classify<Req, Res, E>,
         A: PerAttemptAdmission<E>,
     {
-        let config = &*self.config;
+        let Settlement {
+            config,
+            driver,
+            hedges,
+            held,
+        } = &mut self;
+        let config = &**config;
         let policy = config.calls.policy;
-        let driver = &mut self.driver;
-        let hedges = self.hedges;
-        let key = self.key.as_deref();
         let stopped = core::cell::Cell::new(None);
         with_hooks::<Req, Res, E, C, T, A, ()>(config, &stopped, |hooks| {
-            if let Some((limit, _)) = config.admission.admission::<Res>() {
-                Admitting::of_dyn(limit, ASYNC_CLOCK)
-                    .keyed(key)
-                    .observed(hooks.attempt_end(ASYNC_CLOCK, Err(&outcome)));
-            }
-            driver.committed((&outcome, hedges), &policy, limit_of(config), hooks);
+            tell_limiter::<Res, E, A>(
+                &config.admission,
+                held,
+                1,
+                || None,
+                |admitting| {
+                    admitting.observed(hooks.attempt_end(ASYNC_CLOCK, Err(&outcome)));
+                    admitting.abandon_open();
+                },
+            );
+            driver.committed((&outcome, *hedges), &policy, limit_of(config), hooks);
         });
     }
 }
@@ -499,6 +552,7 @@ fn succeeded_with<'k, Res, E, C, T, A: PerAttemptAdmission<E>>(
     driver: &mut Loop,
     hedges: u32,
     key: impl FnOnce() -> Option<&'k str>,
+    held: &mut A::Held,
 ) {
     let on_success = config
         .calls
@@ -506,13 +560,31 @@ fn succeeded_with<'k, Res, E, C, T, A: PerAttemptAdmission<E>>(
         .on_success
         .as_deref()
         .map(|hook| hook as &dyn Fn(&Success));
-    if let Some((limit, _)) = config.admission.admission::<Res>() {
-        Admitting::of_dyn(limit, ASYNC_CLOCK).keyed(key()).succeeded();
-    }
+    // A hedged call's other attempts were cancelled: abandoned.
+    tell_limiter::<Res, E, A>(&config.admission, held, 0, key, |admitting| {
+        admitting.succeeded();
+        admitting.abandon_open();
+    });
     if hedges == 0 {
         driver.succeeded(limit_of(config), &config.calls.site, on_success);
     } else {
         driver.succeeded_hedged(limit_of(config), &config.calls.site, on_success, hedges);
+    }
+}
+
+/// Runs `tell` with the call's view of the layer's admission limiter
+/// (none without one), through what the call holds of it (`held`), after
+/// `attempts` attempts; `key` gives the call's key the first time.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn tell_limiter<'k, Res, E, A: PerAttemptAdmission<E>>(
+    admission: &A,
+    held: &mut A::Held,
+    attempts: u32,
+    key: impl FnOnce() -> Option<&'k str>,
+    tell: impl FnOnce(&mut Admitting<'_>),
+) {
+    if let (Some((limit, _)), Some(hold)) = (admission.admission::<Res>(), A::hold(held)) {
+        hold.with(limit, attempts, key, tell);
     }
 }
 
@@ -662,34 +734,6 @@ type Stopped = Option<StopReason>;
 /// made from the refusal.
 type RefusedResult<S, Req> = fn(Refused) -> CallResult<S, Req>;
 
-/// An admission limiter's answer, with where the attempt's admission
-/// stands after it.
-type AskedAdmission = (Admission, AdmissionProgress);
-
-/// The admission limiter's answer for the first attempt, and where its
-/// admission then stands.
-#[cold]
-#[inline(never)]
-fn first_admission(limit: &dyn AdmissionLimit, key: Option<&str>) -> AskedAdmission {
-    admission_after(limit, 0, AdmissionProgress::default(), key)
-}
-
-/// The admission limiter's answer for the attempt after `attempts`, whose
-/// admission stood at `progress`, and where it stands after this answer.
-fn admission_after(
-    limit: &dyn AdmissionLimit,
-    attempts: u32,
-    progress: AdmissionProgress,
-    key: Option<&str>,
-) -> AskedAdmission {
-    let mut admitting = Admitting::of_dyn(limit, ASYNC_CLOCK)
-        .after(attempts)
-        .resuming(progress)
-        .keyed(key);
-    let answer = admitting.ask();
-    (answer, admitting.progress())
-}
-
 impl<S, Req, C, T, A> Retrying<S, Req, C, T, A>
 where
     S: Service<Req> + Clone,
@@ -703,7 +747,7 @@ where
     /// never, when refused.
     #[cold]
     #[inline(never)]
-    fn held(mut self, (answer, refused): (AskedAdmission, RefusedResult<S, Req>)) -> ResponseFuture<S, Req, C, T, A> {
+    fn held(mut self, answer: Admission, refused: RefusedResult<S, Req>) -> ResponseFuture<S, Req, C, T, A> {
         let phase = self.admitted_phase(answer, refused);
         ResponseFuture {
             call: Call::Retrying { phase, retry: self },
@@ -732,6 +776,36 @@ where
             number,
             waited: Duration::ZERO,
             timer: InlineTimer,
+            held: A::Held::default(),
+        }
+    }
+
+    /// Keeps `hold`, what the call holds of the admission limiter after
+    /// its first question.
+    #[cold]
+    fn keep(&mut self, hold: AdmissionHold) {
+        if let Some(held) = A::hold(&mut self.held) {
+            *held = hold;
+        }
+    }
+
+    /// Asks the admission limiter `limit` with `ask`, through what the call
+    /// holds of it.
+    fn ask_admission(
+        &mut self,
+        limit: &dyn AdmissionLimit,
+        ask: impl FnOnce(&mut Admitting<'_>) -> Admission,
+    ) -> Admission {
+        let Retrying {
+            config,
+            request,
+            number,
+            held,
+            ..
+        } = self;
+        match A::hold(held) {
+            Some(hold) => hold.with(limit, *number, || config.classify.admission_key(request), ask),
+            None => Admission::Go,
         }
     }
 
@@ -756,16 +830,11 @@ where
     /// The phase after the admission limiter's `answer` for the next
     /// attempt, with where its admission then stands: sent, waiting, or
     /// refused (the call then ends with `refused()`).
-    fn admitted_phase(
-        &mut self,
-        (answer, progress): AskedAdmission,
-        refused: RefusedResult<S, Req>,
-    ) -> PhaseOf<S, Req> {
+    fn admitted_phase(&mut self, answer: Admission, refused: RefusedResult<S, Req>) -> PhaseOf<S, Req> {
         match answer {
             Admission::Go => self.send_next(),
             Admission::Wait(wait) | Admission::GoAfter(wait) => Phase::Admitting {
                 pending: self.timer.start(wait),
-                progress,
             },
             answer @ (Admission::Refuse | Admission::Shut(_)) => Phase::Refused {
                 result: refused,
@@ -780,12 +849,12 @@ where
     /// service made ready first, in its `resend` span.
     #[cold]
     #[inline(never)]
-    fn resend(&mut self, progress: AdmissionProgress) -> PhaseOf<S, Req> {
-        match self.config.admission.admission::<S::Response>() {
+    fn resend(&mut self) -> PhaseOf<S, Req> {
+        let config = Arc::clone(&self.config);
+        match config.admission.admission::<S::Response>() {
             None => self.send_next(),
             Some((limit, refused)) => {
-                let key = self.config.classify.admission_key(&self.request);
-                let answer = admission_after(limit, self.number, progress, key);
+                let answer = self.ask_admission(limit, |admitting| admitting.ask());
                 self.admitted_phase(answer, refused)
             }
         }
@@ -805,6 +874,8 @@ where
     /// The next attempt's send: the request replayed for it, through a
     /// clone of the service made ready first; and its number.
     fn next_sending(&mut self) -> (Sending<S, Req, S::Future>, u32) {
+        // The retry the budget allowed for it, if any, is sent.
+        self.driver.sent();
         self.number = self.number.saturating_add(1);
         let attempt = AttemptSource::nth(&self.policy(), self.call, self.start, ASYNC_CLOCK, self.number);
         let request = self.config.classify.replay(&self.request, &attempt);
@@ -942,6 +1013,7 @@ where
                 match step {
                     HedgeStep::Return(result) => {
                         attempts.as_mut().clear();
+                        self.abandon_open();
                         return Poll::Ready((result, stopped));
                     }
                     HedgeStep::Next(wait) if wait.is_zero() => {
@@ -1009,11 +1081,23 @@ where
         alone: bool,
         mut pending: Pin<&mut Option<DefaultWait>>,
     ) -> HedgeAdmitted<S, Req> {
-        let Some((limit, refused)) = self.config.admission.admission::<S::Response>() else {
+        let config = Arc::clone(&self.config);
+        let Some((limit, refused)) = config.admission.admission::<S::Response>() else {
             return HedgeAdmitted::Send;
         };
-        let key = self.config.classify.admission_key(&self.request);
-        let (answer, _) = admission_after(limit, self.number, AdmissionProgress::default(), key);
+        let answer = self.ask_admission(limit, |admitting| {
+            let answer = admitting.ask();
+            if !alone && answer != Admission::Go {
+                // A hedge not let go at once is not sent: its place in
+                // the line is given back.
+                admitting.leave_line();
+            }
+            answer
+        });
+        if !alone && answer != Admission::Go {
+            // And the budget gets back what it allowed for the hedge.
+            self.driver.refund_unsent(limit_of(&config));
+        }
         match answer {
             Admission::Go => HedgeAdmitted::Send,
             answer @ (Admission::Refuse | Admission::Shut(_)) if alone => {
@@ -1064,7 +1148,7 @@ where
     ) -> (Step<CallResult<S, Req>, Duration>, Stopped) {
         self.decide(|driver, policy, limit, admitting, hooks| match admitting {
             None => driver.failed(Waits, policy, limit, hooks, outcome, gave_up_below),
-            Some(admitting) => driver.failed_admitting(Waits, policy, limit, &admitting, hooks, outcome, gave_up_below),
+            Some(admitting) => driver.failed_admitting(Waits, policy, limit, admitting, hooks, outcome, gave_up_below),
         })
     }
 
@@ -1079,7 +1163,7 @@ where
             Some((limit, _)) => refusal_of(limit, answer),
             None => Refused::new(),
         };
-        self.decide(|driver, policy, _, _, hooks| driver.refused(policy, number, hooks, result(refusal)))
+        self.decide(|driver, policy, limit, _, hooks| driver.refused((policy, limit), number, hooks, result(refusal)))
     }
 
     /// Runs `decide` with the call's loop, policy, limit and admission
@@ -1092,23 +1176,49 @@ where
             &mut Loop,
             &Policy,
             Option<Limit<'_>>,
-            Option<Admitting<'_>>,
+            Option<&mut Admitting<'_>>,
             &Hooks<'_, S::Response, S::Error, Result<S::Response, S::Error>>,
         ) -> Out,
     ) -> (Out, Option<StopReason>) {
         let policy = self.policy();
-        let config = &*self.config;
-        let driver = &mut self.driver;
-        let admitting = config.admission.admission::<S::Response>().map(|(limit, _)| {
-            Admitting::of_dyn(limit, ASYNC_CLOCK)
-                .after(self.number)
-                .keyed(config.classify.admission_key(&self.request))
-        });
+        let Retrying {
+            config,
+            request,
+            driver,
+            number,
+            held,
+            ..
+        } = self;
+        let config = &**config;
         let stopped = core::cell::Cell::new(None);
         let out = with_hooks::<Req, S::Response, S::Error, C, T, A, Out>(config, &stopped, |hooks| {
-            decide(driver, &policy, limit_of(config), admitting, hooks)
+            match (config.admission.admission::<S::Response>(), A::hold(held)) {
+                (Some((limit, _)), Some(hold)) => {
+                    let key = || config.classify.admission_key(request);
+                    hold.with(limit, *number, key, |admitting| {
+                        decide(driver, &policy, limit_of(config), Some(admitting), hooks)
+                    })
+                }
+                _ => decide(driver, &policy, limit_of(config), None, hooks),
+            }
         });
         (out, stopped.get())
+    }
+
+    /// The attempts admitted and not yet ended are abandoned (a hedged
+    /// call's others, cancelled): the admission limiter hears it now.
+    fn abandon_open(&mut self) {
+        let Retrying {
+            config,
+            request,
+            number,
+            held,
+            ..
+        } = self;
+        let key = || config.classify.admission_key(request);
+        tell_limiter::<S::Response, S::Error, A>(&config.admission, held, *number, key, |admitting| {
+            admitting.abandon_open()
+        });
     }
 
     /// The attempt that just ended returned `response`, which the
@@ -1116,17 +1226,21 @@ where
     /// metrics, tracing and `on_success` hear of it when they listen.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn succeeded(&mut self) {
-        let (config, request) = (&self.config, &self.request);
-        let key = || config.classify.admission_key(request);
-        succeeded_with::<S::Response, S::Error, C, T, A>(config, &mut self.driver, 0, key);
+        self.succeeded_hedged(0);
     }
 
     /// [`succeeded`](Self::succeeded) of a hedged call whose hedge delay
     /// started `hedges` of its attempts.
     fn succeeded_hedged(&mut self, hedges: u32) {
-        let (config, request) = (&self.config, &self.request);
+        let Retrying {
+            config,
+            request,
+            driver,
+            held,
+            ..
+        } = self;
         let key = || config.classify.admission_key(request);
-        succeeded_with::<S::Response, S::Error, C, T, A>(config, &mut self.driver, hedges, key);
+        succeeded_with::<S::Response, S::Error, C, T, A>(config, driver, hedges, key, held);
     }
 }
 
@@ -1165,16 +1279,9 @@ where
                     return Poll::Ready(result);
                 }
                 PhaseProj::Timed { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
-                PhaseProj::Sleeping { pending } => {
+                PhaseProj::Sleeping { pending } | PhaseProj::Admitting { pending } => {
                     ready!(retry.timer.poll_wait(pending, cx));
-                    let next = retry.resend(AdmissionProgress::default());
-                    phase.set(next);
-                    continue;
-                }
-                PhaseProj::Admitting { pending, progress } => {
-                    let progress = *progress;
-                    ready!(retry.timer.poll_wait(pending, cx));
-                    let next = retry.resend(progress);
+                    let next = retry.resend();
                     phase.set(next);
                     continue;
                 }

@@ -6,6 +6,7 @@
 use core::time::Duration;
 use std::sync::Arc;
 
+use crate::held::AdmissionSlot;
 use crate::http::HttpRetry;
 use backoff_runtime::__front_end::Site;
 use backoff_runtime::__front_end::start_needed;
@@ -33,6 +34,13 @@ pub struct NoAdmission;
 /// `BoxError` is).
 #[derive(Clone)]
 pub struct WithAdmission(Arc<dyn AdmissionLimit + Send>);
+
+impl WithAdmission {
+    /// The limiter.
+    pub(crate) fn limit(&self) -> &dyn AdmissionLimit {
+        &*self.0
+    }
+}
 
 impl core::fmt::Debug for WithAdmission {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -437,7 +445,7 @@ type RefusedAttempt<'a, T, E> = Option<(&'a dyn AdmissionLimit, fn(Refused) -> R
     label = "a refused attempt becomes this error",
     note = "tower's `BoxError` is; or map the service's error into one that is"
 )]
-pub trait PerAttemptAdmission<E>: Clone + Send + Sync + 'static {
+pub trait PerAttemptAdmission<E>: AdmissionSlot {
     /// The limiter, and the result that stands for a refused attempt.
     fn admission<T>(&self) -> RefusedAttempt<'_, T, E>;
 }

@@ -96,6 +96,7 @@
 
 mod classify;
 mod future;
+mod held;
 mod http;
 mod kept;
 mod layer;
@@ -107,6 +108,7 @@ mod streaming;
 
 pub use self::classify::Classify;
 pub use self::future::ResponseFuture;
+pub use self::held::{AdmissionHold, AdmissionSlot};
 pub use self::http::HttpRetry;
 pub use self::layer::{
     NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer, WithAdmission, WithTimeout,

@@ -93,6 +93,17 @@ impl Generator<'_> {
             Some(_) => quote!(#full::timer_clock(&#timer)),
         };
         let attempts_value = self.attempts_value(&state);
+        // With `budget`, the retry the budget allowed is held as a charge
+        // across the wait and the admission: sent with the attempt, given
+        // back when the future is dropped before that, or the attempt
+        // refused.
+        let charge = self.args.budget.as_ref().map(|_| local("charge"));
+        if let Some(charge) = &charge {
+            attempt = quote!({
+                #full::Charged::sent_if_held(#charge.take());
+                #attempt
+            });
+        }
         // With `admission`, each attempt is admitted first; a refused one
         // is the result `E::from(Refused)`, which `Loop::failed_admitting`
         // reports as a give-up and returns (the admitting remembers it).
@@ -135,10 +146,16 @@ impl Generator<'_> {
                 }
             }
         };
+        let take_charge = charge.as_ref().map(|charge| {
+            let budget = self.budget;
+            quote!(#charge = #private::Loop::take_charge(&mut #state, #budget);)
+        });
         let after = self.in_decision_scope(quote! {
             #decide
+            #take_charge
             #private::Timer::sleep(&mut #timer, #wait).await;
         });
+        let charge_value = charge.map(|charge| quote!(let mut #charge = #full::None;));
         let looped = self.looped(
             (&state, self.loop_start(timer_clock)),
             [admitting_value, attempts_value.unwrap_or_default()],
@@ -150,6 +167,7 @@ impl Generator<'_> {
             #admission_check
             #timer_check
             let mut #timer = #timer_value;
+            #charge_value
             #looped
         }
     }

@@ -451,9 +451,9 @@ impl Generator<'_> {
         // With `admission`, the limiter hears how each attempt ended.
         let (observe_success, failed_entry, admitting_arg) = match self.admission() {
             Some(admitting) => (
-                quote!(#private::Admitting::succeeded(&#admitting);),
+                quote!(#private::Admitting::succeeded(&mut #admitting);),
                 quote!(#private::Loop::failed_admitting),
-                quote!(&#admitting,),
+                quote!(&mut #admitting,),
             ),
             None => (TokenStream::new(), quote!(#private::Loop::failed), TokenStream::new()),
         };

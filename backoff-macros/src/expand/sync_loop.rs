@@ -111,6 +111,9 @@ impl Generator<'_> {
         // and returned out of line), the success told to the limiter, and
         // the retries through the runtime's admitted cold loop.
         let limit = local("admission_limit");
+        // The first attempt, admitted: the limiter hears its end once, a
+        // panic's included.
+        let first_admitted = local("first_admitted");
         let clock = quote!(#private::BlockingSleep::clock(&#sleeper));
         let (admission_check, admit_first, observe_success, retried) = if admits {
             let (check, refused) = self.refusal_result();
@@ -124,15 +127,18 @@ impl Generator<'_> {
             (
                 check,
                 quote! {
-                    if let #private::Err(#refusal) = #private::first_admitted_blocking(#limit, #clock, &#sleeper) {
-                        let #refused_value = #private::refused_as_body(&#body_fn, #refused, #refusal);
-                        return match #into_refused {
-                            #private::Ok(#value) => #returned_value,
-                            #private::Err(#failed) => #refused_first,
-                        };
-                    }
+                    let #first_admitted = match #private::first_admitted_blocking(#limit, #clock, &#sleeper) {
+                        #private::Ok(#first_admitted) => #first_admitted,
+                        #private::Err(#refusal) => {
+                            let #refused_value = #private::refused_as_body(&#body_fn, #refused, #refusal);
+                            return match #into_refused {
+                                #private::Ok(#value) => #returned_value,
+                                #private::Err(#failed) => #refused_first,
+                            };
+                        }
+                    };
                 },
-                quote!(#private::admitted_success(#limit, #clock);),
+                quote!(#private::admitted_success(#first_admitted);),
                 {
                     // Spanned as the key's check: a missing `From<Refused>`
                     // is reported once, there.
@@ -144,7 +150,7 @@ impl Generator<'_> {
                         None => quote!(#private::admitted_by),
                     };
                     self.returned_result(quote! {
-                        #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper, #admitted_by(#limit))
+                        #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper, #admitted_by(#first_admitted))
                     })
                 },
             )

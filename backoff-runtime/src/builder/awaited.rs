@@ -116,6 +116,17 @@ pub(crate) struct AwaitedCall<'a, Op, C: Parts> {
     pub(crate) driver: Loop,
 }
 
+impl<Op, C: Parts> Drop for AwaitedCall<'_, Op, C> {
+    #[inline]
+    fn drop(&mut self) {
+        // A retry the budget allowed and the call never sent (dropped
+        // during its wait) is given back.
+        if self.budget.is_some() {
+            self.driver.refund_unsent(self.budget);
+        }
+    }
+}
+
 impl<'a, Op, T, E, O, H, S, A> AwaitedCall<'a, Op, AwaitedKeys<T, E, O, H, S, A>>
 where
     AwaitedKeys<T, E, O, H, S, A>: Parts<Hooks = H, Output = Result<T, E>>,
@@ -163,6 +174,8 @@ where
         Op: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
+        // The retry the budget allowed for it, if any, is sent.
+        self.driver.sent();
         let attempt = match self.timeout {
             None => Timed::untimed((self.op)()),
             Some((timeout, on_elapsed)) => Timed::with_timeout_of(
@@ -174,13 +187,21 @@ where
         NestedAttempt::new(attempt)
     }
 
+    /// The attempts admitted and not yet ended are abandoned (the hedges
+    /// that lost): the admission limiter hears it now.
+    pub(crate) fn abandon_open(&mut self) {
+        if let Some((admitting, ..)) = self.admission.as_mut() {
+            admitting.abandon_open();
+        }
+    }
+
     /// Judges an ended attempt's `result` with the hooks, and tells the
     /// admission limiter how it ended.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn judge(&self, result: Result<T, E>) -> Result<T, O> {
+    pub(crate) fn judge(&mut self, result: Result<T, E>) -> Result<T, O> {
         let hooks = self.identity.lend(&self.hooks);
         let judged = hooks.judge(result);
-        if let Some((admitting, ..)) = self.admission.as_ref().filter(|_| H::ADMITS) {
+        if let Some((admitting, ..)) = self.admission.as_mut().filter(|_| H::ADMITS) {
             admitting.observed(hooks.attempt_end(admitting.clock(), judged.as_ref()));
         }
         judged

@@ -167,7 +167,7 @@ where
                     let result = match result {
                         // A success nobody but metrics hears of: no hooks lent.
                         Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
-                            if let Some((admitting, ..)) = call.admission.as_ref().filter(|_| H::ADMITS) {
+                            if let Some((admitting, ..)) = call.admission.as_mut().filter(|_| H::ADMITS) {
                                 admitting.succeeded();
                             }
                             call.driver.succeeded(budget, &Site::Named(call.identity.name), None);
@@ -230,7 +230,12 @@ where
                     Admission::Refuse | Admission::Shut(_) => {
                         let hooks = call.identity.lend(&call.hooks);
                         let result = refused(admitting.refusal());
-                        return Poll::Ready(call.driver.refused(policy, admitting.attempts(), &hooks, result));
+                        return Poll::Ready(call.driver.refused(
+                            (policy, budget),
+                            admitting.attempts(),
+                            &hooks,
+                            result,
+                        ));
                     }
                     Admission::Wait(wait) | Admission::GoAfter(wait) => {
                         let pending = this.timer.start(wait);

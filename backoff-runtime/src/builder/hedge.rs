@@ -229,7 +229,12 @@ where
                         Admission::Refuse | Admission::Shut(_) if this.attempts.is_empty() => {
                             let hooks = call.identity.lend(&call.hooks);
                             let result = refused(admitting.refusal());
-                            return Poll::Ready(call.driver.refused(call.policy, admitting.attempts(), &hooks, result));
+                            return Poll::Ready(call.driver.refused(
+                                (call.policy, call.budget),
+                                admitting.attempts(),
+                                &hooks,
+                                result,
+                            ));
                         }
                         Admission::Wait(wait) | Admission::GoAfter(wait) if this.attempts.is_empty() => {
                             *this.arm_hedge = false;
@@ -237,8 +242,11 @@ where
                             *this.next = Some(Next::Retry);
                             continue;
                         }
-                        // A hedge the limiter does not let go now is not sent.
+                        // A hedge the limiter does not let go now is not
+                        // sent: its place in the line is given back.
                         _ => {
+                            admitting.leave_line();
+                            call.driver.refund_unsent(call.budget);
                             *this.no_more = true;
                             continue;
                         }
@@ -257,10 +265,12 @@ where
                 let hooks = call.identity.lend(&call.hooks);
                 let outcome = match judged {
                     Ok(value) => {
-                        // The others are cancelled before the call returns.
+                        // The others are cancelled before the call returns,
+                        // and their limiter hears it.
                         this.attempts.as_mut().clear();
                         call.driver
                             .succeeded_hedged(call.budget, &hooks.site(), hooks.on_success_hook(), *this.hedges);
+                        call.abandon_open();
                         return Poll::Ready(Ok(value));
                     }
                     Err(outcome) => outcome,
@@ -276,6 +286,7 @@ where
                 {
                     HedgeStep::Return(result) => {
                         this.attempts.as_mut().clear();
+                        call.abandon_open();
                         return Poll::Ready(result);
                     }
                     HedgeStep::Next(wait) if wait.is_zero() => {

@@ -8,7 +8,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Shut, ShutBy};
+use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending, Shut, ShutBy};
 use crate::time::clock::ClockKind;
 
 /// The error of an attempt that the limit named in `admission = ...`
@@ -194,19 +194,38 @@ impl<E: From<Refused>> FromRefused for E {
     }
 }
 
-/// Where the next attempt's admission stands between two questions: when
-/// it first asked, and whether the limiter reserved its tokens
-/// ([`Admission::GoAfter`]). A future that cannot keep its [`Admitting`]
-/// across polls keeps this instead.
+/// Where a call's admission stands between two questions: when the next
+/// attempt first asked, whether the limiter reserved its tokens
+/// ([`Admission::GoAfter`]), and how many admitted attempts the limiter
+/// has not yet heard the end of. A future that cannot keep its
+/// [`Admitting`] across polls keeps this instead, and gives it back to an
+/// `Admitting` when it is dropped (which tells the limiter).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AdmissionProgress {
     since: Option<Instant>,
     reserved: bool,
+    open: u32,
+}
+
+impl AdmissionProgress {
+    /// Whether the limiter is owed a word when the call is dropped now: an
+    /// attempt it admitted and has not heard the end of, or a place in its
+    /// line.
+    #[inline]
+    pub fn holds(&self) -> bool {
+        self.open != 0 || self.since.is_some()
+    }
 }
 
 /// The limiter named in `admission = ...`, as one call uses it: asked before
 /// each attempt (counting them), told after each how it ended.
-#[derive(Clone, Copy)]
+///
+/// It holds what the call owes the limiter, and gives it back exactly once.
+/// Dropped with an admitted attempt the limiter has not heard the end of
+/// (the call's future was dropped, the hedge lost, the body panicked), it
+/// tells the limiter [`Ending::Abandoned`] (or [`Ending::Panicked`] while
+/// a panic unwinds). Dropped while told to wait, it tells
+/// [`AdmissionLimit::withdrawn`].
 pub struct Admitting<'a> {
     limit: &'a dyn AdmissionLimit,
     clock: ClockKind,
@@ -239,9 +258,31 @@ impl<'a> Admitting<'a> {
             progress: AdmissionProgress {
                 since: None,
                 reserved: false,
+                open: 0,
             },
             key: None,
         }
+    }
+
+    /// The same limit, holding the call's first attempt, which it
+    /// admitted (the attribute's sync loop asks the first question
+    /// without an `Admitting`).
+    #[inline]
+    pub(crate) fn holding_first(mut self) -> Self {
+        self.attempt = 1;
+        self.progress.open = 1;
+        self
+    }
+
+    /// Hands what the call owes the limiter over to the caller, who keeps
+    /// it as an [`AdmissionProgress`] (a future that makes an `Admitting`
+    /// per question) and gives it back with [`resuming`](Self::resuming).
+    /// The limiter hears nothing now.
+    #[inline]
+    pub fn hand_over(self) -> AdmissionProgress {
+        let progress = self.progress;
+        core::mem::forget(self);
+        progress
     }
 
     /// The same limit, for a call its front end keys by `key` (the tower
@@ -294,6 +335,7 @@ impl<'a> Admitting<'a> {
             .admit(AdmissionRequest::on_clock(self.clock, attempt).with_key(self.key));
         if answer == Admission::Go {
             self.attempt = attempt;
+            self.progress.open += 1;
             return Admission::Go;
         }
         self.answered(answer, attempt)
@@ -306,7 +348,9 @@ impl<'a> Admitting<'a> {
     fn ask_again(&mut self) -> Admission {
         let attempt = self.attempt.saturating_add(1);
         let Some(since) = self.progress.since.filter(|_| !self.progress.reserved) else {
-            self.progress = AdmissionProgress::default();
+            // The reservation was counted as admitted when it was made.
+            self.progress.since = None;
+            self.progress.reserved = false;
             self.attempt = attempt;
             return Admission::Go;
         };
@@ -325,10 +369,15 @@ impl<'a> Admitting<'a> {
         match answer {
             Admission::Go => {
                 self.attempt = attempt;
-                self.progress = AdmissionProgress::default();
+                self.progress.since = None;
+                self.progress.reserved = false;
+                self.progress.open += 1;
             }
             Admission::GoAfter(_) => {
+                // Its tokens are taken: the limiter hears its end, even if
+                // it never starts.
                 self.progress.reserved = true;
+                self.progress.open += 1;
                 self.waiting_since();
             }
             Admission::Wait(_) => self.waiting_since(),
@@ -338,7 +387,8 @@ impl<'a> Admitting<'a> {
                     Admission::Shut(shut) => Some(shut),
                     _ => None,
                 };
-                self.progress = AdmissionProgress::default();
+                self.progress.since = None;
+                self.progress.reserved = false;
             }
         }
         answer
@@ -375,16 +425,56 @@ impl<'a> Admitting<'a> {
 
     /// Tells the limiter that the attempt that just ended succeeded.
     #[inline]
-    pub fn succeeded(&self) {
-        self.limit
-            .observed(AttemptEnd::on_clock(self.clock, false, None).with_key(self.key));
+    pub fn succeeded(&mut self) {
+        self.observed(AttemptEnd::on_clock(self.clock, false, None));
     }
 
     /// Tells the limiter how the attempt that just ended went (the hooks'
     /// `attempt_end` makes `end`).
     #[inline]
-    pub fn observed(&self, end: AttemptEnd<'_>) {
+    pub fn observed(&mut self, end: AttemptEnd<'_>) {
+        self.progress.open = self.progress.open.saturating_sub(1);
         self.limit.observed(end.with_key(self.key));
+    }
+
+    /// Tells the limiter that every admitted attempt it has not heard the
+    /// end of was abandoned: a hedged call's attempts that lost.
+    #[inline]
+    pub fn abandon_open(&mut self) {
+        while self.progress.open != 0 {
+            self.observed(AttemptEnd::on_clock(self.clock, false, None).ended(Ending::Abandoned));
+        }
+    }
+
+    /// What the call owes the limiter, given back: each admitted attempt
+    /// it has not heard the end of as abandoned (the first as panicked
+    /// while a panic unwinds), and the place of an attempt told to wait.
+    #[cold]
+    #[inline(never)]
+    fn give_back(&mut self) {
+        if std::thread::panicking() && self.progress.open != 0 {
+            self.observed(AttemptEnd::on_clock(self.clock, false, None).ended(Ending::Panicked));
+        }
+        self.leave_line();
+        self.abandon_open();
+    }
+
+    /// The next attempt will not be made after all (a hedge the limiter
+    /// did not let go at once): a reservation is told as abandoned, a
+    /// place in the line as [`withdrawn`](AdmissionLimit::withdrawn).
+    #[cold]
+    pub fn leave_line(&mut self) {
+        let Some(since) = self.progress.since.take() else {
+            return;
+        };
+        if core::mem::take(&mut self.progress.reserved) {
+            self.observed(AttemptEnd::on_clock(self.clock, false, None).ended(Ending::Abandoned));
+            return;
+        }
+        let now = self.clock.now();
+        let waited = now.saturating_duration_since(since);
+        let waiter = AdmissionRequest::new(now, self.attempt.saturating_add(1), waited);
+        self.limit.withdrawn(waiter.with_key(self.key));
     }
 
     /// The clock the call's attempts are timed on.
@@ -426,6 +516,15 @@ impl<'a> Admitting<'a> {
                 ControlFlow::Break(admitted) => return admitted,
                 ControlFlow::Continue(wait) => sleep(wait),
             }
+        }
+    }
+}
+
+impl Drop for Admitting<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.progress.holds() {
+            self.give_back();
         }
     }
 }
@@ -516,7 +615,7 @@ mod tests {
         let admitting = Admitting::of_dyn(&breaker, ClockKind::Std).after(2);
         assert_eq!(
             format!("{admitting:?}"),
-            "Admitting { attempt: 2, progress: AdmissionProgress { since: None, reserved: false }, .. }"
+            "Admitting { attempt: 2, progress: AdmissionProgress { since: None, reserved: false, open: 0 }, .. }"
         );
     }
 }

@@ -27,6 +27,13 @@ const FAST_COUNT: u64 = 1 << 31;
 /// window` over the last `window`. When the budget refuses, the function
 /// returns its error with [`StopReason::Budget`](crate::StopReason::Budget).
 ///
+/// Only what was sent counts. A call deposits once it was sent: at its
+/// first attempt's answer, or when a hedge goes beside it first. A call
+/// that an admission limiter refused, or whose future was dropped before
+/// its first answer, deposits nothing. A retry withdrawn and then never
+/// sent (the call was dropped during its wait, or the admission limiter
+/// refused it) is refunded ([`refund`](Self::refund)).
+///
 /// The rule is evaluated exactly, in integers, with no rounding: 10 retries
 /// per second over a 100 ms window allow 1 retry, over 250 ms 2 (2.5). A
 /// minimum below one retry per window (5 per second over 100 ms is 0.5)
@@ -368,15 +375,17 @@ impl RetryBudget {
 
     /// Takes back one from the count of slot `slot`, if its word still
     /// belongs to it.
-    fn take_back(words: &[AtomicU64; RING], slot: u64) {
+    /// Whether one was taken back.
+    fn take_back(words: &[AtomicU64; RING], slot: u64) -> bool {
         let word = word(words, slot);
         let mut current = word.load(Ordering::Acquire);
         while epoch_of(current) == stamp_of(slot) && count_of(current) > 0 {
             match word.compare_exchange_weak(current, current - 1, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return,
+                Ok(_) => return true,
                 Err(actual) => current = actual,
             }
         }
+        false
     }
 
     /// The total count of the `slots` slots ending with `slot`.
@@ -406,7 +415,9 @@ impl RetryBudget {
         retries <= by_ratio + floor
     }
 
-    /// Records a call (every call of a function naming this budget).
+    /// Records a call that was sent (the loop calls it once per call: at its
+    /// first answer, or at its first hedge; a call refused or dropped before
+    /// it answered is not counted).
     ///
     /// ```
     /// use backoff_runtime::RetryBudget;
@@ -448,7 +459,7 @@ impl RetryBudget {
         let deposited = Self::total(&self.deposits, slot, SLOTS);
         let allowed = self.allows(withdrawn, deposited);
         if !allowed {
-            Self::take_back(&self.withdrawals, slot);
+            let _ = Self::take_back(&self.withdrawals, slot);
         }
         crate::observe::metrics::limit_asked(self.name, allowed, || {
             let withdrawn = if allowed {
@@ -459,6 +470,31 @@ impl RetryBudget {
             crate::observe::metrics::LimitLevel::AvailableRetries(self.available(withdrawn, deposited))
         });
         allowed
+    }
+
+    /// Gives back a retry that [`try_withdraw`](Self::try_withdraw) took
+    /// at `withdrawn_at` and that was never sent (the call was dropped
+    /// during its wait, or an admission limiter refused it). It is taken
+    /// from the latest slot, back to the one of `withdrawn_at`, that
+    /// counts a withdrawal; nothing once that slot left the window.
+    ///
+    /// ```
+    /// use backoff_runtime::RetryBudget;
+    /// use std::time::Instant;
+    /// let budget = RetryBudget::new().ratio(0.0).min_per_second(1);
+    /// let now = Instant::now();
+    /// assert_eq!((0..100).filter(|_| budget.try_withdraw(now)).count(), 10);
+    /// budget.refund(now);
+    /// assert!(budget.try_withdraw(now), "the retry given back is allowed again");
+    /// ```
+    pub fn refund(&self, withdrawn_at: Instant) {
+        let head = self.head.load(Ordering::Acquire);
+        let oldest = self.slot_at(withdrawn_at).max(head.saturating_sub(RING as u64 - 1));
+        for slot in (oldest..=head).rev() {
+            if Self::take_back(&self.withdrawals, slot) {
+                return;
+            }
+        }
     }
 
     /// How many more retries the rule allows with these counts.

@@ -17,14 +17,17 @@ use crate::limits::throttle::RetryThrottle;
 /// attribute, [`Retry::budget`](crate::Retry::budget) on the builder).
 ///
 /// The loop calls, in this order: [`call_started`](RetryLimit::call_started)
-/// before the first attempt (with the start instant, when
+/// once the call was sent (with its start instant, when
 /// [`reads_clock`](RetryLimit::reads_clock)); after each attempt that
 /// failed with an error `retry_if` retries, [`failed`](RetryLimit::failed),
 /// whatever follows; then, when every other stop rule allows the retry,
 /// [`try_retry`](RetryLimit::try_retry), whose `false` ends the call with
 /// [`StopReason::Budget`](crate::StopReason::Budget); after a successful
 /// attempt, [`succeeded`](RetryLimit::succeeded). A pending value (polling
-/// with `retry_if_ok`) asks nothing.
+/// with `retry_if_ok`) asks nothing. A retry that `try_retry` allowed but
+/// that was never sent (the call was dropped during its wait, or the
+/// admission limiter refused it) is given back with
+/// [`unsent`](RetryLimit::unsent).
 ///
 /// A limiter that paces every attempt ([`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter),
 /// [`AdaptiveThrottle`](crate::AdaptiveThrottle)) is an
@@ -70,8 +73,12 @@ pub trait RetryLimit: Sync {
         false
     }
 
-    /// A call started at `now` (only called when
-    /// [`reads_clock`](RetryLimit::reads_clock)).
+    /// A call that started at `now` was sent (only called when
+    /// [`reads_clock`](RetryLimit::reads_clock)). It is called once per
+    /// call: at its first attempt's answer, or when a hedge is sent beside
+    /// it first. A call that sent nothing is not counted: its first attempt
+    /// was refused by the admission limiter, or its future was dropped
+    /// before that attempt answered.
     fn call_started(&self, now: Instant) {
         let _ = now;
     }
@@ -86,6 +93,14 @@ pub trait RetryLimit: Sync {
 
     /// An attempt succeeded.
     fn succeeded(&self) {}
+
+    /// A retry that [`try_retry`](RetryLimit::try_retry) allowed at
+    /// `allowed_at` was never sent: the call was dropped during its wait,
+    /// or the admission limiter refused it. Give back what `try_retry`
+    /// took. The default gives back nothing.
+    fn unsent(&self, allowed_at: Instant) {
+        let _ = allowed_at;
+    }
 }
 
 impl RetryLimit for RetryBudget {
@@ -102,6 +117,10 @@ impl RetryLimit for RetryBudget {
     #[inline]
     fn try_retry(&self, now: Instant) -> bool {
         self.try_withdraw(now)
+    }
+
+    fn unsent(&self, allowed_at: Instant) {
+        self.refund(allowed_at);
     }
 }
 
@@ -132,7 +151,74 @@ crate::limits::named::forward_to_pointee!(RetryLimit {
     fn failed(&self);
     fn try_retry(&self, now: Instant) -> bool;
     fn succeeded(&self);
+    fn unsent(&self, allowed_at: Instant);
 });
+
+/// A retry that a limit allowed and that is not sent yet: what a call
+/// holds between the decision and the retry's send. [`sent`](Self::sent)
+/// keeps the retry taken. Dropped before that (the call was dropped during
+/// its wait, or the admission limiter refused the retry), it gives the
+/// retry back with [`RetryLimit::unsent`], exactly once.
+///
+/// ```
+/// use backoff_runtime::__front_end::Charged;
+/// use backoff_runtime::{RetryBudget, RetryLimit};
+/// use std::time::Instant;
+///
+/// let budget = RetryBudget::new().ratio(0.0).min_per_second(1);
+/// let now = Instant::now();
+/// assert_eq!((0..100).filter(|_| budget.try_retry(now)).count(), 10);
+/// drop(Charged::new(&budget, now));
+/// assert!(budget.try_retry(now), "the retry never sent was given back");
+/// ```
+#[must_use = "a charge dropped at once gives the retry back"]
+pub struct Charged<L: RetryLimit> {
+    /// The limit, until the retry is sent.
+    limit: Option<L>,
+    since: Instant,
+}
+
+impl<L: RetryLimit> core::fmt::Debug for Charged<L> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Charged")
+            .field("since", &self.since)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<L: RetryLimit> Charged<L> {
+    /// A retry `limit` allowed at or after `since`.
+    #[inline]
+    pub fn new(limit: L, since: Instant) -> Self {
+        Charged {
+            limit: Some(limit),
+            since,
+        }
+    }
+
+    /// The retry was sent: it stays taken.
+    #[inline]
+    pub fn sent(mut self) {
+        self.limit = None;
+    }
+
+    /// The retry `charge` holds, if any, was sent: it stays taken.
+    #[inline]
+    pub fn sent_if_held(charge: Option<Self>) {
+        if let Some(charge) = charge {
+            charge.sent();
+        }
+    }
+}
+
+impl<L: RetryLimit> Drop for Charged<L> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(limit) = self.limit.take() {
+            limit.unsent(self.since);
+        }
+    }
+}
 
 /// The limit of one call, borrowed for the call.
 #[derive(Clone, Copy)]
@@ -173,6 +259,13 @@ impl<'a> Limit<'a> {
     #[inline]
     pub(crate) fn allows_retry(self, now: impl FnOnce() -> Instant) -> bool {
         self.0.try_retry(now())
+    }
+
+    /// The retry just allowed, charged until it is sent (`since`: an
+    /// instant at or before the charge).
+    #[inline]
+    pub fn charged(self, since: Instant) -> Charged<&'a dyn RetryLimit> {
+        Charged::new(self.0, since)
     }
 
     /// An attempt succeeded.

@@ -131,10 +131,10 @@ pub(crate) fn settle_blocking<T, E, O: Outcome<T, E>>(
     start: Option<Instant>,
     hooks: &Hooks<'_, T, E, O>,
     result: Result<T, E>,
-    parts: BlockingParts<'_, T, E, O>,
+    mut parts: BlockingParts<'_, T, E, O>,
 ) -> Result<T, E> {
     let judged = hooks.judge(result);
-    if let Some((admitting, _)) = &parts.admission {
+    if let Some((admitting, _)) = &mut parts.admission {
         admitting.observed(hooks.attempt_end(admitting.clock(), judged.as_ref()));
     }
     match judged {
@@ -166,7 +166,7 @@ pub(crate) fn first_refused_blocking<T, E, O: Outcome<T, E>>(
     refused: Result<T, E>,
 ) -> Result<T, E> {
     let mut state = RetryState::with_start(clock, start);
-    refused_reported(&mut state, policy, admitting.attempts(), hooks, refused)
+    refused_reported(&mut state, (policy, None), admitting.attempts(), hooks, refused)
 }
 
 /// The retries of a blocking loop after a first attempt that failed with
@@ -215,16 +215,17 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
             if !admitting.admit_blocking(&|wait| sleeper.sleep(wait)) {
                 return refused_reported(
                     &mut state,
-                    policy,
+                    (policy, budget),
                     admitting.attempts(),
                     hooks,
                     refused(admitting.refusal()),
                 );
             }
         }
+        state.sent();
         crate::run::nested::enter_attempt();
         let judged = hooks.judge(body.rerun());
-        if let Some((admitting, _)) = &admission {
+        if let Some((admitting, _)) = &mut admission {
             admitting.observed(hooks.attempt_end(admitting.clock(), judged.as_ref()));
         }
         match judged {
@@ -257,10 +258,9 @@ pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
     sleeper: &dyn BlockingSleep,
     admission: Option<RefusedBy<'_, T, E>>,
 ) -> Result<T, E> {
-    let admission = admission.map(|(limit, refused)| {
-        let clock = sleeper.clock();
-        let admitting = Admitting::of_dyn(limit, clock).after(1);
-        admitting.observed(hooks.attempt_end(clock, Err(&first)));
+    let admission = admission.map(|(first_attempt, refused)| {
+        let mut admitting = first_attempt.into_admitting();
+        admitting.observed(hooks.attempt_end(admitting.clock(), Err(&first)));
         (admitting, refused)
     });
     let parts = BlockingParts {
@@ -272,16 +272,51 @@ pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
     retry_blocking(policy, budget, start, hooks, first, parts)
 }
 
-/// The limiter of `admission = ...` and the result of an attempt it
-/// refused, as the attribute's sync loop lends them to its retries.
-pub type RefusedBy<'a, T, E> = (&'a dyn AdmissionLimit, fn(Refused) -> Result<T, E>);
+/// The first attempt admitted by the limiter of `admission = ...` and the
+/// result of an attempt it refuses, as the attribute's sync loop lends
+/// them to its retries.
+pub type RefusedBy<'a, T, E> = (FirstAdmitted<'a>, fn(Refused) -> Result<T, E>);
 
-/// `limit` with the refused result of its function's error type: what
-/// [`retry_blocking_owned`] takes with `admission = ...`. (The expansion
-/// names it on the key, where a missing `From<Refused>` is reported.)
+/// The first attempt `first` with the refused result of its function's
+/// error type: what [`retry_blocking_owned`] takes with `admission = ...`.
+/// (The expansion names it on the key, where a missing `From<Refused>` is
+/// reported.)
 #[inline]
-pub fn admitted_by<T, E: FromRefused>(limit: &dyn AdmissionLimit) -> Option<RefusedBy<'_, T, E>> {
-    Some((limit, |refused| Err(E::from_refused(refused))))
+pub fn admitted_by<T, E: FromRefused>(first: FirstAdmitted<'_>) -> Option<RefusedBy<'_, T, E>> {
+    Some((first, |refused| Err(E::from_refused(refused))))
+}
+
+/// The first attempt of the attribute's sync loop, admitted by the limiter
+/// of `admission = ...`: the limiter hears its end exactly once. The
+/// expansion hands it to [`admitted_success`] or [`admitted_by`]; dropped
+/// by a panic in the body, it tells the limiter
+/// [`Ending::Panicked`](crate::Ending::Panicked).
+pub struct FirstAdmitted<'a> {
+    limit: &'a dyn AdmissionLimit,
+    clock: ClockKind,
+}
+
+impl core::fmt::Debug for FirstAdmitted<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("FirstAdmitted").finish_non_exhaustive()
+    }
+}
+
+impl<'a> FirstAdmitted<'a> {
+    /// The call's [`Admitting`], which now holds this attempt.
+    fn into_admitting(self) -> Admitting<'a> {
+        let admitting = Admitting::of_dyn(self.limit, self.clock).holding_first();
+        core::mem::forget(self);
+        admitting
+    }
+}
+
+impl Drop for FirstAdmitted<'_> {
+    #[cold]
+    fn drop(&mut self) {
+        // The attempt's `Admitting` gives it back.
+        drop(Admitting::of_dyn(self.limit, self.clock).holding_first());
+    }
 }
 
 /// The first attempt's admission in the attribute's sync loop with
@@ -290,13 +325,13 @@ pub fn admitted_by<T, E: FromRefused>(limit: &dyn AdmissionLimit) -> Option<Refu
 /// the refusal otherwise. The first question is inline and reads no clock
 /// unless the limiter does; the waits are out of line.
 #[inline]
-pub fn first_admitted_blocking(
-    limit: &dyn AdmissionLimit,
+pub fn first_admitted_blocking<'a>(
+    limit: &'a dyn AdmissionLimit,
     clock: ClockKind,
     sleeper: &dyn BlockingSleep,
-) -> Result<(), Refused> {
+) -> Result<FirstAdmitted<'a>, Refused> {
     match limit.admit(AdmissionRequest::on_clock(clock, 1)) {
-        Admission::Go => Ok(()),
+        Admission::Go => Ok(FirstAdmitted { limit, clock }),
         answer => held_first_blocking(limit, clock, answer, sleeper),
     }
 }
@@ -304,26 +339,28 @@ pub fn first_admitted_blocking(
 /// [`first_admitted_blocking`] after a first answer other than `Go`.
 #[cold]
 #[inline(never)]
-fn held_first_blocking(
-    limit: &dyn AdmissionLimit,
+fn held_first_blocking<'a>(
+    limit: &'a dyn AdmissionLimit,
     clock: ClockKind,
     answer: Admission,
     sleeper: &dyn BlockingSleep,
-) -> Result<(), Refused> {
+) -> Result<FirstAdmitted<'a>, Refused> {
     let mut admitting = Admitting::of_dyn(limit, clock);
     admitting.answered(answer, 1);
-    match answer {
-        Admission::Go => Ok(()),
-        Admission::Refuse | Admission::Shut(_) => Err(admitting.refusal()),
+    let admitted = match answer {
+        Admission::Go => true,
+        Admission::Refuse | Admission::Shut(_) => false,
         Admission::Wait(wait) | Admission::GoAfter(wait) => {
             sleeper.sleep(wait);
-            if admitting.admit_blocking(&|wait| sleeper.sleep(wait)) {
-                Ok(())
-            } else {
-                Err(admitting.refusal())
-            }
+            admitting.admit_blocking(&|wait| sleeper.sleep(wait))
         }
+    };
+    if !admitted {
+        return Err(admitting.refusal());
     }
+    // The attempt is the guard's to give back from here.
+    let _ = admitting.hand_over();
+    Ok(FirstAdmitted { limit, clock })
 }
 
 /// The result `refused` makes of `refusal`, typed as what `body` returns
@@ -337,8 +374,9 @@ pub fn refused_as_body<R, F: FnMut() -> R>(body: &F, refused: fn(Refused) -> R, 
 /// The first attempt of the attribute's sync loop with `admission`
 /// succeeded: its limiter hears it.
 #[inline]
-pub fn admitted_success(limit: &dyn AdmissionLimit, clock: ClockKind) {
-    limit.observed(AttemptEnd::on_clock(clock, false, None));
+pub fn admitted_success(first: FirstAdmitted<'_>) {
+    first.limit.observed(AttemptEnd::on_clock(first.clock, false, None));
+    core::mem::forget(first);
 }
 
 /// The attribute's sync loop with `admission`: its first attempt was
@@ -355,7 +393,7 @@ pub fn refused_first_blocking<T, E, O: Outcome<T, E>>(
     refused: E,
 ) -> Result<T, E> {
     let mut state = RetryState::with_start(clock, start);
-    refused_reported(&mut state, policy, 0, hooks, Err(refused))
+    refused_reported(&mut state, (policy, None), 0, hooks, Err(refused))
 }
 
 /// Runs one attempt of a blocking loop that stays in the function (with

@@ -5,7 +5,7 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::limits::limit::Limit;
+use crate::limits::limit::{Charged, Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::observe::stop::StopReason;
@@ -66,9 +66,10 @@ fn clock_needed(budget: Option<Limit<'_>>, needs_start: bool) -> bool {
     needs_start || budget.is_some_and(Limit::needs_clock)
 }
 
-/// The start instant of a call, read (and deposited in the budget) only when
-/// `max_elapsed`, a budget or a hook (`needs_start`) needs it: the happy path
-/// of everything else reads no clock.
+/// The start instant of a call, read only when `max_elapsed`, a budget or
+/// a hook (`needs_start`) needs it: the happy path of everything else reads
+/// no clock. The budget counts the call later, once it was sent
+/// ([`count_call`]).
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn read_start(
     policy: &Policy,
@@ -84,13 +85,22 @@ pub(crate) fn read_start(
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn read_start_when(budget: Option<Limit<'_>>, clock: ClockKind, needs_start: bool) -> Option<Instant> {
     if clock_needed(budget, needs_start) {
-        let now = clock.now();
-        if let Some(budget) = budget {
-            budget.call_started(now);
-        }
-        Some(now)
+        Some(clock.now())
     } else {
         None
+    }
+}
+
+/// The limit counts a call that started at `start`, once it was sent: at
+/// its first attempt's answer, or when a hedge goes beside it first. A
+/// call that sent nothing (refused, never polled, dropped before it
+/// answered) counts nothing.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn count_call(budget: Option<Limit<'_>>, start: Option<Instant>) {
+    if let (Some(budget), Some(start)) = (budget, start) {
+        if budget.needs_clock() {
+            budget.call_started(start);
+        }
     }
 }
 
@@ -239,10 +249,50 @@ impl RetryState {
             if !budget.allows_retry(|| timeline.now()) {
                 return false;
             }
+            // Held until the hedge is sent ([`sent`](Self::sent)).
+            self.timeline.set_charged(true);
         }
+        // The first attempt was sent and has not answered: the call counts
+        // now (after the question, so a hedge refused by the budget leaves
+        // the count to the first answer).
+        self.answered(budget);
         crate::observe::metrics::hedge(*site);
         self.backoff.advance(policy, Duration::ZERO);
         true
+    }
+
+    /// The retry (or hedge) the limit allowed last was sent: it stays
+    /// taken.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn sent(&mut self) {
+        self.timeline.set_charged(false);
+    }
+
+    /// The retry (or hedge) the limit allowed last, held until it is sent,
+    /// taken out of the state as a [`Charged`]: gives it back when dropped
+    /// unsent. `None` when none is held.
+    pub(crate) fn take_charge<'a>(&mut self, budget: Option<Limit<'a>>) -> Option<Charged<&'a dyn RetryLimit>> {
+        let budget = budget.filter(|_| self.timeline.charged())?;
+        self.timeline.set_charged(false);
+        let since = self.timeline.start().unwrap_or_else(|| self.timeline.now());
+        Some(budget.charged(since))
+    }
+
+    /// The retry (or hedge) the limit allowed last will not be sent (the
+    /// admission limiter refused it, or the call was dropped): `budget`
+    /// gets it back.
+    pub(crate) fn refund_unsent(&mut self, budget: Option<Limit<'_>>) {
+        drop(self.take_charge(budget));
+    }
+
+    /// An attempt answered: the first answer of a call that made no retry
+    /// and started no hedge counts the call in the limit ([`count_call`]).
+    /// (A hedge started before any answer counted it then.)
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn answered(&self, budget: Option<Limit<'_>>) {
+        if self.backoff.retries() == 0 {
+            count_call(budget, self.timeline.start());
+        }
     }
 
     /// Reports the retry after `error` that the stop rules allowed, with
@@ -331,6 +381,7 @@ impl RetryState {
         hooks: &Hooks<'_, T, E, O>,
         hedges: u32,
     ) {
+        self.answered(budget);
         let counts = hooks.should_retry(error) || hooks.pushback_of(error) == Some(Pushback::Stop);
         if let (true, Some(budget)) = (counts, budget) {
             budget.failed();
@@ -410,6 +461,7 @@ impl RetryState {
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn success(&mut self, budget: Option<Limit<'_>>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
         crate::run::nested::mark_succeeded();
+        self.answered(budget);
         if let Some(budget) = budget {
             budget.succeeded();
         }
@@ -428,6 +480,7 @@ impl RetryState {
         hedges: u32,
     ) {
         crate::run::nested::mark_succeeded();
+        self.answered(budget);
         if let Some(budget) = budget {
             budget.succeeded();
         }
@@ -448,6 +501,7 @@ impl RetryState {
         on_success: Option<&dyn Fn(&Success)>,
     ) {
         crate::run::nested::mark_succeeded();
+        count_call(budget, start);
         if let Some(budget) = budget {
             budget.succeeded();
         }
@@ -496,6 +550,8 @@ impl RetryState {
         hooks: &Hooks<'_, T, E, O>,
         hedging: bool,
     ) -> Result<Wait, StopReason> {
+        self.answered(budget);
+        self.timeline.set_charged(false);
         if !hooks.should_retry(error) {
             return Err(StopReason::Permanent);
         }
@@ -543,6 +599,8 @@ impl RetryState {
             if !budget.allows_retry(|| timeline.now()) {
                 return Err(StopReason::Budget);
             }
+            // Held until the retry is sent ([`sent`](Self::sent)).
+            self.timeline.set_charged(true);
         }
         Ok(Wait { wait, hinted, exact })
     }

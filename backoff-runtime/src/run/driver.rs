@@ -14,7 +14,7 @@ use core::time::Duration;
 use std::time::Instant;
 
 use crate::limits::admission::Admitting;
-use crate::limits::limit::Limit;
+use crate::limits::limit::{Charged, Limit, RetryLimit};
 use crate::observe::events::{RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::run::attempt::AttemptSource;
@@ -229,13 +229,15 @@ impl Loop {
         mode: M,
         policy: &Policy,
         budget: Option<Limit<'_>>,
-        admitting: &Admitting<'_>,
+        admitting: &mut Admitting<'_>,
         hooks: &Hooks<'_, T, E, O>,
         outcome: O,
         gave_up_below: bool,
     ) -> Step<Result<T, E>, M::Retry<O>> {
         if admitting.was_refused() {
-            // Not an attempt: the limiter refused it, and the call ends.
+            // Not an attempt: the limiter refused it, and the call ends; a
+            // retry the limit allowed for it is given back.
+            self.state.refund_unsent(budget);
             self.state.refused(policy, admitting.attempts(), &outcome, hooks);
             return Step::Return(hooks.given_up(outcome));
         }
@@ -305,12 +307,36 @@ impl Loop {
     #[inline(never)]
     pub fn refused<T, E, O: Outcome<T, E>>(
         &mut self,
-        policy: &Policy,
+        (policy, budget): (&Policy, Option<Limit<'_>>),
         attempts: u32,
         hooks: &Hooks<'_, T, E, O>,
         refused: Result<T, E>,
     ) -> Result<T, E> {
-        refused_reported(&mut self.state, policy, attempts, hooks, refused)
+        refused_reported(&mut self.state, (policy, budget), attempts, hooks, refused)
+    }
+
+    /// The retry (or hedge) the limit allowed last was sent: it stays
+    /// taken. Every front end calls it as the attempt starts.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn sent(&mut self) {
+        self.state.sent();
+    }
+
+    /// The retry (or hedge) the limit allowed last, taken out of the loop
+    /// as a [`Charged`] the caller keeps until it is sent (the attribute's
+    /// async loop keeps it across the wait): dropped unsent, it gives the
+    /// retry back. `None` when the loop holds none.
+    #[inline]
+    pub fn take_charge<'a>(&mut self, budget: Option<Limit<'a>>) -> Option<Charged<&'a dyn RetryLimit>> {
+        self.state.take_charge(budget)
+    }
+
+    /// The retry (or hedge) the limit allowed last will not be sent (a
+    /// hedge the admission limiter did not let go, a future dropped during
+    /// the wait): `budget` gets it back.
+    #[cold]
+    pub fn refund_unsent(&mut self, budget: Option<Limit<'_>>) {
+        self.state.refund_unsent(budget);
     }
 
     /// The attempt that was the call's last (it had committed: a gRPC
@@ -362,11 +388,13 @@ pub fn timer_clock<Tm: Timer>(_timer: &Tm) -> ClockKind {
 /// `StopReason::Refused` and returned.
 pub(crate) fn refused_reported<T, E, O: Outcome<T, E>>(
     state: &mut RetryState,
-    policy: &Policy,
+    (policy, budget): (&Policy, Option<Limit<'_>>),
     attempts: u32,
     hooks: &Hooks<'_, T, E, O>,
     refused: Result<T, E>,
 ) -> Result<T, E> {
+    // The retry the limit allowed for the refused attempt is given back.
+    state.refund_unsent(budget);
     match hooks.judge(refused) {
         Ok(value) => Ok(value),
         Err(outcome) => {

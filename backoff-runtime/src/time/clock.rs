@@ -42,16 +42,18 @@ impl ClockKind {
 /// state of an async retry loop lives in the function's future, so it is
 /// kept small. Instants are nanoseconds since a process-wide anchor (a year
 /// before the first use, so that virtual and paused clocks, which start at or
-/// after real time, are never before it): 61 bits, 73 years.
+/// after real time, are never before it): 60 bits, 36 years. One bit says
+/// whether the loop holds a retry its limit allowed and it has not sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(Rust, packed(4))]
 pub(crate) struct Timeline(u64);
 
 /// The bits of [`Timeline`]: clock (2), start read at the first failure (1),
-/// start (61; all ones when none).
+/// a retry charged and not sent (1), start (60; all ones when none).
 const CLOCK_SHIFT: u32 = 62;
 const FIRST_FAILURE_BIT: u64 = 1 << 61;
-const START_MASK: u64 = FIRST_FAILURE_BIT - 1;
+const CHARGED_BIT: u64 = 1 << 60;
+const START_MASK: u64 = CHARGED_BIT - 1;
 const NO_START: u64 = START_MASK;
 
 /// How far a deadline that cannot be represented is put: 30 years, as
@@ -147,6 +149,24 @@ impl Timeline {
             let anchor = anchor();
             anchor.checked_add(Duration::from_nanos(start)).unwrap_or(anchor)
         })
+    }
+
+    /// Marks whether the loop holds a retry its limit allowed and it has
+    /// not sent.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn set_charged(&mut self, charged: bool) {
+        if charged {
+            self.0 |= CHARGED_BIT;
+        } else {
+            self.0 &= !CHARGED_BIT;
+        }
+    }
+
+    /// Whether the loop holds a retry its limit allowed and it has not
+    /// sent.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn charged(self) -> bool {
+        self.0 & CHARGED_BIT != 0
     }
 
     /// Whether the start was read at the first failure rather than the call.
