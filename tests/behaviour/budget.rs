@@ -532,3 +532,127 @@ fn a_window_too_long_for_64_bit_nanoseconds_keeps_its_calls() {
     budget.deposit(start + Duration::from_secs(50 * 365 * 86_400));
     assert_eq!(grants(&budget, start + Duration::from_secs(51 * 365 * 86_400), 10), 1);
 }
+
+/// Only what was sent counts: a call refused by an open breaker deposits
+/// nothing, a future never polled deposits nothing, and a retry dropped
+/// during its backoff is refunded.
+mod only_what_was_sent {
+    use super::*;
+    use backoff_runtime::{CircuitBreaker, Refused, RetryLimit};
+
+    #[derive(Debug, PartialEq)]
+    enum Error {
+        Busy,
+        Refused,
+    }
+
+    impl From<Refused> for Error {
+        fn from(_: Refused) -> Self {
+            Error::Refused
+        }
+    }
+
+    /// Retries allowed by `budget` now, counted by asking until it says no
+    /// (each answer takes one).
+    fn retries_left(budget: &RetryBudget) -> usize {
+        let now = Instant::now();
+        (0..1_000).take_while(|_| budget.try_retry(now)).count()
+    }
+
+    #[test]
+    fn calls_refused_by_an_open_breaker_deposit_nothing() {
+        let _clock = backoff_runtime::testing::VirtualClock::install();
+        let budget = RetryBudget::new().ratio(1.0).min_per_second(0);
+        let breaker = CircuitBreaker::new().consecutive_failures(1);
+        let policy = Policy::new().initial_backoff(Duration::from_millis(1)).max_retries(1);
+        // One failure opens the breaker; that call was sent and deposits.
+        // Its retry, which the budget allowed, is refused by the open
+        // breaker, and given back.
+        let opened = policy
+            .retry(|| Err::<(), _>(Error::Busy))
+            .budget(&budget)
+            .admission(&breaker)
+            .call();
+        assert_eq!(opened, Err(Error::Refused));
+        for _ in 0..10 {
+            let refused = policy
+                .retry(|| Ok::<(), Error>(()))
+                .budget(&budget)
+                .admission(&breaker)
+                .call();
+            assert_eq!(refused, Err(Error::Refused));
+        }
+        assert_eq!(
+            retries_left(&budget),
+            1,
+            "one call sent, its refused retry given back: 1 left, not 10"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_builder_future_never_polled_deposits_nothing() {
+        let budget = RetryBudget::new().ratio(1.0).min_per_second(0);
+        let policy = Policy::new();
+        for _ in 0..5 {
+            drop(
+                policy
+                    .retry(|| async { Ok::<(), ()>(()) })
+                    .budget(&budget)
+                    .into_future(),
+            );
+        }
+        assert_eq!(retries_left(&budget), 0);
+        policy
+            .retry(|| async { Ok::<(), ()>(()) })
+            .budget(&budget)
+            .await
+            .unwrap();
+        assert_eq!(retries_left(&budget), 1, "the one call awaited counts");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_dropped_during_its_backoff_is_refunded() {
+        let budget = RetryBudget::new().ratio(0.0).min_per_second(1);
+        let policy = Policy::new()
+            .initial_backoff(Duration::from_secs(1))
+            .jitter(backoff_runtime::Jitter::None);
+        let attempts = AtomicU32::new(0);
+        let call = policy
+            .retry(|| async {
+                attempts.fetch_add(1, Ordering::Relaxed);
+                Err::<(), ()>(())
+            })
+            .budget(&budget);
+        // Dropped half-way through the first backoff: the retry was
+        // allowed, never sent.
+        let timed_out = tokio::time::timeout(Duration::from_millis(500), call.into_future()).await;
+        assert!(timed_out.is_err());
+        assert_eq!(attempts.load(Ordering::Relaxed), 1);
+        assert_eq!(retries_left(&budget), 10, "1 per second over 10 s, none spent");
+    }
+
+    #[retry(budget = FLOOR_BUDGET, initial_backoff = "1s", jitter = none, max_retries = 3)]
+    async fn fails_slowly(attempts: &AtomicU32) -> Result<(), ()> {
+        attempts.fetch_add(1, Ordering::Relaxed);
+        Err(())
+    }
+
+    static FLOOR_BUDGET: RetryBudget = RetryBudget::new().ratio(0.0).min_per_second(1);
+
+    #[tokio::test(start_paused = true)]
+    async fn the_attribute_refunds_a_retry_dropped_during_its_backoff() {
+        let attempts = AtomicU32::new(0);
+        let timed_out = tokio::time::timeout(Duration::from_millis(1_500), fails_slowly(&attempts)).await;
+        assert!(timed_out.is_err());
+        assert_eq!(
+            attempts.load(Ordering::Relaxed),
+            2,
+            "the first retry was sent, the second dropped"
+        );
+        assert_eq!(
+            retries_left(&FLOOR_BUDGET),
+            9,
+            "the sent retry stays spent, the unsent one is back"
+        );
+    }
+}

@@ -609,6 +609,151 @@ mod tests {
         assert_eq!(Refused::by("x").shut(), None);
     }
 
+    /// A limiter that answers from a script and records what it hears.
+    struct Recorder {
+        answers: std::sync::Mutex<Vec<Admission>>,
+        heard: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl Recorder {
+        fn answering(answers: &[Admission]) -> Self {
+            Recorder {
+                answers: std::sync::Mutex::new(answers.iter().rev().copied().collect()),
+                heard: std::sync::Mutex::default(),
+            }
+        }
+
+        fn heard(&self) -> Vec<String> {
+            self.heard.lock().unwrap().clone()
+        }
+    }
+
+    impl AdmissionLimit for Recorder {
+        fn admit(&self, _: AdmissionRequest<'_>) -> Admission {
+            self.answers.lock().unwrap().pop().unwrap_or(Admission::Go)
+        }
+
+        fn observed(&self, end: AttemptEnd<'_>) {
+            let key = end.key().unwrap_or("-");
+            self.heard.lock().unwrap().push(format!("{:?} {key}", end.ending()));
+        }
+
+        fn withdrawn(&self, waiter: AdmissionRequest<'_>) {
+            let key = waiter.key().unwrap_or("-");
+            self.heard
+                .lock()
+                .unwrap()
+                .push(format!("withdrawn {} {:?} {key}", waiter.attempt, waiter.waited()));
+        }
+    }
+
+    #[test]
+    fn an_admitted_attempt_dropped_unheard_is_told_as_abandoned_once() {
+        let limiter = Recorder::answering(&[Admission::Go]);
+        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std).keyed(Some("host"));
+        assert_eq!(admitting.ask(), Admission::Go);
+        drop(admitting);
+        assert_eq!(limiter.heard(), ["Abandoned host"]);
+    }
+
+    #[test]
+    fn an_attempt_heard_is_not_told_again_when_the_call_is_dropped() {
+        let limiter = Recorder::answering(&[Admission::Go]);
+        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        assert_eq!(admitting.ask(), Admission::Go);
+        admitting.succeeded();
+        drop(admitting);
+        assert_eq!(limiter.heard(), ["Answered -"]);
+    }
+
+    #[test]
+    fn a_panic_unwinding_through_the_call_tells_the_first_open_attempt_as_panicked() {
+        let limiter = Recorder::answering(&[Admission::Go, Admission::Go]);
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+            assert_eq!(admitting.ask(), Admission::Go);
+            assert_eq!(admitting.ask(), Admission::Go);
+            panic!("the body panicked");
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(limiter.heard(), ["Panicked -", "Abandoned -"]);
+    }
+
+    #[test]
+    fn a_waiter_dropped_in_its_wait_is_withdrawn_with_its_attempt_and_wait() {
+        let limiter = Recorder::answering(&[Admission::Wait(Duration::from_secs(1))]);
+        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std).after(2);
+        assert_eq!(admitting.ask(), Admission::Wait(Duration::from_secs(1)));
+        drop(admitting);
+        let heard = limiter.heard();
+        assert_eq!(heard.len(), 1, "{heard:?}");
+        assert!(
+            heard[0].starts_with("withdrawn 3 "),
+            "the third attempt waited: {heard:?}"
+        );
+    }
+
+    #[test]
+    fn a_reservation_dropped_before_its_attempt_is_told_as_abandoned() {
+        let limiter = Recorder::answering(&[Admission::GoAfter(Duration::from_secs(1))]);
+        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        assert_eq!(admitting.ask(), Admission::GoAfter(Duration::from_secs(1)));
+        drop(admitting);
+        assert_eq!(limiter.heard(), ["Abandoned -"]);
+    }
+
+    #[test]
+    fn a_reservation_started_is_heard_once_when_it_ends() {
+        let limiter = Recorder::answering(&[Admission::GoAfter(Duration::from_secs(1))]);
+        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        assert_eq!(admitting.ask(), Admission::GoAfter(Duration::from_secs(1)));
+        assert_eq!(admitting.ask(), Admission::Go, "started without asking again");
+        admitting.observed(AttemptEnd::on_clock(ClockKind::Std, true, None));
+        drop(admitting);
+        assert_eq!(limiter.heard(), ["Answered -"]);
+    }
+
+    #[test]
+    fn a_refused_attempt_owes_the_limiter_nothing() {
+        let limiter = Recorder::answering(&[Admission::Refuse]);
+        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        assert_eq!(admitting.ask(), Admission::Refuse);
+        drop(admitting);
+        assert!(limiter.heard().is_empty());
+    }
+
+    #[test]
+    fn what_is_handed_over_is_given_back_by_the_admitting_it_resumes_in() {
+        let limiter = Recorder::answering(&[Admission::Go, Admission::Go]);
+        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        assert_eq!(admitting.ask(), Admission::Go);
+        let progress = admitting.hand_over();
+        assert!(progress.holds());
+        assert!(limiter.heard().is_empty(), "handed over: nothing told yet");
+        let mut resumed = Admitting::of_dyn(&limiter, ClockKind::Std).after(1).resuming(progress);
+        assert_eq!(resumed.ask(), Admission::Go, "a hedge beside it");
+        resumed.succeeded();
+        resumed.abandon_open();
+        assert!(!resumed.progress().holds());
+        drop(resumed);
+        assert_eq!(limiter.heard(), ["Answered -", "Abandoned -"]);
+    }
+
+    #[test]
+    fn a_hedge_that_leaves_the_line_gives_back_its_place_at_once() {
+        let limiter = Recorder::answering(&[Admission::Go, Admission::Wait(Duration::from_millis(5))]);
+        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        assert_eq!(admitting.ask(), Admission::Go);
+        assert_eq!(admitting.ask(), Admission::Wait(Duration::from_millis(5)));
+        admitting.leave_line();
+        assert_eq!(limiter.heard().len(), 1, "withdrawn now");
+        admitting.succeeded();
+        drop(admitting);
+        let heard = limiter.heard();
+        assert!(heard[0].starts_with("withdrawn 2 "), "{heard:?}");
+        assert_eq!(heard[1], "Answered -");
+    }
+
     #[test]
     fn a_call_s_admission_debugs_as_its_attempts_and_progress() {
         let breaker = CircuitBreaker::new();

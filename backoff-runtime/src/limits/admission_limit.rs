@@ -155,11 +155,13 @@ pub enum Admission {
     Go,
     /// The attempt may start after this wait, and whatever it costs is
     /// taken now: a reservation. The loop sleeps on its own timer, then
-    /// starts it without asking again. A call dropped during the wait
-    /// loses its reservation.
+    /// starts it without asking again. A call dropped during the wait tells
+    /// the limiter the attempt was [`Abandoned`](Ending::Abandoned).
     GoAfter(Duration),
     /// Not yet: the loop sleeps this long on its own timer, then asks again.
-    /// Nothing was taken, so another caller may take it first.
+    /// Nothing was taken, so another caller may take it first. A call
+    /// dropped during the wait tells the limiter with
+    /// [`withdrawn`](AdmissionLimit::withdrawn).
     Wait(Duration),
     /// Not at all: the attempt does not start, and the call ends with
     /// [`Refused`](crate::Refused).

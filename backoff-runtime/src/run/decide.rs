@@ -244,6 +244,9 @@ impl RetryState {
                 return false;
             }
         }
+        // The first attempt was sent and has not answered: the call counts
+        // before its first hedge asks the budget.
+        self.answered(budget);
         if let Some(budget) = budget {
             let timeline = self.timeline;
             if !budget.allows_retry(|| timeline.now()) {
@@ -252,10 +255,6 @@ impl RetryState {
             // Held until the hedge is sent ([`sent`](Self::sent)).
             self.timeline.set_charged(true);
         }
-        // The first attempt was sent and has not answered: the call counts
-        // now (after the question, so a hedge refused by the budget leaves
-        // the count to the first answer).
-        self.answered(budget);
         crate::observe::metrics::hedge(*site);
         self.backoff.advance(policy, Duration::ZERO);
         true
@@ -285,12 +284,13 @@ impl RetryState {
         drop(self.take_charge(budget));
     }
 
-    /// An attempt answered: the first answer of a call that made no retry
-    /// and started no hedge counts the call in the limit ([`count_call`]).
-    /// (A hedge started before any answer counted it then.)
+    /// The call was sent and the limit hears of it for the first time (its
+    /// first answer, or its first hedge's question): the limit counts the
+    /// call, once ([`count_call`]).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn answered(&self, budget: Option<Limit<'_>>) {
-        if self.backoff.retries() == 0 {
+    fn answered(&mut self, budget: Option<Limit<'_>>) {
+        if budget.is_some() && !self.backoff.counted() {
+            self.backoff.mark_counted();
             count_call(budget, self.timeline.start());
         }
     }

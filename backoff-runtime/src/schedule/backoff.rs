@@ -204,6 +204,24 @@ impl Backoff {
         self.retries
     }
 
+    /// Whether, before any retry, the call was marked as counted by its
+    /// limit ([`mark_counted`](Self::mark_counted)). Always `true` once a
+    /// retry was made: a call that retried was counted at its first answer.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) const fn counted(&self) -> bool {
+        self.retries != 0 || self.carried_nanos != 0
+    }
+
+    /// Marks the call as counted by its limit. Before any retry the
+    /// carried wait is never read, so it holds the mark; the first retry
+    /// overwrites it.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn mark_counted(&mut self) {
+        if self.retries == 0 {
+            self.carried_nanos = 1;
+        }
+    }
+
     /// What the next retry's wait is made of: its base, and the previous
     /// wait as decorrelated jitter reads it (`initial_backoff` before the
     /// first retry, then the wait actually used). Only the one the jitter
