@@ -15,6 +15,7 @@ pub mod before_retry;
 pub mod breaker;
 pub mod budget;
 pub mod budget_per_host;
+pub mod cancellation;
 pub mod concurrency;
 pub mod cooldown;
 pub mod edges;
