@@ -91,7 +91,11 @@ impl Backend {
 }
 
 async fn handle(State(backend): State<Arc<Backend>>) -> StatusCode {
-    if backend.serve() { StatusCode::OK } else { StatusCode::TOO_MANY_REQUESTS }
+    if backend.serve() {
+        StatusCode::OK
+    } else {
+        StatusCode::TOO_MANY_REQUESTS
+    }
 }
 
 /// A server on the loopback, on a thread of its own; its address.
@@ -103,8 +107,12 @@ fn serve(backend: Arc<Backend>) -> SocketAddr {
             .build()
             .expect("a tokio runtime");
         runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
-            sender.send(listener.local_addr().expect("an address")).expect("main waits");
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("a loopback port");
+            sender
+                .send(listener.local_addr().expect("an address"))
+                .expect("main waits");
             let app = Router::new().route("/", get(handle)).with_state(backend);
             axum::serve(listener, app).await.expect("the server runs");
         });

@@ -429,8 +429,12 @@ impl RateState {
     /// An admitted attempt ended at `now`. Only an answer tells of the
     /// backend: a panic or an abandoned attempt changes no rate. A
     /// throttle to an attempt sent before the last cut is counted in the
-    /// measured rate and changes no rate either; any other throttle cuts,
-    /// and the attempts still in flight then are the ones sent before it.
+    /// measured rate and changes no rate either. Any other throttle cuts:
+    /// the attempts still in flight then are the ones sent before it, the
+    /// bucket empties (what goes next goes at the new rate), and the line
+    /// is void (its waiters, back at their instants, find no token and
+    /// take new places at the new rate; stretching the line instead counted
+    /// each of them twice, and the bucket then filled for no one).
     fn ended(&mut self, now: f64, ending: Ending, throttled: bool) {
         self.in_flight = self.in_flight.saturating_sub(1);
         let before_cut = self.sent_before_cut > 0;
