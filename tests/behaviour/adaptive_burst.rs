@@ -148,7 +148,7 @@ mod thousand_tasks {
         }
         let (admitted, served) = BACKEND.per_second(2, 4);
         assert!(
-            admitted >= 0.8 * CAPACITY && admitted <= 1.25 * CAPACITY,
+            (0.8 * CAPACITY..=1.25 * CAPACITY).contains(&admitted),
             "{admitted} calls/s admitted over the last 2 s, {served} served; fill rate {}",
             LIMITER.fill_rate()
         );
