@@ -10,6 +10,7 @@
 //! Run one module: `cargo test --test behaviour hooks::`.
 
 pub mod adaptive;
+pub mod adaptive_burst;
 pub mod attempt_context;
 pub mod before_retry;
 pub mod breaker;

@@ -6,7 +6,7 @@ use core::time::Duration;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
+use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending};
 use crate::limits::named::{max_wait_methods, name_methods};
 
 /// The lowest fill rate of the bucket, in tokens per second.
@@ -44,7 +44,7 @@ const EPSILON: f64 = 1e-9;
 /// smoothed by 0.8); the rate never drops below 0.5 per second, the bucket
 /// never holds less than 1 token.
 ///
-/// Two differences from AWS's SDKs. The first is at a cold start. Before
+/// Three differences from AWS's SDKs. The first is at a cold start. Before
 /// the first 0.5 s interval closes, the SDKs' measured rate is 0. A
 /// throttle then (the client's first burst overran the backend) sets
 /// their fill rate to the 0.5/s floor: nothing goes for seconds, and a
@@ -55,17 +55,46 @@ const EPSILON: f64 = 1e-9;
 /// rate is AWS's algorithm. The second is how waiters wait (below); it
 /// changes no rate.
 ///
+/// The third: the rate is cut at most once per round trip, as TCP cuts
+/// its window. The SDKs cut for every throttled answer. So one burst of
+/// 700 throttled answers cuts their rate 700 times, to its floor: 1,000
+/// tasks against a 300/s backend then get 2% of it, and about 99% here
+/// (BENCHMARKS.md, "Goodput under a burst"). The limiter sees no request
+/// ids, so it counts:
+///
+/// - Every `Go` is an attempt in flight, until `observed` hears its end.
+/// - At a cut, the attempts in flight were sent before it.
+/// - The next that many ends are theirs (first sent, first answered).
+/// - A throttle among them does not cut again. It counts in the measured
+///   rate.
+/// - Any other throttle cuts.
+/// - A cut empties the bucket: what goes after it goes at the new rate.
+/// - A cut voids the line: each waiter, back at its instant, finds no
+///   token and takes a new place at the new rate.
+///
+/// With one attempt in flight every throttle cuts, as in the SDKs, and
+/// their test vectors hold.
+///
+/// Only answers tell of the backend. An attempt whose body panicked, or
+/// that the call abandoned (a timeout, a `select!`, the hedge that lost),
+/// changes no rate and is not counted in the measured rate: the SDKs
+/// count only answers. It still ends its attempt in flight.
+///
 /// An attempt that finds too few tokens joins a line. It is told the
 /// instant its own tokens refill: one token after the waiter before it,
 /// at the current rate. It sleeps once on the loop's own timer, then asks
 /// again and takes them. So waiters wake one at a time, not all for one
 /// token (about 1 wake-up per admission under 1,000 tasks; 822 when every
 /// waiter is told the next token's instant, as AWS's SDKs tell them:
-/// BENCHMARKS.md). Nothing is taken while an attempt waits: a call dropped
-/// then costs nothing. The line never holds a token back: a token in the
-/// bucket goes to whoever asks, and a waiter that finds its token gone
-/// (it woke late) joins the line again. When the rate changes, the tokens
-/// promised to the line refill at the new rate, and the next place moves.
+/// BENCHMARKS.md). Nothing is taken while an attempt waits. A call dropped
+/// then gives its place back
+/// ([`withdrawn`](AdmissionLimit::withdrawn)): the line's end moves back
+/// by its tokens, never before now. The waiters behind it keep their
+/// instants, and its token stays in the bucket for whoever asks next. The
+/// line never holds a token back: a token in the bucket goes to whoever
+/// asks, and a waiter that finds its token gone (it woke late) joins the
+/// line again. When the rate changes without a cut, the tokens promised to
+/// the line refill at the new rate, and the next place moves.
 ///
 /// An attempt whose place comes past [`max_wait`](Self::max_wait) in all,
 /// measured on the loop's clock since it first asked, is refused at once
@@ -248,6 +277,12 @@ impl AdaptiveRateLimiter {
         self.lock().enabled
     }
 
+    /// What the attempt of `request` costs: [`cost`](Self::cost) for a
+    /// first attempt, [`retry_cost`](Self::retry_cost) for the others.
+    fn cost_of(&self, request: &AdmissionRequest<'_>) -> f64 {
+        if request.is_first() { self.cost } else { self.retry_cost }
+    }
+
     /// The state, locked for a few arithmetic steps (never across a wait).
     /// A panic cannot leave it half-updated in a way that matters (every
     /// field stays a finite number), so a poisoned lock is taken as is.
@@ -258,7 +293,7 @@ impl AdaptiveRateLimiter {
 
 impl AdmissionLimit for AdaptiveRateLimiter {
     fn admit(&self, request: AdmissionRequest<'_>) -> Admission {
-        let cost = if request.is_first() { self.cost } else { self.retry_cost };
+        let cost = self.cost_of(&request);
         let mut state = self.lock();
         let now = state.seconds(request.now());
         state.admit(now, cost, request.waited(), self.max_wait)
@@ -267,7 +302,14 @@ impl AdmissionLimit for AdaptiveRateLimiter {
     fn observed(&self, end: AttemptEnd<'_>) {
         let mut state = self.lock();
         let now = state.seconds(end.now());
-        state.update(now, end.slow_down());
+        state.ended(now, end.ending(), end.slow_down());
+    }
+
+    fn withdrawn(&self, waiter: AdmissionRequest<'_>) {
+        let cost = self.cost_of(&waiter);
+        let mut state = self.lock();
+        let now = state.seconds(waiter.now());
+        state.withdraw(now, cost);
     }
 
     fn name(&self) -> Option<&'static str> {
@@ -295,6 +337,11 @@ struct RateState {
     /// When the tokens promised to the attempts told to wait will have
     /// refilled: the end of the line (at or before now: no one waits).
     line_end: f64,
+    /// Attempts admitted (`Go`) whose end was not heard yet.
+    in_flight: u64,
+    /// Ends still to come from attempts that were in flight at the last
+    /// cut: a throttle among them does not cut again.
+    sent_before_cut: u64,
 }
 
 impl RateState {
@@ -312,6 +359,8 @@ impl RateState {
             last_max_rate: 0.0,
             time_of_last_throttle: 0.0,
             line_end: 0.0,
+            in_flight: 0,
+            sent_before_cut: 0,
         }
     }
 
@@ -326,7 +375,7 @@ impl RateState {
     /// `waited` so far: tokens are taken only when it goes.
     fn admit(&mut self, now: f64, cost: f64, waited: Duration, max_wait: Duration) -> Admission {
         if !self.enabled {
-            return Admission::Go;
+            return self.go();
         }
         // A waiter woken late (a busy executor) is past its bound.
         if waited > max_wait {
@@ -338,7 +387,7 @@ impl RateState {
         let cost = cost.min(self.max_capacity);
         if cost <= self.current_capacity + EPSILON {
             self.current_capacity = (self.current_capacity - cost).max(0.0);
-            return Admission::Go;
+            return self.go();
         }
         // Its tokens refill after those promised to the line.
         let ready_at = if self.line_end > now {
@@ -356,6 +405,52 @@ impl RateState {
         } else {
             self.line_end = ready_at;
             Admission::Wait(wait)
+        }
+    }
+
+    /// An attempt goes: one more in flight.
+    fn go(&mut self) -> Admission {
+        self.in_flight = self.in_flight.saturating_add(1);
+        Admission::Go
+    }
+
+    /// A waiter costing `cost` left at `now` before asking again: its
+    /// tokens are no longer promised, so the end of the line moves back by
+    /// their refill time (never before now). The waiters behind it keep
+    /// the instants they were told; the token it would have taken stays in
+    /// the bucket for whoever asks next.
+    fn withdraw(&mut self, now: f64, cost: f64) {
+        if self.line_end > now {
+            let cost = cost.min(self.max_capacity);
+            self.line_end = (self.line_end - cost / self.fill_rate).max(now);
+        }
+    }
+
+    /// An admitted attempt ended at `now`. Only an answer tells of the
+    /// backend: a panic or an abandoned attempt changes no rate. A
+    /// throttle to an attempt sent before the last cut is counted in the
+    /// measured rate and changes no rate either. Any other throttle cuts:
+    /// the attempts still in flight then are the ones sent before it, the
+    /// bucket empties (what goes next goes at the new rate), and the line
+    /// is void (its waiters, back at their instants, find no token and
+    /// take new places at the new rate; stretching the line instead counted
+    /// each of them twice, and the bucket then filled for no one).
+    fn ended(&mut self, now: f64, ending: Ending, throttled: bool) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        let before_cut = self.sent_before_cut > 0;
+        self.sent_before_cut = self.sent_before_cut.saturating_sub(1);
+        if ending != Ending::Answered {
+            return;
+        }
+        if throttled && before_cut {
+            self.measure(now);
+            return;
+        }
+        self.update(now, throttled);
+        if throttled {
+            self.sent_before_cut = self.in_flight;
+            self.current_capacity = 0.0;
+            self.line_end = self.line_end.min(now);
         }
     }
 

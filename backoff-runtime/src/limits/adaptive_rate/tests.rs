@@ -481,3 +481,216 @@ fn the_line_follows_a_new_rate() {
     state.set_fill_rate(0.1, 20.0);
     assert_waits(state.admit(0.1, 1.0, Duration::ZERO, max_wait), 150);
 }
+
+/// A limiter at 0.5 tokens a second (the floor) with an empty bucket at
+/// `start`, waiting at most 10 s (the default), retries costing 2.
+fn at_the_floor() -> (AdaptiveRateLimiter, impl Fn(f64) -> Instant) {
+    let limiter = AdaptiveRateLimiter::new().retry_cost(2.0);
+    let start = Instant::now();
+    limiter.observed(AttemptEnd::new(start, true));
+    assert_eq!((limiter.fill_rate(), limiter.tokens()), (0.5, 0.0));
+    (limiter, move |seconds: f64| start + Duration::from_secs_f64(seconds))
+}
+
+/// Issue 51: after one caller times out, the next waits 2 s, not 4 s.
+#[test]
+fn a_withdrawn_waiter_leaves_the_line() {
+    let (limiter, at) = at_the_floor();
+    let first = AdmissionRequest::new(at(0.0), 1, Duration::ZERO);
+    assert_waits(limiter.admit(first), 2000);
+    limiter.withdrawn(AdmissionRequest::new(at(0.0), 1, Duration::ZERO));
+    assert_waits(limiter.admit(AdmissionRequest::new(at(0.0), 1, Duration::ZERO)), 2000);
+}
+
+/// A waiter that leaves after a while: the next one waits for the tokens
+/// still missing, from now, as if alone.
+#[test]
+fn a_waiter_withdrawn_later_frees_its_place_from_now() {
+    let (limiter, at) = at_the_floor();
+    assert_waits(limiter.admit(AdmissionRequest::new(at(0.0), 1, Duration::ZERO)), 2000);
+    limiter.withdrawn(AdmissionRequest::new(at(1.0), 1, Duration::from_secs(1)));
+    // Half a token refilled: one more second, not 3.
+    assert_waits(limiter.admit(AdmissionRequest::new(at(1.0), 1, Duration::ZERO)), 1000);
+}
+
+/// Issue 51: after five callers time out, a sixth that alone would wait
+/// 1 s is let in after 1 s, not refused.
+#[test]
+fn five_withdrawn_waiters_leave_no_trace() {
+    let (limiter, at) = at_the_floor();
+    for nth in 1..=5_u64 {
+        assert_waits(
+            limiter.admit(AdmissionRequest::new(at(0.0), 1, Duration::ZERO)),
+            2000 * nth,
+        );
+    }
+    for _ in 0..5 {
+        limiter.withdrawn(AdmissionRequest::new(at(1.0), 1, Duration::from_secs(1)));
+    }
+    assert_waits(limiter.admit(AdmissionRequest::new(at(1.0), 1, Duration::ZERO)), 1000);
+}
+
+/// A retry (a hedge) told to wait gives back its own cost's place: the
+/// waiters before it keep theirs, and the next is placed right after them.
+#[test]
+fn a_withdrawn_retry_gives_back_its_retry_cost() {
+    let limiter = AdaptiveRateLimiter::new().retry_cost(3.0);
+    let start = Instant::now();
+    let at = |seconds: f64| start + Duration::from_secs_f64(seconds);
+    *limiter.lock() = counting(10.0);
+    limiter.lock().anchor = Some(start);
+    assert_waits(limiter.admit(AdmissionRequest::new(at(0.0), 1, Duration::ZERO)), 100);
+    // The hedge costs 3 tokens: it waits 0.3 s more, up to 0.4 s.
+    assert_waits(limiter.admit(AdmissionRequest::new(at(0.0), 2, Duration::ZERO)), 400);
+    limiter.withdrawn(AdmissionRequest::new(at(0.05), 2, Duration::from_millis(50)));
+    // The next first attempt comes right after the first waiter (0.1 s).
+    assert_waits(limiter.admit(AdmissionRequest::new(at(0.05), 1, Duration::ZERO)), 150);
+    // And the first waiter still finds its token at its own instant.
+    assert_eq!(
+        limiter.admit(AdmissionRequest::new(at(0.1), 1, Duration::from_millis(100))),
+        Admission::Go
+    );
+}
+
+/// A withdrawal never moves the line before now, and a withdrawal with no
+/// line changes nothing.
+#[test]
+fn a_withdrawal_never_moves_the_line_before_now() {
+    let mut state = two_waiting(Duration::from_secs(1));
+    // At 0.15 s the line ends at 0.2 s; two withdrawals would take it to 0.0.
+    state.withdraw(0.15, 1.0);
+    state.withdraw(0.15, 1.0);
+    assert_eq!(state.line_end, 0.15);
+    state.withdraw(0.3, 1.0);
+    assert_eq!(state.line_end, 0.15, "no line: nothing to give back");
+    // A cost above the capacity gave back what it was placed for: the whole bucket.
+    let mut state = counting(2.0);
+    assert_waits(state.admit(0.0, 5.0, Duration::ZERO, Duration::from_secs(10)), 1000);
+    state.withdraw(0.0, 5.0);
+    assert_eq!(state.line_end, 0.0);
+}
+
+/// A panicked or abandoned attempt says nothing of the backend: no rate
+/// changes, and it is not counted in the measured rate.
+#[test]
+fn an_attempt_that_did_not_answer_changes_no_rate() {
+    for ending in [Ending::Panicked, Ending::Abandoned] {
+        let mut state = RateState::new();
+        for answer in 1..=5 {
+            state.ended(0.1 * f64::from(answer), Ending::Answered, false);
+        }
+        let before = (
+            state.fill_rate,
+            state.measured_tx_rate,
+            state.request_count,
+            state.enabled,
+        );
+        state.in_flight = 2;
+        state.ended(0.6, ending, true);
+        state.ended(1.2, ending, false);
+        assert_eq!(
+            (
+                state.fill_rate,
+                state.measured_tx_rate,
+                state.request_count,
+                state.enabled
+            ),
+            before,
+            "{ending:?}"
+        );
+        assert_eq!(state.in_flight, 0, "{ending:?}: it ended");
+    }
+}
+
+/// A throttle to an attempt sent before the last cut does not cut again:
+/// the attempts in flight at a cut are the next answers.
+#[test]
+fn a_cut_comes_at_most_once_per_round_trip() {
+    let mut state = RateState::new();
+    // 100 answers a second for 3 s, one attempt at a time.
+    for tick in 0..300 {
+        assert_eq!(
+            state.admit(f64::from(tick) / 100.0, 1.0, Duration::ZERO, Duration::MAX),
+            Admission::Go
+        );
+        state.ended(f64::from(tick) / 100.0, Ending::Answered, false);
+    }
+    // Then four attempts at once, all throttled.
+    for _ in 0..4 {
+        assert_eq!(state.admit(3.0, 1.0, Duration::ZERO, Duration::MAX), Admission::Go);
+    }
+    state.ended(3.01, Ending::Answered, true);
+    let cut = state.fill_rate;
+    assert!(cut > 50.0 && cut < 80.0, "{cut}");
+    assert_eq!((state.in_flight, state.sent_before_cut), (3, 3));
+    // The three others were sent before the cut: no second cut.
+    state.ended(3.011, Ending::Answered, true);
+    state.ended(3.012, Ending::Abandoned, false);
+    state.ended(3.013, Ending::Answered, true);
+    assert_eq!(state.fill_rate, cut);
+    assert_eq!((state.in_flight, state.sent_before_cut), (0, 0));
+    assert_eq!(state.request_count, 2, "the two throttles count in the measured rate");
+    // An attempt sent after the cut, throttled: it cuts.
+    state.refill(3.1);
+    state.current_capacity = 1.0;
+    assert_eq!(state.admit(3.1, 1.0, Duration::ZERO, Duration::MAX), Admission::Go);
+    state.ended(3.11, Ending::Answered, true);
+    assert!(state.fill_rate < cut, "{} after {cut}", state.fill_rate);
+}
+
+/// A cut starts the bucket afresh: the tokens held at the old rate are
+/// dropped, and the places told before it are void (each waiter, back at
+/// its instant, finds no token and takes a new place at the new rate).
+#[test]
+fn a_cut_empties_the_bucket_and_the_line() {
+    let mut state = two_waiting(Duration::from_secs(1));
+    state.refill(0.15);
+    assert!(state.current_capacity > 1.0);
+    state.ended(0.15, Ending::Answered, true);
+    assert_eq!((state.current_capacity, state.line_end), (0.0, 0.15));
+    // A line ending before now stays where it was.
+    state.line_end = 0.1;
+    state.ended(0.2, Ending::Answered, true);
+    assert_eq!(state.line_end, 0.1);
+}
+
+/// With one attempt in flight, each throttle cuts, as in AWS's SDKs: the
+/// SDKs' vector, each answer ending the one attempt in flight, gives the
+/// same measured rates and fill rates.
+#[test]
+fn one_attempt_in_flight_gives_the_sdks_vector() {
+    let mut state = RateState::new();
+    for (row, (throttled, measured, fill)) in [
+        (false, 0.0, 0.5),
+        (false, 0.0, 0.5),
+        (false, 4.8, 0.5),
+        (false, 4.8, 0.5),
+        (false, 4.16, 0.5),
+        (false, 4.16, 0.6912),
+        (false, 4.16, 1.0976),
+        (false, 5.632, 1.6384),
+        (false, 5.632, 2.3328),
+        (true, 4.3264, 3.02848),
+        (false, 4.3264, 3.4866391734702598),
+        (false, 4.3264, 3.8218744160402554),
+        (false, 5.66528, 4.053385727709987),
+        (false, 5.66528, 4.200373108479455),
+        (false, 4.333056, 4.282036558348658),
+        (true, 4.333056, 2.99742559084406),
+        (false, 4.333056, 3.4522263943863463),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let second = 0.2 * (row as f64 + 1.0);
+        state.in_flight += 1;
+        state.ended(second, Ending::Answered, throttled);
+        assert!(
+            close(measured, state.measured_tx_rate),
+            "row {row}: {}",
+            state.measured_tx_rate
+        );
+        assert!(close(fill, state.fill_rate), "row {row}: {}", state.fill_rate);
+        assert_eq!((state.in_flight, state.sent_before_cut), (0, 0));
+    }
+}
