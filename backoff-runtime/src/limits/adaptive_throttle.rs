@@ -5,7 +5,7 @@ use core::time::Duration;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
+use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending};
 use crate::limits::named::name_methods;
 
 /// The window's slots: counts older than the window drop out a tenth of it
@@ -21,6 +21,10 @@ const SLOTS: usize = 10;
 /// (the SDKs count it when it is sent, so a client whose first attempts are
 /// still in flight sheds the next ones from a healthy backend). Name it in `admission = ...` (or
 /// [`Retry::admission`](crate::Retry::admission)).
+///
+/// An attempt that never answered counts nothing: one abandoned (its call
+/// was dropped, or it lost a hedge) or one whose body panicked says nothing
+/// of the backend ([`Ending`](crate::Ending)).
 ///
 /// While the backend accepts everything, `requests = accepts` and nothing
 /// is refused; as it rejects more, the client sheds the excess itself, so
@@ -213,6 +217,10 @@ impl AdmissionLimit for AdaptiveThrottle {
     }
 
     fn observed(&self, end: AttemptEnd<'_>) {
+        // An attempt that never answered says nothing of the backend.
+        if end.ending() != Ending::Answered {
+            return;
+        }
         let mut window = self.lock();
         let slot = window.slot(end.now(), self.window);
         window.count(slot, Counter::Requests);

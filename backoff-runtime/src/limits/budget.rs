@@ -28,7 +28,7 @@ const FAST_COUNT: u64 = 1 << 31;
 /// returns its error with [`StopReason::Budget`](crate::StopReason::Budget).
 ///
 /// Only what was sent counts. A call deposits once it was sent: at its
-/// first attempt's answer, or when a hedge goes beside it first. A call
+/// first attempt's answer, or when its first hedge asks the budget. A call
 /// that an admission limiter refused, or whose future was dropped before
 /// its first answer, deposits nothing. A retry withdrawn and then never
 /// sent (the call was dropped during its wait, or the admission limiter
@@ -416,7 +416,7 @@ impl RetryBudget {
     }
 
     /// Records a call that was sent (the loop calls it once per call: at its
-    /// first answer, or at its first hedge; a call refused or dropped before
+    /// first answer, or when its first hedge asks; a call refused or dropped before
     /// it answered is not counted).
     ///
     /// ```
@@ -473,10 +473,10 @@ impl RetryBudget {
     }
 
     /// Gives back a retry that [`try_withdraw`](Self::try_withdraw) took
-    /// at `withdrawn_at` and that was never sent (the call was dropped
-    /// during its wait, or an admission limiter refused it). It is taken
-    /// from the latest slot, back to the one of `withdrawn_at`, that
-    /// counts a withdrawal; nothing once that slot left the window.
+    /// at or after `withdrawn_since` and that was never sent (the call was
+    /// dropped during its wait, or an admission limiter refused it). It is
+    /// taken from the latest slot that counts a withdrawal, back to the
+    /// slot of `withdrawn_since`; nothing once those slots left the window.
     ///
     /// ```
     /// use backoff_runtime::RetryBudget;
@@ -487,9 +487,9 @@ impl RetryBudget {
     /// budget.refund(now);
     /// assert!(budget.try_withdraw(now), "the retry given back is allowed again");
     /// ```
-    pub fn refund(&self, withdrawn_at: Instant) {
+    pub fn refund(&self, withdrawn_since: Instant) {
         let head = self.head.load(Ordering::Acquire);
-        let oldest = self.slot_at(withdrawn_at).max(head.saturating_sub(RING as u64 - 1));
+        let oldest = self.slot_at(withdrawn_since).max(head.saturating_sub(RING as u64 - 1));
         for slot in (oldest..=head).rev() {
             if Self::take_back(&self.withdrawals, slot) {
                 return;

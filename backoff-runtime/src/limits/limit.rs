@@ -75,8 +75,8 @@ pub trait RetryLimit: Sync {
 
     /// A call that started at `now` was sent (only called when
     /// [`reads_clock`](RetryLimit::reads_clock)). It is called once per
-    /// call: at its first attempt's answer, or when a hedge is sent beside
-    /// it first. A call that sent nothing is not counted: its first attempt
+    /// call: at its first attempt's answer, or when its first hedge asks
+    /// this limit (the first attempt is then on its way, unanswered). A call that sent nothing is not counted: its first attempt
     /// was refused by the admission limiter, or its future was dropped
     /// before that attempt answered.
     fn call_started(&self, now: Instant) {
@@ -94,12 +94,13 @@ pub trait RetryLimit: Sync {
     /// An attempt succeeded.
     fn succeeded(&self) {}
 
-    /// A retry that [`try_retry`](RetryLimit::try_retry) allowed at
-    /// `allowed_at` was never sent: the call was dropped during its wait,
-    /// or the admission limiter refused it. Give back what `try_retry`
-    /// took. The default gives back nothing.
-    fn unsent(&self, allowed_at: Instant) {
-        let _ = allowed_at;
+    /// A retry that [`try_retry`](RetryLimit::try_retry) allowed was never
+    /// sent: the call was dropped during its wait, or the admission limiter
+    /// refused it. Give back what `try_retry` took. `since` is at or before
+    /// the instant `try_retry` was asked: the call's start (or now, when
+    /// the start was not read). The default gives back nothing.
+    fn unsent(&self, since: Instant) {
+        let _ = since;
     }
 }
 
@@ -119,8 +120,8 @@ impl RetryLimit for RetryBudget {
         self.try_withdraw(now)
     }
 
-    fn unsent(&self, allowed_at: Instant) {
-        self.refund(allowed_at);
+    fn unsent(&self, since: Instant) {
+        self.refund(since);
     }
 }
 
@@ -151,7 +152,7 @@ crate::limits::named::forward_to_pointee!(RetryLimit {
     fn failed(&self);
     fn try_retry(&self, now: Instant) -> bool;
     fn succeeded(&self);
-    fn unsent(&self, allowed_at: Instant);
+    fn unsent(&self, since: Instant);
 });
 
 /// A retry that a limit allowed and that is not sent yet: what a call

@@ -92,7 +92,7 @@ pub(crate) fn read_start_when(budget: Option<Limit<'_>>, clock: ClockKind, needs
 }
 
 /// The limit counts a call that started at `start`, once it was sent: at
-/// its first attempt's answer, or when a hedge goes beside it first. A
+/// its first attempt's answer, or when its first hedge asks the limit. A
 /// call that sent nothing (refused, never polled, dropped before it
 /// answered) counts nothing.
 #[cfg_attr(not(debug_assertions), inline(always))]

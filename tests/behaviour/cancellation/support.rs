@@ -132,13 +132,12 @@ impl Inspect for Cooldown {
 }
 
 impl Inspect for AdaptiveRateLimiter {
+    /// The rate, and whether it counts. (Its tokens are as of the last
+    /// question or answer: a waiter's questions refill the bucket at their
+    /// own instants, to the same total by any later instant. The fresh call
+    /// after the case compares what they admit.)
     fn state(&self, _: Instant) -> String {
-        format!(
-            "rate {:.9} tokens {:.9} enabled {}",
-            self.fill_rate(),
-            self.tokens(),
-            self.is_enabled()
-        )
+        format!("rate {:.9} enabled {}", self.fill_rate(), self.is_enabled())
     }
 }
 
@@ -275,8 +274,10 @@ pub(super) enum Ideal {
     /// probe, a cooldown, the SRE throttle: nothing is known of the
     /// backend). A panic is a failure.
     Forget,
-    /// Its cost stays taken, and its end tells nothing (the adaptive rate
-    /// limiter's token was spent: the request may have been sent).
+    /// Its cost stays taken, and it is heard as abandoned, which tells
+    /// nothing of the backend (the adaptive rate limiter's token was spent:
+    /// the request may have been sent; its end only closes the attempt it
+    /// counts in flight).
     KeepCost,
 }
 
@@ -300,11 +301,9 @@ pub(super) fn replay(log: &[Heard], into: &dyn AdmissionLimit, ideal: Ideal) {
             },
             Heard::Observed { ending, .. } => {
                 let admitted = open.pop_front().expect("checked by exactly_once");
-                if *ending == Ending::Abandoned {
+                if *ending == Ending::Abandoned && ideal == Ideal::Forget {
                     skip[index] = true;
-                    if ideal == Ideal::Forget {
-                        skip[admitted] = true;
-                    }
+                    skip[admitted] = true;
                 }
             }
             Heard::Withdrawn { .. } => {
@@ -335,6 +334,11 @@ pub(super) fn replay(log: &[Heard], into: &dyn AdmissionLimit, ideal: Ideal) {
             } => {
                 let failed = *slow_down || *ending == Ending::Panicked;
                 let mut end = AttemptEnd::new(*at, failed);
+                if *ending == Ending::Abandoned {
+                    // Kept (`Ideal::KeepCost`): it ends one attempt in
+                    // flight and tells nothing.
+                    end = end.ended(Ending::Abandoned);
+                }
                 if let Some(hint) = hint {
                     end = end.with_hint(*hint);
                 }
