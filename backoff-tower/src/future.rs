@@ -13,24 +13,24 @@ use std::time::Instant;
 use tower_service::Service;
 
 use crate::classify::Classify;
-use crate::held::{AdmissionHold, AdmissionSlot, give_back};
+use crate::held::AdmissionSlot;
 use crate::http::HttpRetry;
 use crate::layer::{NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
 use backoff_runtime::__front_end::AttemptSource;
 use backoff_runtime::__front_end::CallNonce;
 use backoff_runtime::__front_end::Hooks;
-use backoff_runtime::__front_end::Limit;
 use backoff_runtime::__front_end::NestedAttempt;
 use backoff_runtime::__front_end::Timed;
 use backoff_runtime::__front_end::{ASYNC_CLOCK, InlineTimer, Timer};
 use backoff_runtime::__front_end::{Admitting, DefaultWait, refusal_of};
+use backoff_runtime::__front_end::{Charged, Limit};
 use backoff_runtime::__front_end::{HedgeAttempts, HedgeStep, Hedging as HedgeCall};
 use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
 use backoff_runtime::Policy;
 use backoff_runtime::Refused;
 use backoff_runtime::StopReason;
-use backoff_runtime::{Admission, AdmissionLimit};
+use backoff_runtime::{Admission, RetryLimit};
 use backoff_runtime::{GiveUp, RetryEvent, Success};
 
 pin_project_lite::pin_project! {
@@ -89,13 +89,14 @@ pin_project_lite::pin_project! {
         /// [`RetryLayer::timeout`](crate::RetryLayer::timeout)), a
         /// resend in its span.
         Timed { #[pin] attempt: NestedAttempt<Timed<Sending<S, Req, F>, R>>, span: Option<ResendSpan> },
-        /// The wait before the next attempt.
-        Sleeping { #[pin] pending: DefaultWait },
+        /// The wait before the next attempt, and the retry the budget
+        /// allowed for it (given back if the call is dropped first).
+        Sleeping { #[pin] pending: DefaultWait, charge: Option<BudgetCharge> },
         /// The wait the layer's admission limiter asked for before the next
         /// attempt (only with
         /// [`RetryLayer::admission`](crate::RetryLayer::admission));
         /// the call's hold says where that attempt's admission stands.
-        Admitting { #[pin] pending: DefaultWait },
+        Admitting { #[pin] pending: DefaultWait, charge: Option<BudgetCharge> },
         /// The admission limiter refused the next attempt: the call ends
         /// with this result (`E::from(Refused)`) of its answer.
         Refused { result: fn(Refused) -> R, answer: Admission },
@@ -147,6 +148,11 @@ pin_project_lite::pin_project! {
     }
 }
 
+/// A retry the layer's budget allowed and the call has not sent yet
+/// (boxed: a wait's phase stays small, and a call that does not retry
+/// never makes one).
+type BudgetCharge = Box<Charged<Arc<dyn RetryLimit + Send>>>;
+
 /// The answer of the inner service `S` to a `Req`.
 type CallResult<S, Req> = Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>;
 
@@ -179,18 +185,6 @@ struct Retrying<S, Req, C, T, A: AdmissionSlot> {
     /// What the call holds of the admission limiter (nothing without one),
     /// given back when the call is dropped.
     held: A::Held,
-}
-
-impl<S, Req, C, T, A: AdmissionSlot> Drop for Retrying<S, Req, C, T, A> {
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn drop(&mut self) {
-        give_back(&self.config.admission, &mut self.held, self.number);
-        // A retry the budget allowed and the call never sent (dropped
-        // during its wait) is given back.
-        if self.config.calls.budget.is_some() {
-            self.driver.refund_unsent(limit_of(&self.config));
-        }
-    }
 }
 
 /// What starts a hedged call's next attempt when its wait ends.
@@ -335,21 +329,16 @@ impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> ResponseFuture<S, Req, C, T, 
             start => start,
         };
         let call = CallNonce::next();
-        let mut admitted = None;
-        if let Some((limit, refused)) = config.admission.admission::<S::Response>() {
-            let mut hold = AdmissionHold::default();
-            let answer = hold.with(
-                limit,
-                0,
-                || config.classify.admission_key(&request),
-                |admitting| admitting.ask(),
-            );
+        let mut held = A::Held::default();
+        if let (Some((_, refused)), Some((slot, hold))) = (
+            config.admission.admission::<S::Response>(),
+            config.admission.hold(&mut held),
+        ) {
+            let key = || config.classify.admission_key(&request);
+            let answer = hold.with(slot, 0, key, |admitting| admitting.ask());
             if answer != Admission::Go {
-                let mut retry = Retrying::new(service, config, request, driver, call, start, 0);
-                retry.keep(hold);
-                return retry.held(answer, refused);
+                return Retrying::new(service, config, request, (driver, held), call, start, 0).held(answer, refused);
             }
-            admitted = Some(hold);
         }
         let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
         let response = service.call(config.classify.replay(&request, &first));
@@ -365,10 +354,7 @@ impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> ResponseFuture<S, Req, C, T, 
         } else {
             attempt_phase(config, &driver, policy, Sending::Called { response }, None)
         };
-        let mut retry = Retrying::new(service, config, request, driver, call, start, 1);
-        if let Some(hold) = admitted {
-            retry.keep(hold);
-        }
+        let retry = Retrying::new(service, config, request, (driver, held), call, start, 1);
         ResponseFuture {
             call: Call::Retrying { phase, retry },
         }
@@ -460,7 +446,8 @@ impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> ResponseFuture<S, Req, C, T, 
 /// (a gRPC response: its status is in its trailers): the call's loop and
 /// the layer's keys, to report the call once its outcome is known.
 /// Dropped unused (the caller dropped the body), it reports nothing but
-/// to the admission limiter, which hears the attempt as abandoned.
+/// to the admission limiter, which hears the attempt as abandoned (the
+/// hold it keeps gives it back).
 pub struct Settlement<C, T, A: AdmissionSlot> {
     config: Arc<RetryLayer<C, T, A>>,
     driver: Loop,
@@ -469,12 +456,6 @@ pub struct Settlement<C, T, A: AdmissionSlot> {
     /// What the call holds of the admission limiter: the answered attempt
     /// (and a hedged call's others), until the limiter hears its end.
     held: A::Held,
-}
-
-impl<C, T, A: AdmissionSlot> Drop for Settlement<C, T, A> {
-    fn drop(&mut self) {
-        give_back(&self.config.admission, &mut self.held, 1);
-    }
 }
 
 impl<C, T, A: AdmissionSlot> core::fmt::Debug for Settlement<C, T, A> {
@@ -517,7 +498,7 @@ impl<C, T, A: AdmissionSlot> Settlement<C, T, A> {
         let policy = config.calls.policy;
         let stopped = core::cell::Cell::new(None);
         with_hooks::<Req, Res, E, C, T, A, ()>(config, &stopped, |hooks| {
-            tell_limiter::<Res, E, A>(
+            tell_limiter::<A>(
                 &config.admission,
                 held,
                 1,
@@ -561,7 +542,7 @@ fn succeeded_with<'k, Res, E, C, T, A: PerAttemptAdmission<E>>(
         .as_deref()
         .map(|hook| hook as &dyn Fn(&Success));
     // A hedged call's other attempts were cancelled: abandoned.
-    tell_limiter::<Res, E, A>(&config.admission, held, 0, key, |admitting| {
+    tell_limiter::<A>(&config.admission, held, 0, key, |admitting| {
         admitting.succeeded();
         admitting.abandon_open();
     });
@@ -576,15 +557,15 @@ fn succeeded_with<'k, Res, E, C, T, A: PerAttemptAdmission<E>>(
 /// (none without one), through what the call holds of it (`held`), after
 /// `attempts` attempts; `key` gives the call's key the first time.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn tell_limiter<'k, Res, E, A: PerAttemptAdmission<E>>(
+fn tell_limiter<'k, A: AdmissionSlot>(
     admission: &A,
     held: &mut A::Held,
     attempts: u32,
     key: impl FnOnce() -> Option<&'k str>,
     tell: impl FnOnce(&mut Admitting<'_>),
 ) {
-    if let (Some((limit, _)), Some(hold)) = (admission.admission::<Res>(), A::hold(held)) {
-        hold.with(limit, attempts, key, tell);
+    if let Some((slot, hold)) = admission.hold(held) {
+        hold.with(slot, attempts, key, tell);
     }
 }
 
@@ -748,7 +729,7 @@ where
     #[cold]
     #[inline(never)]
     fn held(mut self, answer: Admission, refused: RefusedResult<S, Req>) -> ResponseFuture<S, Req, C, T, A> {
-        let phase = self.admitted_phase(answer, refused);
+        let phase = self.admitted_phase(answer, refused, None);
         ResponseFuture {
             call: Call::Retrying { phase, retry: self },
         }
@@ -761,7 +742,7 @@ where
         service: &S,
         config: &Arc<RetryLayer<C, T, A>>,
         request: Req,
-        driver: Loop,
+        (driver, held): (Loop, A::Held),
         call: CallNonce,
         start: Option<Instant>,
         number: u32,
@@ -776,26 +757,13 @@ where
             number,
             waited: Duration::ZERO,
             timer: InlineTimer,
-            held: A::Held::default(),
+            held,
         }
     }
 
-    /// Keeps `hold`, what the call holds of the admission limiter after
-    /// its first question.
-    #[cold]
-    fn keep(&mut self, hold: AdmissionHold) {
-        if let Some(held) = A::hold(&mut self.held) {
-            *held = hold;
-        }
-    }
-
-    /// Asks the admission limiter `limit` with `ask`, through what the call
-    /// holds of it.
-    fn ask_admission(
-        &mut self,
-        limit: &dyn AdmissionLimit,
-        ask: impl FnOnce(&mut Admitting<'_>) -> Admission,
-    ) -> Admission {
+    /// Asks the admission limiter with `ask`, through what the call holds
+    /// of it (`Go` without a limiter).
+    fn ask_admission(&mut self, ask: impl FnOnce(&mut Admitting<'_>) -> Admission) -> Admission {
         let Retrying {
             config,
             request,
@@ -803,10 +771,18 @@ where
             held,
             ..
         } = self;
-        match A::hold(held) {
-            Some(hold) => hold.with(limit, *number, || config.classify.admission_key(request), ask),
+        match config.admission.hold(held) {
+            Some((slot, hold)) => hold.with(slot, *number, || config.classify.admission_key(request), ask),
             None => Admission::Go,
         }
+    }
+
+    /// The retry the budget allowed last, taken out of the loop to be kept
+    /// in the wait's phase until it is sent (given back if it never is).
+    #[cold]
+    fn take_charge(&mut self) -> Option<BudgetCharge> {
+        let budget = &self.config.calls.budget;
+        self.driver.take_charge_with(|| budget.clone()).map(Box::new)
     }
 
     /// The call's policy: the layer's, bounded by the call's own deadline
@@ -830,11 +806,20 @@ where
     /// The phase after the admission limiter's `answer` for the next
     /// attempt, with where its admission then stands: sent, waiting, or
     /// refused (the call then ends with `refused()`).
-    fn admitted_phase(&mut self, answer: Admission, refused: RefusedResult<S, Req>) -> PhaseOf<S, Req> {
+    fn admitted_phase(
+        &mut self,
+        answer: Admission,
+        refused: RefusedResult<S, Req>,
+        charge: Option<BudgetCharge>,
+    ) -> PhaseOf<S, Req> {
         match answer {
-            Admission::Go => self.send_next(),
+            Admission::Go => {
+                Charged::sent_if_held(charge.map(|charge| *charge));
+                self.send_next()
+            }
             Admission::Wait(wait) | Admission::GoAfter(wait) => Phase::Admitting {
                 pending: self.timer.start(wait),
+                charge,
             },
             answer @ (Admission::Refuse | Admission::Shut(_)) => Phase::Refused {
                 result: refused,
@@ -849,13 +834,15 @@ where
     /// service made ready first, in its `resend` span.
     #[cold]
     #[inline(never)]
-    fn resend(&mut self) -> PhaseOf<S, Req> {
-        let config = Arc::clone(&self.config);
-        match config.admission.admission::<S::Response>() {
-            None => self.send_next(),
-            Some((limit, refused)) => {
-                let answer = self.ask_admission(limit, |admitting| admitting.ask());
-                self.admitted_phase(answer, refused)
+    fn resend(&mut self, charge: Option<BudgetCharge>) -> PhaseOf<S, Req> {
+        match self.config.admission.admission::<S::Response>() {
+            None => {
+                Charged::sent_if_held(charge.map(|charge| *charge));
+                self.send_next()
+            }
+            Some((_, refused)) => {
+                let answer = self.ask_admission(|admitting| admitting.ask());
+                self.admitted_phase(answer, refused, charge)
             }
         }
     }
@@ -1081,11 +1068,10 @@ where
         alone: bool,
         mut pending: Pin<&mut Option<DefaultWait>>,
     ) -> HedgeAdmitted<S, Req> {
-        let config = Arc::clone(&self.config);
-        let Some((limit, refused)) = config.admission.admission::<S::Response>() else {
+        let Some((_, refused)) = self.config.admission.admission::<S::Response>() else {
             return HedgeAdmitted::Send;
         };
-        let answer = self.ask_admission(limit, |admitting| {
+        let answer = self.ask_admission(|admitting| {
             let answer = admitting.ask();
             if !alone && answer != Admission::Go {
                 // A hedge not let go at once is not sent: its place in
@@ -1096,7 +1082,7 @@ where
         });
         if !alone && answer != Admission::Go {
             // And the budget gets back what it allowed for the hedge.
-            self.driver.refund_unsent(limit_of(&config));
+            self.driver.refund_unsent(limit_of(&self.config));
         }
         match answer {
             Admission::Go => HedgeAdmitted::Send,
@@ -1192,14 +1178,14 @@ where
         let config = &**config;
         let stopped = core::cell::Cell::new(None);
         let out = with_hooks::<Req, S::Response, S::Error, C, T, A, Out>(config, &stopped, |hooks| {
-            match (config.admission.admission::<S::Response>(), A::hold(held)) {
-                (Some((limit, _)), Some(hold)) => {
+            match config.admission.hold(held) {
+                Some((slot, hold)) => {
                     let key = || config.classify.admission_key(request);
-                    hold.with(limit, *number, key, |admitting| {
+                    hold.with(slot, *number, key, |admitting| {
                         decide(driver, &policy, limit_of(config), Some(admitting), hooks)
                     })
                 }
-                _ => decide(driver, &policy, limit_of(config), None, hooks),
+                None => decide(driver, &policy, limit_of(config), None, hooks),
             }
         });
         (out, stopped.get())
@@ -1216,7 +1202,7 @@ where
             ..
         } = self;
         let key = || config.classify.admission_key(request);
-        tell_limiter::<S::Response, S::Error, A>(&config.admission, held, *number, key, |admitting| {
+        tell_limiter::<A>(&config.admission, held, *number, key, |admitting| {
             admitting.abandon_open()
         });
     }
@@ -1279,9 +1265,10 @@ where
                     return Poll::Ready(result);
                 }
                 PhaseProj::Timed { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
-                PhaseProj::Sleeping { pending } | PhaseProj::Admitting { pending } => {
+                PhaseProj::Sleeping { pending, charge } | PhaseProj::Admitting { pending, charge } => {
                     ready!(retry.timer.poll_wait(pending, cx));
-                    let next = retry.resend();
+                    let charge = charge.take();
+                    let next = retry.resend(charge);
                     phase.set(next);
                     continue;
                 }
@@ -1318,7 +1305,8 @@ where
                 (Step::Retry(wait), _) => {
                     retry.waited = retry.waited.saturating_add(wait);
                     let pending = retry.timer.start(wait);
-                    phase.set(Phase::Sleeping { pending });
+                    let charge = retry.take_charge();
+                    phase.set(Phase::Sleeping { pending, charge });
                 }
             }
         }

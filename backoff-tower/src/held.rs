@@ -4,6 +4,8 @@
 //! exactly once: when the limiter hears each attempt's end, or when the
 //! call's future (or its gRPC body) is dropped.
 
+use std::sync::Arc;
+
 use backoff_runtime::__front_end::{ASYNC_CLOCK, AdmissionProgress, Admitting};
 use backoff_runtime::AdmissionLimit;
 
@@ -22,12 +24,42 @@ use crate::layer::{NoAdmission, WithAdmission};
 /// use backoff_tower::AdmissionHold;
 /// assert!(!AdmissionHold::default().holds());
 /// ```
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct AdmissionHold {
+    /// The limiter, from the call's first question on: the hold gives back
+    /// what it holds by itself when it is dropped.
+    limit: Option<Arc<dyn AdmissionLimit + Send>>,
     progress: AdmissionProgress,
+    /// The attempts the call made, as of the last question.
+    attempts: u32,
     /// The call's key, kept from its first question (the drop has no
     /// classification to ask).
     key: Option<Box<str>>,
+}
+
+impl core::fmt::Debug for AdmissionHold {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("AdmissionHold")
+            .field("progress", &self.progress)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for AdmissionHold {
+    fn drop(&mut self) {
+        if let Some(limit) = self.limit.take() {
+            if self.progress.holds() {
+                let progress = core::mem::take(&mut self.progress);
+                drop(
+                    Admitting::of_dyn(&*limit, ASYNC_CLOCK)
+                        .after(self.attempts)
+                        .resuming(progress)
+                        .keyed(self.key.as_deref()),
+                );
+            }
+        }
+    }
 }
 
 impl AdmissionHold {
@@ -42,38 +74,28 @@ impl AdmissionHold {
         self.progress.holds()
     }
 
-    /// Runs `ask` with the call's view of `limit` (its key read by `key`
-    /// the first time), after `attempts` attempts, and keeps what it then
-    /// holds.
+    /// Runs `ask` with the call's view of `slot`'s limiter (its key read by
+    /// `key` the first time), after `attempts` attempts, and keeps what it
+    /// then holds.
     pub(crate) fn with<'k, R>(
         &mut self,
-        limit: &dyn AdmissionLimit,
+        slot: &WithAdmission,
         attempts: u32,
         key: impl FnOnce() -> Option<&'k str>,
         ask: impl FnOnce(&mut Admitting<'_>) -> R,
     ) -> R {
+        let limit = self.limit.get_or_insert_with(|| slot.shared());
         if self.key.is_none() {
             self.key = key().map(Box::from);
         }
-        let mut admitting = Admitting::of_dyn(limit, ASYNC_CLOCK)
+        let mut admitting = Admitting::of_dyn(&**limit, ASYNC_CLOCK)
             .after(attempts)
             .resuming(self.progress)
             .keyed(self.key.as_deref());
         let out = ask(&mut admitting);
         self.progress = admitting.hand_over();
+        self.attempts = attempts;
         out
-    }
-
-    /// Gives back what the call holds to `limit`, after `attempts`
-    /// attempts: the call is dropped.
-    fn give_back(&mut self, limit: &dyn AdmissionLimit, attempts: u32) {
-        let progress = core::mem::take(&mut self.progress);
-        drop(
-            Admitting::of_dyn(limit, ASYNC_CLOCK)
-                .after(attempts)
-                .resuming(progress)
-                .keyed(self.key.as_deref()),
-        );
     }
 }
 
@@ -92,8 +114,8 @@ pub trait AdmissionSlot: Clone + Send + Sync + 'static {
     /// The limiter, when the layer has one.
     fn limiter(&self) -> Option<&dyn AdmissionLimit>;
 
-    /// The call's hold, when the layer has a limiter.
-    fn hold(held: &mut Self::Held) -> Option<&mut AdmissionHold>;
+    /// The slot and the call's hold, when the layer has a limiter.
+    fn hold<'h>(&'h self, held: &'h mut Self::Held) -> Option<(&'h WithAdmission, &'h mut AdmissionHold)>;
 }
 
 impl AdmissionSlot for NoAdmission {
@@ -105,7 +127,7 @@ impl AdmissionSlot for NoAdmission {
     }
 
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn hold(_: &mut ()) -> Option<&mut AdmissionHold> {
+    fn hold<'h>(&'h self, _: &'h mut ()) -> Option<(&'h WithAdmission, &'h mut AdmissionHold)> {
         None
     }
 }
@@ -119,19 +141,7 @@ impl AdmissionSlot for WithAdmission {
     }
 
     #[inline]
-    fn hold(held: &mut AdmissionHold) -> Option<&mut AdmissionHold> {
-        Some(held)
-    }
-}
-
-/// Gives back what a call of `slot`'s layer holds in `held`, after
-/// `attempts` attempts: the call (or its body) was dropped. Nothing to do
-/// without a limiter, or when the limiter heard every end.
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn give_back<A: AdmissionSlot>(slot: &A, held: &mut A::Held, attempts: u32) {
-    if let (Some(limit), Some(hold)) = (slot.limiter(), A::hold(held)) {
-        if hold.holds() {
-            hold.give_back(limit, attempts);
-        }
+    fn hold<'h>(&'h self, held: &'h mut AdmissionHold) -> Option<(&'h WithAdmission, &'h mut AdmissionHold)> {
+        Some((self, held))
     }
 }

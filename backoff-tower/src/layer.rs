@@ -40,6 +40,11 @@ impl WithAdmission {
     pub(crate) fn limit(&self) -> &dyn AdmissionLimit {
         &*self.0
     }
+
+    /// The limiter, shared: what a call's hold keeps.
+    pub(crate) fn shared(&self) -> Arc<dyn AdmissionLimit + Send> {
+        Arc::clone(&self.0)
+    }
 }
 
 impl core::fmt::Debug for WithAdmission {

@@ -127,18 +127,16 @@ impl Generator<'_> {
             (
                 check,
                 quote! {
-                    let #first_admitted = match #private::first_admitted_blocking(#limit, #clock, &#sleeper) {
-                        #private::Ok(#first_admitted) => #first_admitted,
-                        #private::Err(#refusal) => {
-                            let #refused_value = #private::refused_as_body(&#body_fn, #refused, #refusal);
-                            return match #into_refused {
-                                #private::Ok(#value) => #returned_value,
-                                #private::Err(#failed) => #refused_first,
-                            };
-                        }
-                    };
+                    if let #private::Err(#refusal) = #private::first_admitted_blocking(#limit, #clock, &#sleeper) {
+                        let #refused_value = #private::refused_as_body(&#body_fn, #refused, #refusal);
+                        return match #into_refused {
+                            #private::Ok(#value) => #returned_value,
+                            #private::Err(#failed) => #refused_first,
+                        };
+                    }
+                    let #first_admitted = #private::FirstAdmitted::held(#limit, #clock);
                 },
-                quote!(#private::admitted_success(#first_admitted);),
+                quote!(#private::admitted_success(#limit, #clock, #first_admitted);),
                 {
                     // Spanned as the key's check: a missing `From<Refused>`
                     // is reported once, there.

@@ -262,11 +262,10 @@ impl<'a> Limit<'a> {
         self.0.try_retry(now())
     }
 
-    /// The retry just allowed, charged until it is sent (`since`: an
-    /// instant at or before the charge).
+    /// The limit itself.
     #[inline]
-    pub fn charged(self, since: Instant) -> Charged<&'a dyn RetryLimit> {
-        Charged::new(self.0, since)
+    pub(crate) fn as_dyn(self) -> &'a dyn RetryLimit {
+        self.0
     }
 
     /// An attempt succeeded.

@@ -303,6 +303,15 @@ impl core::fmt::Debug for FirstAdmitted<'_> {
 }
 
 impl<'a> FirstAdmitted<'a> {
+    /// The first attempt `limit` admitted on `clock`
+    /// ([`first_admitted_blocking`] said so), held until the limiter hears
+    /// its end. Made in place by the expansion: with a `static` limiter,
+    /// its fields are constants, and the happy path stores nothing.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn held(limit: &'a dyn AdmissionLimit, clock: ClockKind) -> Self {
+        FirstAdmitted { limit, clock }
+    }
+
     /// The call's [`Admitting`], which now holds this attempt.
     fn into_admitting(self) -> Admitting<'a> {
         let admitting = Admitting::of_dyn(self.limit, self.clock).holding_first();
@@ -325,13 +334,13 @@ impl Drop for FirstAdmitted<'_> {
 /// the refusal otherwise. The first question is inline and reads no clock
 /// unless the limiter does; the waits are out of line.
 #[inline]
-pub fn first_admitted_blocking<'a>(
-    limit: &'a dyn AdmissionLimit,
+pub fn first_admitted_blocking(
+    limit: &dyn AdmissionLimit,
     clock: ClockKind,
     sleeper: &dyn BlockingSleep,
-) -> Result<FirstAdmitted<'a>, Refused> {
+) -> Result<(), Refused> {
     match limit.admit(AdmissionRequest::on_clock(clock, 1)) {
-        Admission::Go => Ok(FirstAdmitted { limit, clock }),
+        Admission::Go => Ok(()),
         answer => held_first_blocking(limit, clock, answer, sleeper),
     }
 }
@@ -339,12 +348,12 @@ pub fn first_admitted_blocking<'a>(
 /// [`first_admitted_blocking`] after a first answer other than `Go`.
 #[cold]
 #[inline(never)]
-fn held_first_blocking<'a>(
-    limit: &'a dyn AdmissionLimit,
+fn held_first_blocking(
+    limit: &dyn AdmissionLimit,
     clock: ClockKind,
     answer: Admission,
     sleeper: &dyn BlockingSleep,
-) -> Result<FirstAdmitted<'a>, Refused> {
+) -> Result<(), Refused> {
     let mut admitting = Admitting::of_dyn(limit, clock);
     admitting.answered(answer, 1);
     let admitted = match answer {
@@ -358,9 +367,10 @@ fn held_first_blocking<'a>(
     if !admitted {
         return Err(admitting.refusal());
     }
-    // The attempt is the guard's to give back from here.
+    // The attempt is the expansion's guard's to give back from here
+    // ([`FirstAdmitted::held`]).
     let _ = admitting.hand_over();
-    Ok(FirstAdmitted { limit, clock })
+    Ok(())
 }
 
 /// The result `refused` makes of `refusal`, typed as what `body` returns
@@ -374,9 +384,11 @@ pub fn refused_as_body<R, F: FnMut() -> R>(body: &F, refused: fn(Refused) -> R, 
 /// The first attempt of the attribute's sync loop with `admission`
 /// succeeded: its limiter hears it.
 #[inline]
-pub fn admitted_success(first: FirstAdmitted<'_>) {
-    first.limit.observed(AttemptEnd::on_clock(first.clock, false, None));
+pub fn admitted_success(limit: &dyn AdmissionLimit, clock: ClockKind, first: FirstAdmitted<'_>) {
+    // Told through the limiter the expansion names (the guard's copy only
+    // serves a panic): the call stays direct where the limiter is known.
     core::mem::forget(first);
+    limit.observed(AttemptEnd::on_clock(clock, false, None));
 }
 
 /// The attribute's sync loop with `admission`: its first attempt was

@@ -271,10 +271,20 @@ impl RetryState {
     /// taken out of the state as a [`Charged`]: gives it back when dropped
     /// unsent. `None` when none is held.
     pub(crate) fn take_charge<'a>(&mut self, budget: Option<Limit<'a>>) -> Option<Charged<&'a dyn RetryLimit>> {
-        let budget = budget.filter(|_| self.timeline.charged())?;
+        self.take_charge_with(|| budget.map(Limit::as_dyn))
+    }
+
+    /// [`take_charge`](Self::take_charge) for a limit the caller owns (the
+    /// tower layer's `Arc`), asked for with `limit` only when a charge is
+    /// held.
+    pub(crate) fn take_charge_with<L: RetryLimit>(&mut self, limit: impl FnOnce() -> Option<L>) -> Option<Charged<L>> {
+        if !self.timeline.charged() {
+            return None;
+        }
         self.timeline.set_charged(false);
+        let limit = limit()?;
         let since = self.timeline.start().unwrap_or_else(|| self.timeline.now());
-        Some(budget.charged(since))
+        Some(Charged::new(limit, since))
     }
 
     /// The retry (or hedge) the limit allowed last will not be sent (the
@@ -461,9 +471,9 @@ impl RetryState {
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn success(&mut self, budget: Option<Limit<'_>>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
         crate::run::nested::mark_succeeded();
-        self.answered(budget);
-        if let Some(budget) = budget {
-            budget.succeeded();
+        if let Some(limit) = budget {
+            self.answered(budget);
+            limit.succeeded();
         }
         if reports_success(on_success, self.backoff.retries() > 0) {
             self.succeeded(site, on_success, 0);
@@ -480,9 +490,9 @@ impl RetryState {
         hedges: u32,
     ) {
         crate::run::nested::mark_succeeded();
-        self.answered(budget);
-        if let Some(budget) = budget {
-            budget.succeeded();
+        if let Some(limit) = budget {
+            self.answered(budget);
+            limit.succeeded();
         }
         if reports_success(on_success, self.backoff.retries() > 0) {
             self.succeeded(site, on_success, hedges);

@@ -331,6 +331,14 @@ impl Loop {
         self.state.take_charge(budget)
     }
 
+    /// [`take_charge`](Self::take_charge) for a limit the caller owns (the
+    /// tower layer's `Arc`), asked for with `limit` only when a charge is
+    /// held.
+    #[inline]
+    pub fn take_charge_with<L: RetryLimit>(&mut self, limit: impl FnOnce() -> Option<L>) -> Option<Charged<L>> {
+        self.state.take_charge_with(limit)
+    }
+
     /// The retry (or hedge) the limit allowed last will not be sent (a
     /// hedge the admission limiter did not let go, a future dropped during
     /// the wait): `budget` gets it back.
