@@ -81,20 +81,25 @@ const DETAILS_BASE64: GeneralPurpose = GeneralPurpose::new(
 
 /// The status of a Trailers-Only response (`grpc-status` in its headers),
 /// or `None` when the headers are not Trailers-Only (they commit the call).
-/// Details that are not base64 are left out: tonic panics on them.
 pub(crate) fn trailers_only_status(headers: &HeaderMap) -> Option<Status> {
     if !is_trailers_only(headers) {
         return None;
     }
-    let status = match headers.get(GRPC_STATUS_DETAILS) {
+    Some(status_of(headers).unwrap_or_else(|| Status::unknown("unparsable grpc-status")))
+}
+
+/// The status in `headers` (a Trailers-Only response's, or trailers), or
+/// `None` without a `grpc-status`. Details that are not base64 are left
+/// out: tonic's `Status::from_header_map` panics on them.
+pub(crate) fn status_of(headers: &HeaderMap) -> Option<Status> {
+    match headers.get(GRPC_STATUS_DETAILS) {
         Some(details) if DETAILS_BASE64.decode(details.as_bytes()).is_err() => {
             let mut readable = headers.clone();
             readable.remove(GRPC_STATUS_DETAILS);
             Status::from_header_map(&readable)
         }
         _ => Status::from_header_map(headers),
-    };
-    Some(status.unwrap_or_else(|| Status::unknown("unparsable grpc-status")))
+    }
 }
 
 /// The longest pushback the layer waits: 120 s, the longest wait gRPC's
