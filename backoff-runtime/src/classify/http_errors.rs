@@ -115,8 +115,9 @@ pub fn parse_retry_after_at(value: &str, now: SystemTime) -> Option<Duration> {
 /// 2. `Retry-After`: seconds or an HTTP date.
 /// 3. The IETF's `RateLimit` field
 ///    (draft-ietf-httpapi-ratelimit-headers): a policy with no quota left
-///    (`r=0`) and `t` seconds until it resets. The older drafts'
-///    `RateLimit-Remaining: 0` with `RateLimit-Reset` too.
+///    (`r=0`, or another integer equal to 0: `00`, `-0`) and `t` seconds
+///    until it resets. The older drafts' `RateLimit-Remaining: 0` with
+///    `RateLimit-Reset` too.
 ///
 /// The hint goes where every hint goes: capped by `max_backoff` or ending
 /// the retries, as `hint_above_cap` says.

@@ -12,7 +12,7 @@ impl Rng {
         Rng(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn word(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -22,7 +22,7 @@ impl Rng {
 
     /// A number below `n` (`n > 0`).
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.word() % n
     }
 
     /// True once in `n`.
@@ -73,7 +73,7 @@ impl Rng {
         match self.below(4) {
             0 => (*self.pick(EDGES)).to_owned(),
             1 => self.text(b"0123456789", 25),
-            2 => format!("{}{}", self.pick(&["", "-", "+", " "]), self.next() >> self.below(64)),
+            2 => format!("{}{}", self.pick(&["", "-", "+", " "]), self.word() >> self.below(64)),
             _ => self.text(b"0123456789-+.eE xs", 12),
         }
     }
@@ -101,7 +101,7 @@ impl Bound {
     }
 
     /// The next input's generator, while inputs and time are left.
-    pub fn next(&mut self) -> Option<Rng> {
+    pub fn input(&mut self) -> Option<Rng> {
         if self.tried >= self.inputs || Instant::now() >= self.until {
             return None;
         }

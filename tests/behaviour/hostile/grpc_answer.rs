@@ -261,7 +261,8 @@ fn base64(bytes: &[u8]) -> String {
 }
 
 fn duration(rng: &mut Rng) -> &'static str {
-    *rng.pick(&["0s", "-0s", "0.000000001s", "0.001s", "0.1s", "1s", "30s", "300s"])
+    let picked: &&'static str = rng.pick(&["0s", "-0s", "0.000000001s", "0.001s", "0.1s", "1s", "30s", "300s"]);
+    picked
 }
 
 fn config(rng: &mut Rng) -> String {
@@ -373,7 +374,7 @@ async fn the_corpus_is_answered_without_a_panic() {
 #[tokio::test(start_paused = true)]
 async fn generated_answers_are_read_without_a_panic() {
     let mut bound = Bound::new(20_000);
-    while let Some(mut rng) = bound.next() {
+    while let Some(mut rng) = bound.input() {
         let case = case(&mut rng);
         let _told = OnPanic(format!("{}: {case:?}", bound.input_seed()));
         run(&case).await;

@@ -120,7 +120,7 @@ fn the_corpus_is_read_without_a_panic() {
 #[test]
 fn generated_hints_are_read_without_a_panic() {
     let mut bound = Bound::new(100_000);
-    while let Some(mut rng) = bound.next() {
+    while let Some(mut rng) = bound.input() {
         let pairs = headers(&mut rng);
         let now = now(&mut rng);
         let _told = OnPanic(bound.input_seed());

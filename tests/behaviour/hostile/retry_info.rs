@@ -45,7 +45,7 @@ fn seconds(rng: &mut Rng) -> i64 {
         1,
     ];
     match rng.below(3) {
-        0 => rng.next() as i64,
+        0 => rng.word() as i64,
         _ => *rng.pick(EDGES),
     }
 }
@@ -63,7 +63,7 @@ fn nanos(rng: &mut Rng) -> i32 {
         1_000_000_000,
     ];
     match rng.below(3) {
-        0 => rng.next() as i32,
+        0 => rng.word() as i32,
         _ => *rng.pick(EDGES),
     }
 }
@@ -71,14 +71,14 @@ fn nanos(rng: &mut Rng) -> i32 {
 /// Details as a hostile server may send them.
 pub fn details(rng: &mut Rng) -> Vec<u8> {
     match rng.below(6) {
-        0 => (0..rng.below(40)).map(|_| rng.next() as u8).collect(),
+        0 => (0..rng.below(40)).map(|_| rng.word() as u8).collect(),
         1 => {
             // A valid Status, then its bytes cut or changed.
             let mut bytes = retry_info_details(seconds(rng), nanos(rng));
             let at = rng.below(bytes.len() as u64) as usize;
             match rng.below(2) {
                 0 => bytes.truncate(at),
-                _ => bytes[at] = rng.next() as u8,
+                _ => bytes[at] = rng.word() as u8,
             }
             bytes
         }
@@ -113,7 +113,7 @@ fn a_retry_delay_of_i64_min_seconds_is_no_hint() {
 #[test]
 fn generated_status_details_are_read_without_a_panic() {
     let mut bound = Bound::new(100_000);
-    while let Some(mut rng) = bound.next() {
+    while let Some(mut rng) = bound.input() {
         let code = Code::from_i32(rng.below(18) as i32);
         let details = details(&mut rng);
         let _told = OnPanic(bound.input_seed());
