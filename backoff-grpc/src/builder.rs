@@ -11,7 +11,7 @@ use tonic::Code;
 
 use super::codes::{CodeSet, name_of};
 use super::config::{HedgingPolicy, MethodConfig, RetryPolicy, RetryThrottling, ServiceConfig};
-use super::error::ConfigError;
+use super::error::{ConfigError, excerpt};
 use backoff_runtime::RetryThrottle;
 use backoff_runtime::{Jitter, Policy};
 
@@ -200,12 +200,27 @@ enum Scope {
 impl Scope {
     /// The scope of `name` (`service`, `method`; an empty string is an
     /// absent field, as gRPC reads it).
+    /// A part with a `/` matches no call (a path is `/service/method`).
     fn of((service, method): &(String, String), at: &str) -> Result<Scope, ConfigError> {
+        for (part, key) in [(service, "service"), (method, "method")] {
+            if part.contains('/') {
+                return Err(ConfigError::new(
+                    format!("{at}.{key}"),
+                    format!(
+                        "must not contain '/' (a call's path is /service/method), got \"{}\"",
+                        excerpt(part)
+                    ),
+                ));
+            }
+        }
         match (service.is_empty(), method.is_empty()) {
             (true, true) => Ok(Scope::Every),
             (true, false) => Err(ConfigError::new(
                 at,
-                format!("method \"{method}\" needs its service (an empty name is written {{}})"),
+                format!(
+                    "method \"{}\" needs its service (an empty name is written {{}})",
+                    excerpt(method)
+                ),
             )),
             (false, true) => Ok(Scope::Service(service.clone())),
             (false, false) => Ok(Scope::Method(format!("/{service}/{method}"))),
@@ -223,8 +238,8 @@ impl Scope {
 
     fn describe(&self) -> String {
         match self {
-            Scope::Method(path) => format!("name \"{}\"", path.trim_start_matches('/')),
-            Scope::Service(service) => format!("name \"{service}\""),
+            Scope::Method(path) => format!("name \"{}\"", excerpt(path.trim_start_matches('/'))),
+            Scope::Service(service) => format!("name \"{}\"", excerpt(service)),
             Scope::Every => "default name {}".to_owned(),
         }
     }
@@ -241,7 +256,7 @@ fn throttling(max_tokens: u32, token_ratio: f64) -> Result<RetryThrottling, Conf
     if token_ratio.is_nan() || token_ratio <= 0.0 {
         return Err(ConfigError::new(
             "retryThrottling.tokenRatio",
-            format!("must be greater than 0, got {token_ratio}"),
+            format!("must be greater than 0, got {}", excerpt(&token_ratio.to_string())),
         ));
     }
     match RetryThrottle::try_new(max_tokens, token_ratio) {
@@ -251,7 +266,10 @@ fn throttling(max_tokens: u32, token_ratio: f64) -> Result<RetryThrottling, Conf
         }),
         Err(_) => Err(ConfigError::new(
             "retryThrottling.tokenRatio",
-            format!("must be from 0.001 to 1000 (three decimal places are kept), got {token_ratio}"),
+            format!(
+                "must be from 0.001 to 1000 (three decimal places are kept), got {}",
+                excerpt(&token_ratio.to_string())
+            ),
         )),
     }
 }
@@ -537,13 +555,19 @@ impl RetryPolicySpec {
         if multiplier.is_nan() || multiplier <= 0.0 || multiplier.is_infinite() {
             return Err(field(
                 "backoffMultiplier",
-                format!("must be a number greater than 0, got {multiplier}"),
+                format!(
+                    "must be a number greater than 0, got {}",
+                    excerpt(&multiplier.to_string())
+                ),
             ));
         }
         if multiplier < 1.0 {
             return Err(field(
                 "backoffMultiplier",
-                format!("must be at least 1 (this crate's backoff never shrinks), got {multiplier}"),
+                format!(
+                    "must be at least 1 (this crate's backoff never shrinks), got {}",
+                    excerpt(&multiplier.to_string())
+                ),
             ));
         }
         let (codes, exhausted_with_retry_info) = match self.retryable_status_codes.as_ref() {

@@ -240,6 +240,8 @@ impl MethodConfig {
     }
 
     /// The entry's `timeout`: the call's deadline when the caller set none.
+    /// A zero one is legal, as in gRPC: the method's calls end at once
+    /// with `DEADLINE_EXCEEDED`, unsent.
     ///
     /// ```
     /// use backoff_grpc::ServiceConfig;

@@ -124,7 +124,7 @@ impl<A: Settles> http_body::Body for EndingBody<A> {
                 if let Some(trailers) = frame.trailers_ref()
                     && let Some(end) = this.end.take()
                 {
-                    let status = Status::from_header_map(trailers)
+                    let status = wire::status_of(trailers)
                         .unwrap_or_else(|| Status::unknown("the trailers carry no grpc-status"));
                     end.settle(&status, Some(trailers));
                 }

@@ -59,6 +59,18 @@ impl ConfigError {
     }
 }
 
+/// The most characters of a value an error quotes.
+const EXCERPT_CHARS: usize = 40;
+
+/// `text` as an error quotes it: whole when short, else its first
+/// [`EXCERPT_CHARS`] characters and how long it is.
+pub(crate) fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),
+    }
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.path.is_empty() {

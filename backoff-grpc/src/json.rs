@@ -13,7 +13,7 @@ use tonic::Code;
 use super::builder::{HedgingPolicySpec, MethodConfigSpec, RetryPolicySpec, ServiceConfigBuilder};
 use super::codes::{code_named, code_numbered};
 use super::config::ServiceConfig;
-use super::error::ConfigError;
+use super::error::{ConfigError, excerpt};
 
 /// protobuf's largest `Duration`: 10,000 years of seconds.
 const MAX_DURATION_SECONDS: u64 = 315_576_000_000;
@@ -116,7 +116,8 @@ fn read_document(document: &Value) -> Result<ServiceConfigBuilder, ConfigError> 
         let at = "retryThrottling";
         let throttling = object(throttling, at)?;
         let max_tokens = required(throttling, "maxTokens", at)?;
-        let max_tokens = whole_number(max_tokens, "retryThrottling.maxTokens", "must be from 1 to 1000")?;
+        let range = "must be from 1 to 1000";
+        let max_tokens = whole_number(max_tokens, "retryThrottling.maxTokens", range, 1000, range)?;
         let token_ratio = number(required(throttling, "tokenRatio", at)?, "retryThrottling.tokenRatio")?;
         builder = builder.retry_throttling(max_tokens, token_ratio);
     }
@@ -161,7 +162,7 @@ fn read_hedging_policy(policy: &Value, at: &str) -> Result<HedgingPolicySpec, Co
     let path = |key: &str| format!("{at}.{key}");
     let mut spec = HedgingPolicySpec::new();
     if let Some(attempts) = field(policy, "maxAttempts") {
-        spec = spec.max_attempts(whole_number(attempts, &path("maxAttempts"), "must be at least 2")?);
+        spec = spec.max_attempts(max_attempts(attempts, &path("maxAttempts"))?);
     }
     if let Some(delay) = field(policy, "hedgingDelay") {
         match duration(delay, &path("hedgingDelay"))? {
@@ -187,7 +188,7 @@ fn read_retry_policy(policy: &Value, at: &str) -> Result<RetryPolicySpec, Config
     let path = |key: &str| format!("{at}.{key}");
     let mut spec = RetryPolicySpec::new().codes_required();
     if let Some(attempts) = field(policy, "maxAttempts") {
-        spec = spec.max_attempts(whole_number(attempts, &path("maxAttempts"), "must be at least 2")?);
+        spec = spec.max_attempts(max_attempts(attempts, &path("maxAttempts"))?);
     }
     for (key, set) in [
         (
@@ -235,9 +236,9 @@ fn required<'a>(object: &'a Map<String, Value>, key: &str, at: &str) -> Result<&
     field(object, key).ok_or_else(|| ConfigError::new(format!("{at}.{key}"), "is required"))
 }
 
-/// `value` as JSON writes it, for the errors.
+/// `value` as JSON writes it, for the errors: a short prefix only.
 fn shown(value: &Value) -> String {
-    value.to_string()
+    excerpt(&value.to_string())
 }
 
 fn object<'a>(value: &'a Value, at: &str) -> Result<&'a Map<String, Value>, ConfigError> {
@@ -265,9 +266,10 @@ fn number(value: &Value, at: &str) -> Result<f64, ConfigError> {
         .ok_or_else(|| ConfigError::new(at, format!("must be a number, got {}", shown(value))))
 }
 
-/// A whole number (`3` or `3.0`) that fits a `u32`; a negative one breaks
-/// `range` (the field's rule), a larger one counts as `u32::MAX`.
-fn whole_number(value: &Value, at: &str, range: &str) -> Result<u32, ConfigError> {
+/// A whole number (`3` or `3.0`) from 0 to `most`: a negative one breaks
+/// `range` (the field's rule), a larger one `above` (its upper bound).
+/// Both errors quote the value as written.
+fn whole_number(value: &Value, at: &str, range: &str, most: u32, above: &str) -> Result<u32, ConfigError> {
     let number = number(value, at)?;
     if number.fract() != 0.0 {
         return Err(ConfigError::new(
@@ -278,8 +280,21 @@ fn whole_number(value: &Value, at: &str, range: &str) -> Result<u32, ConfigError
     if number < 0.0 {
         return Err(ConfigError::new(at, format!("{range}, got {}", shown(value))));
     }
-    // Whole and non-negative: the cast saturates above `u32::MAX`.
+    if number > f64::from(most) {
+        return Err(ConfigError::new(at, format!("{above}, got {}", shown(value))));
+    }
+    // Whole, and from 0 to `most`: the cast is exact.
     Ok(number as u32)
+}
+
+/// The largest `maxAttempts`: gRPC's clients read it as a 32-bit integer
+/// (grpc-java refuses a larger one).
+const MOST_ATTEMPTS: u32 = i32::MAX as u32;
+
+/// A `maxAttempts`, at `at`.
+fn max_attempts(value: &Value, at: &str) -> Result<u32, ConfigError> {
+    let above = format!("must be at most {MOST_ATTEMPTS} (a 32-bit integer, as gRPC's clients read it)");
+    whole_number(value, at, "must be at least 2", MOST_ATTEMPTS, &above)
 }
 
 /// A duration's sign: `std`'s `Duration` holds no negative one.
@@ -314,11 +329,15 @@ fn duration(value: &Value, at: &str) -> Result<Signed, ConfigError> {
     if !well_formed {
         return Err(malformed());
     }
-    let seconds: u64 = whole.parse().map_err(|_| malformed())?;
+    // Digits only: a parse fails only past `u64::MAX`, too large as well.
+    let seconds = whole.parse::<u64>().unwrap_or(u64::MAX);
     if seconds > MAX_DURATION_SECONDS {
         return Err(ConfigError::new(
             at,
-            format!("must be at most {MAX_DURATION_SECONDS}s (protobuf's largest duration), got {text}"),
+            format!(
+                "must be at most {MAX_DURATION_SECONDS}s (protobuf's largest duration), got {}",
+                excerpt(text)
+            ),
         ));
     }
     let nanos: u32 = if fraction.is_empty() {
@@ -328,7 +347,7 @@ fn duration(value: &Value, at: &str) -> Result<Signed, ConfigError> {
     };
     let duration = Duration::new(seconds, nanos);
     Ok(if negative && !duration.is_zero() {
-        Signed::Negative(text.to_owned())
+        Signed::Negative(excerpt(text))
     } else {
         Signed::Positive(duration)
     })

@@ -56,9 +56,11 @@ pub(crate) type Keys<A> = RetryLayer<GrpcRules, NoTimeout, A>;
 ///   byte, never a byte twice, even when the server answered before the
 ///   request stream ended.
 /// - **The server's pushback** (`grpc-retry-pushback-ms`): a valid value
-///   is the exact wait (0: at once; no jitter, even above `maxBackoff`),
-///   after which the backoff starts again from `initialBackoff`; a
-///   negative or unparsable one (or several values) ends the call. A
+///   up to 120 s is the exact wait (0: at once; no jitter, even above
+///   `maxBackoff`), after which the backoff starts again from
+///   `initialBackoff`; a negative, unparsable or longer one (or several
+///   values) ends the call. The 120 s ceiling is this crate's, not A6's:
+///   a hostile server cannot park a call without a deadline. A
 ///   `google.rpc.RetryInfo` in `grpc-status-details-bin` is a hint,
 ///   capped by `maxBackoff` as every hint is (a longer one ends the call).
 /// - **Throttling.** The config's `retryThrottling` is one
@@ -75,7 +77,9 @@ pub(crate) type Keys<A> = RetryLayer<GrpcRules, NoTimeout, A>;
 ///   and waits together: no wait ends past it, and each attempt's
 ///   `grpc-timeout` is the time left. When the next wait would pass it,
 ///   the call ends at the deadline with `DEADLINE_EXCEEDED`, as gRPC's
-///   clients end it; its message names the last attempt's status.
+///   clients end it; its message names the last attempt's status. A zero
+///   deadline (`"timeout": "0s"`, or `grpc-timeout: 0m`) has passed
+///   already: the call ends at once with `DEADLINE_EXCEEDED`, unsent.
 /// - **Dropping the call** (the caller's future) stops it: the attempt in
 ///   flight is cancelled and no other starts.
 ///
@@ -94,6 +98,10 @@ pub(crate) type Keys<A> = RetryLayer<GrpcRules, NoTimeout, A>;
 ///   fails, the call ends with the last failure, as grpc-java does.
 ///   Where grpc-java, grpc-dotnet and grpc-node differ, this follows A6's
 ///   text (docs/services.md).
+///
+/// - **Hostile answers** never panic the layer: status details that are
+///   not base64 are left out of the status it reads (tonic would panic on
+///   them), and a `RetryInfo` delay outside protobuf's range is no hint.
 ///
 /// A hedged request body past its cap commits the call to the attempt
 /// that has sent the most: the attempts behind it lose their body, and

@@ -97,7 +97,8 @@ where
     /// The call of `request`'s method: sent once when the method has no
     /// `retryPolicy` (or its body is larger than the cap says up front),
     /// else retried by the method's policy, the first attempt sent at once
-    /// through the inner service `poll_ready` made ready.
+    /// through the inner service `poll_ready` made ready. A zero deadline
+    /// ends the call at once, unsent, with `DEADLINE_EXCEEDED`.
     fn call(&mut self, mut request: Request<Body>) -> Self::Future {
         let methods = &*self.methods;
         let method = methods.by_path.get(request.uri().path());
@@ -110,6 +111,13 @@ where
                 .headers_mut()
                 .insert(wire::GRPC_TIMEOUT, wire::timeout_value(timeout));
         }
+        let deadline = match (asked, timeout) {
+            (Some(asked), Some(timeout)) => Some(asked.min(timeout)),
+            (asked, timeout) => asked.or(timeout),
+        };
+        if deadline == Some(Duration::ZERO) {
+            return past_deadline_at_start();
+        }
         let Some(retry) = method.and_then(|method| method.retry.as_ref()) else {
             return GrpcResponseFuture {
                 call: Call::Once {
@@ -117,10 +125,6 @@ where
                     throttle: methods.throttle.clone(),
                 },
             };
-        };
-        let deadline = match (asked, timeout) {
-            (Some(asked), Some(timeout)) => Some(asked.min(timeout)),
-            (asked, timeout) => asked.or(timeout),
         };
         let call = GrpcCall {
             request: KeptRequest::new(request, &methods.limits),
@@ -134,6 +138,22 @@ where
                 call: ResponseFuture::start(&mut self.attempts, retry, call),
             },
         }
+    }
+}
+
+/// The call of a zero deadline (the caller's `grpc-timeout`, or the
+/// method's `timeout`): past it before it starts, so never sent.
+#[cold]
+#[inline(never)]
+fn past_deadline_at_start<S, A>() -> GrpcResponseFuture<S, A>
+where
+    S: Service<Request<Body>, Response = Response<Body>> + Clone,
+    A: AdmissionSlot,
+{
+    GrpcResponseFuture {
+        call: Call::PastDeadline {
+            deadline: Duration::ZERO,
+        },
     }
 }
 
@@ -190,6 +210,9 @@ pin_project_lite::pin_project! {
         /// call ends when it passes, with `DEADLINE_EXCEEDED`, as gRPC's
         /// clients end it.
         Expiring { expiring: Pin<Box<Expiring>> },
+        /// A zero deadline: the call ends with `DEADLINE_EXCEEDED`, unsent,
+        /// as gRPC's clients end a call started past its deadline.
+        PastDeadline { deadline: Duration },
     }
 }
 
@@ -327,6 +350,11 @@ where
                 self_poll_expiring(call, cx)
             }
             CallProj::Expiring { .. } => self_poll_expiring(call, cx),
+            CallProj::PastDeadline { deadline } => {
+                let status =
+                    Status::deadline_exceeded(format!("the deadline ({deadline:?}) passed before the call was sent"));
+                Poll::Ready(Ok(status.into_http()))
+            }
         }
     }
 }

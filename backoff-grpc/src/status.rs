@@ -36,8 +36,9 @@
 
 use core::time::Duration;
 
+use prost::Message as _;
 use tonic::{Code, Status};
-use tonic_types::StatusExt;
+use tonic_types::RetryInfo;
 
 use backoff_runtime::__front_end::{Conventions, SemanticConventions};
 use backoff_runtime::Attempt;
@@ -113,9 +114,40 @@ pub fn is_retryable_status_or(status: &Status, also: &[Code]) -> bool {
 /// assert_eq!(retry_info_delay(&status), Some(Duration::from_secs(2)));
 /// assert_eq!(retry_info_delay(&tonic::Status::unavailable("down")), None);
 /// ```
+///
+/// A delay outside protobuf's range (more than 10,000 years either way)
+/// is no hint: `None`. A negative one is 0, as tonic-types reads it.
 #[must_use]
 pub fn retry_info_delay(status: &Status) -> Option<Duration> {
-    status.get_details_retry_info().and_then(|info| info.retry_delay)
+    let details = tonic_types::pb::Status::decode(status.details()).ok()?;
+    let info = details
+        .details
+        .iter()
+        .filter(|any| any.type_url == RetryInfo::TYPE_URL)
+        .find_map(|any| tonic_types::pb::RetryInfo::decode(any.value.as_slice()).ok())?;
+    let delay = info.retry_delay?;
+    protobuf_duration(delay.seconds, delay.nanos)
+}
+
+/// protobuf's largest `Duration`, either way: 10,000 years of seconds.
+const MAX_DURATION_SECONDS: i64 = 315_576_000_000;
+
+/// A protobuf `Duration` of `seconds` and `nanos`, or `None` outside
+/// protobuf's range. Negative is 0. Checked before any arithmetic:
+/// prost-types' conversion overflows on `i64::MIN` seconds.
+fn protobuf_duration(seconds: i64, nanos: i32) -> Option<Duration> {
+    let in_range = (-MAX_DURATION_SECONDS..=MAX_DURATION_SECONDS).contains(&seconds)
+        && (-999_999_999..=999_999_999).contains(&nanos);
+    if !in_range {
+        return None;
+    }
+    let nanos = i64::from(nanos);
+    // Both in range: no overflow, and a sign of its own for each.
+    let total = i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
+    let total = u128::try_from(total).unwrap_or(0);
+    let whole = u64::try_from(total / 1_000_000_000).unwrap_or(u64::MAX);
+    let rest = u32::try_from(total % 1_000_000_000).unwrap_or(0);
+    Some(Duration::new(whole, rest))
 }
 
 /// Sets `request`'s `grpc-timeout` to the time `attempt` has left before
@@ -159,3 +191,6 @@ impl SemanticConventions<Grpc> for Status {
         Conventions::grpc(self.code() as i32)
     }
 }
+
+#[cfg(test)]
+mod tests;

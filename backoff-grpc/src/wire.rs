@@ -5,6 +5,9 @@
 
 use core::time::Duration;
 
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use tonic::Status;
 
@@ -66,18 +69,48 @@ pub(crate) fn timeout_value(left: Duration) -> HeaderValue {
     HeaderValue::from_str(&format!("{count}{unit}")).unwrap_or(HeaderValue::from_static("99999999H"))
 }
 
+/// The status details of a Trailers-Only response, base64-encoded.
+const GRPC_STATUS_DETAILS: HeaderName = HeaderName::from_static("grpc-status-details-bin");
+
+/// base64 as tonic decodes `grpc-status-details-bin`: the standard
+/// alphabet, padding optional.
+const DETAILS_BASE64: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
+
 /// The status of a Trailers-Only response (`grpc-status` in its headers),
 /// or `None` when the headers are not Trailers-Only (they commit the call).
 pub(crate) fn trailers_only_status(headers: &HeaderMap) -> Option<Status> {
     if !is_trailers_only(headers) {
         return None;
     }
-    Some(Status::from_header_map(headers).unwrap_or_else(|| Status::unknown("unparsable grpc-status")))
+    Some(status_of(headers).unwrap_or_else(|| Status::unknown("unparsable grpc-status")))
 }
 
-/// The server's `grpc-retry-pushback-ms`: one non-negative integer is an
-/// exact wait; a negative one, one that is not a number, or more than one
-/// value says not to retry (as grpc-go and grpc-java read it).
+/// The status in `headers` (a Trailers-Only response's, or trailers), or
+/// `None` without a `grpc-status`. Details that are not base64 are left
+/// out: tonic's `Status::from_header_map` panics on them.
+pub(crate) fn status_of(headers: &HeaderMap) -> Option<Status> {
+    match headers.get(GRPC_STATUS_DETAILS) {
+        Some(details) if DETAILS_BASE64.decode(details.as_bytes()).is_err() => {
+            let mut readable = headers.clone();
+            readable.remove(GRPC_STATUS_DETAILS);
+            Status::from_header_map(&readable)
+        }
+        _ => Status::from_header_map(headers),
+    }
+}
+
+/// The longest pushback the layer waits: 120 s, the longest wait gRPC's
+/// own connection backoff makes (`MAX_BACKOFF`). A longer one says not to
+/// retry.
+pub(crate) const MAX_PUSHBACK_MILLIS: u64 = 120_000;
+
+/// The server's `grpc-retry-pushback-ms`: one integer from 0 to
+/// [`MAX_PUSHBACK_MILLIS`] is an exact wait; a negative one, a longer one,
+/// one that is not a number, or more than one value says not to retry (as
+/// grpc-go and grpc-java read it, with the ceiling added).
 pub(crate) fn pushback(headers: &HeaderMap) -> Option<Pushback> {
     let mut values = headers.get_all(PUSHBACK).iter();
     let first = values.next()?;
@@ -86,8 +119,8 @@ pub(crate) fn pushback(headers: &HeaderMap) -> Option<Pushback> {
     }
     let millis = first.to_str().ok().and_then(|text| text.trim().parse::<i64>().ok());
     Some(match millis.and_then(|millis| u64::try_from(millis).ok()) {
-        Some(millis) => Pushback::After(Duration::from_millis(millis)),
-        None => Pushback::Stop,
+        Some(millis) if millis <= MAX_PUSHBACK_MILLIS => Pushback::After(Duration::from_millis(millis)),
+        _ => Pushback::Stop,
     })
 }
 

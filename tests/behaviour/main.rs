@@ -26,6 +26,7 @@ pub mod grpc;
 pub mod grpc_channel;
 pub mod hedging;
 pub mod hooks;
+pub mod hostile;
 pub mod http;
 pub mod integrations;
 pub mod keys;

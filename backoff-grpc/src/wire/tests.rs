@@ -90,3 +90,44 @@ fn a_call_sent_once_feeds_the_throttle_by_its_response_headers() {
         ThrottleFeed::Neither
     );
 }
+
+#[test]
+fn a_pushback_past_the_ceiling_says_not_to_retry() {
+    let read = |value: &'static str| pushback(&headers(&[("grpc-retry-pushback-ms", value)]));
+    assert_eq!(read("120000"), Some(Pushback::After(Duration::from_secs(120))));
+    assert_eq!(read("120001"), Some(Pushback::Stop));
+    assert_eq!(
+        read("9223372036854775807"),
+        Some(Pushback::Stop),
+        "30 years: not waited"
+    );
+    assert_eq!(
+        read("9223372036854775808"),
+        Some(Pushback::Stop),
+        "past i64: not a number"
+    );
+}
+
+#[test]
+fn status_details_that_are_not_base64_are_left_out_of_the_status() {
+    // tonic's `Status::from_header_map` panics on them (grpc/grpc-rust#2618).
+    for details in ["b", "bb", "!!!!", "YQ=x"] {
+        let answer = [
+            ("grpc-status", "14"),
+            ("grpc-message", "down"),
+            ("grpc-status-details-bin", details),
+        ];
+        let status = trailers_only_status(&headers(&answer)).expect("a Trailers-Only status");
+        assert_eq!(
+            (status.code(), status.message()),
+            (Code::Unavailable, "down"),
+            "{details}"
+        );
+        assert!(status.details().is_empty(), "{details}");
+    }
+    // Valid base64, padded or not, is kept.
+    for details in ["YQ==", "YQ"] {
+        let status = trailers_only_status(&headers(&[("grpc-status", "14"), ("grpc-status-details-bin", details)]));
+        assert_eq!(status.expect("a status").details(), b"a", "{details}");
+    }
+}

@@ -115,8 +115,9 @@ pub fn parse_retry_after_at(value: &str, now: SystemTime) -> Option<Duration> {
 /// 2. `Retry-After`: seconds or an HTTP date.
 /// 3. The IETF's `RateLimit` field
 ///    (draft-ietf-httpapi-ratelimit-headers): a policy with no quota left
-///    (`r=0`) and `t` seconds until it resets. The older drafts'
-///    `RateLimit-Remaining: 0` with `RateLimit-Reset` too.
+///    (`r=0`, or another integer equal to 0: `00`, `-0`) and `t` seconds
+///    until it resets. The older drafts' `RateLimit-Remaining: 0` with
+///    `RateLimit-Reset` too.
 ///
 /// The hint goes where every hint goes: capped by `max_backoff` or ending
 /// the retries, as `hint_above_cap` says.
@@ -145,7 +146,7 @@ pub fn retry_after_header(headers: &HeaderMap) -> Option<Duration> {
         .or_else(|| headers.get(RETRY_AFTER)?.to_str().ok().and_then(parse_retry_after))
         .or_else(|| text("ratelimit").and_then(rate_limit_reset))
         .or_else(|| {
-            let exhausted = text("ratelimit-remaining").is_some_and(|left| left.trim() == "0");
+            let exhausted = text("ratelimit-remaining").is_some_and(is_zero);
             exhausted
                 .then(|| text("ratelimit-reset").and_then(parse_seconds))
                 .flatten()
@@ -182,8 +183,16 @@ fn rate_limit_reset(field: &str) -> Option<Duration> {
                 _ => {}
             }
         }
-        (remaining == Some("0")).then_some(reset).flatten()
+        remaining.is_some_and(is_zero).then_some(reset).flatten()
     })
+}
+
+/// Whether `value` is a structured field integer equal to 0 (RFC 9651:
+/// an optional `-`, then 1 to 15 digits): `0`, `00`, `-0`.
+fn is_zero(value: &str) -> bool {
+    let digits = value.trim();
+    let digits = digits.strip_prefix('-').unwrap_or(digits);
+    (1..=15).contains(&digits.len()) && digits.bytes().all(|byte| byte == b'0')
 }
 
 #[cfg(test)]

@@ -104,3 +104,35 @@ fn the_ratelimit_field_gives_the_reset_of_an_exhausted_policy() {
     let older_left = headers(&[("ratelimit-remaining", "4"), ("ratelimit-reset", "12")]);
     assert_eq!(retry_after_header(&older_left), None);
 }
+
+#[test]
+fn a_remaining_quota_written_as_another_zero_is_exhausted() {
+    // RFC 9651's integers: an optional `-`, then up to 15 digits.
+    for remaining in ["00", "-0", "000000000000000", " 0 "] {
+        let field = format!("\"default\";r={remaining};t=30");
+        let limited = headers_owned(&[("ratelimit", &field)]);
+        assert_eq!(
+            retry_after_header(&limited),
+            Some(Duration::from_secs(30)),
+            "r={remaining}"
+        );
+        let older = headers_owned(&[("ratelimit-remaining", remaining), ("ratelimit-reset", "12")]);
+        assert_eq!(retry_after_header(&older), Some(Duration::from_secs(12)), "{remaining}");
+    }
+    for remaining in ["", "-", "--0", "0000000000000000", "0.0", "+0", "1", "-1", "0x0"] {
+        let field = format!("\"default\";r={remaining};t=30");
+        assert_eq!(
+            retry_after_header(&headers_owned(&[("ratelimit", &field)])),
+            None,
+            "r={remaining}"
+        );
+    }
+}
+
+fn headers_owned(pairs: &[(&'static str, &str)]) -> http::HeaderMap {
+    let mut map = http::HeaderMap::new();
+    for (name, value) in pairs {
+        map.append(*name, http::HeaderValue::from_str(value).unwrap());
+    }
+    map
+}
