@@ -66,8 +66,8 @@ impl Fraction {
 
     /// Whether `failures` of `known` reach the fraction.
     #[inline]
-    const fn reached_by(self, failures: u32, known: u32) -> bool {
-        failures as u64 * self.denominator as u64 >= self.numerator as u64 * known as u64
+    fn reached_by(self, failures: u32, known: u32) -> bool {
+        u64::from(failures) * u64::from(self.denominator) >= u64::from(self.numerator) * u64::from(known)
     }
 }
 
