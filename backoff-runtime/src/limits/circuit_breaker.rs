@@ -7,10 +7,69 @@ use core::time::Duration;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Shut};
+use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending, Shut};
 
 /// The most outcomes the window holds (four 64-bit words of flags).
 const MAX_WINDOW: u32 = 256;
+
+/// How close the fraction a breaker compares with stays to the ratio it
+/// was given.
+const RATIO_TOLERANCE: f64 = 1e-9;
+
+/// A closure that hears a breaker's transitions.
+type TransitionClosure = Box<dyn Fn(&CircuitTransition) + Send + Sync>;
+
+/// A failure ratio as a fraction, compared with integer counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fraction {
+    numerator: u32,
+    denominator: u32,
+}
+
+impl Fraction {
+    /// The fraction `ratio` (in 0.0 to 1.0) stands for: the first
+    /// convergent of its continued fraction within [`RATIO_TOLERANCE`].
+    /// 0.07 (in binary a little over 7/100) is 7/100, and 2.0 / 3.0 is
+    /// 2/3.
+    const fn of(ratio: f64) -> Fraction {
+        /// 2^64: the ratio is taken in units of 2^-64, exactly.
+        const ONE: u128 = 1 << 64;
+        /// The tolerance in those units.
+        const TOLERANCE: u128 = (RATIO_TOLERANCE * 18_446_744_073_709_551_616.0) as u128;
+        let target = (ratio * 18_446_744_073_709_551_616.0) as u128;
+        // Euclid's algorithm on target / ONE gives the continued
+        // fraction's terms; `(p, q)` is the latest convergent and
+        // `(p_before, q_before)` the one before it.
+        let (mut rest, mut divisor) = (target, ONE);
+        let (mut p_before, mut q_before, mut p, mut q) = (0_u128, 1_u128, 1_u128, 0_u128);
+        loop {
+            let term = rest / divisor;
+            (rest, divisor) = (divisor, rest % divisor);
+            (p_before, q_before, p, q) = (
+                p,
+                q,
+                term.saturating_mul(p).saturating_add(p_before),
+                term.saturating_mul(q).saturating_add(q_before),
+            );
+            let (near, far) = (p.saturating_mul(ONE), q.saturating_mul(target));
+            let error = near.abs_diff(far);
+            if divisor == 0 || error <= TOLERANCE.saturating_mul(q) {
+                break;
+            }
+        }
+        // Within the tolerance, q < 1 / TOLERANCE: it fits.
+        Fraction {
+            numerator: p as u32,
+            denominator: q as u32,
+        }
+    }
+
+    /// Whether `failures` of `known` reach the fraction.
+    #[inline]
+    fn reached_by(self, failures: u32, known: u32) -> bool {
+        u64::from(failures) * u64::from(self.denominator) >= u64::from(self.numerator) * u64::from(known)
+    }
+}
 
 /// A circuit breaker, named in `admission = ...` (or
 /// [`Retry::admission`](crate::Retry::admission), or a tower layer's
@@ -21,7 +80,10 @@ const MAX_WINDOW: u32 = 256;
 ///   [`minimum_throughput`](Self::minimum_throughput) of them are known and
 ///   the share of failures reaches [`failure_ratio`](Self::failure_ratio),
 ///   or after [`consecutive_failures`](Self::consecutive_failures) failures
-///   in a row (when set).
+///   in a row (when set). The share is checked after every failure, and
+///   after the outcome that completes the minimum, a success included. It
+///   is compared in integers: it opens at exactly the ratio. A window with
+///   no failure never opens.
 /// - **Open**: every attempt is refused at once, for
 ///   [`break_duration`](Self::break_duration). The call ends with a
 ///   [`Refused`](crate::Refused) that says a circuit breaker refused and
@@ -35,6 +97,15 @@ const MAX_WINDOW: u32 = 256;
 /// `retry_if` retries). Anything else is a success: a value, a pending
 /// value, an error that is not retried. An outcome that ends while the
 /// circuit is open is not counted.
+///
+/// An attempt that did not answer ([`Ending`]):
+///
+/// - **Panicked**: a failure. It counts in the window and the streak, and
+///   a panicked probe opens the circuit again.
+/// - **Abandoned** (its future dropped, a timeout, the hedge that lost, a
+///   future never polled): nothing is known of the backend. A closed
+///   circuit counts nothing. A half-open circuit frees the probe's place,
+///   so the next attempt may probe (resilience4j gives the permit back).
 ///
 /// A refusal is not an attempt. It takes no retry budget or throttle
 /// token, and no loop retries it: not this call's, and not a retried call
@@ -82,16 +153,33 @@ pub struct CircuitBreaker {
 }
 
 /// What a breaker is built with.
-#[derive(Clone, Copy, Debug)]
+#[derive(Debug)]
 struct Config {
+    /// The ratio as given (clamped), for its getter.
     failure_ratio: f64,
+    /// The ratio as compared.
+    ratio: Fraction,
     window: u32,
     minimum_throughput: u32,
     consecutive_failures: Option<u32>,
     break_duration: Duration,
     probes: u32,
     name: Option<&'static str>,
+    /// The hook [`CircuitBreaker::on_transition`] sets: a `fn`, so that
+    /// it is set in a `const` context.
     on_transition: Option<fn(&CircuitTransition)>,
+    /// The hook [`CircuitBreaker::on_transition_with`] sets, heard when
+    /// `on_transition` is `None`.
+    on_transition_with: Option<Hook>,
+}
+
+/// A closure that hears transitions, boxed.
+struct Hook(TransitionClosure);
+
+impl fmt::Debug for Hook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Hook")
+    }
 }
 
 /// The part of a breaker's state that changes under its lock.
@@ -269,6 +357,10 @@ impl CircuitBreaker {
             }),
             config: Config {
                 failure_ratio: 0.5,
+                ratio: Fraction {
+                    numerator: 1,
+                    denominator: 2,
+                },
                 window: 100,
                 minimum_throughput: 100,
                 consecutive_failures: None,
@@ -276,20 +368,38 @@ impl CircuitBreaker {
                 probes: 1,
                 name: None,
                 on_transition: None,
+                on_transition_with: None,
             },
         }
     }
 
     /// Opens when this share of the window's outcomes failed (0.0 to 1.0;
-    /// default 0.5). Outside that range, it is clamped.
+    /// default 0.5). Outside that range, it is clamped. NaN is taken as
+    /// 1.0.
+    ///
+    /// The ratio is held as a fraction: the first convergent of its
+    /// continued fraction within 10^-9 of it. The failures and outcomes
+    /// are compared with it as integers. So 0.07 is 7/100, and 7 failures
+    /// of 100 open it. 2.0 / 3.0 is 2/3. A decimal of up to four digits is
+    /// exact.
     ///
     /// ```
-    /// let breaker = backoff_runtime::CircuitBreaker::new().failure_ratio(0.25);
-    /// assert_eq!(breaker.get_failure_ratio(), 0.25);
+    /// use backoff_runtime::{AdmissionLimit, AttemptEnd, CircuitBreaker, CircuitState};
+    /// use std::time::Instant;
+    ///
+    /// let breaker = CircuitBreaker::new().failure_ratio(0.07);
+    /// assert_eq!(breaker.get_failure_ratio(), 0.07);
+    /// let now = Instant::now();
+    /// for i in 0..100 {
+    ///     breaker.observed(AttemptEnd::new(now, i < 7));
+    /// }
+    /// assert_eq!(breaker.state(), CircuitState::Open, "7 of 100 is 0.07");
     /// ```
     #[must_use]
     pub const fn failure_ratio(mut self, ratio: f64) -> Self {
-        self.config.failure_ratio = ratio.clamp(0.0, 1.0);
+        let ratio = if ratio.is_nan() { 1.0 } else { ratio.clamp(0.0, 1.0) };
+        self.config.failure_ratio = ratio;
+        self.config.ratio = Fraction::of(ratio);
         self
     }
 
@@ -363,7 +473,13 @@ impl CircuitBreaker {
         self
     }
 
-    /// Calls `hook` at each change of state (after the change).
+    /// Calls `hook` at each change of state (after the change), in place
+    /// of any hook set before.
+    ///
+    /// `hook` is a `fn`: a function, or a closure that captures nothing.
+    /// That keeps this method `const`, so a `static` breaker has a hook.
+    /// A closure that captures goes to
+    /// [`on_transition_with`](Self::on_transition_with).
     ///
     /// ```
     /// use backoff_runtime::{CircuitBreaker, CircuitTransition};
@@ -375,6 +491,36 @@ impl CircuitBreaker {
     #[must_use]
     pub const fn on_transition(mut self, hook: fn(&CircuitTransition)) -> Self {
         self.config.on_transition = Some(hook);
+        self
+    }
+
+    /// Calls `hook` at each change of state (after the change), in place
+    /// of any hook set before.
+    ///
+    /// `hook` is any closure: it may capture a counter, a logger, a
+    /// channel. It is boxed, so this method is not `const`. A `static`
+    /// breaker takes a `fn` with [`on_transition`](Self::on_transition).
+    ///
+    /// ```
+    /// use backoff_runtime::{AdmissionLimit, AttemptEnd, CircuitBreaker};
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::time::Instant;
+    ///
+    /// let opened = Arc::new(AtomicU32::new(0));
+    /// let counter = Arc::clone(&opened);
+    /// let breaker = CircuitBreaker::new()
+    ///     .consecutive_failures(1)
+    ///     .on_transition_with(move |_change| {
+    ///         counter.fetch_add(1, Ordering::Relaxed);
+    ///     });
+    /// breaker.observed(AttemptEnd::new(Instant::now(), true));
+    /// assert_eq!(opened.load(Ordering::Relaxed), 1);
+    /// ```
+    #[must_use]
+    pub fn on_transition_with(mut self, hook: impl Fn(&CircuitTransition) + Send + Sync + 'static) -> Self {
+        self.config.on_transition = None;
+        self.config.on_transition_with = Some(Hook(Box::new(hook)));
         self
     }
 
@@ -524,26 +670,35 @@ impl CircuitBreaker {
             }
             _ => {}
         }
+        let minimum = self.config.minimum_throughput.min(window);
+        // Whether this outcome made the window hold the minimum.
+        let mut completed = false;
         if self.known.load(Ordering::Relaxed) < window {
-            let _ = self.known.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |known| {
+            if let Ok(before) = self.known.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |known| {
                 (known < window).then_some(known + 1)
-            });
+            }) {
+                completed = before + 1 == minimum;
+            }
         }
-        if !failed {
+        if failed {
+            let streak = self.streak.fetch_add(1, Ordering::AcqRel).saturating_add(1);
+            if self.config.consecutive_failures.is_some_and(|limit| streak >= limit) {
+                return true;
+            }
+        } else {
             if self.streak.load(Ordering::Relaxed) != 0 {
                 self.streak.store(0, Ordering::Relaxed);
             }
-            return false;
-        }
-        let streak = self.streak.fetch_add(1, Ordering::AcqRel).saturating_add(1);
-        if self.config.consecutive_failures.is_some_and(|limit| streak >= limit) {
-            return true;
+            // Past the minimum, a success only lowers the share of
+            // failures: only the one that completes the minimum may
+            // open the circuit.
+            if !completed {
+                return false;
+            }
         }
         let known = self.known.load(Ordering::Acquire);
         let failures = self.failures.load(Ordering::Acquire);
-        known >= self.config.minimum_throughput.min(window)
-            && known > 0
-            && f64::from(failures) >= self.config.failure_ratio * f64::from(known)
+        known >= minimum && failures > 0 && self.config.ratio.reached_by(failures, known)
     }
 
     /// Empties the window (the circuit closes or opens).
@@ -589,6 +744,8 @@ impl CircuitBreaker {
         crate::observe::metrics::circuit_changed(change.breaker, &states, to.as_str());
         if let Some(hook) = self.config.on_transition {
             hook(&change);
+        } else if let Some(Hook(hook)) = &self.config.on_transition_with {
+            hook(&change);
         }
     }
 
@@ -617,7 +774,8 @@ impl CircuitBreaker {
     }
 
     /// An outcome of a circuit that is not closed: a probe's (or a late
-    /// attempt's) while half-open; nothing while open.
+    /// attempt's) while half-open; nothing while open. An abandoned probe
+    /// frees its place; a panicked one failed.
     #[cold]
     #[inline(never)]
     fn observed_not_closed(&self, end: AttemptEnd<'_>) {
@@ -625,13 +783,37 @@ impl CircuitBreaker {
         if self.state() != CircuitState::HalfOpen {
             return;
         }
-        if end.slow_down() {
+        let failed = match end.ending() {
+            Ending::Abandoned => {
+                transitions.probes_sent = transitions.probes_sent.saturating_sub(1);
+                return;
+            }
+            Ending::Panicked => true,
+            Ending::Answered => end.slow_down(),
+        };
+        if failed {
             self.go_to(&mut transitions, CircuitState::Open, end.now());
         } else {
             transitions.probes_passed += 1;
             if transitions.probes_passed >= self.config.probes {
                 self.go_to(&mut transitions, CircuitState::Closed, end.now());
             }
+        }
+    }
+
+    /// An outcome of a closed circuit that may change its window: a
+    /// failure, a panic, or a success that replaces a failure or fills the
+    /// window. An abandoned attempt counts nothing.
+    #[inline(never)]
+    fn observed_closed(&self, end: AttemptEnd<'_>) {
+        let failed = match end.ending() {
+            Ending::Answered => end.slow_down(),
+            Ending::Panicked => true,
+            // Nothing is known of the backend: nothing counts.
+            Ending::Abandoned => return,
+        };
+        if self.count(failed) {
+            self.trip(end.now());
         }
     }
 
@@ -660,12 +842,12 @@ impl AdmissionLimit for CircuitBreaker {
         if self.state.load(Ordering::Acquire) != CircuitState::Closed as u8 {
             return self.observed_not_closed(end);
         }
-        if !end.slow_down() && self.all_succeeded() {
+        // An answer that did not ask to slow down.
+        let success = matches!(end.ending(), Ending::Answered) & !end.slow_down();
+        if success && self.all_succeeded() {
             return;
         }
-        if self.count(end.slow_down()) {
-            self.trip(end.now());
-        }
+        self.observed_closed(end);
     }
 
     fn name(&self) -> Option<&'static str> {

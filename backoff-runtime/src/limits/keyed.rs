@@ -32,9 +32,26 @@ use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest
 /// assert_eq!(ask("up.example.com"), Admission::Go);
 /// ```
 pub struct Keyed<L> {
-    make: fn(&str) -> L,
+    make: Make<L>,
     limiters: RwLock<BTreeMap<Box<str>, Arc<L>>>,
     name: Option<&'static str>,
+}
+
+/// What builds the limiter of a new key.
+enum Make<L> {
+    /// A `fn`, given to the `const` [`Keyed::new`].
+    Fn(fn(&str) -> L),
+    /// Any closure, given to [`Keyed::new_with`].
+    Closure(Box<dyn Fn(&str) -> L + Send + Sync>),
+}
+
+impl<L> Make<L> {
+    fn make(&self, key: &str) -> L {
+        match self {
+            Make::Fn(make) => make(key),
+            Make::Closure(make) => make(key),
+        }
+    }
 }
 
 impl<L> fmt::Debug for Keyed<L> {
@@ -50,6 +67,10 @@ impl<L> Keyed<L> {
     /// No key yet; `make` builds the limiter of each new key, given the
     /// key. `const`, so it lives in a `static`.
     ///
+    /// `make` is a `fn`: a function, or a closure that captures nothing.
+    /// That keeps this method `const`. A closure that captures (values
+    /// read from configuration) goes to [`new_with`](Self::new_with).
+    ///
     /// ```
     /// use backoff_runtime::{Cooldown, Keyed};
     /// static PER_HOST: Keyed<Cooldown> = Keyed::new(|_| Cooldown::new());
@@ -58,7 +79,30 @@ impl<L> Keyed<L> {
     #[must_use]
     pub const fn new(make: fn(&str) -> L) -> Self {
         Keyed {
-            make,
+            make: Make::Fn(make),
+            limiters: RwLock::new(BTreeMap::new()),
+            name: None,
+        }
+    }
+
+    /// No key yet; `make` builds the limiter of each new key, given the
+    /// key.
+    ///
+    /// `make` is any closure: it may capture what it builds from, such as
+    /// a threshold read at start-up. It is boxed, so this method is not
+    /// `const`. A `static` takes a `fn` with [`new`](Self::new).
+    ///
+    /// ```
+    /// use backoff_runtime::{CircuitBreaker, Keyed};
+    ///
+    /// let failures: u32 = "5".parse().unwrap_or(3); // read from configuration
+    /// let per_host = Keyed::new_with(move |_host| CircuitBreaker::new().consecutive_failures(failures));
+    /// assert_eq!(per_host.get("api.example.com").get_consecutive_failures(), Some(5));
+    /// ```
+    #[must_use]
+    pub fn new_with(make: impl Fn(&str) -> L + Send + Sync + 'static) -> Self {
+        Keyed {
+            make: Make::Closure(Box::new(make)),
             limiters: RwLock::new(BTreeMap::new()),
             name: None,
         }
@@ -102,7 +146,11 @@ impl<L> Keyed<L> {
             return Arc::clone(limiter);
         }
         let mut limiters = self.limiters.write().unwrap_or_else(PoisonError::into_inner);
-        Arc::clone(limiters.entry(key.into()).or_insert_with(|| Arc::new((self.make)(key))))
+        Arc::clone(
+            limiters
+                .entry(key.into())
+                .or_insert_with(|| Arc::new(self.make.make(key))),
+        )
     }
 
     /// How many keys it has seen.
@@ -170,5 +218,55 @@ mod tests {
         assert_eq!(ask(None), Admission::Go);
         assert_eq!(keyed.len(), 3);
         assert!(Arc::ptr_eq(&keyed.get("a"), &keyed.get("a")));
+    }
+
+    #[test]
+    fn a_capturing_closure_builds_each_key_s_limiter_from_what_it_captured() {
+        // A threshold read at run time, and the keys each closure saw.
+        let threshold: u32 = std::hint::black_box("3").parse().unwrap();
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = Arc::clone(&seen);
+        let keyed = Keyed::new_with(move |key: &str| {
+            record.lock().unwrap().push(key.to_owned());
+            CircuitBreaker::new().consecutive_failures(threshold)
+        })
+        .name("hosts");
+        let now = Instant::now();
+        for _ in 0..3 {
+            keyed.observed(AttemptEnd::new(now, true).with_key(Some("down")));
+        }
+        keyed.observed(AttemptEnd::new(now, true).with_key(Some("up")));
+        assert_eq!(
+            keyed.get("down").state(),
+            CircuitState::Open,
+            "3 in a row, as configured"
+        );
+        assert_eq!(keyed.get("up").state(), CircuitState::Closed);
+        assert_eq!(keyed.get("up").get_consecutive_failures(), Some(3));
+        assert_eq!(*seen.lock().unwrap(), ["down", "up"], "made once per key");
+        assert_eq!(format!("{keyed:?}"), r#"Keyed { keys: 2, name: Some("hosts"), .. }"#);
+    }
+
+    #[test]
+    fn a_waiter_that_leaves_is_told_to_its_key_s_limiter() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        /// Counts the waiters that left.
+        #[derive(Default)]
+        struct Left(AtomicU32);
+        impl AdmissionLimit for Left {
+            fn admit(&self, _: AdmissionRequest<'_>) -> Admission {
+                Admission::Go
+            }
+            fn withdrawn(&self, _: AdmissionRequest<'_>) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let keyed: Keyed<Left> = Keyed::new(|_| Left::default());
+        let waiter = AdmissionRequest::new(Instant::now(), 1, Duration::ZERO);
+        keyed.withdrawn(waiter.with_key(Some("a")));
+        assert_eq!(keyed.get("a").0.load(Ordering::Relaxed), 1);
+        assert_eq!(keyed.get("b").0.load(Ordering::Relaxed), 0);
+        assert_eq!((keyed.get_name(), AdmissionLimit::name(&keyed)), (None, None));
+        assert!(!keyed.is_empty());
     }
 }

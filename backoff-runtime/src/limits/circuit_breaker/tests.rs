@@ -1,5 +1,7 @@
 use super::*;
 
+use proptest::prelude::*;
+use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 fn ask(breaker: &CircuitBreaker, now: Instant) -> Admission {
@@ -8,6 +10,11 @@ fn ask(breaker: &CircuitBreaker, now: Instant) -> Admission {
 
 fn end(breaker: &CircuitBreaker, now: Instant, failed: bool) {
     breaker.observed(AttemptEnd::new(now, failed));
+}
+
+/// An attempt that ended as `ending`, without an answer.
+fn end_as(breaker: &CircuitBreaker, now: Instant, ending: Ending) {
+    breaker.observed(AttemptEnd::new(now, false).ended(ending));
 }
 
 /// `n` attempts at `now`, each admitted and ending as `failed` says.
@@ -250,4 +257,415 @@ fn the_getters_read_what_the_builders_set() {
     assert!(debug.starts_with("CircuitBreaker { state: Closed"), "{debug}");
     assert_eq!(CircuitState::Open.to_string(), "open");
     assert_eq!(CircuitBreaker::default().get_window(), 100);
+}
+
+#[test]
+fn a_ratio_is_held_as_the_fraction_it_stands_for() {
+    let fraction = |ratio: f64| {
+        let Fraction { numerator, denominator } = Fraction::of(ratio);
+        (numerator, denominator)
+    };
+    assert_eq!(fraction(0.0), (0, 1));
+    assert_eq!(fraction(1.0), (1, 1));
+    assert_eq!(fraction(0.5), (1, 2));
+    assert_eq!(fraction(0.07), (7, 100));
+    assert_eq!(fraction(0.14), (7, 50));
+    assert_eq!(fraction(0.28), (7, 25));
+    assert_eq!(fraction(0.55), (11, 20));
+    assert_eq!(fraction(0.56), (14, 25));
+    assert_eq!(fraction(0.333), (333, 1000));
+    assert_eq!(fraction(0.999), (999, 1000));
+    assert_eq!(fraction(0.1234), (617, 5000), "four decimals are exact");
+    // More decimals: a simpler fraction within 10^-9.
+    let (numerator, denominator) = fraction(0.123_456_789);
+    assert!((f64::from(numerator) / f64::from(denominator) - 0.123_456_789).abs() <= 1e-9);
+    assert!(denominator < 1_000_000_000);
+    assert_eq!(fraction(1.0 / 3.0), (1, 3));
+    assert_eq!(fraction(2.0 / 3.0), (2, 3));
+    assert_eq!(fraction(1.0 / 7.0), (1, 7));
+    assert_eq!(fraction(255.0 / 256.0), (255, 256));
+    // Within the tolerance of 0: 0.
+    assert_eq!(fraction(1e-12), (0, 1));
+    assert_eq!(fraction(0.5 + 1e-12), (1, 2));
+    // Just out of it: the nearest fraction that close.
+    assert_eq!(fraction(2e-9), (1, 500_000_000));
+}
+
+#[test]
+fn it_opens_at_exactly_the_ratio_where_floats_miss_it() {
+    // 0.07 * 100 is 7.000000000000001 in floats: 7 failures did not open it.
+    for (ratio, failures, window) in [
+        (0.07, 7, 100),
+        (0.14, 14, 100),
+        (0.28, 28, 100),
+        (0.55, 55, 100),
+        (0.56, 28, 50),
+    ] {
+        let breaker = CircuitBreaker::new()
+            .window(window)
+            .minimum_throughput(window)
+            .failure_ratio(ratio);
+        let now = Instant::now();
+        run(&breaker, now, window - 1, |i| i < failures - 1);
+        assert_eq!(breaker.state(), CircuitState::Closed, "{ratio}: one short");
+        run(&breaker, now, 1, |_| true);
+        assert_eq!(breaker.state(), CircuitState::Open, "{ratio}: {failures} of {window}");
+    }
+    // 2 of 3 at 2/3, which the floats met.
+    let breaker = CircuitBreaker::new()
+        .window(3)
+        .minimum_throughput(3)
+        .failure_ratio(2.0 / 3.0);
+    run(&breaker, Instant::now(), 3, |i| i > 0);
+    assert_eq!(breaker.state(), CircuitState::Open);
+    // One failure fewer than the ratio: closed.
+    let breaker = CircuitBreaker::new()
+        .window(100)
+        .minimum_throughput(100)
+        .failure_ratio(0.07);
+    run(&breaker, Instant::now(), 100, |i| i < 6);
+    assert_eq!((breaker.state(), breaker.failures()), (CircuitState::Closed, (6, 100)));
+}
+
+#[test]
+fn a_success_that_completes_the_minimum_over_the_ratio_opens_it() {
+    // F, F, F, S, S at 0.5 with a minimum of 5: 3 of 5 at the fifth.
+    let breaker = CircuitBreaker::new()
+        .window(10)
+        .minimum_throughput(5)
+        .failure_ratio(0.5);
+    let now = Instant::now();
+    run(&breaker, now, 4, |i| i < 3);
+    assert_eq!(breaker.state(), CircuitState::Closed, "4 known, under the minimum");
+    run(&breaker, now, 1, |_| false);
+    assert_eq!(
+        breaker.state(),
+        CircuitState::Open,
+        "the fifth outcome completes the minimum"
+    );
+    assert!(
+        matches!(ask(&breaker, now), Admission::Shut(_)),
+        "the sixth call is refused"
+    );
+}
+
+#[test]
+fn a_success_that_completes_the_minimum_under_the_ratio_leaves_it_closed() {
+    // 2 of 5 at 0.5.
+    let breaker = CircuitBreaker::new()
+        .window(10)
+        .minimum_throughput(5)
+        .failure_ratio(0.5);
+    let now = Instant::now();
+    run(&breaker, now, 5, |i| i < 2);
+    assert_eq!((breaker.state(), breaker.failures()), (CircuitState::Closed, (2, 5)));
+    // Past the minimum, a success does not open it whatever came before.
+    let breaker = CircuitBreaker::new()
+        .window(10)
+        .minimum_throughput(2)
+        .failure_ratio(0.5);
+    run(&breaker, now, 2, |i| i == 1);
+    assert_eq!(
+        breaker.state(),
+        CircuitState::Open,
+        "1 of 2, the failure completes the minimum"
+    );
+}
+
+#[test]
+fn with_a_ratio_of_zero_only_a_failure_opens_it() {
+    let breaker = CircuitBreaker::new().window(4).minimum_throughput(4).failure_ratio(0.0);
+    let now = Instant::now();
+    run(&breaker, now, 6, |_| false);
+    assert_eq!((breaker.state(), breaker.failures()), (CircuitState::Closed, (0, 4)));
+    run(&breaker, now, 1, |_| true);
+    assert_eq!(breaker.state(), CircuitState::Open, "1 of 4 reaches 0");
+}
+
+#[test]
+fn a_minimum_above_the_window_is_the_window() {
+    let breaker = CircuitBreaker::new()
+        .window(4)
+        .minimum_throughput(1_000)
+        .failure_ratio(0.5);
+    let now = Instant::now();
+    run(&breaker, now, 3, |i| i < 2);
+    assert_eq!(breaker.state(), CircuitState::Closed);
+    run(&breaker, now, 1, |_| false);
+    assert_eq!(breaker.state(), CircuitState::Open, "2 of 4, the window full");
+}
+
+#[test]
+fn a_nan_ratio_is_one() {
+    let breaker = CircuitBreaker::new()
+        .window(2)
+        .minimum_throughput(2)
+        .failure_ratio(f64::NAN);
+    assert_eq!(breaker.get_failure_ratio(), 1.0);
+    let now = Instant::now();
+    run(&breaker, now, 2, |i| i == 1);
+    assert_eq!(breaker.state(), CircuitState::Closed, "1 of 2");
+    run(&breaker, now, 1, |_| true);
+    assert_eq!(breaker.state(), CircuitState::Open, "2 of 2");
+}
+
+/// The model: after each outcome, whether the last `window` outcomes (at
+/// least `minimum` of them, at least one failure) reach `numerator /
+/// denominator`, in exact integers.
+fn model_opens_at(outcomes: &[bool], window: usize, minimum: usize, numerator: u64, denominator: u64) -> Option<usize> {
+    (0..outcomes.len()).find(|&i| {
+        let held = &outcomes[(i + 1).saturating_sub(window)..=i];
+        let known = held.len() as u64;
+        let failures = held.iter().filter(|&&failed| failed).count() as u64;
+        held.len() >= minimum.min(window) && failures > 0 && failures * denominator >= numerator * known
+    })
+}
+
+/// A ratio in thousandths and a window that a whole count of failures
+/// meets exactly: j/d of a window of c·d, d dividing 1000.
+fn exact_boundaries() -> impl Strategy<Value = (u64, usize)> {
+    prop::sample::select(&[1_u64, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250][..]).prop_flat_map(|d| {
+        (0..=d, 1..=u64::from(MAX_WINDOW) / d).prop_map(move |(j, c)| (1000 * j / d, (c * d) as usize))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Ratios of two and three decimals, as a user writes them
+    /// (`n as f64 / 1000.0` is the float nearest n/1000, as the literal
+    /// is), over windows up to the largest.
+    #[test]
+    fn it_opens_exactly_when_the_failures_reach_the_ratio_as_exact_fractions(
+        thousandths in prop_oneof![(0u64..=100).prop_map(|n| n * 10), 0u64..=1000],
+        window in 1usize..=MAX_WINDOW as usize,
+        minimum_share in 0.0f64..=1.2,
+        outcomes in proptest::collection::vec(any::<bool>(), 1..600),
+        failure_weight in 0.0f64..1.0,
+    ) {
+        // Skew some runs toward failures so that high ratios open too.
+        let outcomes: Vec<bool> = outcomes
+            .iter()
+            .enumerate()
+            .map(|(i, &failed)| failed || (i as f64 * 0.618_034).fract() < failure_weight)
+            .collect();
+        let minimum = (window as f64 * minimum_share) as usize;
+        let breaker = CircuitBreaker::new()
+            .window(window as u32)
+            .minimum_throughput(minimum as u32)
+            .failure_ratio(thousandths as f64 / 1000.0);
+        let expected = model_opens_at(&outcomes, window, minimum, thousandths, 1000);
+        let now = Instant::now();
+        let mut opened = None;
+        for (i, &failed) in outcomes.iter().enumerate() {
+            prop_assert_eq!(ask(&breaker, now), Admission::Go);
+            end(&breaker, now, failed);
+            if breaker.state() == CircuitState::Open {
+                opened = Some(i);
+                break;
+            }
+        }
+        prop_assert_eq!(opened, expected);
+    }
+
+    /// A window full of successes, then failures one at a time: each
+    /// count of failures is met at a full window, so every ratio that a
+    /// whole count of the window meets exactly is met at its boundary.
+    #[test]
+    fn failures_one_at_a_time_open_it_at_the_first_count_that_reaches_the_ratio(
+        (thousandths, window) in exact_boundaries(),
+        successes in 0usize..=MAX_WINDOW as usize,
+    ) {
+        let outcomes: Vec<bool> = (0..successes + window).map(|i| i >= successes).collect();
+        let breaker = CircuitBreaker::new()
+            .window(window as u32)
+            .minimum_throughput(window as u32)
+            .failure_ratio(thousandths as f64 / 1000.0);
+        let expected = model_opens_at(&outcomes, window, window, thousandths, 1000);
+        let now = Instant::now();
+        let mut opened = None;
+        for (i, &failed) in outcomes.iter().enumerate() {
+            end(&breaker, now, failed);
+            if breaker.state() == CircuitState::Open {
+                opened = Some(i);
+                break;
+            }
+        }
+        prop_assert_eq!(opened, expected);
+    }
+}
+
+#[test]
+fn a_capturing_closure_hears_every_transition() {
+    let heard = Arc::new(AtomicU32::new(0));
+    let counter = Arc::clone(&heard);
+    let breaker = CircuitBreaker::new()
+        .consecutive_failures(1)
+        .on_transition_with(move |change| {
+            assert_ne!(change.from(), change.to());
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+    let start = fail_now(&breaker, 1);
+    assert_eq!(heard.load(Ordering::Relaxed), 1, "closed to open");
+    let after = start + breaker.get_break_duration();
+    assert_eq!(ask(&breaker, after), Admission::Go);
+    end(&breaker, after, false);
+    assert_eq!(heard.load(Ordering::Relaxed), 3, "to half-open, then to closed");
+    assert!(format!("{breaker:?}").contains("on_transition_with: Some(Hook)"));
+}
+
+static FN_HOOK_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+fn count_fn_hook(_: &CircuitTransition) {
+    FN_HOOK_CALLS.fetch_add(1, Ordering::Relaxed);
+}
+
+#[test]
+fn the_hook_set_last_is_the_one_heard() {
+    let closure_calls = Arc::new(AtomicU32::new(0));
+    let counter = Arc::clone(&closure_calls);
+    // A `fn` after a closure: the `fn`.
+    let breaker = CircuitBreaker::new()
+        .consecutive_failures(1)
+        .on_transition_with(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        })
+        .on_transition(count_fn_hook);
+    fail_now(&breaker, 1);
+    assert_eq!(
+        (
+            FN_HOOK_CALLS.load(Ordering::Relaxed),
+            closure_calls.load(Ordering::Relaxed)
+        ),
+        (1, 0)
+    );
+    // A closure after a `fn`: the closure.
+    let counter = Arc::clone(&closure_calls);
+    let breaker = CircuitBreaker::new()
+        .consecutive_failures(1)
+        .on_transition(count_fn_hook)
+        .on_transition_with(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+    fail_now(&breaker, 1);
+    assert_eq!(
+        (
+            FN_HOOK_CALLS.load(Ordering::Relaxed),
+            closure_calls.load(Ordering::Relaxed)
+        ),
+        (1, 1)
+    );
+}
+
+/// A breaker whose break is over at the returned instant, `probes` probes.
+fn half_open(probes: u32) -> (CircuitBreaker, Instant) {
+    let breaker = CircuitBreaker::new().consecutive_failures(1).probes(probes);
+    let start = fail_now(&breaker, 1);
+    (breaker, start + Duration::from_secs(5))
+}
+
+#[test]
+fn an_abandoned_probe_frees_its_place_for_the_next_caller() {
+    let (breaker, after) = half_open(1);
+    assert_eq!(ask(&breaker, after), Admission::Go);
+    assert_eq!(ask(&breaker, after), Admission::Shut(Shut::circuit_open(None)));
+    end_as(&breaker, after, Ending::Abandoned);
+    assert_eq!(
+        breaker.state(),
+        CircuitState::HalfOpen,
+        "nothing is known of the backend"
+    );
+    assert_eq!(ask(&breaker, after), Admission::Go, "the next caller probes");
+    assert_eq!(ask(&breaker, after), Admission::Shut(Shut::circuit_open(None)));
+    end(&breaker, after, false);
+    assert_eq!(breaker.state(), CircuitState::Closed);
+}
+
+#[test]
+fn an_abandoned_probe_of_two_leaves_one_more_to_send() {
+    let (breaker, after) = half_open(2);
+    assert_eq!(
+        (ask(&breaker, after), ask(&breaker, after)),
+        (Admission::Go, Admission::Go)
+    );
+    end_as(&breaker, after, Ending::Abandoned);
+    end(&breaker, after, false);
+    assert_eq!(breaker.state(), CircuitState::HalfOpen, "one of two probes passed");
+    assert_eq!(ask(&breaker, after), Admission::Go, "one more probe");
+    assert_eq!(ask(&breaker, after), Admission::Shut(Shut::circuit_open(None)));
+    end(&breaker, after, false);
+    assert_eq!(breaker.state(), CircuitState::Closed);
+}
+
+#[test]
+fn abandoned_ends_never_free_more_places_than_were_taken() {
+    let (breaker, after) = half_open(1);
+    // An attempt admitted while closed, abandoned now: nothing to free.
+    end_as(&breaker, after, Ending::Abandoned);
+    assert_eq!(ask(&breaker, after), Admission::Go);
+    end_as(&breaker, after, Ending::Abandoned);
+    end_as(&breaker, after, Ending::Abandoned);
+    assert_eq!(ask(&breaker, after), Admission::Go);
+    assert_eq!(
+        ask(&breaker, after),
+        Admission::Shut(Shut::circuit_open(None)),
+        "one probe at a time"
+    );
+}
+
+#[test]
+fn a_panicked_probe_opens_it_again() {
+    let (breaker, after) = half_open(2);
+    assert_eq!(ask(&breaker, after), Admission::Go);
+    end_as(&breaker, after, Ending::Panicked);
+    assert_eq!(breaker.state(), CircuitState::Open);
+    assert_eq!(
+        ask(&breaker, after),
+        Admission::Shut(Shut::circuit_open(Some(Duration::from_secs(5))))
+    );
+}
+
+#[test]
+fn a_panic_while_closed_is_a_failure() {
+    let breaker = CircuitBreaker::new().consecutive_failures(1);
+    let now = Instant::now();
+    assert_eq!(ask(&breaker, now), Admission::Go);
+    end_as(&breaker, now, Ending::Panicked);
+    assert_eq!(breaker.state(), CircuitState::Open);
+    // In the window too, over a full window of successes.
+    let breaker = CircuitBreaker::new().window(2).minimum_throughput(2).failure_ratio(0.5);
+    run(&breaker, now, 4, |_| false);
+    end_as(&breaker, now, Ending::Panicked);
+    assert_eq!(breaker.state(), CircuitState::Open, "1 of 2");
+}
+
+#[test]
+fn an_abandoned_attempt_while_closed_counts_nothing() {
+    let breaker = CircuitBreaker::new().window(2).minimum_throughput(2).failure_ratio(0.5);
+    let now = Instant::now();
+    run(&breaker, now, 1, |_| true);
+    end_as(&breaker, now, Ending::Abandoned);
+    assert_eq!((breaker.state(), breaker.failures()), (CircuitState::Closed, (1, 1)));
+    let breaker = CircuitBreaker::new().consecutive_failures(2);
+    run(&breaker, now, 1, |_| true);
+    end_as(&breaker, now, Ending::Abandoned);
+    assert_eq!(breaker.failures(), (1, 1), "the streak goes on");
+    run(&breaker, now, 1, |_| true);
+    assert_eq!(breaker.state(), CircuitState::Open);
+}
+
+#[test]
+fn ends_while_open_change_nothing() {
+    let breaker = CircuitBreaker::new().consecutive_failures(1).probes(1);
+    let start = fail_now(&breaker, 1);
+    for ending in [Ending::Abandoned, Ending::Panicked] {
+        end_as(&breaker, start, ending);
+    }
+    assert_eq!(
+        ask(&breaker, start),
+        Admission::Shut(Shut::circuit_open(Some(Duration::from_secs(5))))
+    );
+    let after = start + Duration::from_secs(5);
+    assert_eq!(ask(&breaker, after), Admission::Go);
+    assert_eq!(ask(&breaker, after), Admission::Shut(Shut::circuit_open(None)));
 }
