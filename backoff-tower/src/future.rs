@@ -130,6 +130,9 @@ pin_project_lite::pin_project! {
         pending: Option<DefaultWait>,
         // Where the next attempt stands.
         state: HedgeState,
+        // The retry (or hedge) the budget allowed for the next attempt,
+        // given back if the call is dropped before it is sent.
+        charge: Option<BudgetCharge>,
     }
 }
 
@@ -433,7 +436,7 @@ impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> ResponseFuture<S, Req, C, T, 
                 } else {
                     let request = &retry.request;
                     let key = || config.classify.admission_key(request);
-                    succeeded_with::<Res, E, C, T, A>(config, &mut retry.driver, hedges, key, &mut retry.held);
+                    succeeded_with::<E, C, T, A>(config, &mut retry.driver, hedges, key, &mut retry.held);
                     None
                 }
             }
@@ -477,7 +480,7 @@ impl<C, T, A: AdmissionSlot> Settlement<C, T, A> {
             hedges,
             held,
         } = &mut self;
-        succeeded_with::<Res, E, C, T, A>(config, driver, *hedges, || None, held);
+        succeeded_with::<E, C, T, A>(config, driver, *hedges, || None, held);
     }
 
     /// The call failed with `outcome` at its end (its trailers' status):
@@ -528,7 +531,7 @@ fn listens<Res, E, C, T, A: PerAttemptAdmission<E>>(config: &RetryLayer<C, T, A>
 /// The attempt that just ended was accepted: the limit gets its tokens
 /// back, and metrics, tracing and `on_success` hear of it when they listen.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn succeeded_with<'k, Res, E, C, T, A: PerAttemptAdmission<E>>(
+fn succeeded_with<'k, E, C, T, A: PerAttemptAdmission<E>>(
     config: &RetryLayer<C, T, A>,
     driver: &mut Loop,
     hedges: u32,
@@ -683,6 +686,7 @@ impl<A> Hedging<A> {
             attempts: HedgeAttempts::new(),
             pending: None,
             state,
+            charge: None,
         }
     }
 }
@@ -944,11 +948,12 @@ where
             mut attempts,
             mut pending,
             state: hedge,
+            charge,
         } = hedged.project();
         loop {
             if core::mem::take(&mut hedge.start_now) {
                 let alone = attempts.is_empty() && first.is_none();
-                let admitted = self.admit_hedge(hedge, alone, pending.as_mut());
+                let admitted = self.admit_hedge(hedge, alone, pending.as_mut(), charge);
                 if let HedgeAdmitted::End(result) = admitted {
                     return Poll::Ready(result);
                 }
@@ -1011,6 +1016,7 @@ where
                         hedge.arm_hedge = false;
                         pending.set(Some(self.timer.start(wait)));
                         hedge.next = Some(HedgeNext::Retry);
+                        *charge = self.take_charge();
                     }
                     HedgeStep::Await { server_refused } => {
                         hedge.server_refused |= server_refused;
@@ -1067,8 +1073,13 @@ where
         hedge: &mut HedgeState,
         alone: bool,
         mut pending: Pin<&mut Option<DefaultWait>>,
+        kept: &mut Option<BudgetCharge>,
     ) -> HedgeAdmitted<S, Req> {
+        // What the budget allowed for this attempt: sent with it, kept
+        // across a wait, or given back (dropped) when it is not sent.
+        let charge = kept.take().or_else(|| self.take_charge());
         let Some((_, refused)) = self.config.admission.admission::<S::Response>() else {
+            Charged::sent_if_held(charge.map(|charge| *charge));
             return HedgeAdmitted::Send;
         };
         let answer = self.ask_admission(|admitting| {
@@ -1080,19 +1091,20 @@ where
             }
             answer
         });
-        if !alone && answer != Admission::Go {
-            // And the budget gets back what it allowed for the hedge.
-            self.driver.refund_unsent(limit_of(&self.config));
-        }
         match answer {
-            Admission::Go => HedgeAdmitted::Send,
+            Admission::Go => {
+                Charged::sent_if_held(charge.map(|charge| *charge));
+                HedgeAdmitted::Send
+            }
             answer @ (Admission::Refuse | Admission::Shut(_)) if alone => {
+                drop(charge);
                 HedgeAdmitted::End(self.refused(refused, answer))
             }
             Admission::Wait(wait) | Admission::GoAfter(wait) if alone => {
                 hedge.arm_hedge = false;
                 pending.set(Some(self.timer.start(wait)));
                 hedge.next = Some(HedgeNext::Retry);
+                *kept = charge;
                 HedgeAdmitted::Skip
             }
             _ => {
@@ -1226,7 +1238,7 @@ where
             ..
         } = self;
         let key = || config.classify.admission_key(request);
-        succeeded_with::<S::Response, S::Error, C, T, A>(config, driver, hedges, key, held);
+        succeeded_with::<S::Error, C, T, A>(config, driver, hedges, key, held);
     }
 }
 

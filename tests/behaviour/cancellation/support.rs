@@ -104,8 +104,13 @@ impl Inspect for Bulkhead {
 }
 
 impl Inspect for CircuitBreaker {
+    /// Closed or not, and the window's counts. (An open breaker past its
+    /// break turns half-open at its next question: a breaker that a call
+    /// asked and one no call asked differ only in that, which the fresh
+    /// call after the case compares by what each admits.)
     fn state(&self, _: Instant) -> String {
-        format!("{:?} {:?}", self.state(), self.failures())
+        let closed = self.state() == backoff_runtime::CircuitState::Closed;
+        format!("closed {closed} {:?}", self.failures())
     }
 }
 
@@ -116,12 +121,10 @@ pub(super) const HOST: &str = "svc.test";
 pub(super) const METHOD: &str = "/test.Svc/Unary";
 
 impl Inspect for Keyed<CircuitBreaker> {
-    fn state(&self, _: Instant) -> String {
-        KEYS.map(|key| {
-            let breaker = self.get(key);
-            format!("{key}: {:?} {:?}", breaker.state(), breaker.failures())
-        })
-        .join(", ")
+    /// Each key's breaker, as [`CircuitBreaker`]'s state reads it.
+    fn state(&self, now: Instant) -> String {
+        KEYS.map(|key| format!("{key}: {}", Inspect::state(&*self.get(key), now)))
+            .join(", ")
     }
 }
 
@@ -297,7 +300,13 @@ pub(super) fn replay(log: &[Heard], into: &dyn AdmissionLimit, ideal: Ideal) {
                     line.clear();
                 }
                 Admission::Wait(_) => line.push(index),
-                Admission::Refuse | Admission::Shut(_) => line.clear(),
+                // A refusal took nothing: not replayed (asked of B, whose
+                // state differs by what it should not have heard, it may
+                // answer otherwise: a breaker past its break lets a probe go).
+                Admission::Refuse | Admission::Shut(_) => {
+                    skip[index] = true;
+                    line.clear();
+                }
             },
             Heard::Observed { ending, .. } => {
                 let admitted = open.pop_front().expect("checked by exactly_once");
