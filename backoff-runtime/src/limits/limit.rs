@@ -281,3 +281,49 @@ impl<'a> Limit<'a> {
 pub fn budget_of<L: RetryLimit>(limit: &L) -> Limit<'_> {
     Limit::of(limit)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// Counts the retries given back.
+    #[derive(Default)]
+    struct Unsent(AtomicU32);
+
+    impl RetryLimit for Unsent {
+        fn try_retry(&self, _: Instant) -> bool {
+            true
+        }
+
+        fn unsent(&self, _: Instant) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_charge_dropped_unsent_gives_the_retry_back_once() {
+        let limit = Unsent::default();
+        drop(Charged::new(&limit, Instant::now()));
+        assert_eq!(limit.0.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn a_charge_sent_keeps_the_retry() {
+        let limit = Unsent::default();
+        Charged::new(&limit, Instant::now()).sent();
+        Charged::sent_if_held(Some(Charged::new(&limit, Instant::now())));
+        Charged::<&Unsent>::sent_if_held(None);
+        assert_eq!(limit.0.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_budget_gives_back_what_a_charge_dropped_unsent_held() {
+        let budget = RetryBudget::new().ratio(0.0).min_per_second(1);
+        let now = Instant::now();
+        assert_eq!((0..100).filter(|_| budget.try_retry(now)).count(), 10);
+        drop(Charged::new(Limit::of(&budget).as_dyn(), now));
+        assert!(budget.try_retry(now));
+        assert!(!budget.try_retry(now));
+    }
+}

@@ -190,3 +190,46 @@ fn the_retries_left_are_the_ratio_of_the_deposits_plus_the_floor_less_the_withdr
     assert_eq!(budget.available(3, 50), 17);
     assert_eq!(budget.available(30, 50), 0, "never below nothing");
 }
+
+/// Retries the budget allows at `now`, asked until it says no.
+fn left_at(budget: &RetryBudget, now: Instant) -> usize {
+    (0..1_000).take_while(|_| budget.try_withdraw(now)).count()
+}
+
+#[test]
+fn a_refund_gives_back_one_withdrawal() {
+    let budget = RetryBudget::new().ratio(0.0).min_per_second(1);
+    let now = Instant::now();
+    assert_eq!(left_at(&budget, now), 10);
+    budget.refund(now);
+    budget.refund(now);
+    assert_eq!(left_at(&budget, now), 2, "two given back, two allowed again");
+}
+
+#[test]
+fn a_refund_with_nothing_withdrawn_adds_nothing() {
+    let budget = RetryBudget::new().ratio(0.0).min_per_second(1);
+    let now = Instant::now();
+    budget.refund(now);
+    assert_eq!(left_at(&budget, now), 10, "never more than the floor");
+}
+
+#[test]
+fn a_refund_takes_from_the_latest_slot_back_to_its_instant() {
+    let budget = RetryBudget::new().ratio(0.0).min_per_second(1);
+    let start = Instant::now();
+    assert_eq!(left_at(&budget, start), 10);
+    // 5.5 s on, the withdrawals of the first slot are still in the window.
+    let later = start + Duration::from_millis(5_500);
+    assert_eq!(left_at(&budget, later), 0);
+    // Given back since `later`: nothing was withdrawn from then on.
+    budget.refund(later);
+    assert_eq!(left_at(&budget, later), 0);
+    // Given back since `start`: the first slot's withdrawal.
+    budget.refund(start);
+    assert_eq!(left_at(&budget, later), 1);
+    // Once that slot leaves the window, what it held is gone anyway.
+    let gone = start + Duration::from_secs(11);
+    budget.refund(start);
+    assert_eq!(left_at(&budget, gone), 10);
+}
