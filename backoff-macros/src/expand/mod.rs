@@ -516,14 +516,26 @@ impl Generator<'_> {
         if self.start_unread() {
             return quote!(#full::Loop::unstarted(#clock));
         }
+        // With a budget and no admission limiter, the first attempt is sent
+        // in the poll that starts the loop: the budget counts the call at
+        // once (else at its first answer).
+        let sent = self.args.budget.is_some() && self.args.admission.is_none();
         match self.policy.literal_deadline {
             Some(deadline) => {
                 let reads_start = *needs_start || deadline;
-                quote!(#full::Loop::begin(#clock, #budget, #reads_start))
+                if sent {
+                    quote!(#full::Loop::begin_sent(#clock, #budget, #reads_start))
+                } else {
+                    quote!(#full::Loop::begin(#clock, #budget, #reads_start))
+                }
             }
             None => {
                 let policy = &self.policy.scoped;
-                quote!(#full::Loop::start(#clock, #policy, #budget, #needs_start))
+                if sent {
+                    quote!(#full::Loop::start_sent(#clock, #policy, #budget, #needs_start))
+                } else {
+                    quote!(#full::Loop::start(#clock, #policy, #budget, #needs_start))
+                }
             }
         }
     }

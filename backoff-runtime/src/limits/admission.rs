@@ -714,6 +714,26 @@ mod tests {
     }
 
     #[test]
+    fn an_attempt_admitted_after_a_wait_is_told_as_abandoned_when_dropped() {
+        let limiter = Recorder::answering(&[Admission::Wait(Duration::from_millis(5)), Admission::Go]);
+        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        assert_eq!(admitting.ask(), Admission::Wait(Duration::from_millis(5)));
+        assert_eq!(admitting.ask(), Admission::Go);
+        drop(admitting);
+        assert_eq!(limiter.heard(), ["Abandoned -"], "admitted, not withdrawn");
+    }
+
+    #[test]
+    fn a_reservation_started_and_dropped_in_flight_is_told_as_abandoned() {
+        let limiter = Recorder::answering(&[Admission::GoAfter(Duration::from_secs(1))]);
+        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        assert_eq!(admitting.ask(), Admission::GoAfter(Duration::from_secs(1)));
+        assert_eq!(admitting.ask(), Admission::Go);
+        drop(admitting);
+        assert_eq!(limiter.heard(), ["Abandoned -"]);
+    }
+
+    #[test]
     fn a_refused_attempt_owes_the_limiter_nothing() {
         let limiter = Recorder::answering(&[Admission::Refuse]);
         let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);

@@ -126,6 +126,19 @@ impl RetryState {
         Self::with_start(clock, read_start(policy, budget, clock, needs_start))
     }
 
+    /// A fresh state of a call that is sent now, with the start read for
+    /// it (or none): the limit counts the call at once, from that instant
+    /// (no second read of the clock, no decoding of the start later).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn sent_at_start(clock: ClockKind, start: Option<Instant>, budget: Option<Limit<'_>>) -> Self {
+        let mut state = Self::with_start(clock, start);
+        if budget.is_some() {
+            state.backoff.mark_counted();
+            count_call(budget, start);
+        }
+        state
+    }
+
     /// A fresh state with a start instant read earlier (or none).
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn with_start(clock: ClockKind, start: Option<Instant>) -> Self {

@@ -148,6 +148,27 @@ impl Loop {
         }
     }
 
+    /// [`start`](Self::start) of a call sent at once: the attribute's
+    /// async loop without an admission limiter, whose first attempt starts
+    /// in the same poll. The limit counts the call now, from the start
+    /// just read (elsewhere it counts it at its first answer).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn start_sent(clock: ClockKind, policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
+        let start = crate::run::decide::read_start(policy, budget, clock, needs_start);
+        Loop {
+            state: RetryState::sent_at_start(clock, start, budget),
+        }
+    }
+
+    /// [`begin`](Self::begin) of a call sent at once (as
+    /// [`start_sent`](Self::start_sent)).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn begin_sent(clock: ClockKind, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
+        Loop {
+            state: RetryState::sent_at_start(clock, read_start_when(budget, clock, needs_start), budget),
+        }
+    }
+
     /// The [`AttemptSource`] of this call: its start, clock and deadline
     /// (for `context = ...`).
     #[inline]
