@@ -1682,3 +1682,43 @@ async fn past_the_cap_a_hedged_call_is_committed_to_the_attempt_ahead() {
     assert_eq!(seen.len(), 2, "no hedge after the cap: {seen:?}");
     assert!(seen.iter().any(|attempt| attempt.values == [1, 2, 3]), "{seen:?}");
 }
+
+/// A committed call's attempt ends for the admission limiter at its
+/// trailers' status; a response body dropped before them ends it as
+/// abandoned (#51): a half-open breaker's probe is not held for good.
+#[tokio::test(start_paused = true)]
+async fn a_body_dropped_before_its_trailers_ends_the_attempt_as_abandoned() {
+    use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending};
+
+    /// Records the ending of every attempt it admits.
+    #[derive(Default)]
+    struct Endings(Mutex<Vec<Ending>>);
+
+    impl AdmissionLimit for Endings {
+        fn admit(&self, _: AdmissionRequest<'_>) -> Admission {
+            Admission::Go
+        }
+
+        fn observed(&self, end: AttemptEnd<'_>) {
+            self.0.lock().unwrap().push(end.ending());
+        }
+    }
+
+    let (server, channel) = start().await;
+    let endings = Arc::new(Endings::default());
+    let layer = GrpcRetryLayer::new(config(UNAVAILABLE_5)).admission(Arc::clone(&endings));
+    let mut service = layer.layer(channel);
+    // Headers and a message commit the call; its OK comes in the trailers.
+    server.plan(UNARY, vec![Plan::Stream(vec![7], Code::Ok)]);
+    tower::ServiceExt::ready(&mut service).await.unwrap();
+    let response = service.call(unary_request(1)).await.unwrap();
+    assert!(endings.0.lock().unwrap().is_empty(), "nothing heard at the headers");
+    drop(response);
+    assert_eq!(*endings.0.lock().unwrap(), [Ending::Abandoned]);
+    // Read to its trailers, the next call's attempt is heard as answered.
+    server.plan(UNARY, vec![Plan::Stream(vec![8], Code::Ok)]);
+    tower::ServiceExt::ready(&mut service).await.unwrap();
+    let response = service.call(unary_request(2)).await.unwrap();
+    let _ = response.into_body().collect().await.unwrap();
+    assert_eq!(*endings.0.lock().unwrap(), [Ending::Abandoned, Ending::Answered]);
+}
