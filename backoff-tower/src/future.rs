@@ -501,7 +501,7 @@ impl<C, T, A: AdmissionSlot> Settlement<C, T, A> {
         let policy = config.calls.policy;
         let stopped = core::cell::Cell::new(None);
         with_hooks::<Req, Res, E, C, T, A, ()>(config, &stopped, |hooks| {
-            tell_limiter::<A>(
+            tell_limiter::<A, _>(
                 &config.admission,
                 held,
                 1,
@@ -545,7 +545,7 @@ fn succeeded_with<'k, E, C, T, A: PerAttemptAdmission<E>>(
         .as_deref()
         .map(|hook| hook as &dyn Fn(&Success));
     // A hedged call's other attempts were cancelled: abandoned.
-    tell_limiter::<A>(&config.admission, held, 0, key, |admitting| {
+    tell_limiter::<A, _>(&config.admission, held, 0, key, |admitting| {
         admitting.succeeded();
         admitting.abandon_open();
     });
@@ -560,16 +560,15 @@ fn succeeded_with<'k, E, C, T, A: PerAttemptAdmission<E>>(
 /// (none without one), through what the call holds of it (`held`), after
 /// `attempts` attempts; `key` gives the call's key the first time.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn tell_limiter<'k, A: AdmissionSlot>(
+fn tell_limiter<'k, A: AdmissionSlot, R>(
     admission: &A,
     held: &mut A::Held,
     attempts: u32,
     key: impl FnOnce() -> Option<&'k str>,
-    tell: impl FnOnce(&mut Admitting<'_>),
-) {
-    if let Some((slot, hold)) = admission.hold(held) {
-        hold.with(slot, attempts, key, tell);
-    }
+    tell: impl FnOnce(&mut Admitting<'_>) -> R,
+) -> Option<R> {
+    let (slot, hold) = admission.hold(held)?;
+    Some(hold.with(slot, attempts, key, tell))
 }
 
 /// Runs `run` with the layer's classification and hooks lent as
@@ -768,6 +767,12 @@ where
     /// Asks the admission limiter with `ask`, through what the call holds
     /// of it (`Go` without a limiter).
     fn ask_admission(&mut self, ask: impl FnOnce(&mut Admitting<'_>) -> Admission) -> Admission {
+        self.with_admitting(ask).unwrap_or(Admission::Go)
+    }
+
+    /// Runs `tell` with the call's view of the admission limiter, through
+    /// what the call holds of it; `None` without a limiter.
+    fn with_admitting<R>(&mut self, tell: impl FnOnce(&mut Admitting<'_>) -> R) -> Option<R> {
         let Retrying {
             config,
             request,
@@ -775,10 +780,8 @@ where
             held,
             ..
         } = self;
-        match config.admission.hold(held) {
-            Some((slot, hold)) => hold.with(slot, *number, || config.classify.admission_key(request), ask),
-            None => Admission::Go,
-        }
+        let key = || config.classify.admission_key(request);
+        tell_limiter::<A, R>(&config.admission, held, *number, key, tell)
     }
 
     /// The retry the budget allowed last, taken out of the loop to be kept
@@ -1206,17 +1209,7 @@ where
     /// The attempts admitted and not yet ended are abandoned (a hedged
     /// call's others, cancelled): the admission limiter hears it now.
     fn abandon_open(&mut self) {
-        let Retrying {
-            config,
-            request,
-            number,
-            held,
-            ..
-        } = self;
-        let key = || config.classify.admission_key(request);
-        tell_limiter::<A>(&config.admission, held, *number, key, |admitting| {
-            admitting.abandon_open()
-        });
+        let _ = self.with_admitting(|admitting| admitting.abandon_open());
     }
 
     /// The attempt that just ended returned `response`, which the
