@@ -91,7 +91,11 @@ pin_project_lite::pin_project! {
         Timed { #[pin] attempt: NestedAttempt<Timed<Sending<S, Req, F>, R>>, span: Option<ResendSpan> },
         /// The wait before the next attempt, and the retry the budget
         /// allowed for it (given back if the call is dropped first).
-        Sleeping { #[pin] pending: DefaultWait, charge: Option<BudgetCharge> },
+        Sleeping { #[pin] pending: DefaultWait },
+        /// The wait before the next attempt of a layer with a budget, and
+        /// the retry the budget allowed for it (given back if the call is
+        /// dropped before it is sent).
+        SleepingCharged { #[pin] pending: DefaultWait, charge: Option<BudgetCharge> },
         /// The wait the layer's admission limiter asked for before the next
         /// attempt (only with
         /// [`RetryLayer::admission`](crate::RetryLayer::admission));
@@ -183,7 +187,8 @@ struct Retrying<S, Req, C, T, A: AdmissionSlot> {
     number: u32,
     /// The waits so far, together.
     waited: Duration,
-    /// How a wait starts: its `DefaultWait` is kept in [`Phase::Sleeping`].
+    /// How a wait starts: its `DefaultWait` is kept in [`Phase::Sleeping`]
+    /// (or `SleepingCharged`, `Admitting`).
     timer: InlineTimer,
     /// What the call holds of the admission limiter (nothing without one),
     /// given back when the call is dropped.
@@ -268,7 +273,7 @@ impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> core::fmt::Debug for Response
             Call::Retrying { phase, .. } => (
                 true,
                 match phase {
-                    Phase::Sleeping { .. } | Phase::Admitting { .. } => true,
+                    Phase::Sleeping { .. } | Phase::SleepingCharged { .. } | Phase::Admitting { .. } => true,
                     Phase::Hedging { hedged } => hedged.attempts.is_empty(),
                     _ => false,
                 },
@@ -1270,7 +1275,13 @@ where
                     return Poll::Ready(result);
                 }
                 PhaseProj::Timed { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
-                PhaseProj::Sleeping { pending, charge } | PhaseProj::Admitting { pending, charge } => {
+                PhaseProj::Sleeping { pending } => {
+                    ready!(retry.timer.poll_wait(pending, cx));
+                    let next = retry.resend(None);
+                    phase.set(next);
+                    continue;
+                }
+                PhaseProj::SleepingCharged { pending, charge } | PhaseProj::Admitting { pending, charge } => {
                     ready!(retry.timer.poll_wait(pending, cx));
                     let charge = charge.take();
                     let next = retry.resend(charge);
@@ -1310,8 +1321,10 @@ where
                 (Step::Retry(wait), _) => {
                     retry.waited = retry.waited.saturating_add(wait);
                     let pending = retry.timer.start(wait);
-                    let charge = retry.take_charge();
-                    phase.set(Phase::Sleeping { pending, charge });
+                    phase.set(match retry.take_charge() {
+                        None => Phase::Sleeping { pending },
+                        charge => Phase::SleepingCharged { pending, charge },
+                    });
                 }
             }
         }
