@@ -12,7 +12,7 @@ use crate::builder::operation::Awaited;
 use crate::builder::owned::OwnedHooks;
 use crate::builder::retry::Retry;
 use crate::limits::admission::Admitting;
-use crate::limits::limit::Limit;
+use crate::limits::limit::{Charged, Limit, RetryLimit};
 use crate::run::driver::{Loop, NextAttempt};
 use crate::run::nested::NestedAttempt;
 use crate::run::outcome::Outcome;
@@ -116,16 +116,10 @@ pub(crate) struct AwaitedCall<'a, Op, C: Parts> {
     pub(crate) driver: Loop,
 }
 
-impl<Op, C: Parts> Drop for AwaitedCall<'_, Op, C> {
-    #[inline]
-    fn drop(&mut self) {
-        // A retry the budget allowed and the call never sent (dropped
-        // during its wait) is given back.
-        if self.budget.is_some() {
-            self.driver.refund_unsent(self.budget);
-        }
-    }
-}
+/// A retry (or hedge) the budget allowed and the call has not sent yet,
+/// kept across the wait (in the future's wait phase): given back if the
+/// call is dropped first.
+pub(crate) type Charge<'a> = Option<Charged<&'a dyn RetryLimit>>;
 
 impl<'a, Op, T, E, O, H, S, A> AwaitedCall<'a, Op, AwaitedKeys<T, E, O, H, S, A>>
 where
@@ -174,7 +168,8 @@ where
         Op: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        // The retry the budget allowed for it, if any, is sent.
+        // The retry the budget allowed for it, if any, is sent (a charge
+        // taken out of the loop was sent by its keeper).
         self.driver.sent();
         let attempt = match self.timeout {
             None => Timed::untimed((self.op)()),
@@ -185,6 +180,14 @@ where
             ),
         };
         NestedAttempt::new(attempt)
+    }
+
+    /// The retry (or hedge) the budget just allowed, taken out of the loop
+    /// to be kept across the wait before its attempt (given back if the
+    /// call is dropped first).
+    #[cold]
+    pub(crate) fn take_charge(&mut self) -> Charge<'a> {
+        self.driver.take_charge(self.budget)
     }
 
     /// The attempts admitted and not yet ended are abandoned (the hedges

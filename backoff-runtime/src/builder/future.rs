@@ -7,12 +7,13 @@ use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 
 use crate::builder::action::{Action, NoAction};
-use crate::builder::awaited::{ActionFuture, AwaitedCall, Parts};
+use crate::builder::awaited::{ActionFuture, AwaitedCall, Charge, Parts};
 use crate::builder::config::Config;
 use crate::builder::operation::Awaited;
 use crate::builder::owned::OwnedHooks;
 use crate::builder::retry::Retry;
 use crate::limits::admission_limit::Admission;
+use crate::limits::limit::Charged;
 use crate::observe::events::RetryEvent;
 use crate::observe::site::Site;
 use crate::run::driver::{Acts, Step, Waits};
@@ -56,7 +57,7 @@ where
 pin_project_lite::pin_project! {
     /// What an awaited retry is doing: one phase at a time.
     #[project = PhaseProj]
-    enum Phase<Attempt, Acting, Kept, Pending> {
+    enum Phase<Attempt, Acting, Kept, Pending, Charge> {
         /// About to start the next attempt.
         Start,
         /// An attempt runs.
@@ -64,26 +65,31 @@ pin_project_lite::pin_project! {
             #[pin]
             attempt: Attempt,
         },
-        /// The action runs before the wait of the retry it keeps.
+        /// The action runs before the wait of the retry it keeps (and what
+        /// the budget allowed for it, given back if the call is dropped).
         Acting {
             #[pin]
             action: Acting,
             next: Kept,
+            charge: Charge,
         },
-        /// The wait before the next attempt.
+        /// The wait before the next attempt (and what the budget allowed
+        /// for it, given back if the call is dropped before it is sent).
         Sleeping {
             #[pin]
             pending: Pending,
+            charge: Charge,
         },
     }
 }
 
 /// The phase of a retry of the future `Fut` with keys `C`.
-type PhaseOf<Fut, C> = Phase<
+type PhaseOf<'a, Fut, C> = Phase<
     NestedAttempt<Timed<Fut, <C as Parts>::Output>>,
     <C as Parts>::ActionFuture,
     <C as Parts>::Kept,
     <C as Parts>::Pending,
+    Charge<'a>,
 >;
 
 pin_project_lite::pin_project! {
@@ -98,7 +104,7 @@ pin_project_lite::pin_project! {
         action: C::Action,
         timer: C::Timer,
         #[pin]
-        phase: PhaseOf<Fut, C>,
+        phase: PhaseOf<'a, Fut, C>,
         _keys: PhantomData<fn() -> C>,
     }
 }
@@ -157,6 +163,8 @@ where
         let call = this.call;
         let policy: &Policy = call.policy;
         let budget = call.budget;
+        // What the budget allowed for the next attempt, out of the wait phase.
+        let mut held: Charge<'_> = None;
         loop {
             match this.phase.as_mut().project() {
                 PhaseProj::Start => {}
@@ -188,25 +196,30 @@ where
                         match call.driver.failed(Acts, policy, budget, &hooks, outcome, below) {
                             Step::Return(result) => return Poll::Ready(result),
                             Step::Retry(next) => {
+                                let charge = call.take_charge();
                                 let action = this.action.start(next.outcome(), next.event());
                                 let next = A::keep(next);
-                                this.phase.set(Phase::Acting { action, next });
+                                this.phase.set(Phase::Acting { action, next, charge });
                             }
                         }
                     } else {
                         match call.driver.failed(Waits, policy, budget, &hooks, outcome, below) {
                             Step::Return(result) => return Poll::Ready(result),
                             Step::Retry(wait) => {
+                                let charge = call.take_charge();
                                 let pending = this.timer.start(wait);
-                                this.phase.set(Phase::Sleeping { pending });
+                                this.phase.set(Phase::Sleeping { pending, charge });
                             }
                         }
                     }
                     continue;
                 }
-                PhaseProj::Acting { action, next } => {
+                PhaseProj::Acting { action, next, charge } => {
                     ready!(action.poll(cx));
+                    let charge = charge.take();
                     let Some(next) = A::take(next) else {
+                        // The next attempt starts now.
+                        Charged::sent_if_held(charge);
                         this.phase.set(Phase::Start);
                         continue;
                     };
@@ -215,19 +228,22 @@ where
                         Step::Return(result) => return Poll::Ready(result),
                         Step::Retry(wait) => {
                             let pending = this.timer.start(wait);
-                            this.phase.set(Phase::Sleeping { pending });
+                            this.phase.set(Phase::Sleeping { pending, charge });
                         }
                     }
                     continue;
                 }
-                PhaseProj::Sleeping { pending } => {
+                PhaseProj::Sleeping { pending, charge } => {
                     ready!(this.timer.poll_wait(pending, cx));
+                    held = charge.take();
                 }
             }
             if let Some((admitting, refused)) = call.admission.as_mut().filter(|_| H::ADMITS) {
                 match admitting.ask() {
                     Admission::Go => {}
                     Admission::Refuse | Admission::Shut(_) => {
+                        // Not sent: what the budget allowed is given back.
+                        drop(held.take());
                         let hooks = call.identity.lend(&call.hooks);
                         let result = refused(admitting.refusal());
                         return Poll::Ready(call.driver.refused(
@@ -239,11 +255,15 @@ where
                     }
                     Admission::Wait(wait) | Admission::GoAfter(wait) => {
                         let pending = this.timer.start(wait);
-                        this.phase.set(Phase::Sleeping { pending });
+                        this.phase.set(Phase::Sleeping {
+                            pending,
+                            charge: held.take(),
+                        });
                         continue;
                     }
                 }
             }
+            Charged::sent_if_held(held.take());
             this.phase.set(Phase::Attempting {
                 attempt: call.next_attempt(),
             });

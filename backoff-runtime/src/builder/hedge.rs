@@ -13,12 +13,13 @@ use core::task::{Context, Poll, ready};
 use core::time::Duration;
 
 use crate::builder::action::NoAction;
-use crate::builder::awaited::{AwaitedCall, Parts};
+use crate::builder::awaited::{AwaitedCall, Charge, Parts};
 use crate::builder::config::Config;
 use crate::builder::operation::Awaited;
 use crate::builder::owned::OwnedHooks;
 use crate::builder::retry::Retry;
 use crate::limits::admission_limit::Admission;
+use crate::limits::limit::Charged;
 use crate::observe::site::Site;
 use crate::run::decide::Hedging;
 use crate::run::driver::HedgeStep;
@@ -161,6 +162,9 @@ pin_project_lite::pin_project! {
         server_refused: bool,
         // The attempts the hedge delay started.
         hedges: u32,
+        // What the budget allowed for the next attempt, kept across its
+        // wait: given back if the call is dropped before it is sent.
+        charge: Charge<'a>,
         _keys: PhantomData<fn() -> C>,
     }
 }
@@ -202,6 +206,7 @@ where
             no_more: false,
             server_refused: false,
             hedges: 0,
+            charge: None,
             _keys: PhantomData,
         }
     }
@@ -237,6 +242,9 @@ where
                             ));
                         }
                         Admission::Wait(wait) | Admission::GoAfter(wait) if this.attempts.is_empty() => {
+                            if this.charge.is_none() {
+                                *this.charge = call.take_charge();
+                            }
                             *this.arm_hedge = false;
                             this.pending.set(Some(this.timer.start(wait)));
                             *this.next = Some(Next::Retry);
@@ -246,12 +254,14 @@ where
                         // sent: its place in the line is given back.
                         _ => {
                             admitting.leave_line();
+                            drop(this.charge.take());
                             call.driver.refund_unsent(call.budget);
                             *this.no_more = true;
                             continue;
                         }
                     }
                 }
+                Charged::sent_if_held(this.charge.take());
                 let attempt = call.next_attempt();
                 this.attempts.as_mut().push(attempt);
                 // The next hedge, after the delay.
@@ -294,6 +304,7 @@ where
                         *this.start_now = true;
                     }
                     HedgeStep::Next(wait) => {
+                        *this.charge = call.take_charge();
                         *this.arm_hedge = false;
                         this.pending.set(Some(this.timer.start(wait)));
                         *this.next = Some(Next::Retry);
