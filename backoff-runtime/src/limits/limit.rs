@@ -309,6 +309,15 @@ mod tests {
     }
 
     #[test]
+    fn a_charge_debugs_as_its_instant() {
+        let limit = Unsent::default();
+        let now = Instant::now();
+        let charge = Charged::new(&limit, now);
+        assert_eq!(format!("{charge:?}"), format!("Charged {{ since: {now:?}, .. }}"));
+        charge.sent();
+    }
+
+    #[test]
     fn a_charge_sent_keeps_the_retry() {
         let limit = Unsent::default();
         Charged::new(&limit, Instant::now()).sent();
