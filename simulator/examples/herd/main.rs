@@ -43,6 +43,7 @@ use std::time::Instant;
 use backoff_runtime::Jitter;
 use cli::{Command, Options};
 use sim::admission::{self, AdmissionSetup};
+use sim::burst::{self, BurstSetup, Pacer};
 use sim::contention::ContentionSetup;
 use sim::hedging::HedgeSetup;
 use sim::layers::{LayerRule, LayersSetup};
@@ -144,6 +145,13 @@ fn run(options: &Options) -> Result<(), Box<dyn Error>> {
     let paced_overload = admission::sweep(&overload, plan.outage_runs, options.seed);
     let paced_outage = admission::sweep(&AdmissionSetup::OUTAGE, plan.outage_runs, options.seed);
     let cold = admission::cold_start(&AdmissionSetup::COLD_START, plan.outage_runs, options.seed);
+    let burst_of = |setup: &BurstSetup| -> Vec<_> {
+        Pacer::ALL
+            .iter()
+            .map(|&pacer| burst::summarize(setup, pacer, plan.outage_runs, options.seed))
+            .collect()
+    };
+    let (bursts, spikes) = (burst_of(&BurstSetup::BURST), burst_of(&BurstSetup::SPIKE));
 
     println!("{}\n", report::contention_intro(&contention, plan.runs, options.seed));
     println!("{}", report::heading("Write calls (mean per run)"));
@@ -192,6 +200,16 @@ fn run(options: &Options) -> Result<(), Box<dyn Error>> {
         "{}",
         report::cold_start_table(&AdmissionSetup::COLD_START, &cold, plan.outage_runs)
     );
+    println!(
+        "{}",
+        report::heading("Goodput under a burst: 1,000 tasks in a closed loop, a 300/s backend")
+    );
+    println!("{}", report::burst_table(&BurstSetup::BURST, &bursts, options.seed));
+    println!(
+        "{}",
+        report::heading("palantir's spike: 1,600 requests at once, a 300/s backend")
+    );
+    println!("{}", report::spike_table(&BurstSetup::SPIKE, &spikes, options.seed));
 
     if let Some(dir) = &options.out {
         let figures = plots::Figures {
