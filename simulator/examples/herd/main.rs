@@ -20,7 +20,10 @@
 //!   offered load for 30 s) and the outage's timeline, with no limit, the
 //!   budget and the throttle on retries, and the adaptive rate limiter and
 //!   the adaptive throttle on every attempt: the backend's load and
-//!   goodput, the clients' local refusals and waits, the recovery;
+//!   goodput, the clients' local refusals and waits, the recovery; and
+//!   its closed loop (`sim/burst.rs`): 1,000 tasks that send again when
+//!   answered, and palantir's spike of 1,600 requests at once, through the
+//!   adaptive rate limiter and with plain backoff;
 //! - a layered outage: requests crossing three retrying layers whose bottom
 //!   service is down; the calls reaching each service per request when
 //!   every layer retries, when only one does, and with a budget or a
