@@ -20,7 +20,10 @@
 //!   offered load for 30 s) and the outage's timeline, with no limit, the
 //!   budget and the throttle on retries, and the adaptive rate limiter and
 //!   the adaptive throttle on every attempt: the backend's load and
-//!   goodput, the clients' local refusals and waits, the recovery;
+//!   goodput, the clients' local refusals and waits, the recovery; and
+//!   its closed loop (`sim/burst.rs`): 1,000 tasks that send again when
+//!   answered, and palantir's spike of 1,600 requests at once, through the
+//!   adaptive rate limiter and with plain backoff;
 //! - a layered outage: requests crossing three retrying layers whose bottom
 //!   service is down; the calls reaching each service per request when
 //!   every layer retries, when only one does, and with a budget or a
@@ -43,6 +46,7 @@ use std::time::Instant;
 use backoff_runtime::Jitter;
 use cli::{Command, Options};
 use sim::admission::{self, AdmissionSetup};
+use sim::burst::{self, BurstSetup, Pacer};
 use sim::contention::ContentionSetup;
 use sim::hedging::HedgeSetup;
 use sim::layers::{LayerRule, LayersSetup};
@@ -144,6 +148,13 @@ fn run(options: &Options) -> Result<(), Box<dyn Error>> {
     let paced_overload = admission::sweep(&overload, plan.outage_runs, options.seed);
     let paced_outage = admission::sweep(&AdmissionSetup::OUTAGE, plan.outage_runs, options.seed);
     let cold = admission::cold_start(&AdmissionSetup::COLD_START, plan.outage_runs, options.seed);
+    let burst_of = |setup: &BurstSetup| -> Vec<_> {
+        Pacer::ALL
+            .iter()
+            .map(|&pacer| burst::summarize(setup, pacer, plan.outage_runs, options.seed))
+            .collect()
+    };
+    let (bursts, spikes) = (burst_of(&BurstSetup::BURST), burst_of(&BurstSetup::SPIKE));
 
     println!("{}\n", report::contention_intro(&contention, plan.runs, options.seed));
     println!("{}", report::heading("Write calls (mean per run)"));
@@ -192,6 +203,16 @@ fn run(options: &Options) -> Result<(), Box<dyn Error>> {
         "{}",
         report::cold_start_table(&AdmissionSetup::COLD_START, &cold, plan.outage_runs)
     );
+    println!(
+        "{}",
+        report::heading("Goodput under a burst: 1,000 tasks in a closed loop, a 300/s backend")
+    );
+    println!("{}", report::burst_table(&BurstSetup::BURST, &bursts, options.seed));
+    println!(
+        "{}",
+        report::heading("palantir's spike: 1,600 requests at once, a 300/s backend")
+    );
+    println!("{}", report::spike_table(&BurstSetup::SPIKE, &spikes, options.seed));
 
     if let Some(dir) = &options.out {
         let figures = plots::Figures {

@@ -6,11 +6,13 @@
 //! seeded randomness (network latency), [`strategy`] turns a strategy into
 //! the runtime's schedule, [`limit`] asks the runtime's budget or throttle
 //! the way the retry loops do, [`contention`], [`outage`], [`hedging`]
-//! (the outage, hedged), [`layers`] and [`admission`] (limits that pace
-//! every attempt) are the models, [`stats`] summarizes runs and [`sweep`] runs the
+//! (the outage, hedged), [`layers`], [`admission`] (limits that pace
+//! every attempt) and [`burst`] (its closed loop: callers that send again
+//! when answered) are the models, [`stats`] summarizes runs and [`sweep`] runs the
 //! experiments.
 
 pub(crate) mod admission;
+pub(crate) mod burst;
 pub(crate) mod contention;
 pub(crate) mod hedging;
 pub(crate) mod layers;
