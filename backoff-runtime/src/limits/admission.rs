@@ -647,6 +647,18 @@ mod tests {
         }
     }
 
+    /// What `Recorder` answering `script` heard once a call asked it, got
+    /// `answers` and was dropped.
+    fn heard_when_dropped(script: &[Admission], answers: &[Admission]) -> Vec<String> {
+        let limiter = Recorder::answering(script);
+        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        for answer in answers {
+            assert_eq!(admitting.ask(), *answer);
+        }
+        drop(admitting);
+        limiter.heard()
+    }
+
     #[test]
     fn an_admitted_attempt_dropped_unheard_is_told_as_abandoned_once() {
         let limiter = Recorder::answering(&[Admission::Go]);
@@ -695,11 +707,8 @@ mod tests {
 
     #[test]
     fn a_reservation_dropped_before_its_attempt_is_told_as_abandoned() {
-        let limiter = Recorder::answering(&[Admission::GoAfter(Duration::from_secs(1))]);
-        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
-        assert_eq!(admitting.ask(), Admission::GoAfter(Duration::from_secs(1)));
-        drop(admitting);
-        assert_eq!(limiter.heard(), ["Abandoned -"]);
+        let reserved = Admission::GoAfter(Duration::from_secs(1));
+        assert_eq!(heard_when_dropped(&[reserved], &[reserved]), ["Abandoned -"]);
     }
 
     #[test]
@@ -715,31 +724,22 @@ mod tests {
 
     #[test]
     fn an_attempt_admitted_after_a_wait_is_told_as_abandoned_when_dropped() {
-        let limiter = Recorder::answering(&[Admission::Wait(Duration::from_millis(5)), Admission::Go]);
-        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
-        assert_eq!(admitting.ask(), Admission::Wait(Duration::from_millis(5)));
-        assert_eq!(admitting.ask(), Admission::Go);
-        drop(admitting);
-        assert_eq!(limiter.heard(), ["Abandoned -"], "admitted, not withdrawn");
+        let wait = Admission::Wait(Duration::from_millis(5));
+        let heard = heard_when_dropped(&[wait, Admission::Go], &[wait, Admission::Go]);
+        assert_eq!(heard, ["Abandoned -"], "admitted, not withdrawn");
     }
 
     #[test]
     fn a_reservation_started_and_dropped_in_flight_is_told_as_abandoned() {
-        let limiter = Recorder::answering(&[Admission::GoAfter(Duration::from_secs(1))]);
-        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
-        assert_eq!(admitting.ask(), Admission::GoAfter(Duration::from_secs(1)));
-        assert_eq!(admitting.ask(), Admission::Go);
-        drop(admitting);
-        assert_eq!(limiter.heard(), ["Abandoned -"]);
+        let reserved = Admission::GoAfter(Duration::from_secs(1));
+        let heard = heard_when_dropped(&[reserved], &[reserved, Admission::Go]);
+        assert_eq!(heard, ["Abandoned -"]);
     }
 
     #[test]
     fn a_refused_attempt_owes_the_limiter_nothing() {
-        let limiter = Recorder::answering(&[Admission::Refuse]);
-        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
-        assert_eq!(admitting.ask(), Admission::Refuse);
-        drop(admitting);
-        assert!(limiter.heard().is_empty());
+        let refused = Admission::Refuse;
+        assert!(heard_when_dropped(&[refused], &[refused]).is_empty());
     }
 
     #[test]

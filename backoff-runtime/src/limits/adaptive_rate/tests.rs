@@ -134,14 +134,17 @@ fn measured_rate_and_fill_rate_of_the_sdks_vector() {
     }
 }
 
+/// `state`'s answer at `now` for an attempt of cost 1 that has not waited
+/// and may wait as long as it takes.
+fn admit_at(state: &mut RateState, now: f64) -> Admission {
+    state.admit(now, 1.0, Duration::ZERO, Duration::MAX)
+}
+
 #[test]
 fn every_attempt_goes_until_the_first_throttle() {
     let mut state = RateState::new();
     for second in 0..100 {
-        assert_eq!(
-            state.admit(f64::from(second) / 100.0, 1.0, Duration::ZERO, Duration::MAX),
-            Admission::Go
-        );
+        assert_eq!(admit_at(&mut state, f64::from(second) / 100.0), Admission::Go);
     }
     assert_eq!(state.current_capacity, 0.0, "nothing taken before the bucket counts");
 }
@@ -221,12 +224,9 @@ fn the_bucket_never_holds_more_than_its_capacity_nor_less_than_nothing() {
     state.refill(50.0);
     assert_eq!(state.current_capacity, 3.0);
     for _ in 0..3 {
-        assert_eq!(state.admit(100.0, 1.0, Duration::ZERO, Duration::MAX), Admission::Go);
+        assert_eq!(admit_at(&mut state, 100.0), Admission::Go);
     }
-    assert!(matches!(
-        state.admit(100.0, 1.0, Duration::ZERO, Duration::MAX),
-        Admission::Wait(_)
-    ));
+    assert!(matches!(admit_at(&mut state, 100.0), Admission::Wait(_)));
     assert!(state.current_capacity >= 0.0);
 }
 
@@ -609,15 +609,12 @@ fn a_cut_comes_at_most_once_per_round_trip() {
     let mut state = RateState::new();
     // 100 answers a second for 3 s, one attempt at a time.
     for tick in 0..300 {
-        assert_eq!(
-            state.admit(f64::from(tick) / 100.0, 1.0, Duration::ZERO, Duration::MAX),
-            Admission::Go
-        );
+        assert_eq!(admit_at(&mut state, f64::from(tick) / 100.0), Admission::Go);
         state.ended(f64::from(tick) / 100.0, Ending::Answered, false);
     }
     // Then four attempts at once, all throttled.
     for _ in 0..4 {
-        assert_eq!(state.admit(3.0, 1.0, Duration::ZERO, Duration::MAX), Admission::Go);
+        assert_eq!(admit_at(&mut state, 3.0), Admission::Go);
     }
     state.ended(3.01, Ending::Answered, true);
     let cut = state.fill_rate;
@@ -633,7 +630,7 @@ fn a_cut_comes_at_most_once_per_round_trip() {
     // An attempt sent after the cut, throttled: it cuts.
     state.refill(3.1);
     state.current_capacity = 1.0;
-    assert_eq!(state.admit(3.1, 1.0, Duration::ZERO, Duration::MAX), Admission::Go);
+    assert_eq!(admit_at(&mut state, 3.1), Admission::Go);
     state.ended(3.11, Ending::Answered, true);
     assert!(state.fill_rate < cut, "{} after {cut}", state.fill_rate);
 }

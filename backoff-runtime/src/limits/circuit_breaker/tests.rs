@@ -34,10 +34,7 @@ fn fail_now(breaker: &CircuitBreaker, failures: u32) -> Instant {
 
 /// Opens when half of the last ten outcomes failed.
 fn half_of_ten() -> CircuitBreaker {
-    CircuitBreaker::new()
-        .window(10)
-        .minimum_throughput(10)
-        .failure_ratio(0.5)
+    windowed(10, 10, 0.5)
 }
 
 #[test]
@@ -90,11 +87,7 @@ fn open_it_refuses_with_the_time_left_then_lets_one_probe_through() {
     let after = start + Duration::from_secs(5);
     assert_eq!(ask(&breaker, after), Admission::Go, "the break is over: a probe goes");
     assert_eq!(breaker.state(), CircuitState::HalfOpen);
-    assert_eq!(
-        ask(&breaker, after),
-        Admission::Shut(Shut::circuit_open(None)),
-        "the rest are refused while the probe runs"
-    );
+    assert_refused_while_probing(&breaker, after, "the rest are refused while the probe runs");
 }
 
 #[test]
@@ -190,7 +183,7 @@ fn the_builders_clamp_what_makes_no_sense() {
 
 #[test]
 fn a_full_window_of_successes_is_left_alone_and_a_failure_still_counts() {
-    let breaker = CircuitBreaker::new().window(4).minimum_throughput(4).failure_ratio(0.5);
+    let breaker = windowed(4, 4, 0.5);
     let now = Instant::now();
     run(&breaker, now, 6, |_| false);
     assert_eq!(breaker.failures(), (0, 4));
@@ -202,10 +195,7 @@ fn a_full_window_of_successes_is_left_alone_and_a_failure_still_counts() {
 
 #[test]
 fn threads_counting_at_once_lose_no_failure() {
-    let breaker = CircuitBreaker::new()
-        .window(MAX_WINDOW)
-        .minimum_throughput(MAX_WINDOW)
-        .failure_ratio(1.0);
+    let breaker = windowed(MAX_WINDOW, MAX_WINDOW, 1.0);
     let now = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..4 {
@@ -301,10 +291,7 @@ fn it_opens_at_exactly_the_ratio_where_floats_miss_it() {
         (0.55, 55, 100),
         (0.56, 28, 50),
     ] {
-        let breaker = CircuitBreaker::new()
-            .window(window)
-            .minimum_throughput(window)
-            .failure_ratio(ratio);
+        let breaker = windowed(window, window, ratio);
         let now = Instant::now();
         run(&breaker, now, window - 1, |i| i < failures - 1);
         assert_eq!(breaker.state(), CircuitState::Closed, "{ratio}: one short");
@@ -312,17 +299,11 @@ fn it_opens_at_exactly_the_ratio_where_floats_miss_it() {
         assert_eq!(breaker.state(), CircuitState::Open, "{ratio}: {failures} of {window}");
     }
     // 2 of 3 at 2/3, which the floats met.
-    let breaker = CircuitBreaker::new()
-        .window(3)
-        .minimum_throughput(3)
-        .failure_ratio(2.0 / 3.0);
+    let breaker = windowed(3, 3, 2.0 / 3.0);
     run(&breaker, Instant::now(), 3, |i| i > 0);
     assert_eq!(breaker.state(), CircuitState::Open);
     // One failure fewer than the ratio: closed.
-    let breaker = CircuitBreaker::new()
-        .window(100)
-        .minimum_throughput(100)
-        .failure_ratio(0.07);
+    let breaker = windowed(100, 100, 0.07);
     run(&breaker, Instant::now(), 100, |i| i < 6);
     assert_eq!((breaker.state(), breaker.failures()), (CircuitState::Closed, (6, 100)));
 }
@@ -330,10 +311,7 @@ fn it_opens_at_exactly_the_ratio_where_floats_miss_it() {
 #[test]
 fn a_success_that_completes_the_minimum_over_the_ratio_opens_it() {
     // F, F, F, S, S at 0.5 with a minimum of 5: 3 of 5 at the fifth.
-    let breaker = CircuitBreaker::new()
-        .window(10)
-        .minimum_throughput(5)
-        .failure_ratio(0.5);
+    let breaker = windowed(10, 5, 0.5);
     let now = Instant::now();
     run(&breaker, now, 4, |i| i < 3);
     assert_eq!(breaker.state(), CircuitState::Closed, "4 known, under the minimum");
@@ -352,18 +330,12 @@ fn a_success_that_completes_the_minimum_over_the_ratio_opens_it() {
 #[test]
 fn a_success_that_completes_the_minimum_under_the_ratio_leaves_it_closed() {
     // 2 of 5 at 0.5.
-    let breaker = CircuitBreaker::new()
-        .window(10)
-        .minimum_throughput(5)
-        .failure_ratio(0.5);
+    let breaker = windowed(10, 5, 0.5);
     let now = Instant::now();
     run(&breaker, now, 5, |i| i < 2);
     assert_eq!((breaker.state(), breaker.failures()), (CircuitState::Closed, (2, 5)));
     // Past the minimum, a success does not open it whatever came before.
-    let breaker = CircuitBreaker::new()
-        .window(10)
-        .minimum_throughput(2)
-        .failure_ratio(0.5);
+    let breaker = windowed(10, 2, 0.5);
     run(&breaker, now, 2, |i| i == 1);
     assert_eq!(
         breaker.state(),
@@ -374,7 +346,7 @@ fn a_success_that_completes_the_minimum_under_the_ratio_leaves_it_closed() {
 
 #[test]
 fn with_a_ratio_of_zero_only_a_failure_opens_it() {
-    let breaker = CircuitBreaker::new().window(4).minimum_throughput(4).failure_ratio(0.0);
+    let breaker = windowed(4, 4, 0.0);
     let now = Instant::now();
     run(&breaker, now, 6, |_| false);
     assert_eq!((breaker.state(), breaker.failures()), (CircuitState::Closed, (0, 4)));
@@ -384,10 +356,7 @@ fn with_a_ratio_of_zero_only_a_failure_opens_it() {
 
 #[test]
 fn a_minimum_above_the_window_is_the_window() {
-    let breaker = CircuitBreaker::new()
-        .window(4)
-        .minimum_throughput(1_000)
-        .failure_ratio(0.5);
+    let breaker = windowed(4, 1_000, 0.5);
     let now = Instant::now();
     run(&breaker, now, 3, |i| i < 2);
     assert_eq!(breaker.state(), CircuitState::Closed);
@@ -397,10 +366,7 @@ fn a_minimum_above_the_window_is_the_window() {
 
 #[test]
 fn a_nan_ratio_is_one() {
-    let breaker = CircuitBreaker::new()
-        .window(2)
-        .minimum_throughput(2)
-        .failure_ratio(f64::NAN);
+    let breaker = windowed(2, 2, f64::NAN);
     assert_eq!(breaker.get_failure_ratio(), 1.0);
     let now = Instant::now();
     run(&breaker, now, 2, |i| i == 1);
@@ -450,21 +416,9 @@ proptest! {
             .map(|(i, &failed)| failed || (i as f64 * 0.618_034).fract() < failure_weight)
             .collect();
         let minimum = (window as f64 * minimum_share) as usize;
-        let breaker = CircuitBreaker::new()
-            .window(window as u32)
-            .minimum_throughput(minimum as u32)
-            .failure_ratio(thousandths as f64 / 1000.0);
         let expected = model_opens_at(&outcomes, window, minimum, thousandths, 1000);
-        let now = Instant::now();
-        let mut opened = None;
-        for (i, &failed) in outcomes.iter().enumerate() {
-            prop_assert_eq!(ask(&breaker, now), Admission::Go);
-            end(&breaker, now, failed);
-            if breaker.state() == CircuitState::Open {
-                opened = Some(i);
-                break;
-            }
-        }
+        let (opened, admitted_all) = run_until_open(&outcomes, window, minimum, thousandths);
+        prop_assert!(admitted_all, "a closed breaker admits every attempt");
         prop_assert_eq!(opened, expected);
     }
 
@@ -477,34 +431,70 @@ proptest! {
         successes in 0usize..=MAX_WINDOW as usize,
     ) {
         let outcomes: Vec<bool> = (0..successes + window).map(|i| i >= successes).collect();
-        let breaker = CircuitBreaker::new()
-            .window(window as u32)
-            .minimum_throughput(window as u32)
-            .failure_ratio(thousandths as f64 / 1000.0);
         let expected = model_opens_at(&outcomes, window, window, thousandths, 1000);
-        let now = Instant::now();
-        let mut opened = None;
-        for (i, &failed) in outcomes.iter().enumerate() {
-            end(&breaker, now, failed);
-            if breaker.state() == CircuitState::Open {
-                opened = Some(i);
-                break;
-            }
-        }
-        prop_assert_eq!(opened, expected);
+        prop_assert_eq!(run_until_open(&outcomes, window, window, thousandths).0, expected);
     }
+}
+
+/// A breaker of `window` outcomes, `minimum` of them known, opening at
+/// `ratio`.
+fn windowed(window: u32, minimum: u32, ratio: f64) -> CircuitBreaker {
+    CircuitBreaker::new()
+        .window(window)
+        .minimum_throughput(minimum)
+        .failure_ratio(ratio)
+}
+
+/// `breaker`, half-open with one probe place left, lets one probe go at
+/// `at` (`why` says why), refuses the next, and closes when it succeeds.
+#[track_caller]
+fn last_probe_closes_it(breaker: &CircuitBreaker, at: Instant, why: &str) {
+    assert_eq!(ask(breaker, at), Admission::Go, "{why}");
+    assert_refused_while_probing(breaker, at, "while the probe runs");
+    end(breaker, at, false);
+    assert_eq!(breaker.state(), CircuitState::Closed);
+}
+
+/// `breaker`, half-open, refuses another attempt at `at` while its
+/// probes run (`why` says where).
+#[track_caller]
+fn assert_refused_while_probing(breaker: &CircuitBreaker, at: Instant, why: &str) {
+    assert_eq!(ask(breaker, at), Admission::Shut(Shut::circuit_open(None)), "{why}");
+}
+
+/// Runs `outcomes` (`true`: a failure) through a breaker of `window`,
+/// `minimum` and a ratio of `thousandths` / 1000, each attempt asked first:
+/// the outcome at which it opened, and whether every question was `Go`.
+fn run_until_open(outcomes: &[bool], window: usize, minimum: usize, thousandths: u64) -> (Option<usize>, bool) {
+    let breaker = windowed(window as u32, minimum as u32, thousandths as f64 / 1000.0);
+    let now = Instant::now();
+    let mut admitted_all = true;
+    for (i, &failed) in outcomes.iter().enumerate() {
+        admitted_all &= ask(&breaker, now) == Admission::Go;
+        end(&breaker, now, failed);
+        if breaker.state() == CircuitState::Open {
+            return (Some(i), admitted_all);
+        }
+    }
+    (None, admitted_all)
+}
+
+/// A capturing closure that counts the transitions it hears (each a
+/// change of state), and its count.
+fn counting_hook() -> (Arc<AtomicU32>, impl Fn(&CircuitTransition) + Send + Sync + 'static) {
+    let heard = Arc::new(AtomicU32::new(0));
+    let counter = Arc::clone(&heard);
+    let hook = move |change: &CircuitTransition| {
+        assert_ne!(change.from(), change.to());
+        counter.fetch_add(1, Ordering::Relaxed);
+    };
+    (heard, hook)
 }
 
 #[test]
 fn a_capturing_closure_hears_every_transition() {
-    let heard = Arc::new(AtomicU32::new(0));
-    let counter = Arc::clone(&heard);
-    let breaker = CircuitBreaker::new()
-        .consecutive_failures(1)
-        .on_transition_with(move |change| {
-            assert_ne!(change.from(), change.to());
-            counter.fetch_add(1, Ordering::Relaxed);
-        });
+    let (heard, hook) = counting_hook();
+    let breaker = CircuitBreaker::new().consecutive_failures(1).on_transition_with(hook);
     let start = fail_now(&breaker, 1);
     assert_eq!(heard.load(Ordering::Relaxed), 1, "closed to open");
     let after = start + breaker.get_break_duration();
@@ -522,14 +512,11 @@ fn count_fn_hook(_: &CircuitTransition) {
 
 #[test]
 fn the_hook_set_last_is_the_one_heard() {
-    let closure_calls = Arc::new(AtomicU32::new(0));
-    let counter = Arc::clone(&closure_calls);
+    let (closure_calls, hook) = counting_hook();
     // A `fn` after a closure: the `fn`.
     let breaker = CircuitBreaker::new()
         .consecutive_failures(1)
-        .on_transition_with(move |_| {
-            counter.fetch_add(1, Ordering::Relaxed);
-        })
+        .on_transition_with(hook)
         .on_transition(count_fn_hook);
     fail_now(&breaker, 1);
     assert_eq!(
@@ -575,10 +562,7 @@ fn an_abandoned_probe_frees_its_place_for_the_next_caller() {
         CircuitState::HalfOpen,
         "nothing is known of the backend"
     );
-    assert_eq!(ask(&breaker, after), Admission::Go, "the next caller probes");
-    assert_eq!(ask(&breaker, after), Admission::Shut(Shut::circuit_open(None)));
-    end(&breaker, after, false);
-    assert_eq!(breaker.state(), CircuitState::Closed);
+    last_probe_closes_it(&breaker, after, "the next caller probes");
 }
 
 #[test]
@@ -591,10 +575,7 @@ fn an_abandoned_probe_of_two_leaves_one_more_to_send() {
     end_as(&breaker, after, Ending::Abandoned);
     end(&breaker, after, false);
     assert_eq!(breaker.state(), CircuitState::HalfOpen, "one of two probes passed");
-    assert_eq!(ask(&breaker, after), Admission::Go, "one more probe");
-    assert_eq!(ask(&breaker, after), Admission::Shut(Shut::circuit_open(None)));
-    end(&breaker, after, false);
-    assert_eq!(breaker.state(), CircuitState::Closed);
+    last_probe_closes_it(&breaker, after, "one more probe");
 }
 
 #[test]
@@ -606,11 +587,7 @@ fn abandoned_ends_never_free_more_places_than_were_taken() {
     end_as(&breaker, after, Ending::Abandoned);
     end_as(&breaker, after, Ending::Abandoned);
     assert_eq!(ask(&breaker, after), Admission::Go);
-    assert_eq!(
-        ask(&breaker, after),
-        Admission::Shut(Shut::circuit_open(None)),
-        "one probe at a time"
-    );
+    assert_refused_while_probing(&breaker, after, "one probe at a time");
 }
 
 #[test]
@@ -633,7 +610,7 @@ fn a_panic_while_closed_is_a_failure() {
     end_as(&breaker, now, Ending::Panicked);
     assert_eq!(breaker.state(), CircuitState::Open);
     // In the window too, over a full window of successes.
-    let breaker = CircuitBreaker::new().window(2).minimum_throughput(2).failure_ratio(0.5);
+    let breaker = windowed(2, 2, 0.5);
     run(&breaker, now, 4, |_| false);
     end_as(&breaker, now, Ending::Panicked);
     assert_eq!(breaker.state(), CircuitState::Open, "1 of 2");
@@ -641,7 +618,7 @@ fn a_panic_while_closed_is_a_failure() {
 
 #[test]
 fn an_abandoned_attempt_while_closed_counts_nothing() {
-    let breaker = CircuitBreaker::new().window(2).minimum_throughput(2).failure_ratio(0.5);
+    let breaker = windowed(2, 2, 0.5);
     let now = Instant::now();
     run(&breaker, now, 1, |_| true);
     end_as(&breaker, now, Ending::Abandoned);
