@@ -226,7 +226,7 @@ fn a_limit_per_layer_bounds_the_multiplication() {
     );
 }
 
-/// Goodput under a burst (issue 51, point 4), the simulator's row: 1,000
+/// Goodput under a burst, the simulator's row: 1,000
 /// tasks in a closed loop through the runtime's `AdaptiveRateLimiter`, 3
 /// runs. With the cut per throttled answer it replaced, the paused-clock
 /// test admitted 5.5 calls/s over the last 2 s (1.8% of capacity).

@@ -1,4 +1,4 @@
-//! Goodput under a burst (issue 51, point 4): the adaptive rate limiter
+//! Goodput under a burst: the adaptive rate limiter
 //! against a backend of 300 calls/s that answers "slow down" above it, on
 //! tokio's paused clock. A throttled answer to an attempt sent before the
 //! last cut does not cut again; with a cut per throttled answer (AWS's

@@ -1,4 +1,4 @@
-//! The cancellation sweep (issue 51, point 2): every front end with every
+//! The cancellation sweep: every front end with every
 //! limiter, its call dropped after k polls for every k until it answers,
 //! never polled, panicking in its body, and losing as a hedge. After each
 //! case the limiter heard every admitted attempt's end exactly once and

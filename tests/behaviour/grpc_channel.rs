@@ -1685,7 +1685,7 @@ async fn past_the_cap_a_hedged_call_is_committed_to_the_attempt_ahead() {
 
 /// A committed call's attempt ends for the admission limiter at its
 /// trailers' status; a response body dropped before them ends it as
-/// abandoned (#51): a half-open breaker's probe is not held for good.
+/// abandoned: a half-open breaker's probe is not held for good.
 #[tokio::test(start_paused = true)]
 async fn a_body_dropped_before_its_trailers_ends_the_attempt_as_abandoned() {
     use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending};

@@ -408,14 +408,14 @@ pub(crate) fn burst_table(setup: &BurstSetup, results: &[BurstSummary], seed: u6
         Workload::Spike => (Duration::ZERO, Duration::ZERO),
     };
     format!(
-        "Goodput under a burst (issue 51): {} tasks, all starting at once, each calls in a loop for {run:?}: \
+        "Goodput under a burst: {} tasks, all starting at once, each calls in a loop for {run:?}: \
          send, wait for the answer, send again; a call the limiter refuses pauses its task {pause:?}. The \
          backend serves {:.0} calls/s (a token bucket holding {:.0}, full at the start) and answers \"slow \
          down\" above it; {:?} each way, a fixed {:?} round trip. Retries: {} from {:?}, additive jitter. \
          The adaptive rate limiter with its defaults, cutting at most once per round trip. With a cut per \
          throttled answer (AWS's, 2ffc884; not in the runtime, so not simulated) BENCHMARKS.md records 5.5 \
          calls/s admitted over the last 2 s on tokio's paused clock (1.8% of capacity) and 5/s over the \
-         loopback (1.7%, issue 51). {} runs, seed {seed}.\n\n{}",
+         loopback (1.7%, before the change). {} runs, seed {seed}.\n\n{}",
         setup.tasks,
         setup.capacity,
         setup.burst,

@@ -1,4 +1,4 @@
-//! The gRPC layer on each minimal hostile input of issue 56, with what it
+//! The gRPC layer on each minimal hostile input (`tests/corpus/hostile/`), with what it
 //! does instead of panicking or parking the call. Tokio's clock is
 //! paused.
 

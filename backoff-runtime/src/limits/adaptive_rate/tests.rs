@@ -492,7 +492,7 @@ fn at_the_floor() -> (AdaptiveRateLimiter, impl Fn(f64) -> Instant) {
     (limiter, move |seconds: f64| start + Duration::from_secs_f64(seconds))
 }
 
-/// Issue 51: after one caller times out, the next waits 2 s, not 4 s.
+/// After one caller times out, the next waits 2 s, not 4 s.
 #[test]
 fn a_withdrawn_waiter_leaves_the_line() {
     let (limiter, at) = at_the_floor();
@@ -513,7 +513,7 @@ fn a_waiter_withdrawn_later_frees_its_place_from_now() {
     assert_waits(limiter.admit(AdmissionRequest::new(at(1.0), 1, Duration::ZERO)), 1000);
 }
 
-/// Issue 51: after five callers time out, a sixth that alone would wait
+/// After five callers time out, a sixth that alone would wait
 /// 1 s is let in after 1 s, not refused.
 #[test]
 fn five_withdrawn_waiters_leave_no_trace() {

@@ -1,5 +1,5 @@
 //! The admission model's closed loop: a burst of callers that each send,
-//! wait for the answer and send again (issue 51, point 4). The open models
+//! wait for the answer and send again. The open models
 //! of [`admission`](super::admission) start requests at a fixed rate
 //! whatever the answers; here the rate is what the callers' loops and the
 //! limiter make of the answers, as in `tests/behaviour/adaptive_burst.rs`
