@@ -370,6 +370,37 @@ fn the_grpc_layer_s_attempt_headers_have_room_for_the_channel_s_user_agent() {
     );
 }
 
+/// A call without headers is sent without a copy: the attempt's map is
+/// empty and unallocated, as the caller's was, and the channel's first
+/// header allocates it as it would without the layer.
+#[test]
+fn the_grpc_layer_sends_a_call_without_headers_without_allocating_a_copy() {
+    use std::sync::{Arc, Mutex};
+    use tower::{Layer, Service, ServiceExt};
+    const CONFIG: &str = r#"{"methodConfig": [{
+        "name": [{"service": "a.B"}],
+        "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.1s", "maxBackoff": "1s",
+                        "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}
+    }]}"#;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let channel = tower::service_fn({
+        let seen = Arc::clone(&seen);
+        move |request: http::Request<tonic::body::Body>| {
+            seen.lock().unwrap().push(request.headers().capacity());
+            async { Ok::<_, std::convert::Infallible>(http::Response::new(tonic::body::Body::empty())) }
+        }
+    });
+    let config = backoff_grpc::ServiceConfig::from_json(CONFIG).unwrap();
+    let mut service = backoff_grpc::GrpcRetryLayer::new(config).layer(channel);
+    let rt = paused_runtime();
+    let request = http::Request::post("/a.B/C")
+        .body(tonic::body::Body::new(String::from("message")))
+        .unwrap();
+    let response = rt.block_on(async { service.ready().await.unwrap().call(request).await });
+    assert_eq!(response.unwrap().status(), 200);
+    assert_eq!(*seen.lock().unwrap(), [0], "the capacity of the attempt's headers");
+}
+
 /// A call's body kept for a retry: its one data frame (a unary gRPC call's
 /// body) is kept inline, in the state the call allocated when it started:
 /// reading it, keeping it, committing the call and sending it again

@@ -40,7 +40,12 @@ const HEADER_ROOM: usize = 4;
 /// vector of exactly their number, so the first header added below the
 /// layer (tonic's `user-agent`, on every call) reallocates it: about 700
 /// instructions a call, 7% of what the layer adds to a loopback call.
+/// An empty map is not copied: the channel's first header allocates it,
+/// as it would without the layer, and the copy's room would save nothing.
 fn attempt_headers(headers: &HeaderMap) -> HeaderMap {
+    if headers.is_empty() {
+        return HeaderMap::new();
+    }
     let mut copy = HeaderMap::with_capacity(headers.len() + HEADER_ROOM);
     for (name, value) in headers {
         copy.append(name.clone(), value.clone());
