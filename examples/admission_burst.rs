@@ -1,5 +1,5 @@
-//! `cargo run --example admission_burst`: goodput under a burst (issue
-//! 51), in real time over the loopback. Each run has a server of its own
+//! `cargo run --example admission_burst`: goodput under a burst, in real
+//! time over the loopback. Each run has a server of its own
 //! on 127.0.0.1 that serves 300 requests a second (a token bucket holding
 //! 300, full at the start) and answers 429 above it, on a thread of its
 //! own. BENCHMARKS.md, "Goodput under a burst", has the figures;

@@ -16,9 +16,6 @@ const MAX_WINDOW: u32 = 256;
 /// was given.
 const RATIO_TOLERANCE: f64 = 1e-9;
 
-/// A closure that hears a breaker's transitions.
-type TransitionClosure = Box<dyn Fn(&CircuitTransition) + Send + Sync>;
-
 /// A failure ratio as a fraction, compared with integer counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Fraction {
@@ -133,7 +130,7 @@ impl Fraction {
 /// assert_eq!(BACKEND.state(), CircuitState::Open);
 /// assert!(matches!(BACKEND.admit(AdmissionRequest::new(now, 1, Duration::ZERO)), Admission::Shut(_)));
 /// ```
-pub struct CircuitBreaker {
+pub struct CircuitBreaker<H = fn(&CircuitTransition)> {
     /// The state, read without a lock on every question: a [`CircuitState`]
     /// as a byte.
     state: AtomicU8,
@@ -150,6 +147,8 @@ pub struct CircuitBreaker {
     /// When the circuit opened, and the probes of a half-open circuit.
     transitions: Mutex<Transitions>,
     config: Config,
+    /// The hook [`CircuitBreaker::on_transition`] sets.
+    hook: Option<H>,
 }
 
 /// What a breaker is built with.
@@ -165,21 +164,6 @@ struct Config {
     break_duration: Duration,
     probes: u32,
     name: Option<&'static str>,
-    /// The hook [`CircuitBreaker::on_transition`] sets: a `fn`, so that
-    /// it is set in a `const` context.
-    on_transition: Option<fn(&CircuitTransition)>,
-    /// The hook [`CircuitBreaker::on_transition_with`] sets, heard when
-    /// `on_transition` is `None`.
-    on_transition_with: Option<Hook>,
-}
-
-/// A closure that hears transitions, boxed.
-struct Hook(TransitionClosure);
-
-impl fmt::Debug for Hook {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Hook")
-    }
 }
 
 /// The part of a breaker's state that changes under its lock.
@@ -312,11 +296,12 @@ impl CircuitTransition {
 
 crate::limits::named::default_is_new!(CircuitBreaker);
 
-impl fmt::Debug for CircuitBreaker {
+impl<H: Fn(&CircuitTransition)> fmt::Debug for CircuitBreaker<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CircuitBreaker")
             .field("state", &self.state())
             .field("config", &self.config)
+            .field("on_transition", &self.hook.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -367,12 +352,78 @@ impl CircuitBreaker {
                 break_duration: Duration::from_secs(5),
                 probes: 1,
                 name: None,
-                on_transition: None,
-                on_transition_with: None,
             },
+            hook: None,
         }
     }
+}
 
+impl<H: Fn(&CircuitTransition) + Copy> CircuitBreaker<H> {
+    /// Calls `hook` at each change of state (after the change), in place
+    /// of a hook set before (a `fn`, or a closure that is `Copy`).
+    ///
+    /// `hook` is any closure: it may capture a counter, a logger or a
+    /// channel. The method is `const`, so a `static` breaker has a hook
+    /// too. A `static`'s type, `CircuitBreaker`, holds a `fn`: a function,
+    /// or a closure that captures nothing.
+    ///
+    /// ```
+    /// use backoff_runtime::{CircuitBreaker, CircuitTransition};
+    /// static BREAKER: CircuitBreaker = CircuitBreaker::new().on_transition(|change: &CircuitTransition| {
+    ///     eprintln!("circuit {}", change.to());
+    /// });
+    /// # let _ = &BREAKER;
+    /// ```
+    ///
+    /// A closure that captures makes a breaker of its own type:
+    ///
+    /// ```
+    /// use backoff_runtime::{AdmissionLimit, AttemptEnd, CircuitBreaker};
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::time::Instant;
+    ///
+    /// let opened = Arc::new(AtomicU32::new(0));
+    /// let counter = Arc::clone(&opened);
+    /// let breaker = CircuitBreaker::new()
+    ///     .consecutive_failures(1)
+    ///     .on_transition(move |_change| {
+    ///         counter.fetch_add(1, Ordering::Relaxed);
+    ///     });
+    /// breaker.observed(AttemptEnd::new(Instant::now(), true));
+    /// assert_eq!(opened.load(Ordering::Relaxed), 1);
+    /// ```
+    #[must_use]
+    pub const fn on_transition<G>(self, hook: G) -> CircuitBreaker<G>
+    where
+        G: Fn(&CircuitTransition) + Send + Sync,
+    {
+        let CircuitBreaker {
+            state,
+            flags,
+            next,
+            known,
+            failures,
+            streak,
+            transitions,
+            config,
+            hook: _,
+        } = self;
+        CircuitBreaker {
+            state,
+            flags,
+            next,
+            known,
+            failures,
+            streak,
+            transitions,
+            config,
+            hook: Some(hook),
+        }
+    }
+}
+
+impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// Opens when this share of the window's outcomes failed (0.0 to 1.0;
     /// default 0.5). Outside that range, it is clamped. NaN is taken as
     /// 1.0.
@@ -470,57 +521,6 @@ impl CircuitBreaker {
     #[must_use]
     pub const fn probes(mut self, probes: u32) -> Self {
         self.config.probes = if probes == 0 { 1 } else { probes };
-        self
-    }
-
-    /// Calls `hook` at each change of state (after the change), in place
-    /// of any hook set before.
-    ///
-    /// `hook` is a `fn`: a function, or a closure that captures nothing.
-    /// That keeps this method `const`, so a `static` breaker has a hook.
-    /// A closure that captures goes to
-    /// [`on_transition_with`](Self::on_transition_with).
-    ///
-    /// ```
-    /// use backoff_runtime::{CircuitBreaker, CircuitTransition};
-    /// static BREAKER: CircuitBreaker = CircuitBreaker::new().on_transition(|change: &CircuitTransition| {
-    ///     eprintln!("circuit {}", change.to());
-    /// });
-    /// # let _ = &BREAKER;
-    /// ```
-    #[must_use]
-    pub const fn on_transition(mut self, hook: fn(&CircuitTransition)) -> Self {
-        self.config.on_transition = Some(hook);
-        self
-    }
-
-    /// Calls `hook` at each change of state (after the change), in place
-    /// of any hook set before.
-    ///
-    /// `hook` is any closure: it may capture a counter, a logger, a
-    /// channel. It is boxed, so this method is not `const`. A `static`
-    /// breaker takes a `fn` with [`on_transition`](Self::on_transition).
-    ///
-    /// ```
-    /// use backoff_runtime::{AdmissionLimit, AttemptEnd, CircuitBreaker};
-    /// use std::sync::Arc;
-    /// use std::sync::atomic::{AtomicU32, Ordering};
-    /// use std::time::Instant;
-    ///
-    /// let opened = Arc::new(AtomicU32::new(0));
-    /// let counter = Arc::clone(&opened);
-    /// let breaker = CircuitBreaker::new()
-    ///     .consecutive_failures(1)
-    ///     .on_transition_with(move |_change| {
-    ///         counter.fetch_add(1, Ordering::Relaxed);
-    ///     });
-    /// breaker.observed(AttemptEnd::new(Instant::now(), true));
-    /// assert_eq!(opened.load(Ordering::Relaxed), 1);
-    /// ```
-    #[must_use]
-    pub fn on_transition_with(mut self, hook: impl Fn(&CircuitTransition) + Send + Sync + 'static) -> Self {
-        self.config.on_transition = None;
-        self.config.on_transition_with = Some(Hook(Box::new(hook)));
         self
     }
 
@@ -742,9 +742,7 @@ impl CircuitBreaker {
         crate::observe::trace::circuit_changed(change.breaker, from.as_str(), to.as_str());
         let states = [CircuitState::Closed, CircuitState::Open, CircuitState::HalfOpen].map(CircuitState::as_str);
         crate::observe::metrics::circuit_changed(change.breaker, &states, to.as_str());
-        if let Some(hook) = self.config.on_transition {
-            hook(&change);
-        } else if let Some(Hook(hook)) = &self.config.on_transition_with {
+        if let Some(hook) = &self.hook {
             hook(&change);
         }
     }
@@ -828,7 +826,7 @@ impl CircuitBreaker {
     }
 }
 
-impl AdmissionLimit for CircuitBreaker {
+impl<H: Fn(&CircuitTransition) + Send + Sync> AdmissionLimit for CircuitBreaker<H> {
     #[inline]
     fn admit(&self, request: AdmissionRequest<'_>) -> Admission {
         if self.state.load(Ordering::Acquire) == CircuitState::Closed as u8 {

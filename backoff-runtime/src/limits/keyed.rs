@@ -31,30 +31,14 @@ use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest
 /// assert!(matches!(ask("down.example.com"), Admission::Shut(_)));
 /// assert_eq!(ask("up.example.com"), Admission::Go);
 /// ```
-pub struct Keyed<L> {
-    make: Make<L>,
+pub struct Keyed<L, F = fn(&str) -> L> {
+    /// What builds the limiter of a new key.
+    make: F,
     limiters: RwLock<BTreeMap<Box<str>, Arc<L>>>,
     name: Option<&'static str>,
 }
 
-/// What builds the limiter of a new key.
-enum Make<L> {
-    /// A `fn`, given to the `const` [`Keyed::new`].
-    Fn(fn(&str) -> L),
-    /// Any closure, given to [`Keyed::new_with`].
-    Closure(Box<dyn Fn(&str) -> L + Send + Sync>),
-}
-
-impl<L> Make<L> {
-    fn make(&self, key: &str) -> L {
-        match self {
-            Make::Fn(make) => make(key),
-            Make::Closure(make) => make(key),
-        }
-    }
-}
-
-impl<L> fmt::Debug for Keyed<L> {
+impl<L, F: Fn(&str) -> L> fmt::Debug for Keyed<L, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Keyed")
             .field("keys", &self.len())
@@ -63,46 +47,34 @@ impl<L> fmt::Debug for Keyed<L> {
     }
 }
 
-impl<L> Keyed<L> {
+impl<L, F: Fn(&str) -> L> Keyed<L, F> {
     /// No key yet; `make` builds the limiter of each new key, given the
-    /// key. `const`, so it lives in a `static`.
+    /// key.
     ///
-    /// `make` is a `fn`: a function, or a closure that captures nothing.
-    /// That keeps this method `const`. A closure that captures (values
-    /// read from configuration) goes to [`new_with`](Self::new_with).
+    /// `make` is any closure: it may capture what it builds from, such as
+    /// a threshold read at start-up. The method is `const`, so a `Keyed`
+    /// lives in a `static`. A `static`'s type, `Keyed<L>`, holds a `fn`: a
+    /// function, or a closure that captures nothing.
     ///
     /// ```
     /// use backoff_runtime::{Cooldown, Keyed};
     /// static PER_HOST: Keyed<Cooldown> = Keyed::new(|_| Cooldown::new());
     /// assert!(PER_HOST.is_empty());
     /// ```
-    #[must_use]
-    pub const fn new(make: fn(&str) -> L) -> Self {
-        Keyed {
-            make: Make::Fn(make),
-            limiters: RwLock::new(BTreeMap::new()),
-            name: None,
-        }
-    }
-
-    /// No key yet; `make` builds the limiter of each new key, given the
-    /// key.
     ///
-    /// `make` is any closure: it may capture what it builds from, such as
-    /// a threshold read at start-up. It is boxed, so this method is not
-    /// `const`. A `static` takes a `fn` with [`new`](Self::new).
+    /// A closure that captures makes a `Keyed` of its own type:
     ///
     /// ```
     /// use backoff_runtime::{CircuitBreaker, Keyed};
     ///
     /// let failures: u32 = "5".parse().unwrap_or(3); // read from configuration
-    /// let per_host = Keyed::new_with(move |_host| CircuitBreaker::new().consecutive_failures(failures));
+    /// let per_host = Keyed::new(move |_host: &str| CircuitBreaker::new().consecutive_failures(failures));
     /// assert_eq!(per_host.get("api.example.com").get_consecutive_failures(), Some(5));
     /// ```
     #[must_use]
-    pub fn new_with(make: impl Fn(&str) -> L + Send + Sync + 'static) -> Self {
+    pub const fn new(make: F) -> Self {
         Keyed {
-            make: Make::Closure(Box::new(make)),
+            make,
             limiters: RwLock::new(BTreeMap::new()),
             name: None,
         }
@@ -146,11 +118,7 @@ impl<L> Keyed<L> {
             return Arc::clone(limiter);
         }
         let mut limiters = self.limiters.write().unwrap_or_else(PoisonError::into_inner);
-        Arc::clone(
-            limiters
-                .entry(key.into())
-                .or_insert_with(|| Arc::new(self.make.make(key))),
-        )
+        Arc::clone(limiters.entry(key.into()).or_insert_with(|| Arc::new((self.make)(key))))
     }
 
     /// How many keys it has seen.
@@ -176,7 +144,7 @@ impl<L> Keyed<L> {
     }
 }
 
-impl<L: AdmissionLimit + Send> AdmissionLimit for Keyed<L> {
+impl<L: AdmissionLimit + Send, F: Fn(&str) -> L + Sync> AdmissionLimit for Keyed<L, F> {
     fn admit(&self, request: AdmissionRequest<'_>) -> Admission {
         self.get(request.key().unwrap_or_default()).admit(request)
     }
@@ -226,7 +194,7 @@ mod tests {
         let threshold: u32 = std::hint::black_box("3").parse().unwrap();
         let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
         let record = Arc::clone(&seen);
-        let keyed = Keyed::new_with(move |key: &str| {
+        let keyed = Keyed::new(move |key: &str| {
             record.lock().unwrap().push(key.to_owned());
             CircuitBreaker::new().consecutive_failures(threshold)
         })

@@ -592,7 +592,7 @@ impl Env {
                 Arc::new(limiter)
             }
             Kind::KeyedBreaker => {
-                let limiter = Keyed::new(|_| breaker());
+                let limiter: Keyed<CircuitBreaker> = Keyed::new(|_| breaker());
                 for key in KEYS {
                     limiter.observed(AttemptEnd::new(now, true).with_key(Some(key)));
                 }
