@@ -191,7 +191,7 @@ impl RetryLayer {
 impl<C, T, A> RetryLayer<C, T, A> {
     /// The same layer with the classification, timeout and admission that
     /// `change` makes of these (each may change type).
-    fn retyped<D, T2, A2>(self, change: impl FnOnce(C, T, A) -> (D, T2, A2)) -> RetryLayer<D, T2, A2> {
+    pub(crate) fn retyped<D, T2, A2>(self, change: impl FnOnce(C, T, A) -> (D, T2, A2)) -> RetryLayer<D, T2, A2> {
         let RetryLayer {
             classify,
             timeout,
@@ -263,6 +263,11 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// `From<Refused>` (tower's `BoxError` is). After each attempt it hears
     /// whether the attempt was throttled: every error and response the
     /// classification retries counts as a throttle.
+    ///
+    /// The streaming layer ([`streaming`](Self::streaming), after this) and
+    /// the reqwest middleware take it too. In the middleware, a refusal is
+    /// `reqwest_middleware::Error::Middleware`, whose source is the
+    /// [`Refused`].
     ///
     /// ```
     /// use backoff_runtime::{AdaptiveRateLimiter, Policy};
@@ -433,7 +438,7 @@ impl<E: From<Elapsed>> PerAttemptTimeout<E> for WithTimeout {
 }
 
 /// A pacing limiter and the result standing for a refused attempt.
-type RefusedAttempt<'a, T, E> = Option<(&'a dyn AdmissionLimit, fn(Refused) -> Result<T, E>)>;
+pub(crate) type RefusedAttempt<'a, T, E> = Option<(&'a dyn AdmissionLimit, fn(Refused) -> Result<T, E>)>;
 
 /// How the layer's admission limiter reaches each attempt: not at all
 /// ([`NoAdmission`]: every attempt goes at once, and the checks compile

@@ -16,11 +16,12 @@ use reqwest_middleware::{Error, Middleware, Next};
 
 use crate::classify::Classify;
 use crate::future::ResponseFuture;
+use crate::held::{AdmissionHold, AdmissionSlot};
 use crate::http::HttpRetry;
-use crate::layer::{PerAttemptTimeout, RetryLayer};
-use backoff_runtime::Attempt;
+use crate::layer::{NoAdmission, PerAttemptAdmission, PerAttemptTimeout, RefusedAttempt, RetryLayer, WithAdmission};
 use backoff_runtime::http_errors::{is_retryable_status, retry_after_header};
 use backoff_runtime::reqwest_errors::is_retryable_reqwest_error;
+use backoff_runtime::{AdmissionLimit, Attempt};
 
 /// HTTP's rules for reqwest's requests: as for `http::Request`, and a
 /// request whose body is a stream (not in memory) gets its one attempt; the
@@ -94,6 +95,55 @@ impl<'a> tower_service::Service<reqwest::Request> for Chain<'a> {
     }
 }
 
+/// The layer's admission limiter in a middleware: a refused attempt ends
+/// the call with [`Error::Middleware`] holding the
+/// [`Refused`](backoff_runtime::Refused).
+#[derive(Clone)]
+struct RefusedAsMiddleware(WithAdmission);
+
+impl AdmissionSlot for RefusedAsMiddleware {
+    type Held = AdmissionHold;
+
+    fn limiter(&self) -> Option<&dyn AdmissionLimit> {
+        self.0.limiter()
+    }
+
+    fn hold<'h>(&'h self, held: &'h mut AdmissionHold) -> Option<(&'h WithAdmission, &'h mut AdmissionHold)> {
+        self.0.hold(held)
+    }
+}
+
+impl PerAttemptAdmission<Error> for RefusedAsMiddleware {
+    fn admission<T>(&self) -> RefusedAttempt<'_, T, Error> {
+        Some((self.0.limit(), |refused| Err(Error::middleware(refused))))
+    }
+}
+
+/// The future of one middleware call: the rest of the chain once, or the
+/// layer's retry loop around it, configured by `config`.
+fn handle<'a, C, T, A>(
+    config: impl FnOnce() -> std::sync::Arc<RetryLayer<C, T, A>>,
+    classify: &C,
+    request: reqwest::Request,
+    extensions: &'a mut Extensions,
+    next: Next<'a>,
+) -> ChainFuture<'a>
+where
+    C: Classify<reqwest::Request, reqwest::Response, Error> + Send + Sync + 'static,
+    T: PerAttemptTimeout<Error> + Send + Sync + 'static,
+    A: PerAttemptAdmission<Error>,
+{
+    if !classify.may_retry(&request) {
+        return next.run(request, extensions);
+    }
+    let mut chain = Chain {
+        next,
+        extensions: extensions.clone(),
+    };
+    // The layer's keys, shared as a layered service shares them.
+    Box::pin(ResponseFuture::start(&mut chain, &config(), request))
+}
+
 /// The layer as a reqwest middleware: `ClientBuilder::new(client).with(RetryLayer::new(POLICY))`.
 /// Each attempt runs the rest of the chain with a copy of the request's
 /// extensions (what a later middleware adds to one attempt's is not seen
@@ -108,7 +158,7 @@ impl<'a> tower_service::Service<reqwest::Request> for Chain<'a> {
 ///     .build();
 /// # let _ = client;
 /// ```
-impl<C, T> Middleware for RetryLayer<C, T>
+impl<C, T> Middleware for RetryLayer<C, T, NoAdmission>
 where
     C: Classify<reqwest::Request, reqwest::Response, Error>,
     T: PerAttemptTimeout<Error>,
@@ -125,15 +175,48 @@ where
         'life2: 'async_trait,
         Self: 'async_trait,
     {
-        if !self.classify.may_retry(&request) {
-            return next.run(request, extensions);
-        }
-        let mut chain = Chain {
-            next,
-            extensions: extensions.clone(),
+        handle(|| self.shared(), &self.classify, request, extensions, next)
+    }
+}
+
+/// The layer with an admission limiter
+/// ([`RetryLayer::admission`]) as a reqwest middleware. A refused attempt
+/// ends the call with [`Error::Middleware`], whose source is the
+/// [`Refused`](backoff_runtime::Refused).
+///
+/// ```
+/// use backoff_runtime::{CircuitBreaker, Policy};
+/// use backoff_tower::RetryLayer;
+/// use std::sync::Arc;
+///
+/// let breaker = Arc::new(CircuitBreaker::new());
+/// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+///     .with(RetryLayer::new(Policy::new()).admission(breaker))
+///     .build();
+/// # let _ = client;
+/// ```
+impl<C, T> Middleware for RetryLayer<C, T, WithAdmission>
+where
+    C: Classify<reqwest::Request, reqwest::Response, Error> + Clone,
+    T: PerAttemptTimeout<Error> + Clone,
+{
+    fn handle<'life0, 'life1, 'life2, 'async_trait>(
+        &'life0 self,
+        request: reqwest::Request,
+        extensions: &'life1 mut Extensions,
+        next: Next<'life2>,
+    ) -> Pin<Box<dyn Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        'life2: 'async_trait,
+        Self: 'async_trait,
+    {
+        let config = || {
+            self.clone()
+                .retyped(|classify, timeout, admission| (classify, timeout, RefusedAsMiddleware(admission)))
+                .shared()
         };
-        // The layer's keys, shared as a layered service shares them.
-        let config = self.shared();
-        Box::pin(ResponseFuture::start(&mut chain, &config, request))
+        handle(config, &self.classify, request, extensions, next)
     }
 }

@@ -15,12 +15,13 @@ use tower_service::Service;
 
 use crate::classify::Classify;
 use crate::future::ResponseFuture;
+use crate::held::AdmissionSlot;
 use crate::http::HttpRetry;
 use crate::kept::{Failure, KeptBody, KeptRequest, still_replayable};
-use crate::layer::{NoTimeout, PerAttemptTimeout, RetryLayer};
+use crate::layer::{NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
 use crate::replay::{Replay, ReplayBody, ReplayLimits};
 use backoff_runtime::Attempt;
-use backoff_runtime::Elapsed;
+use backoff_runtime::{Elapsed, Refused};
 
 /// The HTTP retry layer for streaming request bodies, made by
 /// [`RetryLayer::streaming`]: the same rules as [`RetryLayer`] (which
@@ -86,12 +87,12 @@ use backoff_runtime::Elapsed;
 /// # }
 /// ```
 #[derive(Clone)]
-pub struct StreamingRetryLayer<T = NoTimeout> {
-    keys: RetryLayer<HttpRetry, T>,
+pub struct StreamingRetryLayer<T = NoTimeout, A = NoAdmission> {
+    keys: RetryLayer<HttpRetry, T, A>,
     limits: ReplayLimits,
 }
 
-impl<T> core::fmt::Debug for StreamingRetryLayer<T> {
+impl<T, A> core::fmt::Debug for StreamingRetryLayer<T, A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("StreamingRetryLayer")
             .field("policy", &self.keys.calls.policy)
@@ -101,7 +102,7 @@ impl<T> core::fmt::Debug for StreamingRetryLayer<T> {
     }
 }
 
-impl<T> RetryLayer<HttpRetry, T> {
+impl<T, A> RetryLayer<HttpRetry, T, A> {
     /// This layer for streaming request bodies: see
     /// [`StreamingRetryLayer`]. Set the other keys first; the caps are
     /// [`StreamingRetryLayer::replay_limits`].
@@ -113,7 +114,7 @@ impl<T> RetryLayer<HttpRetry, T> {
     /// # let _ = layer;
     /// ```
     #[must_use]
-    pub fn streaming(self) -> StreamingRetryLayer<T> {
+    pub fn streaming(self) -> StreamingRetryLayer<T, A> {
         StreamingRetryLayer {
             keys: self,
             limits: ReplayLimits::new(),
@@ -121,7 +122,7 @@ impl<T> RetryLayer<HttpRetry, T> {
     }
 }
 
-impl<T> StreamingRetryLayer<T> {
+impl<T, A> StreamingRetryLayer<T, A> {
     /// How much of the request bodies may be kept for replay (by default
     /// 1 MiB per call, 16 MiB for all the calls of the services this layer
     /// makes, as grpc-java). Past a cap, a call is not retried.
@@ -141,8 +142,8 @@ impl<T> StreamingRetryLayer<T> {
     }
 }
 
-impl<S, T: Clone> tower_layer::Layer<S> for StreamingRetryLayer<T> {
-    type Service = StreamingRetryService<S, T>;
+impl<S, T: Clone, A: Clone> tower_layer::Layer<S> for StreamingRetryLayer<T, A> {
+    type Service = StreamingRetryService<S, T, A>;
 
     fn layer(&self, inner: S) -> Self::Service {
         StreamingRetryService {
@@ -171,12 +172,12 @@ impl<S, T: Clone> tower_layer::Layer<S> for StreamingRetryLayer<T> {
 /// # let _ = service;
 /// ```
 #[derive(Clone)]
-pub struct StreamingRetryService<S, T = NoTimeout> {
+pub struct StreamingRetryService<S, T = NoTimeout, A = NoAdmission> {
     attempts: Streamed<S>,
-    config: std::sync::Arc<RetryLayer<HttpRetry, T>>,
+    config: std::sync::Arc<RetryLayer<HttpRetry, T, A>>,
 }
 
-impl<S: core::fmt::Debug, T> core::fmt::Debug for StreamingRetryService<S, T> {
+impl<S: core::fmt::Debug, T, A> core::fmt::Debug for StreamingRetryService<S, T, A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("StreamingRetryService")
             .field("inner", &self.attempts.inner)
@@ -185,16 +186,17 @@ impl<S: core::fmt::Debug, T> core::fmt::Debug for StreamingRetryService<S, T> {
     }
 }
 
-impl<S, B, T> Service<Request<B>> for StreamingRetryService<S, T>
+impl<S, B, T, A> Service<Request<B>> for StreamingRetryService<S, T, A>
 where
     S: Service<Request<ReplayBody<B>>> + Clone,
     B: Body + Unpin,
     HttpRetry: Classify<Request<()>, S::Response, S::Error>,
     T: PerAttemptTimeout<Failure<FailureKind<S::Response, S::Error>>>,
+    A: PerAttemptAdmission<Failure<FailureKind<S::Response, S::Error>>>,
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = StreamingResponseFuture<S, B, T>;
+    type Future = StreamingResponseFuture<S, B, T, A>;
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
@@ -237,36 +239,39 @@ pin_project_lite::pin_project! {
     /// assert_eq!(*future.await.unwrap().body(), "hello");
     /// # }
     /// ```
-    pub struct StreamingResponseFuture<S, B, T = NoTimeout>
+    pub struct StreamingResponseFuture<S, B, T = NoTimeout, A = NoAdmission>
     where
         S: Service<Request<ReplayBody<B>>>,
         S: Clone,
         B: Body,
         B: Unpin,
         HttpRetry: Classify<Request<()>, S::Response, S::Error>,
+        A: AdmissionSlot,
     {
         #[pin]
-        call: ResponseFuture<Streamed<S>, KeptRequest<B>, HttpRetry, T>,
+        call: ResponseFuture<Streamed<S>, KeptRequest<B>, HttpRetry, T, A>,
     }
 }
 
-impl<S, B, T> core::fmt::Debug for StreamingResponseFuture<S, B, T>
+impl<S, B, T, A> core::fmt::Debug for StreamingResponseFuture<S, B, T, A>
 where
     S: Service<Request<ReplayBody<B>>> + Clone,
     B: Body + Unpin,
     HttpRetry: Classify<Request<()>, S::Response, S::Error>,
+    A: AdmissionSlot,
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("StreamingResponseFuture").finish_non_exhaustive()
     }
 }
 
-impl<S, B, T> Future for StreamingResponseFuture<S, B, T>
+impl<S, B, T, A> Future for StreamingResponseFuture<S, B, T, A>
 where
     S: Service<Request<ReplayBody<B>>> + Clone,
     B: Body + Unpin,
     HttpRetry: Classify<Request<()>, S::Response, S::Error>,
     T: PerAttemptTimeout<Failure<FailureKind<S::Response, S::Error>>>,
+    A: PerAttemptAdmission<Failure<FailureKind<S::Response, S::Error>>>,
 {
     type Output = Result<S::Response, S::Error>;
 
@@ -293,6 +298,17 @@ impl<R, E: From<Elapsed>> From<Elapsed> for Failure<FailureKind<R, E>> {
     fn from(elapsed: Elapsed) -> Self {
         Failure {
             kind: FailureKind::Error(E::from(elapsed)),
+            replayable: true,
+        }
+    }
+}
+
+/// An attempt the layer's admission limiter refused: the call ends with
+/// the inner service's error made from the refusal.
+impl<R, E: From<Refused>> From<Refused> for Failure<FailureKind<R, E>> {
+    fn from(refused: Refused) -> Self {
+        Failure {
+            kind: FailureKind::Error(E::from(refused)),
             replayable: true,
         }
     }

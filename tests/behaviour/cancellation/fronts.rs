@@ -56,12 +56,6 @@ pub(super) enum Front {
 }
 
 impl Front {
-    /// Whether it takes an admission limiter (`admission`): the streaming
-    /// layer and the reqwest middleware take only a budget.
-    pub(super) fn admits(self) -> bool {
-        !matches!(self, Front::Streaming | Front::Reqwest)
-    }
-
     pub(super) fn hedges(self) -> bool {
         matches!(
             self,
@@ -105,8 +99,8 @@ impl Front {
                 word(call.hedge_after(HEDGE).await)
             }),
             Front::Tower | Front::TowerHedged => tower_call(self == Front::TowerHedged, script, rec, budget),
-            Front::Streaming => streaming_call(script, budget),
-            Front::Reqwest => reqwest_call(script, budget),
+            Front::Streaming => streaming_call(script, rec, budget),
+            Front::Reqwest => reqwest_call(script, rec, budget),
             Front::Grpc | Front::GrpcHedged => grpc_call(self == Front::GrpcHedged, script, rec, budget),
         }
     }
@@ -185,7 +179,7 @@ fn tower_call(hedged: bool, script: Arc<Script>, rec: Arc<Rec>, budget: Arc<RecB
     })
 }
 
-fn streaming_call(script: Arc<Script>, budget: Arc<RecBudget>) -> Call {
+fn streaming_call(script: Arc<Script>, rec: Arc<Rec>, budget: Arc<RecBudget>) -> Call {
     let inner = service_fn(move |request: http::Request<ReplayBody<Full<Bytes>>>| {
         let script = Arc::clone(&script);
         async move {
@@ -193,7 +187,11 @@ fn streaming_call(script: Arc<Script>, budget: Arc<RecBudget>) -> Call {
             backend(script).await
         }
     });
-    let mut service = RetryLayer::new(POLICY).budget(budget).streaming().layer(inner);
+    let mut service = RetryLayer::new(POLICY)
+        .budget(budget)
+        .admission(rec)
+        .streaming()
+        .layer(inner);
     let request = http::Request::put(format!("http://{HOST}/"))
         .body(Full::new(Bytes::from_static(b"order")))
         .unwrap();
@@ -225,9 +223,9 @@ impl reqwest_middleware::Middleware for Scripted {
     }
 }
 
-fn reqwest_call(script: Arc<Script>, budget: Arc<RecBudget>) -> Call {
+fn reqwest_call(script: Arc<Script>, rec: Arc<Rec>, budget: Arc<RecBudget>) -> Call {
     let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
-        .with(RetryLayer::new(POLICY).budget(budget))
+        .with(RetryLayer::new(POLICY).budget(budget).admission(rec))
         .with(Scripted(script))
         .build();
     Box::pin(async move {
