@@ -112,10 +112,7 @@ pub(crate) fn fill<K: crate::values::ValueKind>(
     let span = value.span();
     let value = kind.read(name, value, errors);
     if slot.is_some() {
-        errors.push(
-            key.span(),
-            format!("duplicate key `{name}`: it is already set above; remove one of them"),
-        );
+        errors.push(key.span(), crate::grammar::duplicate_key(name));
         return;
     }
     if let Some(value) = value {
@@ -216,18 +213,13 @@ impl Args {
 /// the unknown-key error says for code written against the old name.
 const RENAMED: &[(&str, &str)] = &[("throttled_if", "slow_down_if")];
 
-/// "unknown key `x`", the nearest valid key when one is close, and the list.
+/// "unknown key `x`", the nearest valid key when one is close, and the
+/// list; a key renamed before 0.1 says its new name.
 fn unknown_key_message(key: &str) -> String {
-    let list = KEYS
-        .iter()
-        .map(|k| format!("`{}`", k.name))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let keys = KEYS.iter().map(|k| k.name);
     if let Some((_, now)) = RENAMED.iter().find(|(before, _)| *before == key) {
+        let list = keys.map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
         return format!("unknown key `{key}`: it was renamed `{now}` before 0.1\nvalid keys: {list}");
     }
-    match crate::suggest::nearest(key, KEYS.iter().map(|k| k.name)) {
-        Some(near) => format!("unknown key `{key}`: did you mean `{near}`?\nvalid keys: {list}"),
-        None => format!("unknown key `{key}`\nvalid keys: {list}"),
-    }
+    crate::grammar::unknown_key(key, keys)
 }

@@ -7,14 +7,18 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod args;
-mod duration;
 mod errors;
 mod expand;
 mod fresh;
+// `grammar.rs` is a link to backoff-runtime's `src/schedule/grammar.rs`: the
+// durations, "did you mean" and the rules' texts, one file for the
+// attribute and the run-time settings. Its public items are the runtime's
+// API (unreachable here), and some serve the runtime only.
+#[allow(unreachable_pub, dead_code)]
+mod grammar;
 mod item;
 mod keys;
 mod limits;
-mod suggest;
 mod validate;
 mod values;
 

@@ -6,8 +6,8 @@
 use core::time::Duration;
 
 use crate::args::Args;
-use crate::duration::display;
 use crate::errors::Errors;
+use crate::grammar::{self, Syntax, format_duration as display};
 use crate::item::FnFacts;
 use crate::values::JitterArg;
 
@@ -42,14 +42,7 @@ fn initial_above_max(args: &Args, errors: &mut Errors) {
         return;
     };
     if initial.value > max.value {
-        errors.push(
-            initial.span,
-            format!(
-                "`initial_backoff` ({}) is longer than `max_backoff` ({}): the first wait could never be reached; lower `initial_backoff` or raise `max_backoff`",
-                display(initial.value),
-                display(max.value)
-            ),
-        );
+        errors.push(initial.span, grammar::initial_above_max(initial.value, max.value));
     }
 }
 
@@ -63,16 +56,9 @@ fn jitter_above_max(args: &Args, errors: &mut Errors) {
     let max_written = args.max_backoff.as_ref().map(|max| max.value);
     let cap = max_written.unwrap_or(DEFAULT_MAX_BACKOFF);
     if amount > cap {
-        let cap_text = match max_written {
-            Some(max) => format!("`max_backoff` ({})", display(max)),
-            None => format!("`max_backoff` (default {})", display(cap)),
-        };
         errors.push(
             jitter.span,
-            format!(
-                "`jitter = \"{}\"` is larger than {cap_text}: every wait is capped at `max_backoff`, so such jitter could never be applied; lower it or raise `max_backoff`",
-                display(amount)
-            ),
+            grammar::jitter_above_max(amount, cap, max_written.is_some()),
         );
     }
 }
@@ -247,7 +233,7 @@ fn unlimited_without_max_elapsed(args: &Args, errors: &mut Errors) {
     if max_retries.value == u32::MAX && args.max_elapsed.is_none() && args.policy.is_none() {
         errors.push(
             max_retries.span,
-            "`max_retries = unlimited` needs `max_elapsed`: with neither bound the retries would never end; add `max_elapsed = \"2m\"` (or how long the call may take), or give a number of retries",
+            grammar::unlimited_without_max_elapsed(Syntax::Attribute),
         );
     }
 }

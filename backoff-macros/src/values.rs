@@ -9,8 +9,8 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, UnOp};
 
-use crate::duration;
 use crate::errors::Errors;
+use crate::grammar::{self, Syntax};
 
 /// A kind of value: how to read it from the expression written after `key =`.
 pub(crate) trait ValueKind {
@@ -97,9 +97,6 @@ pub(crate) struct Binding {
     pub(crate) example: &'static str,
 }
 
-/// The jitter modes that are written as bare words.
-pub(crate) const JITTER_MODES: &[&str] = &["additive", "full", "equal", "decorrelated", "grpc", "none"];
-
 /// How the user wrote `jitter`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum JitterArg {
@@ -181,23 +178,13 @@ impl ValueKind for DurationString {
 
     fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<Duration> {
         match literal(&value) {
-            Some(Lit::Str(s)) => match duration::parse(&s.value()) {
-                Ok(d) if d.is_zero() => errors.reject(s.span(), format!("`{key}` must be greater than zero")),
+            Some(Lit::Str(s)) => match grammar::parse_duration(&s.value()) {
+                Ok(d) if d.is_zero() => errors.reject(s.span(), grammar::zero_duration(key)),
                 Ok(d) => Some(d),
                 Err(e) => errors.reject(s.span(), e),
             },
-            Some(Lit::Int(int)) => errors.reject(
-                int.span(),
-                format!(
-                    "`{key}` takes a duration string with a unit, not a number: write `{key} = \"{}s\"` or `\"{}ms\"`",
-                    int.base10_digits(),
-                    int.base10_digits()
-                ),
-            ),
-            _ => errors.reject(
-                value.span(),
-                format!("`{key}` takes a duration string with a unit, such as `{key} = \"32s\"` or `\"500ms\"`"),
-            ),
+            Some(Lit::Int(int)) => errors.reject(int.span(), grammar::duration_without_unit(key, int.base10_digits())),
+            _ => errors.reject(value.span(), grammar::duration_expected(key)),
         }
     }
 }
@@ -206,7 +193,6 @@ impl ValueKind for Multiplier {
     type Value = f64;
 
     fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<f64> {
-        let hint = format!("`{key}` must be a finite number >= 1, such as `{key} = 2` or `{key} = 1.5`");
         let parsed = match literal(&value) {
             Some(Lit::Int(int)) => int.base10_parse::<f64>().ok(),
             Some(Lit::Float(float)) => float.base10_parse::<f64>().ok(),
@@ -223,16 +209,20 @@ impl ValueKind for Multiplier {
             _ => None,
         };
         match parsed {
-            Some(m) if m.is_finite() && m >= 1.0 => Some(m),
-            Some(m) if m.is_finite() => {
-                errors.reject(value.span(), format!("`{key} = {m}` would shrink the waits: {hint}"))
-            }
-            Some(_) => errors.reject(value.span(), format!("`{key}` is not finite: {hint}")),
+            Some(m) => match grammar::multiplier_rule(key, m) {
+                None => Some(m),
+                Some(message) => errors.reject(value.span(), message),
+            },
             None if is_negated_literal(&value) => errors.reject(
                 value.span(),
-                format!("a negative `{key}` would shrink the waits: {hint}"),
+                format!(
+                    "a negative `{key}` would shrink the waits: `{key}` must be a finite number >= 1, such as `{key} = 2` or `{key} = 1.5`"
+                ),
             ),
-            None => errors.reject(value.span(), hint),
+            None => errors.reject(
+                value.span(),
+                format!("`{key}` must be a finite number >= 1, such as `{key} = 2` or `{key} = 1.5`"),
+            ),
         }
     }
 }
@@ -241,7 +231,6 @@ impl ValueKind for Jitter {
     type Value = JitterArg;
 
     fn read(&self, key: &'static str, value: Expr, errors: &mut Errors) -> Option<JitterArg> {
-        let modes = JITTER_MODES.join(", ");
         match &value {
             Expr::Path(path) if path.qself.is_none() && path.path.get_ident().is_some() => {
                 let ident = path.path.get_ident().map(|i| i.unraw().to_string()).unwrap_or_default();
@@ -252,32 +241,16 @@ impl ValueKind for Jitter {
                     "decorrelated" => Some(JitterArg::Decorrelated),
                     "grpc" => Some(JitterArg::Grpc),
                     "none" => Some(JitterArg::None),
-                    other => {
-                        let near = crate::suggest::nearest(other, JITTER_MODES.iter().copied())
-                            .map(|m| format!(": did you mean `{m}`?"))
-                            .unwrap_or_default();
-                        errors.reject(
-                        value.span(),
-                        format!(
-                            "unknown jitter mode `{other}`{near}\n{key} takes one of {modes}, or an additive amount such as `{key} = \"500ms\"`"
-                        ),
-                    )
-                    }
+                    other => errors.reject(value.span(), grammar::unknown_jitter_mode(key, other)),
                 }
             }
             _ => match literal(&value) {
-                Some(Lit::Str(s)) => match duration::parse(&s.value()) {
-                    Ok(d) if d.is_zero() => errors.reject(
-                        s.span(),
-                        format!("`{key} = \"0s\"` adds no jitter: write `{key} = none` instead"),
-                    ),
+                Some(Lit::Str(s)) => match grammar::parse_duration(&s.value()) {
+                    Ok(d) if d.is_zero() => errors.reject(s.span(), grammar::zero_jitter(key, Syntax::Attribute)),
                     Ok(d) => Some(JitterArg::AdditiveUpTo(d)),
                     Err(e) => errors.reject(s.span(), e),
                 },
-                _ => errors.reject(
-                    value.span(),
-                    format!("`{key}` takes one of {modes}, or an additive amount such as `{key} = \"500ms\"`"),
-                ),
+                _ => errors.reject(value.span(), grammar::jitter_expected(key)),
             },
         }
     }

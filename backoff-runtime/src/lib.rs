@@ -30,6 +30,9 @@
 //!   its compile errors);
 //! - the schedule: [`Policy`], [`PolicyError`], [`Jitter`], [`HintAboveCap`],
 //!   [`Schedule`];
+//! - the attribute's grammar at run time (environment variables, flags,
+//!   settings): [`parse_duration`], [`format_duration`], [`DurationError`],
+//!   `FromStr` for [`Jitter`] and [`HintAboveCap`], [`ParseError`];
 //! - the builder: [`Retry`], [`RetryFuture`], and hedging: [`Hedged`],
 //!   [`HedgedFuture`];
 //! - what counts retries: [`RetryLimit`], [`RetryBudget`], [`BudgetError`],
@@ -60,6 +63,7 @@
 //! | `http` | no | [`http_errors`]: classification of status codes and I/O errors, and `Retry-After` |
 //! | `reqwest` | no | [`reqwest_errors`]: classification of reqwest's errors and a status-carrying error type |
 //! | `test-util` | no | [`testing`]: a virtual clock for sync retry loops and a seedable generator |
+//! | `serde` | no | `Deserialize` and `Serialize` for [`Policy`] and [`Jitter`] with the attribute's keys, durations and rules, and [`settings`] for the limiters |
 //!
 //! The front ends are crates of their own, each one dependency line:
 //! `backoff-tower` (a tower layer for HTTP services, the replay body, the
@@ -83,6 +87,8 @@ mod limits;
 mod observe;
 mod run;
 mod schedule;
+#[cfg(feature = "serde")]
+pub mod settings;
 mod stand_in;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
@@ -120,7 +126,9 @@ pub use crate::observe::events::{GiveUp, RetryEvent, Success};
 pub use crate::observe::stop::StopReason;
 pub use crate::run::attempt::{Attempt, InvocationId};
 pub use crate::schedule::backoff::Schedule;
+pub use crate::schedule::grammar::{DurationError, format_duration, parse_duration};
 pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy, PolicyError};
+pub use crate::schedule::text::ParseError;
 pub use crate::time::timeout::Elapsed;
 
 #[doc = include_str!("../docs/retry.md")]

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 /// The layers from the bottom up: a folder may import from those before it.
 /// `testing` (the `test-util` virtual clock and seedable generator) sits
-/// with the clocks that read it, under everything but the schedule.
+/// with the clocks that read it, under everything but the schedule;
+/// `settings` (feature `serde`: a policy and the limiters read from
+/// configuration) on top, beside the classifiers users name.
 const LAYERS: [&[&str]; 7] = [
     &["schedule"],
     &["time", "testing"],
@@ -19,7 +21,7 @@ const LAYERS: [&[&str]; 7] = [
     &["limits"],
     &["run"],
     &["builder"],
-    &["classify"],
+    &["classify", "settings"],
 ];
 
 fn layer_of(folder: &str) -> Option<usize> {

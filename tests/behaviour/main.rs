@@ -41,6 +41,7 @@ pub mod polling;
 pub mod reqwest_network;
 pub mod schedule;
 pub mod send;
+pub mod settings;
 pub mod shapes;
 pub mod stopping;
 pub mod throttle;

@@ -3,6 +3,8 @@
 use core::fmt;
 use core::time::Duration;
 
+use crate::schedule::grammar;
+
 /// How much randomness is mixed into each wait.
 ///
 /// Every mode keeps every wait `<= max_backoff`. With `base(n) =
@@ -121,6 +123,22 @@ pub enum PolicyError {
     ZeroMaxElapsed,
     /// `multiplier` was below 1, NaN or infinite.
     BadMultiplier,
+    /// `initial_backoff` longer than `max_backoff`, both set: the first
+    /// wait could never be reached.
+    InitialAboveMax {
+        /// The `initial_backoff` set.
+        initial_backoff: Duration,
+        /// The `max_backoff` set.
+        max_backoff: Duration,
+    },
+    /// An additive jitter amount ([`Jitter::AdditiveUpTo`]) larger than
+    /// `max_backoff`, both set: no wait could ever hold it.
+    JitterAboveMax {
+        /// The amount set.
+        jitter: Duration,
+        /// The `max_backoff` set.
+        max_backoff: Duration,
+    },
 }
 
 impl PolicyError {
@@ -133,13 +151,30 @@ impl PolicyError {
             PolicyError::ZeroMaxBackoff => "max_backoff must be greater than zero",
             PolicyError::ZeroMaxElapsed => "max_elapsed must be greater than zero",
             PolicyError::BadMultiplier => "multiplier must be a finite number >= 1",
+            PolicyError::InitialAboveMax { .. } => {
+                "initial_backoff is longer than max_backoff: the first wait could never be reached"
+            }
+            PolicyError::JitterAboveMax { .. } => {
+                "the jitter amount is larger than max_backoff: every wait is capped at max_backoff"
+            }
         }
     }
 }
 
+/// The rules between two values have the attribute's texts, with the values
+/// (`grammar.rs`, shared with `#[retry]`).
 impl fmt::Display for PolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
+        match *self {
+            PolicyError::InitialAboveMax {
+                initial_backoff,
+                max_backoff,
+            } => f.write_str(&grammar::initial_above_max(initial_backoff, max_backoff)),
+            PolicyError::JitterAboveMax { jitter, max_backoff } => {
+                f.write_str(&grammar::jitter_above_max(jitter, max_backoff, true))
+            }
+            _ => f.write_str(self.message()),
+        }
     }
 }
 
@@ -155,9 +190,23 @@ impl std::error::Error for PolicyError {}
 /// context), the `try_` twins return a [`PolicyError`] for values known only
 /// at run time.
 ///
-/// Waits are always capped at `max_backoff`, whatever the other values: an
-/// `initial_backoff` above `max_backoff` simply means every wait is
-/// `max_backoff`.
+/// The values set are checked against each other as `#[retry]` checks the
+/// values written: an `initial_backoff` longer than the `max_backoff` set,
+/// or an additive jitter amount larger than it, is refused, whichever of
+/// the two was set first. A default never causes an error: with only
+/// `max_backoff(500ms)` set, the default 1 s first wait is capped at 500 ms
+/// (every wait is always capped at `max_backoff`). Two policies are equal
+/// when their schedules are, whichever values were set.
+///
+/// With the feature `serde`, a policy is read from and written to any serde
+/// format with the attribute's key names and duration grammar, each value
+/// checked at load (`docs/settings.md`):
+///
+/// ```toml
+/// max_retries = 8
+/// max_backoff = "10s"
+/// jitter = "full"
+/// ```
 ///
 /// ```
 /// use backoff_runtime::{Jitter, Policy};
@@ -172,7 +221,7 @@ impl std::error::Error for PolicyError {}
 /// let waits: Vec<Duration> = FAST.schedule().collect();
 /// assert_eq!(waits, [10, 20, 40].map(Duration::from_millis));
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy)]
 pub struct Policy {
     pub(crate) max_retries: u32,
     pub(crate) initial_backoff: Duration,
@@ -185,6 +234,39 @@ pub struct Policy {
     pub(crate) jitter: Jitter,
     pub(crate) max_elapsed: Option<Duration>,
     pub(crate) hint_above_cap: HintAboveCap,
+    /// The values set, one bit each ([`Policy::MAX_RETRIES`], ...): only
+    /// they are checked against each other, and written out as settings.
+    /// In the padding after `hint_above_cap`: the policy is no larger.
+    pub(crate) written: u8,
+}
+
+/// Equal schedules, however they were built: which values were set is not
+/// compared.
+impl PartialEq for Policy {
+    fn eq(&self, other: &Self) -> bool {
+        self.max_retries == other.max_retries
+            && self.initial_backoff == other.initial_backoff
+            && self.max_backoff == other.max_backoff
+            && self.multiplier == other.multiplier
+            && self.jitter == other.jitter
+            && self.max_elapsed == other.max_elapsed
+            && self.hint_above_cap == other.hint_above_cap
+    }
+}
+
+impl fmt::Debug for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Policy")
+            .field("max_retries", &self.max_retries)
+            .field("initial_backoff", &self.initial_backoff)
+            .field("max_backoff", &self.max_backoff)
+            .field("multiplier", &self.multiplier)
+            .field("whole_multiplier", &self.whole_multiplier)
+            .field("jitter", &self.jitter)
+            .field("max_elapsed", &self.max_elapsed)
+            .field("hint_above_cap", &self.hint_above_cap)
+            .finish()
+    }
 }
 
 impl Default for Policy {
@@ -240,19 +322,24 @@ pub const fn literal_policy(
     let mut policy = Policy::new();
     if max_retries != 0 {
         policy.max_retries = max_retries;
+        policy.written |= Policy::MAX_RETRIES;
     }
     if initial_secs != 0 || initial_nanos != 0 {
         policy.initial_backoff = Duration::new(initial_secs, initial_nanos);
+        policy.written |= Policy::INITIAL_BACKOFF;
     }
     if max_secs != 0 || max_nanos != 0 {
         policy.max_backoff = Duration::new(max_secs, max_nanos);
+        policy.written |= Policy::MAX_BACKOFF;
     }
     if multiplier != 0.0 {
         policy.multiplier = multiplier;
         policy.whole_multiplier = whole_number(multiplier);
+        policy.written |= Policy::MULTIPLIER;
     }
     if elapsed_secs != 0 || elapsed_nanos != 0 {
         policy.max_elapsed = Some(Duration::new(elapsed_secs, elapsed_nanos));
+        policy.written |= Policy::MAX_ELAPSED;
     }
     policy
 }
@@ -265,14 +352,15 @@ const fn expect_valid(result: Result<Policy, PolicyError>) -> Policy {
 }
 
 /// Writes builders in pairs: `try_name` returns the policy with the fields
-/// set, or the [`PolicyError`] of a bad value ([`Policy::validated`]);
-/// `name` panics with that error's message instead. Each pair is written
-/// as its two docs, `fn name(value: Type) sets field = new_value, ...;`
-/// and `fn try_name;`.
+/// set (and marked written), or the [`PolicyError`] of a bad value
+/// ([`Policy::validated`]); `name` panics with that error's message
+/// instead. Each pair is written as its two docs,
+/// `fn name(value: Type) sets field = new_value, ...; marks BITS;` and
+/// `fn try_name;`.
 macro_rules! checked_builders {
     ($(
         $(#[doc = $doc:literal])*
-        fn $name:ident($value:ident: $type:ty) sets $($field:ident = $new:expr),+;
+        fn $name:ident($value:ident: $type:ty) sets $($field:ident = $new:expr),+; marks $bits:expr;
         $(#[doc = $try_doc:literal])*
         fn $try_name:ident;
     )+) => {$(
@@ -284,7 +372,7 @@ macro_rules! checked_builders {
 
         $(#[doc = $try_doc])*
         pub const fn $try_name(self, $value: $type) -> Result<Self, PolicyError> {
-            Policy { $($field: $new,)+ ..self }.validated()
+            Policy { $($field: $new,)+ written: self.written | $bits, ..self }.validated()
         }
     )+};
 }
@@ -324,13 +412,40 @@ impl Policy {
             jitter: Jitter::Additive,
             max_elapsed: None,
             hint_above_cap: HintAboveCap::Stop,
+            written: 0,
         }
     }
 
+    /// The bit of `max_retries` in `written`.
+    pub(crate) const MAX_RETRIES: u8 = 1;
+    /// The bit of `initial_backoff` in `written`.
+    pub(crate) const INITIAL_BACKOFF: u8 = 1 << 1;
+    /// The bit of `max_backoff` in `written`.
+    pub(crate) const MAX_BACKOFF: u8 = 1 << 2;
+    /// The bit of `multiplier` in `written`.
+    pub(crate) const MULTIPLIER: u8 = 1 << 3;
+    /// The bit of `jitter` in `written`.
+    pub(crate) const JITTER: u8 = 1 << 4;
+    /// The bit of `max_elapsed` in `written`.
+    pub(crate) const MAX_ELAPSED: u8 = 1 << 5;
+    /// The bit of `hint_above_cap` in `written`.
+    pub(crate) const HINT_ABOVE_CAP: u8 = 1 << 6;
+
+    /// Whether every value of `bits` was set.
+    pub(crate) const fn is_set(&self, bits: u8) -> bool {
+        self.written & bits == bits
+    }
+
     /// `self`, or the error of its first bad value: every rule a policy
-    /// keeps, checked by each `try_` builder.
+    /// keeps, checked by each `try_` builder. The rules between two values
+    /// (`#[retry]`'s) apply when both were set: a default never causes an
+    /// error, and neither does the order the values are set in.
     const fn validated(self) -> Result<Self, PolicyError> {
         let multiplier = self.multiplier;
+        let jitter_amount = match self.jitter {
+            Jitter::AdditiveUpTo(amount) => amount.as_nanos(),
+            _ => 0,
+        };
         let error = if self.max_retries == 0 {
             PolicyError::ZeroRetries
         } else if self.initial_backoff.is_zero() {
@@ -341,6 +456,18 @@ impl Policy {
             PolicyError::BadMultiplier
         } else if matches!(self.max_elapsed, Some(elapsed) if elapsed.is_zero()) {
             PolicyError::ZeroMaxElapsed
+        } else if self.is_set(Self::INITIAL_BACKOFF | Self::MAX_BACKOFF)
+            && self.initial_backoff.as_nanos() > self.max_backoff.as_nanos()
+        {
+            PolicyError::InitialAboveMax {
+                initial_backoff: self.initial_backoff,
+                max_backoff: self.max_backoff,
+            }
+        } else if self.is_set(Self::JITTER | Self::MAX_BACKOFF) && jitter_amount > self.max_backoff.as_nanos() {
+            PolicyError::JitterAboveMax {
+                jitter: Duration::from_nanos(jitter_amount as u64),
+                max_backoff: self.max_backoff,
+            }
         } else {
             return Ok(self);
         };
@@ -355,7 +482,7 @@ impl Policy {
         /// use backoff_runtime::Policy;
         /// assert_eq!(Policy::new().max_retries(8).get_max_retries(), 8);
         /// ```
-        fn max_retries(n: u32) sets max_retries = n;
+        fn max_retries(n: u32) sets max_retries = n; marks Policy::MAX_RETRIES;
         /// Like [`max_retries`](Self::max_retries), but returns an error for 0.
         ///
         /// ```
@@ -364,7 +491,8 @@ impl Policy {
         /// ```
         fn try_max_retries;
 
-        /// Sets the wait before the first retry (`base(0)`). Panics if zero.
+        /// Sets the wait before the first retry (`base(0)`). Panics if zero, or
+        /// longer than the `max_backoff` set.
         ///
         /// ```
         /// use backoff_runtime::Policy;
@@ -372,17 +500,29 @@ impl Policy {
         /// let p = Policy::new().initial_backoff(Duration::from_millis(100));
         /// assert_eq!(p.get_initial_backoff(), Duration::from_millis(100));
         /// ```
-        fn initial_backoff(d: Duration) sets initial_backoff = d;
-        /// Like [`initial_backoff`](Self::initial_backoff), but returns an error for zero.
+        fn initial_backoff(d: Duration) sets initial_backoff = d; marks Policy::INITIAL_BACKOFF;
+        /// Like [`initial_backoff`](Self::initial_backoff), but returns an error for zero,
+        /// or for a wait longer than the `max_backoff` set (the default 32 s is
+        /// not checked: it caps the waits).
         ///
         /// ```
-        /// use backoff_runtime::Policy;
+        /// use backoff_runtime::{Policy, PolicyError};
         /// use std::time::Duration;
         /// assert!(Policy::new().try_initial_backoff(Duration::ZERO).is_err());
+        ///
+        /// let capped = Policy::new().max_backoff(Duration::from_secs(5));
+        /// let error = capped.try_initial_backoff(Duration::from_secs(10)).unwrap_err();
+        /// assert!(matches!(error, PolicyError::InitialAboveMax { .. }));
+        /// assert!(error.to_string().starts_with("`initial_backoff` (10s) is longer than `max_backoff` (5s)"));
+        /// // Set in the other order, the same pair is refused too.
+        /// let first = Policy::new().initial_backoff(Duration::from_secs(10));
+        /// assert!(first.try_max_backoff(Duration::from_secs(5)).is_err());
         /// ```
         fn try_initial_backoff;
 
-        /// Sets the cap on every wait, jitter and server hints included. Panics if zero.
+        /// Sets the cap on every wait, jitter and server hints included. Panics if
+        /// zero, or shorter than the `initial_backoff` or the additive jitter
+        /// amount set.
         ///
         /// ```
         /// use backoff_runtime::Policy;
@@ -390,8 +530,9 @@ impl Policy {
         /// let p = Policy::new().max_backoff(Duration::from_secs(64));
         /// assert_eq!(p.get_max_backoff(), Duration::from_secs(64));
         /// ```
-        fn max_backoff(d: Duration) sets max_backoff = d;
-        /// Like [`max_backoff`](Self::max_backoff), but returns an error for zero.
+        fn max_backoff(d: Duration) sets max_backoff = d; marks Policy::MAX_BACKOFF;
+        /// Like [`max_backoff`](Self::max_backoff), but returns an error for zero, or for
+        /// a cap shorter than the `initial_backoff` or the additive jitter amount set.
         ///
         /// ```
         /// use backoff_runtime::Policy;
@@ -406,7 +547,7 @@ impl Policy {
         /// use backoff_runtime::Policy;
         /// assert_eq!(Policy::new().multiplier(1.5).get_multiplier(), 1.5);
         /// ```
-        fn multiplier(m: f64) sets multiplier = m, whole_multiplier = whole_number(m);
+        fn multiplier(m: f64) sets multiplier = m, whole_multiplier = whole_number(m); marks Policy::MULTIPLIER;
         /// Like [`multiplier`](Self::multiplier), but returns an error for bad values.
         ///
         /// ```
@@ -417,17 +558,30 @@ impl Policy {
         fn try_multiplier;
     }
 
-    /// Sets the jitter mode. `Jitter::AdditiveUpTo(Duration::ZERO)` is the
-    /// same as `Jitter::None`.
-    ///
-    /// ```
-    /// use backoff_runtime::{Jitter, Policy};
-    /// assert_eq!(Policy::new().jitter(Jitter::Full).get_jitter(), Jitter::Full);
-    /// ```
-    #[must_use]
-    pub const fn jitter(mut self, jitter: Jitter) -> Self {
-        self.jitter = jitter;
-        self
+    checked_builders! {
+        /// Sets the jitter mode. `Jitter::AdditiveUpTo(Duration::ZERO)` is the
+        /// same as `Jitter::None`. Panics if an additive amount is larger than
+        /// the `max_backoff` set.
+        ///
+        /// ```
+        /// use backoff_runtime::{Jitter, Policy};
+        /// assert_eq!(Policy::new().jitter(Jitter::Full).get_jitter(), Jitter::Full);
+        /// ```
+        fn jitter(jitter: Jitter) sets jitter = jitter; marks Policy::JITTER;
+        /// Like [`jitter`](Self::jitter), but returns an error for an additive
+        /// amount larger than the `max_backoff` set.
+        ///
+        /// ```
+        /// use backoff_runtime::{Jitter, Policy, PolicyError};
+        /// use std::time::Duration;
+        ///
+        /// let capped = Policy::new().max_backoff(Duration::from_secs(2));
+        /// assert!(matches!(
+        ///     capped.try_jitter(Jitter::AdditiveUpTo(Duration::from_secs(5))),
+        ///     Err(PolicyError::JitterAboveMax { .. })
+        /// ));
+        /// ```
+        fn try_jitter;
     }
 
     checked_builders! {
@@ -441,7 +595,7 @@ impl Policy {
         /// let p = Policy::new().max_elapsed(Duration::from_secs(60));
         /// assert_eq!(p.get_max_elapsed(), Some(Duration::from_secs(60)));
         /// ```
-        fn max_elapsed(d: Duration) sets max_elapsed = Some(d);
+        fn max_elapsed(d: Duration) sets max_elapsed = Some(d); marks Policy::MAX_ELAPSED;
         /// Like [`max_elapsed`](Self::max_elapsed), but returns an error for zero.
         ///
         /// ```
@@ -464,7 +618,7 @@ impl Policy {
         /// assert_eq!(p.get_max_elapsed(), Some(Duration::from_secs(120)));
         /// assert_eq!(p.get_max_retries(), u32::MAX);
         /// ```
-        fn retry_for(d: Duration) sets max_elapsed = Some(d), max_retries = u32::MAX;
+        fn retry_for(d: Duration) sets max_elapsed = Some(d), max_retries = u32::MAX; marks Policy::MAX_ELAPSED | Policy::MAX_RETRIES;
         /// Like [`retry_for`](Self::retry_for), but returns an error for zero.
         ///
         /// ```
@@ -486,6 +640,7 @@ impl Policy {
     #[must_use]
     pub const fn hint_above_cap(mut self, rule: HintAboveCap) -> Self {
         self.hint_above_cap = rule;
+        self.written |= Policy::HINT_ABOVE_CAP;
         self
     }
 

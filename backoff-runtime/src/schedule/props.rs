@@ -53,11 +53,14 @@ fn retry_number() -> impl Strategy<Value = u32> {
 
 fn policy() -> impl Strategy<Value = Policy> {
     (duration(), duration(), multiplier(), jitter()).prop_map(|(initial, cap, m, jitter)| {
-        Policy::new()
-            .initial_backoff(initial)
-            .max_backoff(cap)
-            .multiplier(m)
-            .jitter(jitter)
+        // Every pair of waits, those the builders refuse when both are set
+        // (a first wait or a jitter amount above the cap) included: the
+        // schedule holds its promises for any values, as for a first wait
+        // that the default cap shortens.
+        let mut policy = Policy::new().multiplier(m).jitter(jitter);
+        policy.initial_backoff = initial;
+        policy.max_backoff = cap;
+        policy
     })
 }
 

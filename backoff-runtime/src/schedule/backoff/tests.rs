@@ -68,8 +68,16 @@ fn decorrelated_jitter_reaches_three_times_the_wait_actually_taken() {
 
 #[test]
 fn base_with_initial_above_cap_is_cap() {
-    let p = Policy::new().initial_backoff(secs(60)).max_backoff(secs(32));
+    // The default cap (32 s) shortens a first wait set above it; a cap set
+    // below it would be refused (`PolicyError::InitialAboveMax`).
+    let p = Policy::new().initial_backoff(secs(60));
     assert_eq!(p.base_backoff(0), secs(32));
+    assert!(
+        Policy::new()
+            .initial_backoff(secs(60))
+            .try_max_backoff(secs(32))
+            .is_err()
+    );
 }
 
 #[test]

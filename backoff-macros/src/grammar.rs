@@ -1,0 +1,1 @@
+../../backoff-runtime/src/schedule/grammar.rs
