@@ -581,7 +581,10 @@ impl RetryPolicySpec {
         };
         let policy = Policy::new()
             .try_max_retries(max_attempts - 1)
-            .and_then(|policy| policy.try_initial_backoff(initial_backoff))
+            // gRPC takes an initialBackoff above maxBackoff (every wait is
+            // then the cap); a policy refuses the pair, so the first wait is
+            // given as the cap it is.
+            .and_then(|policy| policy.try_initial_backoff(initial_backoff.min(max_backoff)))
             .and_then(|policy| policy.try_max_backoff(max_backoff))
             .and_then(|policy| policy.try_multiplier(multiplier))
             .map_err(|error| ConfigError::new(at, error.to_string()))?

@@ -59,17 +59,10 @@ impl ConfigError {
     }
 }
 
-/// The most characters of a value an error quotes.
-const EXCERPT_CHARS: usize = 40;
-
-/// `text` as an error quotes it: whole when short, else its first
-/// [`EXCERPT_CHARS`] characters and how long it is.
-pub(crate) fn excerpt(text: &str) -> String {
-    match text.char_indices().nth(EXCERPT_CHARS) {
-        None => text.to_owned(),
-        Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),
-    }
-}
+/// `text` as an error quotes it: whole when short, else its first 40
+/// characters and how long it is. The runtime's, which its settings'
+/// errors quote values with.
+pub(crate) use backoff_runtime::__front_end::excerpt;
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -20,6 +20,7 @@ pub use crate::run::hooks::Hooks;
 pub use crate::run::invocation::CallNonce;
 pub use crate::run::nested::NestedAttempt;
 pub use crate::run::pushback::Pushback;
+pub use crate::schedule::grammar::excerpt;
 pub use crate::time::clock::ClockKind;
 pub use crate::time::default_wait::DefaultWait;
 pub use crate::time::sleep::{ASYNC_CLOCK, InlineTimer, Timer};

@@ -126,7 +126,34 @@ pub use crate::observe::events::{GiveUp, RetryEvent, Success};
 pub use crate::observe::stop::StopReason;
 pub use crate::run::attempt::{Attempt, InvocationId};
 pub use crate::schedule::backoff::Schedule;
-pub use crate::schedule::grammar::{DurationError, format_duration, parse_duration};
+/// ```
+/// use backoff_runtime::{DurationError, parse_duration};
+///
+/// let error = parse_duration("32").unwrap_err();
+/// assert_eq!(error, DurationError::MissingUnit("32".to_owned()));
+/// assert!(error.to_string().contains("write \"32s\""));
+/// ```
+pub use crate::schedule::grammar::DurationError;
+/// ```
+/// use backoff_runtime::{format_duration, parse_duration};
+/// use std::time::Duration;
+///
+/// assert_eq!(format_duration(Duration::from_secs(90)), "1m30s");
+/// assert_eq!(format_duration(Duration::from_millis(250)), "250ms");
+/// let d = Duration::new(3_723, 4_005);
+/// assert_eq!(parse_duration(&format_duration(d)), Ok(d));
+/// ```
+pub use crate::schedule::grammar::format_duration;
+/// ```
+/// use backoff_runtime::parse_duration;
+/// use std::time::Duration;
+///
+/// assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+/// assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+/// assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+/// assert!(parse_duration("32").is_err());
+/// ```
+pub use crate::schedule::grammar::parse_duration;
 pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy, PolicyError};
 pub use crate::schedule::text::ParseError;
 pub use crate::time::timeout::Elapsed;

@@ -14,3 +14,4 @@ pub mod grpc_answer;
 pub mod grpc_minimal;
 pub mod http_hints;
 pub mod retry_info;
+pub mod settings;

@@ -30,16 +30,10 @@ pub(crate) const UNIT_LIST: &str = "ns, us (or µs), ms, s, m, h";
 
 /// Why a duration could not be read by [`parse_duration`]. Its `Display` is
 /// the text `#[retry]` shows for the same mistake at compile time, with the
-/// fix: `duration `32` has no unit: write "32s", "32ms" or another unit
-/// (ns, us (or µs), ms, s, m, h)`.
-///
-/// ```
-/// use backoff_runtime::{DurationError, parse_duration};
-///
-/// let error = parse_duration("32").unwrap_err();
-/// assert_eq!(error, DurationError::MissingUnit("32".to_owned()));
-/// assert!(error.to_string().contains("write \"32s\""));
-/// ```
+/// fix: ``duration `32` has no unit: write "32s", "32ms" or another unit
+/// (ns, us (or µs), ms, s, m, h)``.
+// The examples of the public items are on the runtime's re-exports
+// (`lib.rs`): a doctest here would run in the macro crate too.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DurationError {
@@ -140,19 +134,9 @@ fn spelling_of(unit: &str) -> Option<&'static str> {
 /// the rule of the key that holds it.
 ///
 /// The same code reads the attribute's durations at compile time, and a
-/// [`Policy`](crate::Policy)'s or a limiter's settings (feature `serde`), so
-/// an environment variable or a command-line flag read with it takes what a
-/// settings file and the attribute take.
-///
-/// ```
-/// use backoff_runtime::parse_duration;
-/// use std::time::Duration;
-///
-/// assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-/// assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-/// assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-/// assert!(parse_duration("32").is_err());
-/// ```
+/// policy's or a limiter's settings (feature `serde`), so an environment
+/// variable or a command-line flag read with it takes what a settings file
+/// and the attribute take.
 ///
 /// # Errors
 ///
@@ -255,16 +239,6 @@ fn component_nanos(number: &str, scale: u128) -> Result<u128, DurationError> {
 /// A duration as the attribute writes one: its components from hours down
 /// to nanoseconds (`"1m30s"`, `"250ms"`, `"1s500ms"`, `"0s"`), which
 /// [`parse_duration`] reads back exactly. The settings write durations so.
-///
-/// ```
-/// use backoff_runtime::{format_duration, parse_duration};
-/// use std::time::Duration;
-///
-/// assert_eq!(format_duration(Duration::from_secs(90)), "1m30s");
-/// assert_eq!(format_duration(Duration::from_millis(250)), "250ms");
-/// let d = Duration::new(3_723, 4_005);
-/// assert_eq!(parse_duration(&format_duration(d)), Ok(d));
-/// ```
 #[must_use]
 pub fn format_duration(d: Duration) -> String {
     let mut nanos = d.as_nanos();
@@ -291,10 +265,10 @@ pub fn format_duration(d: Duration) -> String {
 /// The most characters of a value an error quotes.
 const EXCERPT_CHARS: usize = 40;
 
-/// `text` as an error quotes it: whole when short, else its first
-/// [`EXCERPT_CHARS`] characters and how long it is (a settings file or a
-/// service config can hold anything, and an error is read in a log line).
-pub(crate) fn excerpt(text: &str) -> String {
+/// `text` as an error quotes it: whole when short, else its first 40
+/// characters and how long it is (a settings file or a service config can
+/// hold anything, and an error is read in a log line).
+pub fn excerpt(text: &str) -> String {
     match text.char_indices().nth(EXCERPT_CHARS) {
         None => text.to_owned(),
         Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),
@@ -396,7 +370,10 @@ pub(crate) fn multiplier_rule(key: &str, m: f64) -> Option<String> {
     if m.is_finite() && m >= 1.0 {
         None
     } else if m.is_finite() {
-        Some(format!("`{key} = {m}` would shrink the waits: {hint}"))
+        Some(format!(
+            "`{key} = {}` would shrink the waits: {hint}",
+            excerpt(&m.to_string())
+        ))
     } else {
         Some(format!("`{key}` is not finite: {hint}"))
     }

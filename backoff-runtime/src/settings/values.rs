@@ -23,8 +23,8 @@ fn at(key: &str, value: &Scalar, problem: impl core::fmt::Display) -> String {
 pub(super) fn shown(value: &Scalar) -> String {
     match value {
         Scalar::Str(text) => format!("\"{}\"", grammar::excerpt(text)),
-        Scalar::Int(n) => n.to_string(),
-        Scalar::Float(x) => x.to_string(),
+        Scalar::Int(n) => grammar::excerpt(&n.to_string()),
+        Scalar::Float(x) => grammar::excerpt(&x.to_string()),
         Scalar::Bool(b) => b.to_string(),
     }
 }
