@@ -60,18 +60,21 @@ fn value(rng: &mut Rng) -> String {
             rng.pick(&["s", "ms", "m", "h", "ns", "us", "µs", "x", ""])
         )),
         3 => text(&rng.text(b"0123456789.smhnu\xc2\xb5 ", 16)),
-        4 => text(*rng.pick(&[
-            "full",
-            "equal",
-            "none",
-            "unlimited",
-            "stop",
-            "cap",
-            "fulll",
-            "grpc",
-            "additive",
-            "",
-        ])),
+        4 => {
+            const WORDS: &[&str] = &[
+                "full",
+                "equal",
+                "none",
+                "unlimited",
+                "stop",
+                "cap",
+                "fulll",
+                "grpc",
+                "additive",
+                "",
+            ];
+            text(rng.pick::<&str>(WORDS))
+        }
         5 => text(&format!("{}s", "9".repeat(rng.below(600) as usize))),
         6 => rng.number().trim().to_owned(),
         7 => (*rng.pick(&[
