@@ -153,12 +153,12 @@ impl Table for RetryBudgetSettings {
         Ok(raw)
     }
 
-    fn entries(&self, _human_readable: bool) -> Vec<(usize, Scalar)> {
-        set_entries([
+    fn entries(&self, _human_readable: bool) -> Result<Vec<(usize, Scalar)>, String> {
+        Ok(set_entries([
             self.ratio.map(Scalar::Float),
             self.min_per_second.map(|n| Scalar::Int(n.into())),
             self.window.map(text),
-        ])
+        ]))
     }
 }
 
@@ -231,11 +231,11 @@ impl Table for RetryThrottleSettings {
         })
     }
 
-    fn entries(&self, _human_readable: bool) -> Vec<(usize, Scalar)> {
-        vec![
+    fn entries(&self, _human_readable: bool) -> Result<Vec<(usize, Scalar)>, String> {
+        Ok(vec![
             (0, Scalar::Int(self.max_tokens.into())),
             (1, Scalar::Float(self.token_ratio)),
-        ]
+        ])
     }
 }
 
@@ -307,12 +307,12 @@ impl Table for AdaptiveRateLimiterSettings {
         Ok(raw)
     }
 
-    fn entries(&self, _human_readable: bool) -> Vec<(usize, Scalar)> {
-        set_entries([
+    fn entries(&self, _human_readable: bool) -> Result<Vec<(usize, Scalar)>, String> {
+        Ok(set_entries([
             self.cost.map(Scalar::Float),
             self.retry_cost.map(Scalar::Float),
             self.max_wait.map(text),
-        ])
+        ]))
     }
 }
 
@@ -375,8 +375,8 @@ impl Table for AdaptiveThrottleSettings {
         Ok(raw)
     }
 
-    fn entries(&self, _human_readable: bool) -> Vec<(usize, Scalar)> {
-        set_entries([self.k.map(Scalar::Float), self.window.map(text)])
+    fn entries(&self, _human_readable: bool) -> Result<Vec<(usize, Scalar)>, String> {
+        Ok(set_entries([self.k.map(Scalar::Float), self.window.map(text)]))
     }
 }
 
@@ -481,16 +481,16 @@ impl Table for CircuitBreakerSettings {
         Ok(raw)
     }
 
-    fn entries(&self, _human_readable: bool) -> Vec<(usize, Scalar)> {
+    fn entries(&self, _human_readable: bool) -> Result<Vec<(usize, Scalar)>, String> {
         let whole = |n: u32| Scalar::Int(n.into());
-        set_entries([
+        Ok(set_entries([
             self.failure_ratio.map(Scalar::Float),
             self.window.map(whole),
             self.minimum_throughput.map(whole),
             self.consecutive_failures.map(whole),
             self.break_duration.map(text),
             self.probes.map(whole),
-        ])
+        ]))
     }
 }
 
@@ -548,7 +548,7 @@ impl Table for CooldownSettings {
         Ok(raw)
     }
 
-    fn entries(&self, _human_readable: bool) -> Vec<(usize, Scalar)> {
-        set_entries([self.max_wait.map(text), self.max_hint.map(text)])
+    fn entries(&self, _human_readable: bool) -> Result<Vec<(usize, Scalar)>, String> {
+        Ok(set_entries([self.max_wait.map(text), self.max_hint.map(text)]))
     }
 }

@@ -38,7 +38,7 @@
 //!   can derive `Clone`, `PartialEq` and `Debug`, and a reload can compare
 //!   the old settings with the new.
 //! - One setting makes many limiters: [`Keyed`](crate::Keyed) builds one per
-//!   host from a closure (`Keyed::new_with(move |_| settings.build())`).
+//!   host from a closure (`Keyed::new(move |_: &str| settings.build())`).
 //! - Writing a limiter back would have to choose between its settings and
 //!   its live counts; the settings are only what was set.
 //! - What is not data stays in code, on the limiter built: a name
@@ -53,7 +53,10 @@
 //! Only the keys that were set: a policy read from `{ max_backoff = "500ms" }`
 //! writes `{ max_backoff = "500ms" }`, not the default first wait of 1 s that
 //! the cap shortens (which, written, the rules would refuse as a first wait
-//! above the cap). So whatever is written reads back to an equal value.
+//! above the cap). So whatever is written reads back to an equal value. A
+//! policy built in code that the rules refuse as settings (an additive
+//! jitter amount above the default cap, `max_retries(u32::MAX)` without
+//! `max_elapsed`) is not written: the serializer returns the rule's error.
 //!
 //! # Formats
 //!
@@ -138,8 +141,10 @@ pub(crate) trait Table: Sized {
     fn finish(raw: Self::Raw) -> Result<Self, String>;
 
     /// The keys that were set, with their values, in `KEYS`' order; for a
-    /// format that is `human_readable` or not.
-    fn entries(&self, human_readable: bool) -> Vec<(usize, Scalar)>;
+    /// format that is `human_readable` or not. An error when what was set
+    /// would not read back (a value built in code that a file could not
+    /// hold).
+    fn entries(&self, human_readable: bool) -> Result<Vec<(usize, Scalar)>, String>;
 }
 
 /// Reads a [`Table`] from a map of any format.
@@ -149,7 +154,9 @@ pub(crate) fn deserialize_table<'de, T: Table, D: Deserializer<'de>>(deserialize
 
 /// Writes the keys of a [`Table`] that were set, as a map.
 pub(crate) fn serialize_table<T: Table, S: Serializer>(table: &T, serializer: S) -> Result<S::Ok, S::Error> {
-    let entries = table.entries(serializer.is_human_readable());
+    let entries = table
+        .entries(serializer.is_human_readable())
+        .map_err(serde::ser::Error::custom)?;
     let mut map = serializer.serialize_map(Some(entries.len()))?;
     for (index, value) in &entries {
         map.serialize_entry(T::KEYS[*index].name, value)?;

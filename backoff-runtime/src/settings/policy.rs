@@ -108,11 +108,6 @@ impl Table for Policy {
             policy = policy.try_multiplier(m).map_err(|e| e.to_string())?;
         }
         if let Some(jitter) = raw.jitter {
-            if let (Jitter::AdditiveUpTo(amount), None) = (jitter, raw.max_backoff) {
-                if amount > DEFAULT_MAX_BACKOFF {
-                    return Err(grammar::jitter_above_max(amount, DEFAULT_MAX_BACKOFF, false));
-                }
-            }
             policy = policy.try_jitter(jitter).map_err(|e| e.to_string())?;
         }
         if let Some(d) = raw.max_elapsed {
@@ -121,13 +116,12 @@ impl Table for Policy {
         if let Some(rule) = raw.hint_above_cap {
             policy = policy.hint_above_cap(rule);
         }
-        if raw.max_retries == Some(u32::MAX) && raw.max_elapsed.is_none() {
-            return Err(values::unlimited_without_max_elapsed());
-        }
+        settings_rules(&policy)?;
         Ok(policy)
     }
 
-    fn entries(&self, human_readable: bool) -> Vec<(usize, Scalar)> {
+    fn entries(&self, human_readable: bool) -> Result<Vec<(usize, Scalar)>, String> {
+        settings_rules(self)?;
         let duration = |d: Duration| Scalar::Str(grammar::format_duration(d));
         let retries = if self.get_max_retries() == u32::MAX && human_readable {
             Scalar::Str("unlimited".to_owned())
@@ -146,11 +140,29 @@ impl Table for Policy {
                 Some(Scalar::Str(self.get_hint_above_cap().to_string())),
             ),
         ];
-        all.into_iter()
+        Ok(all
+            .into_iter()
             .enumerate()
             .filter_map(|(index, (bit, value))| Some((index, value.filter(|_| self.is_set(bit))?)))
-            .collect()
+            .collect())
     }
+}
+
+/// The attribute's rules that the builders leave to the end, as they
+/// depend on a value that may still be set: an additive jitter amount
+/// above the default cap when no cap was set, and unlimited retries
+/// without `max_elapsed`. Checked at load, and before writing (so what is
+/// written reads back).
+fn settings_rules(policy: &Policy) -> Result<(), String> {
+    if let Jitter::AdditiveUpTo(amount) = policy.get_jitter() {
+        if !policy.is_set(Policy::MAX_BACKOFF) && amount > DEFAULT_MAX_BACKOFF {
+            return Err(grammar::jitter_above_max(amount, DEFAULT_MAX_BACKOFF, false));
+        }
+    }
+    if policy.get_max_retries() == u32::MAX && policy.get_max_elapsed().is_none() {
+        return Err(values::unlimited_without_max_elapsed());
+    }
+    Ok(())
 }
 
 /// A policy read from a table with the attribute's schedule keys:
@@ -193,7 +205,10 @@ impl<'de> Deserialize<'de> for Policy {
 /// The keys that were set, in the attribute's words: durations as the
 /// attribute writes them (`"1m30s"`), jitter and `hint_above_cap` as
 /// words, `max_retries` after [`retry_for`](Policy::retry_for) as
-/// `"unlimited"`. What is written reads back to an equal policy.
+/// `"unlimited"`. What is written reads back to an equal policy; a policy
+/// that a settings file could not hold (an additive jitter amount above the
+/// default cap with no cap set, `max_retries(u32::MAX)` without
+/// `max_elapsed`) is an error, the rule's.
 ///
 /// ```
 /// use backoff_runtime::{Jitter, Policy};

@@ -73,3 +73,19 @@ fn a_long_value_is_quoted_short() {
     assert!(error.len() < 400, "{error}");
     assert!(error.contains("... (500 bytes)"), "{error}");
 }
+
+#[test]
+fn a_policy_the_settings_would_refuse_is_not_written() {
+    let far = Policy::new().jitter(Jitter::AdditiveUpTo(Duration::from_secs(40)));
+    let error = serde_json::to_string(&far).unwrap_err().to_string();
+    assert!(
+        error.starts_with("`jitter = \"40s\"` is larger than `max_backoff` (default 32s)"),
+        "{error}"
+    );
+    let endless = Policy::new().max_retries(u32::MAX);
+    let error = serde_json::to_string(&endless).unwrap_err().to_string();
+    assert!(
+        error.starts_with("`max_retries = \"unlimited\"` needs `max_elapsed`"),
+        "{error}"
+    );
+}

@@ -100,3 +100,49 @@ fn the_literal_policy_is_the_builders_policy() {
     assert_eq!(long.max_backoff, Duration::MAX);
     assert_eq!(long.max_elapsed, Some(Duration::from_nanos(1)));
 }
+
+#[test]
+fn which_values_were_set_takes_no_room() {
+    // Four durations (the jitter's amount and `max_elapsed` in their
+    // niches), the multiplier, two `u32` and the hint rule: 81 bytes,
+    // 88 once aligned. The bits of the values set sit in the padding.
+    assert_eq!(core::mem::size_of::<Policy>(), 88);
+    assert_eq!(core::mem::align_of::<Policy>(), 8);
+}
+
+#[test]
+fn a_policy_is_still_built_in_a_const() {
+    const P: Policy = Policy::new()
+        .max_backoff(Duration::from_secs(5))
+        .initial_backoff(Duration::from_millis(100))
+        .jitter(Jitter::AdditiveUpTo(Duration::from_millis(50)));
+    static S: Policy = P.hint_above_cap(HintAboveCap::WaitCap);
+    assert_eq!(S.get_max_backoff(), Duration::from_secs(5));
+    assert_eq!(
+        P,
+        literal_policy(0, 0, 100_000_000, 5, 0, 0.0, 0, 0).jitter(Jitter::AdditiveUpTo(Duration::from_millis(50)))
+    );
+}
+
+#[test]
+fn the_rules_between_two_values_hold_in_either_order() {
+    let (short, long) = (Duration::from_secs(5), Duration::from_secs(10));
+    let initial_first = Policy::new().initial_backoff(long).try_max_backoff(short);
+    let cap_first = Policy::new().max_backoff(short).try_initial_backoff(long);
+    let expected = PolicyError::InitialAboveMax {
+        initial_backoff: long,
+        max_backoff: short,
+    };
+    assert_eq!(initial_first, Err(expected));
+    assert_eq!(cap_first, Err(expected));
+    let jitter_first = Policy::new().jitter(Jitter::AdditiveUpTo(long)).try_max_backoff(short);
+    assert!(matches!(jitter_first, Err(PolicyError::JitterAboveMax { .. })));
+    // Equal values are fine, and defaults are never checked.
+    assert!(Policy::new().max_backoff(short).try_initial_backoff(short).is_ok());
+    assert!(Policy::new().try_initial_backoff(Duration::from_secs(60)).is_ok());
+    assert!(
+        Policy::new()
+            .try_jitter(Jitter::AdditiveUpTo(Duration::from_secs(60)))
+            .is_ok()
+    );
+}
