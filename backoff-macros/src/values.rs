@@ -216,13 +216,11 @@ impl ValueKind for Multiplier {
             None if is_negated_literal(&value) => errors.reject(
                 value.span(),
                 format!(
-                    "a negative `{key}` would shrink the waits: `{key}` must be a finite number >= 1, such as `{key} = 2` or `{key} = 1.5`"
+                    "a negative `{key}` would shrink the waits: {}",
+                    grammar::multiplier_takes(key)
                 ),
             ),
-            None => errors.reject(
-                value.span(),
-                format!("`{key}` must be a finite number >= 1, such as `{key} = 2` or `{key} = 1.5`"),
-            ),
+            None => errors.reject(value.span(), grammar::multiplier_takes(key)),
         }
     }
 }

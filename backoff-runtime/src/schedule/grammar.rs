@@ -363,10 +363,15 @@ pub(crate) fn duration_expected(key: &str) -> String {
     format!("`{key}` takes a duration string with a unit, such as `{key} = \"32s\"` or `\"500ms\"`")
 }
 
+/// What a multiplier must be.
+pub(crate) fn multiplier_takes(key: &str) -> String {
+    format!("`{key}` must be a finite number >= 1, such as `{key} = 2` or `{key} = 1.5`")
+}
+
 /// Why `m` is no multiplier of the waits (below 1, or not finite), or
 /// `None` when it is one.
 pub(crate) fn multiplier_rule(key: &str, m: f64) -> Option<String> {
-    let hint = format!("`{key}` must be a finite number >= 1, such as `{key} = 2` or `{key} = 1.5`");
+    let hint = multiplier_takes(key);
     if m.is_finite() && m >= 1.0 {
         None
     } else if m.is_finite() {
