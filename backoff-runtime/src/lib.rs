@@ -42,6 +42,7 @@
 //! - the attempt's context: [`Attempt`], [`InvocationId`];
 //! - the events: [`RetryEvent`], [`GiveUp`], [`Success`], [`StopReason`];
 //! - a timed-out attempt: [`Elapsed`];
+//! - the clocks' instant, native or web: [`Instant`];
 //! - the feature-gated modules below.
 //!
 //! `__private` is what the attribute's expansion calls. `__front_end` is
@@ -121,6 +122,7 @@ pub use crate::observe::stop::StopReason;
 pub use crate::run::attempt::{Attempt, InvocationId};
 pub use crate::schedule::backoff::Schedule;
 pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy, PolicyError};
+pub use crate::time::clock::Instant;
 pub use crate::time::timeout::Elapsed;
 
 #[doc = include_str!("../docs/retry.md")]

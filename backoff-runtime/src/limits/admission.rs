@@ -6,10 +6,9 @@
 use core::fmt;
 use core::ops::ControlFlow;
 use core::time::Duration;
-use std::time::Instant;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending, Shut, ShutBy};
-use crate::time::clock::ClockKind;
+use crate::time::clock::{ClockKind, Instant};
 
 /// The error of an attempt that the limit named in `admission = ...`
 /// refused: the client shed the call itself, without sending it. A function

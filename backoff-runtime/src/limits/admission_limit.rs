@@ -7,9 +7,8 @@
 //! [`RetryLimit`](crate::RetryLimit).
 
 use core::time::Duration;
-use std::time::Instant;
 
-use crate::time::clock::ClockKind;
+use crate::time::clock::{ClockKind, Instant};
 
 /// A limiter that admits attempts, shared by the calls that name it
 /// (`admission = ...` on the attribute,

@@ -5,11 +5,10 @@
 
 use core::fmt;
 use core::time::Duration;
-use std::time::Instant;
 
 use crate::run::invocation::CallNonce;
 use crate::schedule::policy::Policy;
-use crate::time::clock::ClockKind;
+use crate::time::clock::{ClockKind, Instant};
 
 /// The attempt a retried body is running: its number, the retries left, the
 /// time since the call started, the time left before `max_elapsed`, and the

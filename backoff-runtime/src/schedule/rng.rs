@@ -18,8 +18,19 @@ thread_local! {
 
 /// A seed that differs per thread and per process, from std's randomly keyed
 /// hasher (no extra dependency, no system call of our own).
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 fn fresh_seed() -> u64 {
     RandomState::new().hash_one(std::thread::current().id())
+}
+
+/// A seed that differs per page and per process, from the platform's
+/// `crypto.getRandomValues`. std's hasher keys are not random on
+/// wasm32-unknown-unknown: every browser would draw the same jitter. Should
+/// the platform refuse, the seed hashes the web clock's reading instead:
+/// never a panic.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+fn fresh_seed() -> u64 {
+    getrandom::u64().unwrap_or_else(|_| RandomState::new().hash_one(web_time::SystemTime::now()))
 }
 
 /// Reseeds this thread's generator.
