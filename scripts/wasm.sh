@@ -2,6 +2,7 @@
 # The wasm32 steps of CI:
 # - the targets, Node, and wasm-bindgen-test-runner at the lockfile's
 #   wasm-bindgen version;
+# - clippy for wasm32-unknown-unknown;
 # - a sync `#[retry]` for wasm32-unknown-unknown is a compile error that
 #   names the attribute;
 # - the wasm tests (tests/wasm) in Node;
@@ -42,6 +43,10 @@ fi
 node --version
 
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+
+step "clippy for wasm32-unknown-unknown: the runtime and the wasm tests"
+cargo clippy --quiet -p backoff-runtime --lib --target wasm32-unknown-unknown -- -D warnings
+cargo clippy --quiet -p backoff-wasm-tests --tests --target wasm32-unknown-unknown -- -D warnings
 
 step "a sync #[retry] does not compile for wasm32-unknown-unknown"
 if out=$(cargo check --quiet -p backoff-wasm-tests --features sync-fixture --target wasm32-unknown-unknown 2>&1); then

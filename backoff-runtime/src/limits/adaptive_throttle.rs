@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending};
 use crate::limits::named::name_methods;
-use crate::time::clock::Instant;
+use crate::time::Instant;
 
 /// The window's slots: counts older than the window drop out a tenth of it
 /// at a time.

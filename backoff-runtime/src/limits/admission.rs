@@ -8,7 +8,8 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending, Shut, ShutBy};
-use crate::time::clock::{ClockKind, Instant};
+use crate::time::Instant;
+use crate::time::clock::ClockKind;
 
 /// The error of an attempt that the limit named in `admission = ...`
 /// refused: the client shed the call itself, without sending it. A function

@@ -8,7 +8,8 @@
 
 use core::time::Duration;
 
-use crate::time::clock::{ClockKind, Instant};
+use crate::time::Instant;
+use crate::time::clock::ClockKind;
 
 /// A limiter that admits attempts, shared by the calls that name it
 /// (`admission = ...` on the attribute,

@@ -6,7 +6,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 use std::sync::OnceLock;
 
-use crate::time::clock::Instant;
+use crate::time::Instant;
 
 /// How many slots the window is cut into.
 const SLOTS: u64 = 10;

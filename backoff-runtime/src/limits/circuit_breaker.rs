@@ -7,7 +7,7 @@ use core::time::Duration;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending, Shut};
-use crate::time::clock::Instant;
+use crate::time::Instant;
 
 /// The most outcomes the window holds (four 64-bit words of flags).
 const MAX_WINDOW: u32 = 256;

@@ -10,7 +10,7 @@
 
 use crate::limits::budget::RetryBudget;
 use crate::limits::throttle::RetryThrottle;
-use crate::time::clock::Instant;
+use crate::time::Instant;
 
 /// A retry limit shared by the calls that name it (`budget = ...` on the
 /// attribute, [`Retry::budget`](crate::Retry::budget) on the builder).

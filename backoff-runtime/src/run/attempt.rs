@@ -8,7 +8,8 @@ use core::time::Duration;
 
 use crate::run::invocation::CallNonce;
 use crate::schedule::policy::Policy;
-use crate::time::clock::{ClockKind, Instant};
+use crate::time::Instant;
+use crate::time::clock::ClockKind;
 
 /// The attempt a retried body is running: its number, the retries left, the
 /// time since the call started, the time left before `max_elapsed`, and the

@@ -12,7 +12,8 @@ use crate::run::driver::refused_reported;
 use crate::run::hooks::Hooks;
 use crate::run::outcome::Outcome;
 use crate::schedule::policy::Policy;
-use crate::time::clock::{ClockKind, Instant};
+use crate::time::Instant;
+use crate::time::clock::ClockKind;
 use crate::time::sleep::BlockingSleep;
 
 /// The start instant of a blocking loop, read only when `policy`, the limit

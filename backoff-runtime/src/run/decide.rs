@@ -14,7 +14,7 @@ use crate::run::pushback::Pushback;
 use crate::schedule::backoff::Backoff;
 use crate::schedule::policy::{HintAboveCap, Policy};
 use crate::schedule::rng::ThreadDraws;
-use crate::time::clock::Instant;
+use crate::time::Instant;
 use crate::time::clock::{ClockKind, Timeline};
 
 /// What a retry loop remembers between attempts: the schedule's state

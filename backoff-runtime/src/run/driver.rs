@@ -21,7 +21,8 @@ use crate::run::decide::{FailedAttempt, Hedging, RetryState, read_start_when};
 use crate::run::hooks::Hooks;
 use crate::run::outcome::Outcome;
 use crate::schedule::policy::Policy;
-use crate::time::clock::{ClockKind, Instant};
+use crate::time::Instant;
+use crate::time::clock::ClockKind;
 use crate::time::sleep::Timer;
 
 /// What a loop does after an attempt.

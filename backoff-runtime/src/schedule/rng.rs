@@ -1,7 +1,8 @@
 //! The per-thread random number generator that jitter draws from.
 //!
 //! Each thread owns a small, fast generator (xoshiro256++ via rand's
-//! `SmallRng`), seeded from the process's random hash keys the first time it
+//! `SmallRng`), seeded from the process's random hash keys (on
+//! wasm32-unknown-unknown from `crypto.getRandomValues`) the first time it
 //! is used. No lock is taken and nothing is held across an `.await`: each wait
 //! borrows the generator for one draw.
 

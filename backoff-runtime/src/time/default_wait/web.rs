@@ -13,7 +13,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
-use crate::time::clock::{Instant, far_deadline};
+use crate::time::Instant;
+use crate::time::clock::far_deadline;
 
 /// The longest wait one `setTimeout` takes: 2^31 - 1 milliseconds.
 const LONGEST_TIMEOUT: Duration = Duration::from_millis(i32::MAX as u64);
