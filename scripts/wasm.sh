@@ -66,7 +66,8 @@ cargo test -p backoff-wasm-tests --target wasm32-unknown-unknown
 
 step "two Node processes draw different jitter"
 draws() {
-    cargo test --quiet -p backoff-wasm-tests --target wasm32-unknown-unknown --test node \
+    # Not `--quiet`: cargo would pass it to the runner, which refuses it.
+    cargo test -p backoff-wasm-tests --target wasm32-unknown-unknown --test node \
         -- two_runs_draw_different_jitter --nocapture 2>&1 | grep 'first draws of this process'
 }
 first=$(draws)
