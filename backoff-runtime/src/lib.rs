@@ -42,6 +42,7 @@
 //! - the attempt's context: [`Attempt`], [`InvocationId`];
 //! - the events: [`RetryEvent`], [`GiveUp`], [`Success`], [`StopReason`];
 //! - a timed-out attempt: [`Elapsed`];
+//! - the clocks' instant, native or web: [`Instant`];
 //! - the feature-gated modules below.
 //!
 //! `__private` is what the attribute's expansion calls. `__front_end` is
@@ -54,7 +55,7 @@
 //! |---|---|---|
 //! | `macros` | yes | the [`retry`] attribute |
 //! | `tokio` | yes | async retry loops inside a tokio runtime sleep and time out on tokio's timer |
-//! | `futures-timer` | yes | async retry loops on any other executor (smol, async-std, `futures::executor::block_on`) sleep and time out on futures-timer's thread |
+//! | `futures-timer` | yes | async retry loops on any other executor (smol, async-std, `futures::executor::block_on`) sleep and time out on futures-timer's thread; in the browser and Node (wasm32-unknown-unknown), on `setTimeout` |
 //! | `tracing` | no | a WARN event for each retry and at give-up, an INFO event for a success after retries |
 //! | `metrics` | no | [`metrics`]: counters, histograms and gauges through the `metrics` facade |
 //! | `http` | no | [`http_errors`]: classification of status codes and I/O errors, and `Retry-After` |
@@ -121,6 +122,7 @@ pub use crate::observe::stop::StopReason;
 pub use crate::run::attempt::{Attempt, InvocationId};
 pub use crate::schedule::backoff::Schedule;
 pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy, PolicyError};
+pub use crate::time::Instant;
 pub use crate::time::timeout::Elapsed;
 
 #[doc = include_str!("../docs/retry.md")]

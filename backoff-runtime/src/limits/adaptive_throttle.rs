@@ -3,10 +3,10 @@
 
 use core::time::Duration;
 use std::sync::{Mutex, MutexGuard};
-use std::time::Instant;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending};
 use crate::limits::named::name_methods;
+use crate::time::Instant;
 
 /// The window's slots: counts older than the window drop out a tenth of it
 /// at a time.

@@ -1,7 +1,8 @@
 //! The per-thread random number generator that jitter draws from.
 //!
 //! Each thread owns a small, fast generator (xoshiro256++ via rand's
-//! `SmallRng`), seeded from the process's random hash keys the first time it
+//! `SmallRng`), seeded from the process's random hash keys (on
+//! wasm32-unknown-unknown from `crypto.getRandomValues`) the first time it
 //! is used. No lock is taken and nothing is held across an `.await`: each wait
 //! borrows the generator for one draw.
 
@@ -18,8 +19,19 @@ thread_local! {
 
 /// A seed that differs per thread and per process, from std's randomly keyed
 /// hasher (no extra dependency, no system call of our own).
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 fn fresh_seed() -> u64 {
     RandomState::new().hash_one(std::thread::current().id())
+}
+
+/// A seed that differs per page and per process, from the platform's
+/// `crypto.getRandomValues`. std's hasher keys are not random on
+/// wasm32-unknown-unknown: every browser would draw the same jitter. Should
+/// the platform refuse, the seed hashes the web clock's reading instead:
+/// never a panic.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+fn fresh_seed() -> u64 {
+    getrandom::u64().unwrap_or_else(|_| RandomState::new().hash_one(web_time::SystemTime::now()))
 }
 
 /// Reseeds this thread's generator.
