@@ -378,3 +378,77 @@ fn each_injection_counts_by_injector_and_kind() {
     assert_eq!(counted("latency"), Some(&DebugValue::Counter(latencies)));
     assert!(faults > 0 && latencies > 0);
 }
+
+mod tower_layer {
+    use super::*;
+    use backoff_tower::{ChaosLayer, RetryLayer};
+    use http::{Request, Response, StatusCode};
+    use std::sync::Arc;
+    use tower::{ServiceBuilder, ServiceExt};
+
+    type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+    fn unavailable() -> Response<String> {
+        let mut response = Response::new(String::new());
+        *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+        response
+    }
+
+    static OUTAGE: Injector<Response<String>, BoxError> = Injector::new().outcome(Rate::new(1.0), unavailable);
+    static SLOW: Injector<Response<String>, BoxError> = Injector::new().latency(Rate::new(1.0), Duration::from_secs(7));
+
+    /// A layered service over a backend that answers 200 and counts its calls.
+    async fn send(
+        injector: &'static Injector<Response<String>, BoxError>,
+        budget: Option<Arc<RetryBudget>>,
+        backend_calls: &'static AtomicU32,
+        retries: Arc<AtomicU32>,
+    ) -> Response<String> {
+        let policy = Policy::new().max_retries(3).initial_backoff(Duration::from_millis(10));
+        let mut layer = RetryLayer::new(policy).on_retry(move |_| {
+            retries.fetch_add(1, Ordering::Relaxed);
+        });
+        if let Some(budget) = budget {
+            layer = layer.budget(budget);
+        }
+        let service = ServiceBuilder::new()
+            .layer(layer)
+            .layer(ChaosLayer::new(injector))
+            .service_fn(move |_: Request<String>| async move {
+                backend_calls.fetch_add(1, Ordering::Relaxed);
+                Ok::<_, BoxError>(Response::new("real".to_owned()))
+            });
+        service.oneshot(Request::new(String::new())).await.unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_layer_retries_injected_answers_within_the_budget() {
+        static CALLS: AtomicU32 = AtomicU32::new(0);
+        let retries = Arc::new(AtomicU32::new(0));
+        let response = send(&OUTAGE, None, &CALLS, Arc::clone(&retries)).await;
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(retries.load(Ordering::Relaxed), 3, "each injected 503 is retried");
+        assert_eq!(CALLS.load(Ordering::Relaxed), 0, "the backend was never called");
+
+        let budget = Arc::new(RetryBudget::new().ratio(0.1).min_per_second(0));
+        let retries = Arc::new(AtomicU32::new(0));
+        for _ in 0..40 {
+            let _ = send(&OUTAGE, Some(Arc::clone(&budget)), &CALLS, Arc::clone(&retries)).await;
+        }
+        let retried = retries.load(Ordering::Relaxed);
+        assert!(
+            (1..=4).contains(&retried),
+            "{retried} retries: at most a tenth of 40 calls"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_layer_waits_on_the_paused_clock_then_calls() {
+        static CALLS: AtomicU32 = AtomicU32::new(0);
+        let started = tokio::time::Instant::now();
+        let response = send(&SLOW, None, &CALLS, Arc::new(AtomicU32::new(0))).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(started.elapsed(), Duration::from_secs(7));
+        assert_eq!(CALLS.load(Ordering::Relaxed), 1);
+    }
+}
