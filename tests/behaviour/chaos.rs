@@ -211,7 +211,7 @@ struct Alternating(AtomicU64);
 
 impl ChaosRandom for Alternating {
     fn next_u64(&self) -> u64 {
-        if self.0.fetch_add(1, Ordering::Relaxed) % 2 == 0 {
+        if self.0.fetch_add(1, Ordering::Relaxed).is_multiple_of(2) {
             0
         } else {
             u64::MAX
