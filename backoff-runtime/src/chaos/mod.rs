@@ -545,7 +545,9 @@ impl<T, E> Injector<T, E> {
 
     /// Runs one async attempt `attempt` under the injector: a fault or an
     /// outcome is ready at once and the attempt is never polled; latency
-    /// waits on the default timer before the first poll.
+    /// waits on the default timer before the first poll. Latency needs a
+    /// default timer (the `tokio` or `futures-timer` feature): outside
+    /// tokio without futures-timer, it panics with the fix.
     ///
     /// ```
     /// use backoff_runtime::chaos::{Injector, Rate};
@@ -559,6 +561,7 @@ impl<T, E> Injector<T, E> {
     /// assert_eq!(started.elapsed(), Duration::from_secs(3));
     /// # }
     /// ```
+    #[cfg_attr(not(any(feature = "tokio", feature = "futures-timer")), allow(unreachable_code))] // no backend: latency cannot wait
     pub fn attempt<Fut>(&self, attempt: Fut) -> Injected<Fut, T, E> {
         match self.inject() {
             Injection::Pass => Injected::running(attempt),
