@@ -33,3 +33,7 @@ pub struct AnnotateCrateDoctests;
 #[doc = include_str!("../docs/services.md")]
 #[cfg(doctest)]
 pub struct ServicesDoctests;
+
+#[doc = include_str!("../docs/chaos.md")]
+#[cfg(all(doctest, feature = "chaos"))]
+pub struct ChaosDoctests;

@@ -43,6 +43,7 @@
 //! - the events: [`RetryEvent`], [`GiveUp`], [`Success`], [`StopReason`];
 //! - a timed-out attempt: [`Elapsed`];
 //! - the clocks' instant, native or web: [`Instant`];
+//! - fault injection: the [`chaos`] module (feature `chaos`);
 //! - the feature-gated modules below.
 //!
 //! `__private` is what the attribute's expansion calls. `__front_end` is
@@ -60,6 +61,7 @@
 //! | `metrics` | no | [`metrics`]: counters, histograms and gauges through the `metrics` facade |
 //! | `http` | no | [`http_errors`]: classification of status codes and I/O errors, and `Retry-After` |
 //! | `reqwest` | no | [`reqwest_errors`]: classification of reqwest's errors and a status-carrying error type |
+//! | `chaos` | no | [`chaos`]: faults, fake outcomes and latency injected into each attempt, seedable |
 //! | `test-util` | no | [`testing`]: a virtual clock for sync retry loops and a seedable generator |
 //!
 //! The front ends are crates of their own, each one dependency line:
@@ -79,6 +81,8 @@
 #[path = "front_end.rs"]
 pub mod __front_end;
 mod builder;
+#[cfg(feature = "chaos")]
+pub mod chaos;
 mod classify;
 mod limits;
 mod observe;
@@ -136,6 +140,8 @@ pub mod bounds;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::bounds::{DefaultAsyncSleep, FreshCopy, RetryResult};
+    #[cfg(feature = "chaos")]
+    pub use crate::chaos::Injector;
     pub use crate::limits::admission::{Admitting, admission_of, admitted, admitted_from};
     pub use crate::limits::admission_limit::Admission;
     pub use crate::limits::limit::{Charged, budget_of};

@@ -40,6 +40,18 @@ pub(crate) fn seed_thread(seed: u64) {
     THREAD_RNG.with(|rng| *rng.borrow_mut() = SmallRng::seed_from_u64(seed));
 }
 
+/// A draw as a number uniform in `[0, 1)`: its top 53 bits.
+pub(crate) fn unit(draw: u64) -> f64 {
+    (draw >> 11) as f64 / (1_u64 << 53) as f64
+}
+
+/// A generator of the jitter's kind, seeded with `seed`: what a fault
+/// injector seeded by its user draws from.
+#[cfg(feature = "chaos")]
+pub(crate) fn seeded(seed: u64) -> SmallRng {
+    SmallRng::seed_from_u64(seed)
+}
+
 /// Runs `f` with this thread's generator.
 pub(crate) fn with_thread_rng<T>(f: impl FnOnce(&mut SmallRng) -> T) -> T {
     THREAD_RNG.with(|rng| f(&mut rng.borrow_mut()))
