@@ -643,7 +643,73 @@ const TOWER: &[Variant] = &[
 /// `GrpcRetryLayer` with a retry policy for the method.
 const GRPC: &[Variant] = &[("plain", grpc_plain), ("grpc_layer", grpc_grpc_layer)];
 
+/// Fault injection present and injecting nothing (feature `chaos`): the
+/// attribute's literal variants without an injector, then with one at rate
+/// 0 (one draw a call), one seeded at rate 0 (its generator behind a
+/// lock), and one whose gate is closed (no draw).
+#[cfg(feature = "chaos")]
+const CHAOS: &[Variant] = &[
+    ("sync_retry", sync_retry_literal),
+    ("sync_rate_zero", chaos::sync_rate_zero),
+    ("sync_rate_zero_seeded", chaos::sync_rate_zero_seeded),
+    ("sync_gate_closed", chaos::sync_gate_closed),
+    ("async_retry", async_retry_literal),
+    ("async_rate_zero", chaos::async_rate_zero),
+];
+
+#[cfg(feature = "chaos")]
+mod chaos {
+    use super::{MyError, poll_ready, work};
+    use backoff_runtime::chaos::{Injector, Rate};
+    use backoff_runtime::retry;
+
+    fn injected() -> MyError {
+        MyError
+    }
+
+    static ZERO: Injector<u64, MyError> = Injector::new().fault(Rate::new(0.0), injected);
+    static ZERO_SEEDED: Injector<u64, MyError> = Injector::new().fault(Rate::new(0.0), injected).seed(1);
+    static CLOSED: Injector<u64, MyError> = Injector::new().fault(Rate::new(0.3), injected).enabled(false);
+
+    #[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", chaos = ZERO)]
+    #[inline(never)]
+    pub(super) fn sync_rate_zero(x: u64) -> Result<u64, MyError> {
+        work(x)
+    }
+
+    #[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", chaos = ZERO_SEEDED)]
+    #[inline(never)]
+    pub(super) fn sync_rate_zero_seeded(x: u64) -> Result<u64, MyError> {
+        work(x)
+    }
+
+    #[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", chaos = CLOSED)]
+    #[inline(never)]
+    pub(super) fn sync_gate_closed(x: u64) -> Result<u64, MyError> {
+        work(x)
+    }
+
+    #[retry(max_retries = 5, initial_backoff = "100ms", max_backoff = "2s", chaos = ZERO)]
+    async fn rate_zero_async(x: u64) -> Result<u64, MyError> {
+        work(x)
+    }
+
+    #[inline(never)]
+    pub(super) fn async_rate_zero(x: u64) -> Result<u64, MyError> {
+        poll_ready(rate_zero_async(x))
+    }
+}
+
+#[cfg(not(feature = "chaos"))]
 const GROUPS: [(&str, &[Variant]); 4] = [("sync", SYNC), ("async", ASYNC), ("tower", TOWER), ("grpc", GRPC)];
+#[cfg(feature = "chaos")]
+const GROUPS: [(&str, &[Variant]); 5] = [
+    ("sync", SYNC),
+    ("async", ASYNC),
+    ("tower", TOWER),
+    ("grpc", GRPC),
+    ("chaos", CHAOS),
+];
 
 /// A current-thread tokio runtime, entered while the async variants run (they
 /// never touch it on the happy path, but a user's would be there).

@@ -5,6 +5,7 @@
 #   bash scripts/callgrind.sh --all      # every variant of benches/happy_path.rs (peers too)
 #   K=200000 bash scripts/callgrind.sh   # iterations of the short run (default 100000)
 #   METRICS=1 bash scripts/callgrind.sh  # with the runtime's `metrics` feature on
+#   CHAOS=1 VARIANTS="chaos/sync_retry chaos/sync_rate_zero" bash scripts/callgrind.sh  # fault injection's variants (feature `chaos`)
 #   VARIANTS="sync/policy_retry async/policy_retry" bash scripts/callgrind.sh  # these (and the plain ones) only
 #
 # Runs the happy_path bench binary (release, the `bench` profile) in its
@@ -28,7 +29,8 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get ins
 # The runtime's `metrics` feature is on by default in this workspace's tests;
 # the figures are measured without it unless METRICS=1.
 features=(--no-default-features)
-[ "${METRICS:-0}" = 1 ] && features=(--features metrics)
+[ "${METRICS:-0}" = 1 ] && features+=(--features metrics)
+[ "${CHAOS:-0}" = 1 ] && features+=(--features chaos)
 
 exe=$(cargo bench --bench happy_path --no-run "${features[@]}" --message-format=json 2>/dev/null |
     grep '"name":"happy_path"' | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)

@@ -37,3 +37,7 @@ pub struct ServicesDoctests;
 #[doc = include_str!("../docs/settings.md")]
 #[cfg(doctest)]
 pub struct SettingsDoctests;
+
+#[doc = include_str!("../docs/chaos.md")]
+#[cfg(all(doctest, feature = "chaos"))]
+pub struct ChaosDoctests;

@@ -118,6 +118,8 @@ declare_keys! {
     timeout: DurationString;
     /// Hedging: the delay after which the next attempt starts beside the one running (async functions only).
     hedge_after: DurationString;
+    /// A fault injector (a `static` `chaos::Injector`) each attempt runs under, innermost.
+    chaos: AnyExpr;
     /// The path to the runtime crate, when it is re-exported under another name.
     krate as "crate": PathString;
 }

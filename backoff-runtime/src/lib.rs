@@ -45,6 +45,8 @@
 //! - the attempt's context: [`Attempt`], [`InvocationId`];
 //! - the events: [`RetryEvent`], [`GiveUp`], [`Success`], [`StopReason`];
 //! - a timed-out attempt: [`Elapsed`];
+//! - the clocks' instant, native or web: [`Instant`];
+//! - fault injection: the [`chaos`] module (feature `chaos`);
 //! - the feature-gated modules below.
 //!
 //! `__private` is what the attribute's expansion calls. `__front_end` is
@@ -57,11 +59,12 @@
 //! |---|---|---|
 //! | `macros` | yes | the [`retry`] attribute |
 //! | `tokio` | yes | async retry loops inside a tokio runtime sleep and time out on tokio's timer |
-//! | `futures-timer` | yes | async retry loops on any other executor (smol, async-std, `futures::executor::block_on`) sleep and time out on futures-timer's thread |
+//! | `futures-timer` | yes | async retry loops on any other executor (smol, async-std, `futures::executor::block_on`) sleep and time out on futures-timer's thread; in the browser and Node (wasm32-unknown-unknown), on `setTimeout` |
 //! | `tracing` | no | a WARN event for each retry and at give-up, an INFO event for a success after retries |
 //! | `metrics` | no | [`metrics`]: counters, histograms and gauges through the `metrics` facade |
 //! | `http` | no | [`http_errors`]: classification of status codes and I/O errors, and `Retry-After` |
 //! | `reqwest` | no | [`reqwest_errors`]: classification of reqwest's errors and a status-carrying error type |
+//! | `chaos` | no | [`chaos`]: faults, fake outcomes and latency injected into each attempt, seedable |
 //! | `test-util` | no | [`testing`]: a virtual clock for sync retry loops and a seedable generator |
 //! | `serde` | no | `Deserialize` and `Serialize` for [`Policy`] and [`Jitter`] with the attribute's keys, durations and rules, and [`settings`] for the limiters |
 //!
@@ -82,6 +85,8 @@
 #[path = "front_end.rs"]
 pub mod __front_end;
 mod builder;
+#[cfg(feature = "chaos")]
+pub mod chaos;
 mod classify;
 mod limits;
 mod observe;
@@ -156,6 +161,7 @@ pub use crate::schedule::grammar::format_duration;
 pub use crate::schedule::grammar::parse_duration;
 pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy, PolicyError};
 pub use crate::schedule::text::ParseError;
+pub use crate::time::Instant;
 pub use crate::time::timeout::Elapsed;
 
 #[doc = include_str!("../docs/retry.md")]
@@ -169,6 +175,8 @@ pub mod bounds;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::bounds::{DefaultAsyncSleep, FreshCopy, RetryResult};
+    #[cfg(feature = "chaos")]
+    pub use crate::chaos::Injector;
     pub use crate::limits::admission::{Admitting, admission_of, admitted, admitted_from};
     pub use crate::limits::admission_limit::Admission;
     pub use crate::limits::limit::{Charged, budget_of};

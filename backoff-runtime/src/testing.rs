@@ -6,7 +6,8 @@
 
 use core::cell::RefCell;
 use core::time::Duration;
-use std::time::Instant;
+
+use crate::time::Instant;
 
 /// Reseeds the calling thread's jitter generator, so the waits that follow on
 /// this thread are the same from run to run.

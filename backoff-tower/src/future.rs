@@ -3,12 +3,12 @@
 //! driver's steps (`Loop::succeeded`, `Loop::failed`), as the builder's
 //! future is: no box, no clock read and no span unless a key needs one.
 
+use backoff_runtime::Instant;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 use core::time::Duration;
 use std::sync::Arc;
-use std::time::Instant;
 
 use tower_service::Service;
 

@@ -90,10 +90,17 @@
 //! are, so the layered service can sit behind tower's `Buffer` and be
 //! called from spawned tasks.
 
+//!
+//! With the `chaos` feature, [`ChaosLayer`] goes under the retry layer:
+//! each attempt passes through a fault injector, so the retries, the budget
+//! and the admission limiter see what it injects.
+
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+#[cfg(feature = "chaos")]
+mod chaos;
 mod classify;
 mod future;
 mod held;
@@ -106,6 +113,8 @@ mod replay;
 mod service;
 mod streaming;
 
+#[cfg(feature = "chaos")]
+pub use self::chaos::{ChaosFuture, ChaosLayer, ChaosService};
 pub use self::classify::Classify;
 pub use self::future::ResponseFuture;
 pub use self::held::{AdmissionHold, AdmissionSlot};

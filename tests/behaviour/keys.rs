@@ -89,6 +89,7 @@ fn the_builder_takes_every_key() {
     let sources: String = [
         "backoff-runtime/src/builder/retry.rs",
         "backoff-runtime/src/builder/hedge.rs",
+        "backoff-runtime/src/builder/chaos.rs",
         "backoff-runtime/src/schedule/policy.rs",
     ]
     .into_iter()

@@ -18,7 +18,7 @@ const LAYERS: [&[&str]; 7] = [
     &["schedule"],
     &["time", "testing"],
     &["observe"],
-    &["limits"],
+    &["limits", "chaos"],
     &["run"],
     &["builder"],
     &["classify", "settings"],

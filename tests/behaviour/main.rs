@@ -17,6 +17,8 @@ pub mod breaker;
 pub mod budget;
 pub mod budget_per_host;
 pub mod cancellation;
+#[cfg(feature = "chaos")]
+pub mod chaos;
 pub mod concurrency;
 pub mod cooldown;
 pub mod edges;

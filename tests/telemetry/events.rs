@@ -383,3 +383,49 @@ fn a_breaker_reports_each_change_of_state() {
     assert!(events.iter().all(|event| event.fields["breaker"] == "ledger"));
     assert_eq!(events[0].fields["message"], "circuit breaker opened");
 }
+
+/// Each injection of a fault injector is an INFO event with the injector's
+/// name, the kind and, for latency, the wait.
+#[cfg(feature = "chaos")]
+#[test]
+fn each_injection_is_an_event() {
+    use backoff_runtime::chaos::{ChaosRandom, Injector, Rate};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Duration;
+
+    /// Draws 0.1, 0.3, 0.9 in turn (as the top 53 bits of a `u64`).
+    struct Steps(AtomicU64);
+    impl ChaosRandom for Steps {
+        fn next_u64(&self) -> u64 {
+            let u = [0.1, 0.3, 0.9][self.0.fetch_add(1, Ordering::Relaxed) as usize % 3];
+            ((u * (1_u64 << 53) as f64) as u64) << 11
+        }
+    }
+    static STEPS: Steps = Steps(AtomicU64::new(0));
+    static DRILL: Injector<u8, &str> = Injector::new()
+        .name("drill")
+        .fault(Rate::new(0.2), || "injected")
+        .latency(Rate::new(0.2), Duration::from_millis(250))
+        .random(&STEPS);
+    let ((), events) = capture(|| {
+        for _ in 0..3 {
+            let _ = DRILL.inject();
+        }
+    });
+    let seen: Vec<_> = events
+        .iter()
+        .map(|event| {
+            (
+                event.level,
+                event.fields["kind"].as_str(),
+                event.fields.get("wait").map(String::as_str),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [(Level::INFO, "fault", None), (Level::INFO, "latency", Some("250ms"))]
+    );
+    assert!(events.iter().all(|event| event.fields["injector"] == "drill"));
+    assert!(events.iter().all(|event| event.fields["message"] == "fault injection"));
+}

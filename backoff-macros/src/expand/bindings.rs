@@ -268,6 +268,7 @@ impl Args {
             &self.budget,
             &self.admission,
             &self.slow_down_if,
+            &self.chaos,
         ]
         .into_iter()
         .flatten()

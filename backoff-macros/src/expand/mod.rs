@@ -189,6 +189,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         #context
         #written
     };
+    let body = under_injector(args, &full, body, facts.is_async || facts.is_async_trait);
 
     let (site_item, site_expr) = site_item(args, &private, &sig.ident, sig.receiver().is_some());
     // The probe's traits, in scope where an attempt is decided (never in
@@ -247,6 +248,7 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
             #context
             #(#user_stmts)*
         };
+        let body = under_injector(args, &full, body, true);
         let loop_tokens = generator.async_loop(body);
         *user_block = syn::parse_quote!({ #check #loop_tokens });
         quote!(#(#stmts)*)
@@ -276,6 +278,48 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     quote! {
         #(#attrs)*
         #vis #defaultness #sig #block
+    }
+}
+
+/// Whether the runtime was built with its `chaos` feature (which turns on
+/// this crate's): `chaos = ...` then expands onto its injector.
+const HAS_CHAOS: bool = cfg!(feature = "chaos");
+
+/// The body of one attempt under `chaos = INJECTOR`, innermost: the body's
+/// own block (its `return` ends the attempt) run by the injector, which may
+/// return an injected result instead or wait first. Unchanged without the
+/// key. Without the runtime's `chaos` feature, an error on the key.
+fn under_injector(args: &Args, full: &Trees, body: TokenStream, is_async: bool) -> TokenStream {
+    let Some(chaos) = &args.chaos else {
+        return body;
+    };
+    let expr = &chaos.value;
+    if !HAS_CHAOS {
+        let message = "`chaos = ...` needs the `chaos` feature of backoff-runtime: \
+                       `backoff-runtime = { version = \"0.1\", features = [\"chaos\"] }`";
+        let error = quote_spanned!(chaos.key_span=> ::core::compile_error!(#message););
+        return quote!(#error #body);
+    }
+    let shared = self::bindings::shared_check(expr);
+    let injector = local_at("injector", expr.span());
+    // The attempt's block is spanned on the injector: an injector of other
+    // `Ok` or error types than the function's is reported there.
+    if is_async {
+        let attempt = respan(quote!(#full::Injector::attempt), expr.span());
+        let block = quote_spanned!(expr.span()=> async { #body });
+        quote! {
+            let #injector = &(#expr);
+            if false { #shared }
+            #attempt(#injector, #block).await
+        }
+    } else {
+        let blocking = respan(quote!(#full::Injector::blocking), expr.span());
+        let block = quote_spanned!(expr.span()=> || { #body });
+        quote! {
+            let #injector = &(#expr);
+            if false { #shared }
+            #blocking(#injector, #block)
+        }
     }
 }
 

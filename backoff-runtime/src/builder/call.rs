@@ -85,7 +85,7 @@ where
     fn call_settling(
         policy: &Policy,
         budget: Option<Limit<'_>>,
-        start: Option<std::time::Instant>,
+        start: Option<crate::time::Instant>,
         (hooks, identity, sleep, mut action): (H, Identity, S, A),
         first: First<'_, T, E>,
         mut op: Op,

@@ -3,6 +3,8 @@
 pub(crate) mod action;
 pub(crate) mod awaited;
 pub(crate) mod call;
+#[cfg(feature = "chaos")]
+pub(crate) mod chaos;
 pub(crate) mod config;
 pub(crate) mod future;
 pub(crate) mod hedge;

@@ -82,7 +82,7 @@ pub fn is_retryable_io_kind(kind: ErrorKind) -> bool {
 /// ```
 #[must_use]
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
-    parse_retry_after_at(value, SystemTime::now())
+    parse_retry_after_at(value, crate::time::clock::wall_clock_now())
 }
 
 /// [`parse_retry_after`] with an explicit "now", for tests and replays.

@@ -134,6 +134,14 @@ pub fn check_status(response: Response) -> Result<Response, Error> {
 ///   `Content-Length` or the last chunk), whether read with `.text()`,
 ///   `.bytes()`, `.json()` or `.chunk()`.
 ///
+/// In the browser and Node (wasm32-unknown-unknown), reqwest's client is
+/// the platform's `fetch`:
+///
+/// - `fetch` tells no kind of failure. A request that got no answer is
+///   retried, whatever the cause.
+/// - That includes a CORS refusal, which no retry can fix.
+/// - Statuses and timeouts are judged as natively.
+///
 /// Not retried, as retrying cannot make them succeed: a builder error (such
 /// as a bad URL), a redirect-policy error (a loop, too many redirects), a
 /// status error with any other status, a body that arrived whole but fails
@@ -160,9 +168,26 @@ pub fn check_status(response: Response) -> Result<Response, Error> {
 #[must_use]
 pub fn is_retryable_reqwest_error(error: &::reqwest::Error) -> bool {
     error.is_timeout()
-        || error.is_connect()
+        || could_not_reach(error)
         || error.status().is_some_and(is_retryable_status)
         || failed_in_transit(error)
+}
+
+/// Whether the request never reached a server: a connect error.
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+fn could_not_reach(error: &::reqwest::Error) -> bool {
+    error.is_connect()
+}
+
+/// Whether the request never got an answer, on wasm32-unknown-unknown.
+///
+/// - reqwest's client there is the platform's `fetch`.
+/// - `fetch` tells no kind of failure: a refused connection, a lost network,
+///   a failed DNS lookup and a CORS refusal are one `TypeError`.
+/// - reqwest reports it as a request error without a status. It is retried.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+fn could_not_reach(error: &::reqwest::Error) -> bool {
+    error.is_request() && error.status().is_none()
 }
 
 /// Whether `error` or one of its causes shows a connection failing after it

@@ -4,10 +4,10 @@
 
 use core::time::Duration;
 use std::sync::{Mutex, MutexGuard};
-use std::time::Instant;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending};
 use crate::limits::named::{max_wait_methods, name_methods};
+use crate::time::Instant;
 
 /// The lowest fill rate of the bucket, in tokens per second.
 const MIN_FILL_RATE: f64 = 0.5;

@@ -3,10 +3,10 @@
 
 use core::time::Duration;
 use std::sync::{Mutex, MutexGuard};
-use std::time::Instant;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending};
 use crate::limits::named::name_methods;
+use crate::time::Instant;
 
 /// The window's slots: counts older than the window drop out a tenth of it
 /// at a time.
@@ -210,9 +210,7 @@ fn rejection_probability(requests: u64, accepts: u64, k: f64) -> f64 {
 
 impl AdmissionLimit for AdaptiveThrottle {
     fn admit(&self, request: AdmissionRequest<'_>) -> Admission {
-        // 53 random bits: uniform in [0, 1).
-        let draw =
-            crate::schedule::rng::with_thread_rng(|rng| (rand::Rng::next_u64(rng) >> 11) as f64 / (1_u64 << 53) as f64);
+        let draw = crate::schedule::rng::with_thread_rng(|rng| crate::schedule::rng::unit(rand::Rng::next_u64(rng)));
         self.admit_drawing(request.now(), draw)
     }
 

@@ -6,9 +6,9 @@
 use core::fmt;
 use core::ops::ControlFlow;
 use core::time::Duration;
-use std::time::Instant;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending, Shut, ShutBy};
+use crate::time::Instant;
 use crate::time::clock::ClockKind;
 
 /// The error of an attempt that the limit named in `admission = ...`

@@ -7,8 +7,8 @@
 //! [`RetryLimit`](crate::RetryLimit).
 
 use core::time::Duration;
-use std::time::Instant;
 
+use crate::time::Instant;
 use crate::time::clock::ClockKind;
 
 /// A limiter that admits attempts, shared by the calls that name it

@@ -5,7 +5,8 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 use std::sync::OnceLock;
-use std::time::Instant;
+
+use crate::time::Instant;
 
 /// How many slots the window is cut into.
 const SLOTS: u64 = 10;

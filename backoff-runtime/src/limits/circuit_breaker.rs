@@ -5,9 +5,9 @@ use core::fmt;
 use core::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending, Shut};
+use crate::time::Instant;
 
 /// The most outcomes the window holds (four 64-bit words of flags).
 const MAX_WINDOW: u32 = 256;

@@ -8,10 +8,9 @@
 //! What paces every attempt (`admission = ...`) is the other trait,
 //! [`AdmissionLimit`](crate::AdmissionLimit).
 
-use std::time::Instant;
-
 use crate::limits::budget::RetryBudget;
 use crate::limits::throttle::RetryThrottle;
+use crate::time::Instant;
 
 /// A retry limit shared by the calls that name it (`budget = ...` on the
 /// attribute, [`Retry::budget`](crate::Retry::budget) on the builder).

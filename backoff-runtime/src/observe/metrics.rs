@@ -21,6 +21,7 @@
 //! | `backoff_throttle_tokens` | gauge | `budget` | tokens left in a named throttle, set each time it is asked |
 //! | `backoff_circuit_state` | gauge | `breaker`, `state` (`closed`, `open`, `half_open`) | 1 for the state a named [`CircuitBreaker`](crate::CircuitBreaker) is in, 0 for the others, set at each change |
 //! | `backoff_circuit_transitions_total` | counter | `breaker`, `to` | a named breaker's changes of state, by the state entered |
+//! | `backoff_injections_total` | counter | `injector`, `kind` (`fault`, `outcome`, `latency`) | what a fault injector (`chaos::Injector`, feature `chaos`) injected |
 //!
 //! Each record goes to the recorder that is current where the call runs
 //! (the global one, or a local one from `metrics::with_local_recorder` or
@@ -67,8 +68,18 @@ use core::time::Duration;
 #[cfg(feature = "metrics")]
 pub use crate::observe::series::{
     ATTEMPTS_PER_CALL, BUDGET_AVAILABLE_RETRIES, BUDGET_REFUSALS_TOTAL, CALLS_TOTAL, CIRCUIT_STATE,
-    CIRCUIT_TRANSITIONS_TOTAL, RETRIES_TOTAL, THROTTLE_TOKENS, WAIT_SECONDS,
+    CIRCUIT_TRANSITIONS_TOTAL, INJECTIONS_TOTAL, RETRIES_TOTAL, THROTTLE_TOKENS, WAIT_SECONDS,
 };
+
+/// Records an injection of `kind` (`fault`, `outcome`, `latency`) by the
+/// injector `injector`.
+#[cfg(feature = "chaos")]
+pub(crate) fn injected(injector: &'static str, kind: &'static str) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(INJECTIONS_TOTAL, "injector" => injector, "kind" => kind).increment(1);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (injector, kind);
+}
 
 /// Records a named circuit breaker's change of state into `to`, one of
 /// `states` (their names): the gauge of each state (1 for `to`, 0 for the
@@ -284,7 +295,7 @@ pub(crate) mod recorder {
     }
 
     /// Every series: its kind, name, unit and HELP text.
-    const SERIES: [(Kind, &str, Option<Unit>, &str); 9] = [
+    const SERIES: [(Kind, &str, Option<Unit>, &str); 10] = [
         (
             Kind::Counter,
             super::CALLS_TOTAL,
@@ -338,6 +349,12 @@ pub(crate) mod recorder {
             super::CIRCUIT_TRANSITIONS_TOTAL,
             None,
             "A circuit breaker's changes of state, by the state entered",
+        ),
+        (
+            Kind::Counter,
+            super::INJECTIONS_TOTAL,
+            None,
+            "Faults, fake outcomes and latency injected, by injector and kind",
         ),
     ];
 

@@ -25,6 +25,8 @@ pub const THROTTLE_TOKENS: &str = "backoff_throttle_tokens";
 pub const CIRCUIT_STATE: &str = "backoff_circuit_state";
 /// A named circuit breaker's changes of state, by the state entered.
 pub const CIRCUIT_TRANSITIONS_TOTAL: &str = "backoff_circuit_transitions_total";
+/// Faults, fake outcomes and latency an injector injected, by kind.
+pub const INJECTIONS_TOTAL: &str = "backoff_injections_total";
 
 /// The keys of every series of one name, built (and hashed) once.
 pub(crate) struct Keys {

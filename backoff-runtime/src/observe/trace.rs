@@ -282,3 +282,23 @@ pub fn in_resend_span<R>(span: Option<&ResendSpan>, poll: impl FnOnce() -> R) ->
         Some(never) => match *never {},
     }
 }
+
+/// Emits the INFO event of an injection by the injector `injector`: its
+/// `kind` (`fault`, `outcome`, `latency`) and, for latency, the `wait`.
+#[cfg(all(feature = "tracing", feature = "chaos"))]
+pub(crate) fn injected(injector: &'static str, kind: &'static str, wait: Option<core::time::Duration>) {
+    if !thread_has_subscriber() {
+        return;
+    }
+    tracing::info!(
+        target: "backoff_runtime",
+        injector,
+        kind,
+        wait = wait.map(tracing::field::debug),
+        "fault injection"
+    );
+}
+
+#[cfg(all(not(feature = "tracing"), feature = "chaos"))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(crate) fn injected(_injector: &'static str, _kind: &'static str, _wait: Option<core::time::Duration>) {}

@@ -5,10 +5,10 @@
 
 use core::fmt;
 use core::time::Duration;
-use std::time::Instant;
 
 use crate::run::invocation::CallNonce;
 use crate::schedule::policy::Policy;
+use crate::time::Instant;
 use crate::time::clock::ClockKind;
 
 /// The attempt a retried body is running: its number, the retries left, the

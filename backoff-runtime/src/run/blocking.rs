@@ -2,8 +2,6 @@
 //! its first attempt failed, and the builder's `.call()`. The decision is
 //! the async loop's ([`Loop`]).
 
-use std::time::Instant;
-
 use crate::limits::admission::{Admitting, FromRefused, Refused};
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
 use crate::limits::limit::Limit;
@@ -14,6 +12,7 @@ use crate::run::driver::refused_reported;
 use crate::run::hooks::Hooks;
 use crate::run::outcome::Outcome;
 use crate::schedule::policy::Policy;
+use crate::time::Instant;
 use crate::time::clock::ClockKind;
 use crate::time::sleep::BlockingSleep;
 

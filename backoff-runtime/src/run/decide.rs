@@ -3,7 +3,6 @@
 //! and the plain-Rust API.
 
 use core::time::Duration;
-use std::time::Instant;
 
 use crate::limits::limit::{Charged, Limit, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
@@ -15,6 +14,7 @@ use crate::run::pushback::Pushback;
 use crate::schedule::backoff::Backoff;
 use crate::schedule::policy::{HintAboveCap, Policy};
 use crate::schedule::rng::ThreadDraws;
+use crate::time::Instant;
 use crate::time::clock::{ClockKind, Timeline};
 
 /// What a retry loop remembers between attempts: the schedule's state

@@ -11,7 +11,6 @@
 //! through [`Hooks`], the references the caller lends them.
 
 use core::time::Duration;
-use std::time::Instant;
 
 use crate::limits::admission::Admitting;
 use crate::limits::limit::{Charged, Limit, RetryLimit};
@@ -22,6 +21,7 @@ use crate::run::decide::{FailedAttempt, Hedging, RetryState, read_start_when};
 use crate::run::hooks::Hooks;
 use crate::run::outcome::Outcome;
 use crate::schedule::policy::Policy;
+use crate::time::Instant;
 use crate::time::clock::ClockKind;
 use crate::time::sleep::Timer;
 

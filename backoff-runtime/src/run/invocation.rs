@@ -102,7 +102,7 @@ fn os_key() -> [u8; 32] {
     if SysRng.try_fill_bytes(&mut key).is_err() {
         let hasher = RandomState::new();
         for (i, chunk) in key.chunks_exact_mut(8).enumerate() {
-            let word = hasher.hash_one((i, std::thread::current().id(), std::time::SystemTime::now()));
+            let word = hasher.hash_one((i, std::thread::current().id(), crate::time::clock::wall_clock_now()));
             chunk.copy_from_slice(&word.to_le_bytes());
         }
     }

@@ -1,7 +1,8 @@
 //! The per-thread random number generator that jitter draws from.
 //!
 //! Each thread owns a small, fast generator (xoshiro256++ via rand's
-//! `SmallRng`), seeded from the process's random hash keys the first time it
+//! `SmallRng`), seeded from the process's random hash keys (on
+//! wasm32-unknown-unknown from `crypto.getRandomValues`) the first time it
 //! is used. No lock is taken and nothing is held across an `.await`: each wait
 //! borrows the generator for one draw.
 
@@ -18,14 +19,37 @@ thread_local! {
 
 /// A seed that differs per thread and per process, from std's randomly keyed
 /// hasher (no extra dependency, no system call of our own).
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 fn fresh_seed() -> u64 {
     RandomState::new().hash_one(std::thread::current().id())
+}
+
+/// A seed that differs per page and per process, from the platform's
+/// `crypto.getRandomValues`. std's hasher keys are not random on
+/// wasm32-unknown-unknown: every browser would draw the same jitter. Should
+/// the platform refuse, the seed hashes the web clock's reading instead:
+/// never a panic.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+fn fresh_seed() -> u64 {
+    getrandom::u64().unwrap_or_else(|_| RandomState::new().hash_one(web_time::SystemTime::now()))
 }
 
 /// Reseeds this thread's generator.
 #[cfg(any(test, feature = "test-util"))]
 pub(crate) fn seed_thread(seed: u64) {
     THREAD_RNG.with(|rng| *rng.borrow_mut() = SmallRng::seed_from_u64(seed));
+}
+
+/// A draw as a number uniform in `[0, 1)`: its top 53 bits.
+pub(crate) fn unit(draw: u64) -> f64 {
+    (draw >> 11) as f64 / (1_u64 << 53) as f64
+}
+
+/// A generator of the jitter's kind, seeded with `seed`: what a fault
+/// injector seeded by its user draws from.
+#[cfg(feature = "chaos")]
+pub(crate) fn seeded(seed: u64) -> SmallRng {
+    SmallRng::seed_from_u64(seed)
 }
 
 /// Runs `f` with this thread's generator.

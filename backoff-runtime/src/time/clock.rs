@@ -4,9 +4,15 @@
 //! `std::time::Instant` otherwise; async loops on tokio read tokio's clock, so
 //! `tokio::time::pause` drives them; async loops with a custom `sleep =` read
 //! `std::time::Instant`.
+//!
+//! On wasm32-unknown-unknown every clock is the web clock
+//! (`performance.now()`, through `web_time::Instant`): std's clock panics
+//! there, and tokio's timer does not run there.
 
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::time::Instant;
 
 /// Which clock a retry loop reads. Chosen once when the loop starts; a byte,
 /// so it fits in the padding of the loop's state. Named by the expansion
@@ -32,8 +38,12 @@ impl ClockKind {
             #[cfg(not(any(test, feature = "test-util")))]
             ClockKind::StdOrVirtual => Instant::now(),
             ClockKind::Std => Instant::now(),
-            #[cfg(feature = "tokio")]
+            #[cfg(all(feature = "tokio", not(all(target_arch = "wasm32", target_os = "unknown"))))]
             ClockKind::Tokio => tokio::time::Instant::now().into_std(),
+            // No tokio timer runs on the web: its waits are the platform's,
+            // measured on the web clock.
+            #[cfg(all(feature = "tokio", target_arch = "wasm32", target_os = "unknown"))]
+            ClockKind::Tokio => Instant::now(),
         }
     }
 }
@@ -93,6 +103,26 @@ pub(crate) fn far_deadline<M: Moment>(now: M, wait: Duration) -> M {
 #[cfg(feature = "futures-timer")]
 pub(crate) fn far_wait(wait: Duration) -> Duration {
     wait.min(FAR_FUTURE)
+}
+
+/// The wall clock's reading: std's, or the web's on wasm32-unknown-unknown,
+/// where std's panics.
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+pub(crate) fn wall_clock_now() -> std::time::SystemTime {
+    std::time::SystemTime::now()
+}
+
+/// The wall clock's reading: std's, or the web's on wasm32-unknown-unknown,
+/// where std's panics. The same instant as a std `SystemTime`, which
+/// counts there but cannot read the time.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+pub(crate) fn wall_clock_now() -> std::time::SystemTime {
+    let since_epoch = web_time::SystemTime::now()
+        .duration_since(web_time::UNIX_EPOCH)
+        .unwrap_or_default();
+    std::time::UNIX_EPOCH
+        .checked_add(since_epoch)
+        .unwrap_or(std::time::UNIX_EPOCH)
 }
 
 /// The anchor of every [`Timeline`] instant.

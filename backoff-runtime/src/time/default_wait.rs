@@ -5,6 +5,9 @@
 //! - Anywhere else (smol, async-std, `futures::executor::block_on`), it is
 //!   futures-timer's `Delay` (feature `futures-timer`): one helper thread
 //!   for the process, started at the first such wait.
+//! - On wasm32-unknown-unknown (the browser, Node) it is always
+//!   futures-timer's `Delay`, which waits there on the platform's
+//!   `setTimeout`. Tokio's timer does not run there.
 //! - The choice is made when a wait starts. A call that never waits never
 //!   asks.
 //! - Neither backend wakes a wait before its deadline.
@@ -25,8 +28,10 @@ type TokioSleep = tokio::time::Sleep;
 #[cfg(not(feature = "tokio"))]
 type TokioSleep = Unavailable;
 
-#[cfg(feature = "futures-timer")]
+#[cfg(all(feature = "futures-timer", not(all(target_arch = "wasm32", target_os = "unknown"))))]
 type ThreadDelay = futures_timer::Delay;
+#[cfg(all(feature = "futures-timer", target_arch = "wasm32", target_os = "unknown"))]
+type ThreadDelay = web::WebDelay;
 #[cfg(not(feature = "futures-timer"))]
 type ThreadDelay = Unavailable;
 
@@ -52,7 +57,7 @@ impl DefaultWait {
     /// Panics, naming the fix, when neither fits: no tokio runtime, and a
     /// build without the `futures-timer` feature.
     pub fn start(wait: Duration) -> Self {
-        #[cfg(feature = "tokio")]
+        #[cfg(all(feature = "tokio", not(all(target_arch = "wasm32", target_os = "unknown"))))]
         if tokio::runtime::Handle::try_current().is_ok() {
             let deadline = crate::time::clock::far_deadline(tokio::time::Instant::now(), wait);
             return DefaultWait::Tokio {
@@ -61,7 +66,7 @@ impl DefaultWait {
         }
         #[cfg(feature = "futures-timer")]
         return DefaultWait::Thread {
-            delay: futures_timer::Delay::new(crate::time::clock::far_wait(wait)),
+            delay: ThreadDelay::new(crate::time::clock::far_wait(wait)),
         };
         #[cfg(not(feature = "futures-timer"))]
         no_backend_here(wait)
@@ -119,6 +124,11 @@ fn no_backend_here(_wait: Duration) -> DefaultWait {
          call inside a tokio runtime, or give the loop your runtime's sleep with `sleep = ...`"
     )
 }
+
+/// The web's wait: `setTimeout` through futures-timer, held to its
+/// deadline on the web clock.
+#[cfg(all(feature = "futures-timer", target_arch = "wasm32", target_os = "unknown"))]
+mod web;
 
 #[cfg(test)]
 mod tests;

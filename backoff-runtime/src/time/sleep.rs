@@ -85,10 +85,26 @@ impl<F, Fut> IntoTimer for CustomTimer<F, Fut> {
 }
 
 /// How a blocking loop waits, and which clock it measures `max_elapsed` on.
-#[diagnostic::on_unimplemented(
-    message = "the `sleep` of a sync function must be a `Fn(Duration)`",
-    label = "not a blocking sleep",
-    note = "an async sleep (returning a future) belongs on an `async fn`"
+///
+/// On wasm32-unknown-unknown the default sleep has none: there is no thread
+/// to sleep on, so a sync `#[retry]` and the builder's `.call()` without a
+/// `sleep` of their own do not compile there.
+#[cfg_attr(
+    not(all(target_arch = "wasm32", target_os = "unknown")),
+    diagnostic::on_unimplemented(
+        message = "the `sleep` of a sync function must be a `Fn(Duration)`",
+        label = "not a blocking sleep",
+        note = "an async sleep (returning a future) belongs on an `async fn`"
+    )
+)]
+#[cfg_attr(
+    all(target_arch = "wasm32", target_os = "unknown"),
+    diagnostic::on_unimplemented(
+        message = "`#[retry]` on a sync function cannot wait on wasm32-unknown-unknown: there is no thread to sleep on",
+        label = "a sync retry loop (`#[retry]` on a sync fn, or the builder's `.call()`) blocks its thread between attempts",
+        note = "make the function `async`: its waits are the platform's `setTimeout`",
+        note = "or give a blocking sleep of your own: `#[retry(sleep = my_sleep)]`, the builder's `.sleep(my_sleep)`"
+    )
 )]
 pub trait BlockingSleep {
     /// Waits for `wait`.
@@ -176,6 +192,8 @@ impl<F> BlockingSleep for CustomSleep<F> {
     }
 }
 
+/// No thread to sleep on in the browser or Node: no blocking default there.
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 impl BlockingSleep for DefaultSleep {
     fn sleep(&self, wait: Duration) {
         #[cfg(any(test, feature = "test-util"))]
