@@ -35,7 +35,7 @@ pub struct AnnotateCrateDoctests;
 pub struct ServicesDoctests;
 
 #[doc = include_str!("../docs/settings.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "serde"))]
 pub struct SettingsDoctests;
 
 #[doc = include_str!("../docs/chaos.md")]

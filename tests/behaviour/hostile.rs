@@ -14,4 +14,5 @@ pub mod grpc_answer;
 pub mod grpc_minimal;
 pub mod http_hints;
 pub mod retry_info;
+#[cfg(feature = "serde")]
 pub mod settings;

@@ -43,6 +43,7 @@ pub mod polling;
 pub mod reqwest_network;
 pub mod schedule;
 pub mod send;
+#[cfg(feature = "serde")]
 pub mod settings;
 pub mod shapes;
 pub mod stopping;

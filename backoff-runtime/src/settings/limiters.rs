@@ -17,7 +17,7 @@ use crate::limits::cooldown::Cooldown;
 use crate::limits::throttle::RetryThrottle;
 use crate::schedule::grammar;
 use crate::settings::values::{self, Zero};
-use crate::settings::{Key, Scalar, Stored, Table, deserialize_table, serialize_table};
+use crate::settings::{Key, Scalar, Stored, Table, deserialize_table, serialize_table, set_if};
 
 /// A duration key.
 const fn duration(name: &'static str) -> Key {
@@ -114,17 +114,10 @@ impl RetryBudgetSettings {
     /// [`RetryBudget::new`]'s value). Name it on the result (`.name("db")`).
     #[must_use]
     pub fn build(&self) -> RetryBudget {
-        let mut budget = RetryBudget::new();
-        if let Some(ratio) = self.ratio {
-            budget = budget.ratio(ratio);
-        }
-        if let Some(retries) = self.min_per_second {
-            budget = budget.min_per_second(retries);
-        }
-        if let Some(window) = self.window {
-            budget = budget.window(window);
-        }
-        budget
+        let budget = RetryBudget::new();
+        let budget = set_if(budget, self.ratio, RetryBudget::ratio);
+        let budget = set_if(budget, self.min_per_second, RetryBudget::min_per_second);
+        set_if(budget, self.window, RetryBudget::window)
     }
 }
 
@@ -274,17 +267,10 @@ impl AdaptiveRateLimiterSettings {
     /// A new limiter with these settings. Name it on the result.
     #[must_use]
     pub fn build(&self) -> AdaptiveRateLimiter {
-        let mut limiter = AdaptiveRateLimiter::new();
-        if let Some(cost) = self.cost {
-            limiter = limiter.cost(cost);
-        }
-        if let Some(cost) = self.retry_cost {
-            limiter = limiter.retry_cost(cost);
-        }
-        if let Some(wait) = self.max_wait {
-            limiter = limiter.max_wait(wait);
-        }
-        limiter
+        let limiter = AdaptiveRateLimiter::new();
+        let limiter = set_if(limiter, self.cost, AdaptiveRateLimiter::cost);
+        let limiter = set_if(limiter, self.retry_cost, AdaptiveRateLimiter::retry_cost);
+        set_if(limiter, self.max_wait, AdaptiveRateLimiter::max_wait)
     }
 }
 
@@ -337,14 +323,9 @@ impl AdaptiveThrottleSettings {
     /// A new throttle with these settings. Name it on the result.
     #[must_use]
     pub fn build(&self) -> AdaptiveThrottle {
-        let mut throttle = AdaptiveThrottle::new();
-        if let Some(k) = self.k {
-            throttle = throttle.k(k);
-        }
-        if let Some(window) = self.window {
-            throttle = throttle.window(window);
-        }
-        throttle
+        let throttle = AdaptiveThrottle::new();
+        let throttle = set_if(throttle, self.k, AdaptiveThrottle::k);
+        set_if(throttle, self.window, AdaptiveThrottle::window)
     }
 }
 
@@ -419,26 +400,13 @@ impl CircuitBreakerSettings {
     /// `on_transition` hook, on the result.
     #[must_use]
     pub fn build(&self) -> CircuitBreaker {
-        let mut breaker = CircuitBreaker::new();
-        if let Some(ratio) = self.failure_ratio {
-            breaker = breaker.failure_ratio(ratio);
-        }
-        if let Some(window) = self.window {
-            breaker = breaker.window(window);
-        }
-        if let Some(outcomes) = self.minimum_throughput {
-            breaker = breaker.minimum_throughput(outcomes);
-        }
-        if let Some(failures) = self.consecutive_failures {
-            breaker = breaker.consecutive_failures(failures);
-        }
-        if let Some(duration) = self.break_duration {
-            breaker = breaker.break_duration(duration);
-        }
-        if let Some(probes) = self.probes {
-            breaker = breaker.probes(probes);
-        }
-        breaker
+        let breaker = CircuitBreaker::new();
+        let breaker = set_if(breaker, self.failure_ratio, CircuitBreaker::failure_ratio);
+        let breaker = set_if(breaker, self.window, CircuitBreaker::window);
+        let breaker = set_if(breaker, self.minimum_throughput, CircuitBreaker::minimum_throughput);
+        let breaker = set_if(breaker, self.consecutive_failures, CircuitBreaker::consecutive_failures);
+        let breaker = set_if(breaker, self.break_duration, CircuitBreaker::break_duration);
+        set_if(breaker, self.probes, CircuitBreaker::probes)
     }
 }
 
@@ -518,14 +486,9 @@ impl CooldownSettings {
     /// result.
     #[must_use]
     pub fn build(&self) -> Cooldown {
-        let mut cooldown = Cooldown::new();
-        if let Some(wait) = self.max_wait {
-            cooldown = cooldown.max_wait(wait);
-        }
-        if let Some(hint) = self.max_hint {
-            cooldown = cooldown.max_hint(hint);
-        }
-        cooldown
+        let cooldown = Cooldown::new();
+        let cooldown = set_if(cooldown, self.max_wait, Cooldown::max_wait);
+        set_if(cooldown, self.max_hint, Cooldown::max_hint)
     }
 }
 

@@ -147,6 +147,15 @@ pub(crate) trait Table: Sized {
     fn entries(&self, human_readable: bool) -> Result<Vec<(usize, Scalar)>, String>;
 }
 
+/// `builder` with `value` set by `set`, when there is one: a key left out
+/// keeps the builder's default.
+pub(crate) fn set_if<B, T>(builder: B, value: Option<T>, set: impl FnOnce(B, T) -> B) -> B {
+    match value {
+        Some(value) => set(builder, value),
+        None => builder,
+    }
+}
+
 /// Reads a [`Table`] from a map of any format.
 pub(crate) fn deserialize_table<'de, T: Table, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
     deserializer.deserialize_map(TableVisitor::<T>(PhantomData))

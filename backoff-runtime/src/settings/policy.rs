@@ -15,9 +15,9 @@ use core::time::Duration;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::schedule::grammar;
-use crate::schedule::policy::{HintAboveCap, Jitter, Policy};
+use crate::schedule::policy::{HintAboveCap, Jitter, Policy, PolicyError};
 use crate::settings::values::{self, Zero};
-use crate::settings::{Key, Scalar, Stored, Table};
+use crate::settings::{Key, Scalar, Stored, Table, set_if};
 
 /// `Policy::new()`'s cap: an additive jitter amount is checked against it
 /// when `max_backoff` is left out, as the attribute checks it.
@@ -94,28 +94,13 @@ impl Table for Policy {
     }
 
     fn finish(raw: RawPolicy) -> Result<Policy, String> {
-        let mut policy = Policy::new();
-        if let Some(n) = raw.max_retries {
-            policy = policy.try_max_retries(n).map_err(|e| e.to_string())?;
-        }
-        if let Some(d) = raw.max_backoff {
-            policy = policy.try_max_backoff(d).map_err(|e| e.to_string())?;
-        }
-        if let Some(d) = raw.initial_backoff {
-            policy = policy.try_initial_backoff(d).map_err(|e| e.to_string())?;
-        }
-        if let Some(m) = raw.multiplier {
-            policy = policy.try_multiplier(m).map_err(|e| e.to_string())?;
-        }
-        if let Some(jitter) = raw.jitter {
-            policy = policy.try_jitter(jitter).map_err(|e| e.to_string())?;
-        }
-        if let Some(d) = raw.max_elapsed {
-            policy = policy.try_max_elapsed(d).map_err(|e| e.to_string())?;
-        }
-        if let Some(rule) = raw.hint_above_cap {
-            policy = policy.hint_above_cap(rule);
-        }
+        let policy = try_set(Policy::new(), raw.max_retries, Policy::try_max_retries)?;
+        let policy = try_set(policy, raw.max_backoff, Policy::try_max_backoff)?;
+        let policy = try_set(policy, raw.initial_backoff, Policy::try_initial_backoff)?;
+        let policy = try_set(policy, raw.multiplier, Policy::try_multiplier)?;
+        let policy = try_set(policy, raw.jitter, Policy::try_jitter)?;
+        let policy = try_set(policy, raw.max_elapsed, Policy::try_max_elapsed)?;
+        let policy = set_if(policy, raw.hint_above_cap, Policy::hint_above_cap);
         settings_rules(&policy)?;
         Ok(policy)
     }
@@ -146,6 +131,17 @@ impl Table for Policy {
             .filter_map(|(index, (bit, value))| Some((index, value.filter(|_| self.is_set(bit))?)))
             .collect())
     }
+}
+
+/// `policy` with `value` set by its `try_` builder, when there is one.
+fn try_set<T>(
+    policy: Policy,
+    value: Option<T>,
+    set: impl FnOnce(Policy, T) -> Result<Policy, PolicyError>,
+) -> Result<Policy, String> {
+    value.map_or(Ok(policy), |value| {
+        set(policy, value).map_err(|error| error.to_string())
+    })
 }
 
 /// The attribute's rules that the builders leave to the end, as they
