@@ -323,6 +323,18 @@ fn async_failure_path_with_custom_sleep_never_allocates() {
     );
 }
 
+/// `channel` under the gRPC layer, with a `retryPolicy` for the service
+/// `a.B`.
+fn grpc_retry_over<S>(channel: S) -> backoff_grpc::GrpcRetryService<S> {
+    const CONFIG: &str = r#"{"methodConfig": [{
+        "name": [{"service": "a.B"}],
+        "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.1s", "maxBackoff": "1s",
+                        "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}
+    }]}"#;
+    let config = backoff_grpc::ServiceConfig::from_json(CONFIG).unwrap();
+    tower::Layer::layer(&backoff_grpc::GrpcRetryLayer::new(config), channel)
+}
+
 /// The gRPC layer sends each attempt with a copy of the call's headers.
 /// tonic's `Channel` adds `user-agent` to every request it is given: the
 /// copy has room for it (and for the attempt headers), so adding it
@@ -332,12 +344,7 @@ fn async_failure_path_with_custom_sleep_never_allocates() {
 #[test]
 fn the_grpc_layer_s_attempt_headers_have_room_for_the_channel_s_user_agent() {
     use std::sync::{Arc, Mutex};
-    use tower::{Layer, Service, ServiceExt};
-    const CONFIG: &str = r#"{"methodConfig": [{
-        "name": [{"service": "a.B"}],
-        "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.1s", "maxBackoff": "1s",
-                        "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}
-    }]}"#;
+    use tower::{Service, ServiceExt};
     let seen = Arc::new(Mutex::new(Vec::new()));
     let channel = tower::service_fn({
         let seen = Arc::clone(&seen);
@@ -350,8 +357,7 @@ fn the_grpc_layer_s_attempt_headers_have_room_for_the_channel_s_user_agent() {
             async { Ok::<_, std::convert::Infallible>(http::Response::new(tonic::body::Body::empty())) }
         }
     });
-    let config = backoff_grpc::ServiceConfig::from_json(CONFIG).unwrap();
-    let mut service = backoff_grpc::GrpcRetryLayer::new(config).layer(channel);
+    let mut service = grpc_retry_over(channel);
     let rt = paused_runtime();
     for _ in 0..2 {
         // The headers of tonic's requests.
@@ -376,12 +382,7 @@ fn the_grpc_layer_s_attempt_headers_have_room_for_the_channel_s_user_agent() {
 #[test]
 fn the_grpc_layer_sends_a_call_without_headers_without_allocating_a_copy() {
     use std::sync::{Arc, Mutex};
-    use tower::{Layer, Service, ServiceExt};
-    const CONFIG: &str = r#"{"methodConfig": [{
-        "name": [{"service": "a.B"}],
-        "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.1s", "maxBackoff": "1s",
-                        "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}
-    }]}"#;
+    use tower::{Service, ServiceExt};
     let seen = Arc::new(Mutex::new(Vec::new()));
     let channel = tower::service_fn({
         let seen = Arc::clone(&seen);
@@ -390,8 +391,7 @@ fn the_grpc_layer_sends_a_call_without_headers_without_allocating_a_copy() {
             async { Ok::<_, std::convert::Infallible>(http::Response::new(tonic::body::Body::empty())) }
         }
     });
-    let config = backoff_grpc::ServiceConfig::from_json(CONFIG).unwrap();
-    let mut service = backoff_grpc::GrpcRetryLayer::new(config).layer(channel);
+    let mut service = grpc_retry_over(channel);
     let rt = paused_runtime();
     let request = http::Request::post("/a.B/C")
         .body(tonic::body::Body::new(String::from("message")))

@@ -39,20 +39,7 @@ where
         self,
         injector: &'a Injector<T, E>,
     ) -> Retry<'a, impl FnMut() -> Result<T, E>, Config<Blocking, T, E, O, H, S, A>> {
-        let Retry {
-            policy,
-            mut op,
-            budget,
-            admission,
-            config,
-        } = self;
-        Retry {
-            policy,
-            op: move || injector.blocking(&mut op),
-            budget,
-            admission,
-            config,
-        }
+        self.map_op(|mut op| move || injector.blocking(&mut op))
     }
 }
 
@@ -84,19 +71,6 @@ where
         self,
         injector: &'a Injector<T, E>,
     ) -> Retry<'a, impl FnMut() -> Injected<Fut, T, E>, Config<Awaited, T, E, O, H, S, A>> {
-        let Retry {
-            policy,
-            mut op,
-            budget,
-            admission,
-            config,
-        } = self;
-        Retry {
-            policy,
-            op: move || injector.attempt(op()),
-            budget,
-            admission,
-            config,
-        }
+        self.map_op(|mut op| move || injector.attempt(op()))
     }
 }

@@ -137,6 +137,27 @@ pub struct Retry<'a, Op, C> {
     pub(crate) config: C,
 }
 
+impl<'a, Op, C> Retry<'a, Op, C> {
+    /// The same retry, its operation made by `wrap` of this one.
+    #[cfg_attr(not(feature = "chaos"), allow(dead_code))]
+    pub(crate) fn map_op<Op2>(self, wrap: impl FnOnce(Op) -> Op2) -> Retry<'a, Op2, C> {
+        let Retry {
+            policy,
+            op,
+            budget,
+            admission,
+            config,
+        } = self;
+        Retry {
+            policy,
+            op: wrap(op),
+            budget,
+            admission,
+            config,
+        }
+    }
+}
+
 impl<Op, C: core::fmt::Debug> core::fmt::Debug for Retry<'_, Op, C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Retry")
