@@ -27,7 +27,8 @@ if [ "$(wasm-bindgen-test-runner --version 2>/dev/null || true)" != "wasm-bindge
     # browser drivers) is not needed for Node, and leaving it out saves
     # building ring. Not `--locked`: the crate's own lockfile names a
     # webpki-roots release the registry here does not carry.
-    cargo install wasm-bindgen-cli --version "$version" --no-default-features
+    # Only the runner: the crate's other binaries are not used here.
+    cargo install wasm-bindgen-cli --version "$version" --no-default-features --bin wasm-bindgen-test-runner
 fi
 
 step "Node"
