@@ -105,14 +105,12 @@ impl AdmissionHold {
 ///
 /// ```
 /// use backoff_tower::{AdmissionSlot, NoAdmission};
-/// assert!(NoAdmission.limiter().is_none());
+/// fn takes<A: AdmissionSlot>(_: A) {}
+/// takes(NoAdmission);
 /// ```
 pub trait AdmissionSlot: Clone + Send + Sync + 'static {
     /// What one call holds of the limiter between polls.
     type Held: Default + Send + Sync + 'static;
-
-    /// The limiter, when the layer has one.
-    fn limiter(&self) -> Option<&dyn AdmissionLimit>;
 
     /// The slot and the call's hold, when the layer has a limiter.
     fn hold<'h>(&'h self, held: &'h mut Self::Held) -> Option<(&'h WithAdmission, &'h mut AdmissionHold)>;
@@ -122,11 +120,6 @@ impl AdmissionSlot for NoAdmission {
     type Held = ();
 
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn limiter(&self) -> Option<&dyn AdmissionLimit> {
-        None
-    }
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
     fn hold<'h>(&'h self, _: &'h mut ()) -> Option<(&'h WithAdmission, &'h mut AdmissionHold)> {
         None
     }
@@ -134,11 +127,6 @@ impl AdmissionSlot for NoAdmission {
 
 impl AdmissionSlot for WithAdmission {
     type Held = AdmissionHold;
-
-    #[inline]
-    fn limiter(&self) -> Option<&dyn AdmissionLimit> {
-        Some(self.limit())
-    }
 
     #[inline]
     fn hold<'h>(&'h self, held: &'h mut AdmissionHold) -> Option<(&'h WithAdmission, &'h mut AdmissionHold)> {

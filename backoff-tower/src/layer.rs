@@ -470,6 +470,6 @@ impl<E> PerAttemptAdmission<E> for NoAdmission {
 impl<E: From<Refused>> PerAttemptAdmission<E> for WithAdmission {
     #[inline]
     fn admission<T>(&self) -> RefusedAttempt<'_, T, E> {
-        Some((&*self.0, |refused| Err(E::from(refused))))
+        Some((self.limit(), |refused| Err(E::from(refused))))
     }
 }

@@ -21,7 +21,7 @@ use crate::http::HttpRetry;
 use crate::layer::{NoAdmission, PerAttemptAdmission, PerAttemptTimeout, RefusedAttempt, RetryLayer, WithAdmission};
 use backoff_runtime::http_errors::{is_retryable_status, retry_after_header};
 use backoff_runtime::reqwest_errors::is_retryable_reqwest_error;
-use backoff_runtime::{AdmissionLimit, Attempt};
+use backoff_runtime::Attempt;
 
 /// HTTP's rules for reqwest's requests: as for `http::Request`, and a
 /// request whose body is a stream (not in memory) gets its one attempt; the
@@ -103,10 +103,6 @@ struct RefusedAsMiddleware(WithAdmission);
 
 impl AdmissionSlot for RefusedAsMiddleware {
     type Held = AdmissionHold;
-
-    fn limiter(&self) -> Option<&dyn AdmissionLimit> {
-        self.0.limiter()
-    }
 
     fn hold<'h>(&'h self, held: &'h mut AdmissionHold) -> Option<(&'h WithAdmission, &'h mut AdmissionHold)> {
         self.0.hold(held)
