@@ -25,6 +25,8 @@ pub(crate) struct GrpcCall {
     /// The call's deadline from its start: the caller's `grpc-timeout`, or
     /// the method's `timeout` (the shorter).
     pub(crate) deadline: Option<Duration>,
+    /// The attempts made before this one (`grpc-previous-rpc-attempts`).
+    pub(crate) previous: u32,
 }
 
 impl GrpcCall {
@@ -33,18 +35,20 @@ impl GrpcCall {
     /// `None` when the body is no longer kept.
     #[inline(always)]
     fn request(self) -> Option<Sent> {
+        let previous = self.previous;
         let (head, body) = self.request.into_parts();
         let (body, replay) = match body {
             KeptBody::Once(body) => (body, None),
             KeptBody::Kept(replay) => (Body::new(replay.attempt()?), Some(replay)),
             KeptBody::Spent => return None,
         };
-        Some((head.map(|()| body), replay))
+        Some((head.map(|()| body), replay, previous))
     }
 }
 
-/// An attempt's request, and the call's kept body when it has one.
-type Sent = (Request<Body>, Option<Replay<Body>>);
+/// An attempt's request, the call's kept body when it has one, and the
+/// attempts made before it.
+type Sent = (Request<Body>, Option<Replay<Body>>, u32);
 
 /// The answer standing for an attempt that could not be sent.
 fn not_kept() -> Response<Body> {
@@ -136,9 +140,10 @@ where
 
     fn call(&mut self, call: GrpcCall) -> Self::Future {
         match call.request() {
-            Some((request, replay)) => AttemptFuture::Sent {
+            Some((request, replay, previous)) => AttemptFuture::Sent {
                 response: self.inner.call(request),
                 replay,
+                previous,
             },
             None => AttemptFuture::Lost {
                 response: Some(not_kept()),
@@ -148,11 +153,12 @@ where
 }
 
 pin_project_lite::pin_project! {
-    /// One attempt: the inner service's future, and the call's body (to
-    /// commit it, or to tell whether it can still be replayed).
+    /// One attempt: the inner service's future, the call's body (to
+    /// commit it, or to tell whether it can still be replayed), and the
+    /// attempts made before it (its answer carries their number).
     #[project = AttemptProj]
     pub(crate) enum AttemptFuture<F> {
-        Sent { #[pin] response: F, replay: Option<Replay<Body>> },
+        Sent { #[pin] response: F, replay: Option<Replay<Body>>, previous: u32 },
         /// The body was no longer kept: no attempt was sent.
         Lost { response: Option<Response<Body>> },
     }
@@ -165,8 +171,12 @@ where
     type Output = Result<Response<Body>, Failure<FailureKind<E>>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let (response, replay) = match self.project() {
-            AttemptProj::Sent { response, replay } => (response, replay),
+        let (response, replay, previous) = match self.project() {
+            AttemptProj::Sent {
+                response,
+                replay,
+                previous,
+            } => (response, replay, *previous),
             AttemptProj::Lost { response } => {
                 let Some(response) = response.take() else {
                     return Poll::Pending;
@@ -188,25 +198,32 @@ where
                 kind: FailureKind::Transport(error),
                 replayable: replayable(replay),
             }),
-            Ok(response) => match wire::trailers_only_status(response.headers()) {
-                Some(status) if status.code() != Code::Ok => Err(Failure {
-                    replayable: replayable(replay),
-                    kind: FailureKind::Status {
-                        code: status.code(),
-                        pushback: wire::pushback(response.headers()),
-                        retry_info: retry_info_delay(&status),
-                        response,
-                    },
-                }),
-                _ => {
-                    // Response headers (or an OK): the call is committed,
-                    // and the body is no longer kept.
-                    if let Some(replay) = replay {
-                        replay.commit();
-                    }
-                    Ok(response)
+            Ok(mut response) => {
+                if previous > 0 {
+                    // A6's exposed retry metadata: the caller reads how
+                    // many attempts came before the one that answered.
+                    wire::set_previous_attempts(response.headers_mut(), previous);
                 }
-            },
+                match wire::trailers_only_status(response.headers()) {
+                    Some(status) if status.code() != Code::Ok => Err(Failure {
+                        replayable: replayable(replay),
+                        kind: FailureKind::Status {
+                            code: status.code(),
+                            pushback: wire::pushback(response.headers()),
+                            retry_info: retry_info_delay(&status),
+                            response,
+                        },
+                    }),
+                    _ => {
+                        // Response headers (or an OK): the call is committed,
+                        // and the body is no longer kept.
+                        if let Some(replay) = replay {
+                            replay.commit();
+                        }
+                        Ok(response)
+                    }
+                }
+            }
         })
     }
 }

@@ -5,7 +5,7 @@
 
 use core::time::Duration;
 
-use http::{HeaderMap, HeaderValue, Response};
+use http::{HeaderMap, Response};
 use tonic::body::Body;
 
 use super::call::{FailureKind, GrpcCall, Judged as _};
@@ -79,7 +79,7 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRule
         let mut headers = attempt_headers(call.request.headers());
         let before = attempt.number().saturating_sub(1);
         if before > 0 {
-            headers.insert(wire::PREVIOUS_ATTEMPTS, HeaderValue::from(before));
+            wire::set_previous_attempts(&mut headers, before);
         }
         if let Some(left) = attempt.time_left() {
             headers.insert(wire::GRPC_TIMEOUT, wire::timeout_value(left));
@@ -87,6 +87,7 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRule
         GrpcCall {
             request: call.request.again(headers),
             deadline: call.deadline,
+            previous: before,
         }
     }
 

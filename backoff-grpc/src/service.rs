@@ -129,6 +129,7 @@ where
         let call = GrpcCall {
             request: KeptRequest::new(request, &methods.limits),
             deadline,
+            previous: 0,
         };
         if !call.request.is_kept() {
             return self.sent_once(call);
@@ -334,13 +335,20 @@ where
                     return Poll::Ready(failure.into_result());
                 };
                 crate::metrics::call_ended(request.request.uri().path(), retries, delay, hedged);
-                let expired = retried.stopped_by() == Some(StopReason::Deadline);
-                let Some(deadline) = request.deadline.filter(|_| expired) else {
+                let Some(deadline) = request.deadline else {
                     return Poll::Ready(failure.into_result());
                 };
-                let left = retried.started_at().map_or(Duration::ZERO, |start| {
-                    (start + deadline).saturating_duration_since(ASYNC_CLOCK.now())
-                });
+                let left = retried
+                    .started_at()
+                    .map(|start| (start + deadline).saturating_duration_since(ASYNC_CLOCK.now()));
+                // The deadline stopped the retries, or it passed while the
+                // last attempts ran (the channel cut them there, as
+                // `CANCELLED`): A6 ends the call `DEADLINE_EXCEEDED`.
+                let expired = retried.stopped_by() == Some(StopReason::Deadline) || left == Some(Duration::ZERO);
+                if !expired {
+                    return Poll::Ready(failure.into_result());
+                }
+                let left = left.unwrap_or_default();
                 call.set(Call::Expiring {
                     expiring: Box::pin(Expiring {
                         wait: InlineTimer.start(left),
@@ -378,7 +386,8 @@ where
 }
 
 /// The `DEADLINE_EXCEEDED` of a call whose deadline passes before the
-/// attempt after `failure`: its message says what the last attempt ended with.
+/// attempt after `failure`, or while the last attempts ran: its message
+/// says what the last attempt ended with.
 fn past_deadline<E>(failure: &Failure<FailureKind<E>>) -> Status {
     let (code, message) = match &failure.kind {
         FailureKind::Transport(_) => (Code::Unavailable, "the transport failed".to_owned()),
@@ -390,7 +399,7 @@ fn past_deadline<E>(failure: &Failure<FailureKind<E>>) -> Status {
         }
     };
     Status::deadline_exceeded(format!(
-        "the deadline passes before the next attempt; the last attempt ended with {}: {message}",
+        "the deadline passed before an attempt succeeded; the last attempt ended with {}: {message}",
         codes::name_of(code)
     ))
 }

@@ -17,6 +17,13 @@ use backoff_runtime::__front_end::Pushback;
 pub(crate) const GRPC_TIMEOUT: HeaderName = HeaderName::from_static("grpc-timeout");
 /// The number of attempts before this one, on each retry.
 pub(crate) const PREVIOUS_ATTEMPTS: HeaderName = HeaderName::from_static("grpc-previous-rpc-attempts");
+/// Sets `grpc-previous-rpc-attempts` to `previous`: on an attempt's
+/// request, and on the answer the caller gets (A6's exposed retry
+/// metadata).
+pub(crate) fn set_previous_attempts(headers: &mut HeaderMap, previous: u32) {
+    headers.insert(PREVIOUS_ATTEMPTS, HeaderValue::from(previous));
+}
+
 /// The server's pushback, in milliseconds.
 const PUSHBACK: HeaderName = HeaderName::from_static("grpc-retry-pushback-ms");
 /// Whether `headers` are a Trailers-Only response's (they carry its

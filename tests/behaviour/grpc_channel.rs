@@ -1722,3 +1722,142 @@ async fn a_body_dropped_before_its_trailers_ends_the_attempt_as_abandoned() {
     let _ = response.into_body().collect().await.unwrap();
     assert_eq!(*endings.0.lock().unwrap(), [Ending::Abandoned, Ending::Answered]);
 }
+
+/// Three attempts at 0, 51 and 102 ms, all slower than the caller's
+/// 150 ms deadline: tonic's channel cancels each at the deadline, and the
+/// call ends `DEADLINE_EXCEEDED` there, as A6 ends it, whichever attempt
+/// was last. The give-up event says the deadline.
+#[tokio::test(start_paused = true)]
+async fn a_deadline_reached_while_hedges_run_ends_the_call_deadline_exceeded() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![Plan::Slow(Duration::from_secs(1)); 3]);
+    let policy = r#"{"maxAttempts": 3, "hedgingDelay": "0.051s", "nonFatalStatusCodes": ["UNAVAILABLE"]}"#;
+    let heard = Heard::default();
+    let mut client = Grpc::new(heard.layer(GrpcRetryLayer::new(hedging(policy))).layer(channel));
+    client.ready().await.unwrap();
+    let mut request = Request::new(Num { value: 1 });
+    request.set_timeout(Duration::from_millis(150));
+    let started = Instant::now();
+    let error = client
+        .unary(
+            request,
+            PathAndQuery::from_static(UNARY),
+            ProstCodec::<Num, Num>::default(),
+        )
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(error.code(), Code::DeadlineExceeded, "{error:?}");
+    assert!(
+        (Duration::from_millis(150)..Duration::from_millis(152)).contains(&took),
+        "at the deadline: {took:?}"
+    );
+    let at = offsets(&server.seen(UNARY));
+    assert_eq!(at.len(), 3, "every attempt was sent: {at:?}");
+    assert!(at[2] < Duration::from_millis(105), "{at:?}");
+    assert_eq!(heard.gave_up().len(), 1);
+    assert_eq!(heard.gave_up()[0].0, StopReason::Deadline);
+}
+
+/// The same with a retry policy: the last attempt, cancelled by the
+/// channel at the deadline, ends the call `DEADLINE_EXCEEDED`, not with
+/// the channel's `CANCELLED`.
+#[tokio::test(start_paused = true)]
+async fn a_last_retry_cut_by_the_deadline_ends_the_call_deadline_exceeded() {
+    let (server, channel) = start().await;
+    server.plan(
+        UNARY,
+        vec![refuse(Code::Unavailable), Plan::Slow(Duration::from_secs(1))],
+    );
+    let policy = r#"{"maxAttempts": 2, "initialBackoff": "0.01s", "maxBackoff": "0.01s",
+        "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]}"#;
+    let mut client = Grpc::new(GrpcRetryLayer::new(config(policy)).layer(channel));
+    client.ready().await.unwrap();
+    let mut request = Request::new(Num { value: 1 });
+    request.set_timeout(Duration::from_millis(150));
+    let error = client
+        .unary(
+            request,
+            PathAndQuery::from_static(UNARY),
+            ProstCodec::<Num, Num>::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Code::DeadlineExceeded, "{error:?}");
+    assert_eq!(server.attempts(UNARY), 2);
+}
+
+/// A6's exposed retry metadata: the answer the caller gets carries
+/// `grpc-previous-rpc-attempts`, the attempts made before the one that
+/// answered; a first attempt's answer carries none.
+#[tokio::test(start_paused = true)]
+async fn the_answer_carries_the_attempts_made_before_it() {
+    let (server, channel) = start().await;
+    let cancelled = Arc::new(AtomicBool::new(false));
+    server.plan(
+        UNARY,
+        vec![
+            Plan::Hang(Arc::clone(&cancelled)),
+            Plan::Slow(Duration::from_millis(10)),
+        ],
+    );
+    let mut client = Grpc::new(GrpcRetryLayer::new(hedging(HEDGED_3)).layer(channel.clone()));
+    let previous = |metadata: &tonic::metadata::MetadataMap| {
+        metadata
+            .get("grpc-previous-rpc-attempts")
+            .map(|value| value.to_str().unwrap().to_owned())
+    };
+    client.ready().await.unwrap();
+    let answer = client
+        .unary(
+            Request::new(Num { value: 4 }),
+            PathAndQuery::from_static(UNARY),
+            ProstCodec::<Num, Num>::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(previous(answer.metadata()).as_deref(), Some("1"), "the hedge answered");
+    // Retried twice, then answered.
+    let mut client = Grpc::new(GrpcRetryLayer::new(config(UNAVAILABLE_5)).layer(channel.clone()));
+    client.ready().await.unwrap();
+    server.plan(UNARY, vec![refuse(Code::Unavailable), refuse(Code::Unavailable)]);
+    let answer = client
+        .unary(
+            Request::new(Num { value: 4 }),
+            PathAndQuery::from_static(UNARY),
+            ProstCodec::<Num, Num>::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        previous(answer.metadata()).as_deref(),
+        Some("2"),
+        "the third attempt answered"
+    );
+    // Every attempt failed: the last Trailers-Only status carries 2.
+    let policy = r#"{"maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.01s",
+        "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]}"#;
+    let mut client = Grpc::new(GrpcRetryLayer::new(config(policy)).layer(channel.clone()));
+    client.ready().await.unwrap();
+    server.plan(UNARY, vec![refuse(Code::Unavailable); 3]);
+    let status = client
+        .unary(
+            Request::new(Num { value: 4 }),
+            PathAndQuery::from_static(UNARY),
+            ProstCodec::<Num, Num>::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(previous(status.metadata()).as_deref(), Some("2"), "the last failure's");
+    // Answered at once: no header.
+    client.ready().await.unwrap();
+    let answer = client
+        .unary(
+            Request::new(Num { value: 4 }),
+            PathAndQuery::from_static(UNARY),
+            ProstCodec::<Num, Num>::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(previous(answer.metadata()), None);
+}

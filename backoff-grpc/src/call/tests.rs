@@ -23,6 +23,7 @@ fn answered(response: Response<Body>, replay: &Replay<Body>) -> Result<Response<
     let future = AttemptFuture::Sent {
         response: core::future::ready(Ok::<_, ()>(response)),
         replay: Some(backoff_tower::__grpc::handle(replay)),
+        previous: 0,
     };
     let mut cx = Context::from_waker(Waker::noop());
     match core::pin::pin!(future).poll(&mut cx) {

@@ -244,6 +244,13 @@ impl RetryState {
         }
     }
 
+    /// Whether `max_elapsed` is set and has passed.
+    fn deadline_passed(&mut self, policy: &Policy) -> bool {
+        policy
+            .max_elapsed
+            .is_some_and(|max_elapsed| self.timeline.elapsed() >= max_elapsed)
+    }
+
     /// Whether a hedge may start now beside the attempts running: fewer
     /// than `max_retries + 1` attempts started, `max_elapsed` not passed,
     /// and the budget (or throttle) allows it as it would a retry. A hedge
@@ -252,10 +259,8 @@ impl RetryState {
         if self.backoff.retries() >= policy.max_retries {
             return false;
         }
-        if let Some(max_elapsed) = policy.max_elapsed {
-            if self.timeline.elapsed() >= max_elapsed {
-                return false;
-            }
+        if self.deadline_passed(policy) {
+            return false;
         }
         // The first attempt was sent and has not answered: the call counts
         // before its first hedge asks the budget.
@@ -593,6 +598,12 @@ impl RetryState {
         let pushback = hooks.pushback_of(error);
         if pushback == Some(Pushback::Stop) {
             return Err(StopReason::Permanent);
+        }
+        // Attempts side by side share one deadline: a failure once it has
+        // passed (a channel cuts every attempt there) is the deadline's,
+        // whatever attempts are left.
+        if hedging && self.deadline_passed(policy) {
+            return Err(StopReason::Deadline);
         }
         if self.backoff.retries() >= policy.max_retries {
             return Err(StopReason::Exhausted);
