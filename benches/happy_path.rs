@@ -429,7 +429,7 @@ fn call_service<S: tower::Service<u64, Response = u64, Error = MyError>>(
 }
 
 thread_local! {
-    static RETRY_LAYER: std::cell::RefCell<backoff_tower::RetryService<Work, Replay>> = std::cell::RefCell::new(
+    static RETRY_LAYER: std::cell::RefCell<backoff_tower::RetryService<Work, backoff_tower::Classified<Replay>>> = std::cell::RefCell::new(
         tower::Layer::layer(&backoff_tower::RetryLayer::new(POLICY).classify(Replay), Work),
     );
     static TOWER_RETRY: std::cell::RefCell<tower::retry::Retry<TowerPolicy, Work>> = const {
@@ -478,7 +478,7 @@ impl backoff_tower::Classify<u64, u64, MyError> for ReplayHedged {
 }
 
 thread_local! {
-    static HEDGED_LAYER: std::cell::RefCell<backoff_tower::RetryService<Work, ReplayHedged>> = std::cell::RefCell::new(
+    static HEDGED_LAYER: std::cell::RefCell<backoff_tower::RetryService<Work, backoff_tower::Classified<ReplayHedged>>> = std::cell::RefCell::new(
         tower::Layer::layer(
             &backoff_tower::RetryLayer::new(POLICY).classify(ReplayHedged).hedge_after(Duration::from_millis(50)),
             Work,

@@ -194,13 +194,12 @@ impl GrpcRetryLayer {
     /// ```
     #[must_use]
     pub fn new(config: ServiceConfig) -> Self {
-        let mut keys = RetryLayer::new(Policy::new())
-            .classify(GrpcRules {
-                codes: CodeSet::default(),
-                exhausted_with_retry_info: false,
-                hedged: false,
-            })
-            .name("grpc");
+        let rules = GrpcRules {
+            codes: CodeSet::default(),
+            exhausted_with_retry_info: false,
+            hedged: false,
+        };
+        let mut keys = backoff_tower::__grpc::classify(RetryLayer::new(Policy::new()), rules).name("grpc");
         if let Some(throttling) = config.retry_throttling() {
             keys = keys.budget(Arc::new(throttling.throttle()));
         }

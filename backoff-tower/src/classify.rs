@@ -166,3 +166,93 @@ pub trait Classify<Req, Res, E>: Clone + Send + Sync + 'static {
         None
     }
 }
+
+/// A classification of one's own, as [`RetryLayer::classify`](crate::RetryLayer::classify)
+/// keeps it: it reads the inner service's errors, and the layered service
+/// answers them unchanged (with a timeout or an admission limiter, they
+/// must then be `From<Elapsed>` or `From<Refused>`). HTTP's rules, the
+/// default, answer tower's `BoxError` there instead.
+///
+/// ```
+/// use backoff_runtime::Policy;
+/// use backoff_tower::{Classified, Classify, RetryLayer};
+///
+/// #[derive(Clone)]
+/// struct Always;
+/// impl Classify<u8, u8, ()> for Always {
+///     fn may_retry(&self, _: &u8) -> bool {
+///         true
+///     }
+///     fn replay(&self, request: &u8, _: &backoff_runtime::Attempt) -> u8 {
+///         *request
+///     }
+/// }
+/// let layer: RetryLayer<Classified<Always>> = RetryLayer::new(Policy::new()).classify(Always);
+/// # let _ = layer;
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Classified<C>(pub C);
+
+impl<Req, Res, E, C: Classify<Req, Res, E>> Classify<Req, Res, E> for Classified<C> {
+    const READS_ATTEMPT_TIME: bool = C::READS_ATTEMPT_TIME;
+
+    #[inline]
+    fn may_retry(&self, request: &Req) -> bool {
+        self.0.may_retry(request)
+    }
+
+    #[inline]
+    fn replay(&self, request: &Req, attempt: &Attempt) -> Req {
+        self.0.replay(request, attempt)
+    }
+
+    #[inline]
+    fn may_resend(&self, request: &Req) -> bool {
+        self.0.may_resend(request)
+    }
+
+    #[inline]
+    fn admission_key<'r>(&self, request: &'r Req) -> Option<&'r str> {
+        self.0.admission_key(request)
+    }
+
+    #[inline]
+    fn retry_error(&self, error: &E) -> bool {
+        self.0.retry_error(error)
+    }
+
+    #[inline]
+    fn error_hint(&self, error: &E) -> Option<Duration> {
+        self.0.error_hint(error)
+    }
+
+    #[inline]
+    fn retry_response(&self, response: &Res) -> bool {
+        self.0.retry_response(response)
+    }
+
+    #[inline]
+    fn response_hint(&self, response: &Res) -> Option<Duration> {
+        self.0.response_hint(response)
+    }
+
+    #[inline]
+    fn pushback(&self, error: &E) -> Option<Pushback> {
+        self.0.pushback(error)
+    }
+
+    #[inline]
+    fn deadline(&self, request: &Req) -> Option<Duration> {
+        self.0.deadline(request)
+    }
+
+    #[inline]
+    fn ends_later(&self, response: &Res) -> bool {
+        self.0.ends_later(response)
+    }
+
+    #[inline]
+    fn report(&self) -> Option<ReportFn<Result<Res, E>>> {
+        self.0.report()
+    }
+}

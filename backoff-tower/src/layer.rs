@@ -6,6 +6,7 @@
 use core::time::Duration;
 use std::sync::Arc;
 
+use crate::classify::Classified;
 use crate::held::AdmissionSlot;
 use crate::http::HttpRetry;
 use backoff_runtime::__front_end::Site;
@@ -20,8 +21,8 @@ use backoff_runtime::{GiveUp, RetryEvent, Success};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoTimeout;
 
-/// A per-attempt timeout, set by [`RetryLayer::timeout`]: the inner
-/// service's error must then be `From<Elapsed>` (tower's `BoxError` is).
+/// A per-attempt timeout, set by [`RetryLayer::timeout`]: a timed-out
+/// attempt becomes an error (see there which).
 #[derive(Clone, Copy, Debug)]
 pub struct WithTimeout(Duration);
 
@@ -30,8 +31,7 @@ pub struct WithTimeout(Duration);
 pub struct NoAdmission;
 
 /// A limiter asked before every attempt, set by [`RetryLayer::admission`]:
-/// the inner service's error must then be `From<Refused>` (tower's
-/// `BoxError` is).
+/// a refused attempt becomes an error (see there which).
 #[derive(Clone)]
 pub struct WithAdmission(Arc<dyn AdmissionLimit + Send>);
 
@@ -208,7 +208,8 @@ impl<C, T, A> RetryLayer<C, T, A> {
     }
 
     /// Classifies requests, responses and errors with `classify` instead of
-    /// HTTP's rules.
+    /// HTTP's rules. The layered service then answers the inner service's
+    /// errors unchanged ([`Classified`]).
     ///
     /// ```
     /// use backoff_runtime::Policy;
@@ -228,13 +229,18 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// # let _ = layer;
     /// ```
     #[must_use]
-    pub fn classify<D>(self, classify: D) -> RetryLayer<D, T, A> {
-        self.retyped(|_, timeout, admission| (classify, timeout, admission))
+    pub fn classify<D>(self, classify: D) -> RetryLayer<Classified<D>, T, A> {
+        self.retyped(|_, timeout, admission| (Classified(classify), timeout, admission))
     }
 
     /// Gives each attempt a timeout (the attribute's `timeout`): a slower
-    /// attempt is dropped and becomes the error `E::from(Elapsed)`, which the
-    /// classification sees like any other error. Needs tokio's timer.
+    /// attempt is dropped and becomes an error, which the classification
+    /// sees like any other. Needs tokio's timer.
+    ///
+    /// Under HTTP's rules (the default) the service then answers tower's
+    /// `BoxError` ([`BoxError`](crate::BoxError)): the inner error boxed, a
+    /// timed-out attempt as [`Elapsed`]. Under a classification of one's own
+    /// the error stays the inner service's, which must be `From<Elapsed>`.
     ///
     /// ```
     /// use backoff_runtime::Policy;
@@ -256,11 +262,15 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// each attempt it lets it go, makes it wait (a tokio `Sleep` in the
     /// call's future, before the inner service is called: a delayed first
     /// attempt is sent, as a resend is, through a clone of the service made
-    /// ready) or refuses it: the call then ends with `E::from(`[`Refused`]`)`
+    /// ready) or refuses it: the call then ends with a [`Refused`] error
     /// without sending, reported as a give-up with
     /// [`StopReason::Refused`](backoff_runtime::StopReason::Refused) (`on_give_up`,
-    /// tracing, metrics), which is why the service's error must be
-    /// `From<Refused>` (tower's `BoxError` is). After each attempt it hears
+    /// tracing, metrics). Under HTTP's rules (the default) the service then
+    /// answers tower's `BoxError` ([`BoxError`](crate::BoxError)): the
+    /// inner error boxed, a refusal as [`Refused`]; any client whose error
+    /// is `Into<BoxError>` works as it is (hyper-util's, tower's). Under a
+    /// classification of one's own the error stays the inner service's,
+    /// which must be `From<Refused>`. After each attempt it hears
     /// whether the attempt was throttled: every error and response the
     /// classification retries counts as a throttle.
     ///

@@ -115,7 +115,7 @@ mod streaming;
 
 #[cfg(feature = "chaos")]
 pub use self::chaos::{ChaosFuture, ChaosLayer, ChaosService};
-pub use self::classify::Classify;
+pub use self::classify::{Classified, Classify};
 pub use self::future::ResponseFuture;
 pub use self::held::{AdmissionHold, AdmissionSlot};
 pub use self::http::HttpRetry;
@@ -123,7 +123,7 @@ pub use self::layer::{
     NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer, WithAdmission, WithTimeout,
 };
 pub use self::replay::{Replay, ReplayBody, ReplayError, ReplayLimits};
-pub use self::service::RetryService;
+pub use self::service::{BoxError, BoxErrors, BoxErrorsFuture, BoxesErrors, RetryService};
 pub use self::streaming::{StreamingResponseFuture, StreamingRetryLayer, StreamingRetryService};
 pub use backoff_runtime::__front_end::Pushback;
 
@@ -148,6 +148,12 @@ pub mod __grpc {
     /// The layer's shared limit, if it has one.
     pub fn limit<C, T, A>(layer: &RetryLayer<C, T, A>) -> Option<&Arc<dyn RetryLimit + Send>> {
         layer.calls.budget.as_ref()
+    }
+
+    /// The layer classifying with `classify`, kept as it is (not as a
+    /// [`Classified`](crate::Classified)): gRPC's rules.
+    pub fn classify<C, D, T, A>(layer: RetryLayer<C, T, A>, classify: D) -> RetryLayer<D, T, A> {
+        layer.retyped(|_, timeout, admission| (classify, timeout, admission))
     }
 
     /// Another handle on the same call's body.

@@ -17,7 +17,7 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::any;
-use backoff_runtime::{Attempt, Policy, RetryBudget, StopReason};
+use backoff_runtime::{Attempt, CircuitBreaker, Policy, RetryBudget, StopReason};
 use backoff_tower::{Classify, RetryLayer};
 use bytes::Bytes;
 use http::{Method, Request};
@@ -290,6 +290,43 @@ async fn an_attempt_past_its_timeout_is_retried() {
     assert_eq!(response.into_body(), "attempt 2");
     assert!(started.elapsed() >= Duration::from_secs(1));
     assert_eq!(slow_calls.load(Ordering::SeqCst), 2);
+}
+
+/// A newcomer's first try: an admission limiter and a timeout over
+/// hyper-util's client, called with `oneshot`, as written. The layered
+/// client answers tower's `BoxError`: hyper-util's error boxed, a refusal
+/// as `Refused`, a timed-out attempt as `Elapsed`.
+#[tokio::test(start_paused = true)]
+async fn hyper_util_s_client_takes_a_limiter_and_a_timeout_as_first_written() {
+    let (server, base) = Server::start().await;
+    server.plan("limited", &[(503, None), (503, None), (503, None), (503, None)]);
+    let limiter = Arc::new(CircuitBreaker::new().consecutive_failures(2));
+    let limited = RetryLayer::new(POLICY)
+        .admission(Arc::clone(&limiter))
+        .timeout(Duration::from_secs(5))
+        .layer(client());
+    let error = limited
+        .oneshot(request(Method::GET, &format!("{base}/limited")))
+        .await
+        .unwrap_err();
+    let refused = error
+        .downcast::<backoff_runtime::Refused>()
+        .expect("the refusal, boxed");
+    assert!(refused.is_circuit_open());
+    assert_eq!(server.seen("limited").len(), 2, "two failures opened the circuit");
+
+    // The timeout alone: hyper-util's own error is boxed as it came.
+    let client = RetryLayer::new(POLICY.max_retries(1))
+        .timeout(Duration::from_secs(5))
+        .layer(client());
+    let error = client
+        .oneshot(request(Method::GET, "http://127.0.0.1:1/nothing-listens"))
+        .await
+        .unwrap_err();
+    assert!(
+        error.is::<hyper_util::client::legacy::Error>(),
+        "hyper-util's error: {error:?}"
+    );
 }
 
 /// The same layer as a reqwest-middleware middleware: one line of setup.
