@@ -150,16 +150,36 @@ pub(super) fn admission_binding(args: &Args, private: &Trees) -> TokenStream {
 /// For a limit named by a bare path (`budget = BUDGET`, `admission =
 /// LIMITER`): the path must be a place, a `static` or a variable, never a
 /// `const`. A `const` is a new limit at each use, so it would share and
-/// limit nothing. rustc rejects `addr_of!` of a `const` (E0745, "cannot
-/// take address of a temporary") on the user's token. Checked in dead
-/// code: it costs nothing at run time.
+/// limit nothing. Checked in dead code: it costs nothing at run time.
+///
+/// A name in capitals (a `static` or a `const`) is borrowed by a `static`:
+/// rustc rejects that for a `const` limit (E0492) and its help says to
+/// make it a `static`. Any other name must be a place: rustc rejects
+/// `addr_of!` of a `const` (E0745) on the user's token.
 pub(super) fn shared_check(expr: &syn::Expr) -> TokenStream {
     match expr {
+        syn::Expr::Path(path) if path.qself.is_none() && names_an_item(&path.path) => {
+            quote_spanned! {expr.span()=>
+                #[allow(dead_code)]
+                static __BACKOFF_SHARED_LIMIT: &(dyn ::core::any::Any + ::core::marker::Sync) = &#expr;
+            }
+        }
         syn::Expr::Path(path) if path.qself.is_none() => {
             quote_spanned!(expr.span()=> let _ = ::core::ptr::addr_of!(#expr);)
         }
         _ => TokenStream::new(),
     }
+}
+
+/// Whether `path` names an item by Rust's convention for `static` and
+/// `const` items: its last segment in capitals, without generics.
+fn names_an_item(path: &syn::Path) -> bool {
+    path.segments.last().is_some_and(|last| {
+        let name = last.ident.to_string();
+        last.arguments.is_none()
+            && name.chars().any(|c| c.is_ascii_uppercase())
+            && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    })
 }
 
 /// The policy of the keys the user wrote: `literal_policy(..)` with the
