@@ -93,6 +93,17 @@ fn the_builder_retries_on_smol() {
     assert_waited_the_schedule(&log);
 }
 
+/// The builder is `IntoFuture`: handed to a `block_on` that takes a
+/// `Future`, it is `.into_future()`, as its rustdoc says.
+#[test]
+fn the_builder_is_handed_to_smol_s_block_on_as_into_future() {
+    use std::future::IntoFuture as _;
+    let log = Mutex::new(Vec::new());
+    let result = smol::block_on(SCHEDULE.retry(|| async { attempt(&log, 4) }).into_future());
+    assert_eq!(result, Ok(4));
+    assert_waited_the_schedule(&log);
+}
+
 #[test]
 fn the_builder_retries_on_futures_block_on() {
     let log = Mutex::new(Vec::new());

@@ -178,7 +178,9 @@ fn names_an_item(path: &syn::Path) -> bool {
         let name = last.ident.to_string();
         last.arguments.is_none()
             && name.chars().any(|c| c.is_ascii_uppercase())
-            && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
     })
 }
 

@@ -65,7 +65,16 @@ impl Policy {
     ///
     /// An async operation is a closure returning a future: each call makes
     /// a fresh future, so the retry's future is `Send` whenever those are.
-    /// It sleeps on tokio unless given [`sleep`](Retry::sleep).
+    /// With the default features it runs on any executor. It sleeps on
+    /// tokio's timer inside a tokio runtime, and on futures-timer
+    /// elsewhere (smol, `futures::executor`). [`sleep`](Retry::sleep)
+    /// gives it another timer.
+    ///
+    /// The builder is `IntoFuture`, not a `Future`: `.await` takes it as it
+    /// is. A function that takes a `Future` (`smol::block_on`,
+    /// `futures::executor::block_on`, `tokio::spawn`) takes
+    /// `.into_future()`:
+    /// `smol::block_on(POLICY.retry(|| async { .. }).into_future())`.
     ///
     /// ```
     /// use backoff_runtime::Policy;
@@ -123,7 +132,9 @@ impl Policy {
 }
 
 /// A retried operation being configured; built by [`Policy::retry`]. Run it
-/// with [`call`](Retry::call) (sync) or `.await` (async).
+/// with [`call`](Retry::call) (sync) or `.await` (async). It is
+/// `IntoFuture`: where a `Future` is required (an executor's `block_on`,
+/// `spawn`), pass `.into_future()`.
 ///
 /// `C` records the keys given so far (the hooks, the sleep, the action):
 /// an opaque type parameter, never written in user code.

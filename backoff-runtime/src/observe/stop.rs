@@ -13,6 +13,8 @@ use core::fmt;
 /// ```
 /// use backoff_runtime::StopReason;
 /// assert_eq!(StopReason::Exhausted.to_string(), "retries exhausted");
+/// // The message of a default a newcomer may not expect names the other choice.
+/// assert!(StopReason::HintAboveCap.to_string().contains("hint_above_cap = cap"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -25,7 +27,10 @@ pub enum StopReason {
     RetriedBelow,
     /// `max_retries` retries were made.
     Exhausted,
-    /// The server asked to wait longer than `max_backoff` allows.
+    /// The server asked to wait longer than `max_backoff` allows. The
+    /// default; `hint_above_cap = cap` (the builder's and the layer's
+    /// `Policy::hint_above_cap`) waits `max_backoff` and retries instead.
+    /// Its message says so.
     HintAboveCap,
     /// The next wait would end past `max_elapsed` (checked again after a
     /// `before_retry` action, whose time counts).
@@ -52,7 +57,9 @@ impl fmt::Display for StopReason {
             StopReason::Permanent => "error is not retryable",
             StopReason::RetriedBelow => "a retried function it called gave up",
             StopReason::Exhausted => "retries exhausted",
-            StopReason::HintAboveCap => "server hint exceeds max_backoff",
+            StopReason::HintAboveCap => {
+                "server hint exceeds max_backoff (hint_above_cap = cap waits max_backoff and retries instead)"
+            }
             StopReason::Deadline => "next wait would pass max_elapsed",
             StopReason::Budget => "retry budget or throttle refused the retry",
             StopReason::Refused => "the admission limiter refused the attempt",
