@@ -219,8 +219,6 @@ struct HedgeState {
     /// attempts are first found running (a call answered at once makes no
     /// timer).
     arm_hedge: bool,
-    /// The attempts the hedge delay started.
-    hedges: u32,
 }
 
 pin_project_lite::pin_project! {
@@ -424,10 +422,7 @@ impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> ResponseFuture<S, Req, C, T, 
             CallProj::Retrying { phase, retry } if !matches!(*phase, Phase::Ended { .. }) => {
                 // A hedged call that returned an answer with its rest
                 // boxed left that rest as its phase (`Phase::Hedging`).
-                let hedges = match &*phase {
-                    Phase::Hedging { hedged } => hedged.state.hedges,
-                    _ => 0,
-                };
+                let hedged = matches!(&*phase, Phase::Hedging { .. });
                 let config = &retry.config;
                 if listens::<Res, E, C, T, A>(config) {
                     // The admission limiter hears the call's end from the
@@ -435,13 +430,13 @@ impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> ResponseFuture<S, Req, C, T, 
                     Some(Settlement {
                         config: Arc::clone(config),
                         driver: core::mem::replace(&mut retry.driver, Loop::unstarted(ASYNC_CLOCK)),
-                        hedges,
+                        hedged,
                         held: core::mem::take(&mut retry.held),
                     })
                 } else {
                     let request = &retry.request;
                     let key = || config.classify.admission_key(request);
-                    succeeded_with::<E, C, T, A>(config, &mut retry.driver, hedges, key, &mut retry.held);
+                    succeeded_with::<E, C, T, A>(config, &mut retry.driver, hedged, key, &mut retry.held);
                     None
                 }
             }
@@ -459,8 +454,9 @@ impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> ResponseFuture<S, Req, C, T, 
 pub struct Settlement<C, T, A: AdmissionSlot> {
     config: Arc<RetryLayer<C, T, A>>,
     driver: Loop,
-    /// The attempts the hedge delay started (0: the call did not hedge).
-    hedges: u32,
+    /// The call hedged past its first attempt: every attempt after the
+    /// first is a hedge.
+    hedged: bool,
     /// What the call holds of the admission limiter: the answered attempt
     /// (and a hedged call's others), until the limiter hears its end.
     held: A::Held,
@@ -482,10 +478,10 @@ impl<C, T, A: AdmissionSlot> Settlement<C, T, A> {
         let Settlement {
             config,
             driver,
-            hedges,
+            hedged,
             held,
         } = &mut self;
-        succeeded_with::<E, C, T, A>(config, driver, *hedges, || None, held);
+        succeeded_with::<E, C, T, A>(config, driver, *hedged, || None, held);
     }
 
     /// The call failed with `outcome` at its end (its trailers' status):
@@ -499,7 +495,7 @@ impl<C, T, A: AdmissionSlot> Settlement<C, T, A> {
         let Settlement {
             config,
             driver,
-            hedges,
+            hedged,
             held,
         } = &mut self;
         let config = &**config;
@@ -516,7 +512,7 @@ impl<C, T, A: AdmissionSlot> Settlement<C, T, A> {
                     admitting.abandon_open();
                 },
             );
-            driver.committed((&outcome, *hedges), &policy, limit_of(config), hooks);
+            driver.committed((&outcome, *hedged), &policy, limit_of(config), hooks);
         });
     }
 }
@@ -539,7 +535,7 @@ fn listens<Res, E, C, T, A: PerAttemptAdmission<E>>(config: &RetryLayer<C, T, A>
 fn succeeded_with<'k, E, C, T, A: PerAttemptAdmission<E>>(
     config: &RetryLayer<C, T, A>,
     driver: &mut Loop,
-    hedges: u32,
+    hedged: bool,
     key: impl FnOnce() -> Option<&'k str>,
     held: &mut A::Held,
 ) {
@@ -554,10 +550,10 @@ fn succeeded_with<'k, E, C, T, A: PerAttemptAdmission<E>>(
         admitting.succeeded();
         admitting.abandon_open();
     });
-    if hedges == 0 {
-        driver.succeeded(limit_of(config), &config.calls.site, on_success);
+    if hedged {
+        driver.succeeded_hedged(limit_of(config), &config.calls.site, on_success);
     } else {
-        driver.succeeded_hedged(limit_of(config), &config.calls.site, on_success, hedges);
+        driver.succeeded(limit_of(config), &config.calls.site, on_success);
     }
 }
 
@@ -920,7 +916,8 @@ where
                     // A response that ends later is settled through the
                     // call's `Settlement`.
                     if !self.config.classify.ends_later(&response) {
-                        self.succeeded_hedged(0);
+                        // The first attempt: no hedge yet.
+                        self.succeeded_hedged(false);
                     }
                     return Poll::Ready((Ok(response), None));
                 }
@@ -991,7 +988,7 @@ where
                         // A response that ends later is settled through
                         // the call's `Settlement`.
                         if !self.config.classify.ends_later(&response) {
-                            self.succeeded_hedged(hedge.hedges);
+                            self.succeeded_hedged(true);
                         }
                         return Poll::Ready((Ok(response), None));
                     }
@@ -1007,7 +1004,6 @@ where
                 let hedging = HedgeCall {
                     others_run,
                     may_follow: !hedge.server_refused,
-                    hedges: hedge.hedges,
                 };
                 let (step, stopped) = self.hedge_failed(outcome, below, hedging);
                 match step {
@@ -1060,7 +1056,6 @@ where
                         && replayable
                         && self.driver.may_hedge(&policy, limit_of(config), &config.calls.site)
                     {
-                        hedge.hedges += 1;
                         hedge.start_now = true;
                     } else {
                         hedge.no_more = true;
@@ -1222,12 +1217,12 @@ where
     /// metrics, tracing and `on_success` hear of it when they listen.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn succeeded(&mut self) {
-        self.succeeded_hedged(0);
+        self.succeeded_hedged(false);
     }
 
-    /// [`succeeded`](Self::succeeded) of a hedged call whose hedge delay
-    /// started `hedges` of its attempts.
-    fn succeeded_hedged(&mut self, hedges: u32) {
+    /// [`succeeded`](Self::succeeded) of a call that `hedged` past its
+    /// first attempt: every attempt after the first is a hedge.
+    fn succeeded_hedged(&mut self, hedged: bool) {
         let Retrying {
             config,
             request,
@@ -1236,7 +1231,7 @@ where
             ..
         } = self;
         let key = || config.classify.admission_key(request);
-        succeeded_with::<S::Error, C, T, A>(config, driver, hedges, key, held);
+        succeeded_with::<S::Error, C, T, A>(config, driver, hedged, key, held);
     }
 }
 

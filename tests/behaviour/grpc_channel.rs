@@ -1861,3 +1861,29 @@ async fn the_answer_carries_the_attempts_made_before_it() {
         .unwrap();
     assert_eq!(previous(answer.metadata()), None);
 }
+
+/// The gRPC layer's events mean what the other front ends' do: three
+/// attempts that each fail at once (`all_nonfatal_fast`) are two hedges,
+/// as A96's `grpc.client.call.hedges` counts them, and two retries.
+#[tokio::test(start_paused = true)]
+async fn every_attempt_after_the_first_of_a_hedged_call_is_a_hedge_in_its_events() {
+    let (server, channel) = start().await;
+    server.plan(UNARY, vec![refuse(Code::Unavailable); 3]);
+    let hedges = Arc::new(Mutex::new(Vec::new()));
+    let heard = Heard::default();
+    let counted = Arc::clone(&hedges);
+    let layer = heard
+        .layer(GrpcRetryLayer::new(hedging(HEDGED_3)))
+        .on_give_up(move |give_up| counted.lock().unwrap().push((give_up.attempts(), give_up.hedges())));
+    let mut client = Grpc::new(layer.layer(channel));
+    assert_eq!(
+        unary(&mut client, UNARY, 1).await.unwrap_err().code(),
+        Code::Unavailable
+    );
+    assert_eq!(*hedges.lock().unwrap(), [(3, 2)]);
+    assert_eq!(
+        heard.retried.lock().unwrap().len(),
+        2,
+        "one on_retry per failure followed"
+    );
+}

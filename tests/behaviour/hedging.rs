@@ -447,6 +447,41 @@ async fn the_hedged_future_is_send_and_counts_its_calls() {
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
 
+/// What the events mean in a hedged call: every attempt after the first
+/// is a hedge (`hedges() == attempts() - 1`), whether the delay or a
+/// failure started it; `on_retry` fires once per failure another attempt
+/// follows, never for an attempt the delay started.
+#[tokio::test(start_paused = true)]
+async fn the_builder_s_events_count_every_attempt_after_the_first_as_a_hedge() {
+    // Two fast failures, each followed at once; then a slow attempt raced
+    // by a hedge the delay starts.
+    let backend = Backend::new(vec![busy(5), busy(5), ok(1_000, 3), ok(10, 4)]);
+    let retried = Mutex::new(0);
+    let succeeded = Mutex::new(Vec::new());
+    let result = Policy::new()
+        .max_retries(3)
+        .retry(|| backend.attempt())
+        .retry_if(retried_failure)
+        .on_retry(|_, _| *retried.lock().unwrap() += 1)
+        .on_success(|success: &backoff_runtime::Success| {
+            succeeded.lock().unwrap().push((success.attempts(), success.hedges()));
+        })
+        .hedge_after(ms(50))
+        .await;
+    assert_eq!(result, Ok(4));
+    assert_eq!(backend.started(), [ms(0), ms(5), ms(10), ms(60)]);
+    assert_eq!(*succeeded.lock().unwrap(), [(4, 3)], "every attempt after the first");
+    assert_eq!(
+        *retried.lock().unwrap(),
+        2,
+        "one per failure, none for the delay's hedge"
+    );
+}
+
+fn retried_failure(failure: &Failure) -> bool {
+    retried(failure)
+}
+
 mod attribute {
     use super::*;
     use backoff_runtime::retry;
@@ -501,6 +536,31 @@ mod attribute {
         assert_eq!(client.get("/item", 7).await, Err(Failure::Busy));
         assert_eq!(client.backend.started(), [ms(0), ms(50)]);
         assert_eq!(*client.gave_up.lock().unwrap(), [(StopReason::Exhausted, 2)]);
+    }
+
+    static EVENTS: Mutex<Vec<(&str, u32, u32)>> = Mutex::new(Vec::new());
+
+    #[retry(
+        max_retries = 2,
+        hedge_after = "50ms",
+        retry_if = retried,
+        on_retry = |_, event| EVENTS.lock().unwrap().push(("retry", event.attempt(), 0)),
+        on_give_up = |_, give_up| EVENTS.lock().unwrap().push(("give up", give_up.attempts(), give_up.hedges()))
+    )]
+    async fn observed(backend: &Backend) -> Result<u32, Failure> {
+        backend.attempt().await
+    }
+
+    /// The attribute's events mean what the builder's do: three attempts
+    /// that all fail fast are two hedges, and two retries.
+    #[tokio::test(start_paused = true)]
+    async fn the_attribute_s_events_count_every_attempt_after_the_first_as_a_hedge() {
+        let backend = Backend::new(vec![busy(5), busy(5), busy(5)]);
+        assert_eq!(observed(&backend).await, Err(Failure::Busy));
+        assert_eq!(
+            *EVENTS.lock().unwrap(),
+            [("retry", 1, 0), ("retry", 2, 0), ("give up", 3, 2)]
+        );
     }
 
     static SHARED: RetryBudget = RetryBudget::new().ratio(0.2).min_per_second(0);
@@ -669,7 +729,34 @@ mod tower_layer {
         let response = service.oneshot(get()).await.unwrap();
         assert_eq!(response.status(), 200);
         assert_eq!(calls.load(Ordering::SeqCst), 3);
-        assert_eq!(*succeeded.lock().unwrap(), [(2, 0), (1, 0)], "each success heard");
+        assert_eq!(
+            *succeeded.lock().unwrap(),
+            [(2, 1), (1, 0)],
+            "each success heard; the attempt after the 503 is a hedge"
+        );
+    }
+
+    /// The layer's events mean what the builder's do: two fast 503s and
+    /// the answer after them are two hedges and two retries.
+    #[tokio::test(start_paused = true)]
+    async fn the_layer_s_events_count_every_attempt_after_the_first_as_a_hedge() {
+        let backend = Backend::new(vec![busy(5), busy(5), ok(10, 3)]);
+        let sent = Arc::new(AtomicU32::new(0));
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let (on_retry, on_success) = (Arc::clone(&heard), Arc::clone(&heard));
+        let layer = RetryLayer::new(Policy::new().max_retries(2))
+            .on_retry(move |event| on_retry.lock().unwrap().push(("retry", event.attempt())))
+            .on_success(move |success| {
+                on_success.lock().unwrap().push(("attempts", success.attempts()));
+                on_success.lock().unwrap().push(("hedges", success.hedges()));
+            })
+            .hedge_after(ms(50));
+        let response = layer.layer(service(&backend, &sent)).oneshot(get()).await.unwrap();
+        assert_eq!(response.into_body(), "3");
+        assert_eq!(
+            *heard.lock().unwrap(),
+            [("retry", 1), ("retry", 2), ("attempts", 3), ("hedges", 2)]
+        );
     }
 
     /// The hedge is asked of the admission limiter while the first attempt

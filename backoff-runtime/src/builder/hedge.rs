@@ -160,8 +160,6 @@ pin_project_lite::pin_project! {
         no_more: bool,
         // The server refused a retry: no attempt follows any more.
         server_refused: bool,
-        // The attempts the hedge delay started.
-        hedges: u32,
         // What the budget allowed for the next attempt, kept across its
         // wait: given back if the call is dropped before it is sent.
         charge: Charge<'a>,
@@ -205,7 +203,6 @@ where
             arm_hedge: false,
             no_more: false,
             server_refused: false,
-            hedges: 0,
             charge: None,
             _keys: PhantomData,
         }
@@ -279,7 +276,7 @@ where
                         // and their limiter hears it.
                         this.attempts.as_mut().clear();
                         call.driver
-                            .succeeded_hedged(call.budget, &hooks.site(), hooks.on_success_hook(), *this.hedges);
+                            .succeeded_hedged(call.budget, &hooks.site(), hooks.on_success_hook());
                         call.abandon_open();
                         return Poll::Ready(Ok(value));
                     }
@@ -288,7 +285,6 @@ where
                 let hedging = Hedging {
                     others_run: !this.attempts.is_empty(),
                     may_follow: !*this.server_refused,
-                    hedges: *this.hedges,
                 };
                 match call
                     .driver
@@ -336,7 +332,6 @@ where
                 Some(Next::Hedge) => {
                     let site = Site::Named(call.identity.name);
                     if !*this.no_more && call.driver.may_hedge(call.policy, call.budget, &site) {
-                        *this.hedges += 1;
                         *this.start_now = true;
                     } else {
                         *this.no_more = true;

@@ -107,8 +107,9 @@ event_struct! {
         /// for a `tonic::Status` error and in `backoff-grpc`'s layer, `None`
         /// for every other error.
         grpc_status: Option<i32>,
-        /// The attempts the hedge delay started beside another (counted in
-        /// `attempts`; 0 for a call that does not hedge).
+        /// In a hedged call, its attempts after the first, whether the
+        /// hedge delay or a failure started them: `attempts - 1` (0 for a
+        /// call that does not hedge).
         hedges: u32,
     }
 }
@@ -137,8 +138,9 @@ event_struct! {
         /// Time the call took, from its start to the end of the successful
         /// attempt (monotonic).
         elapsed: Duration,
-        /// The attempts the hedge delay started beside another (counted in
-        /// `attempts`; 0 for a call that does not hedge).
+        /// In a hedged call, its attempts after the first, whether the
+        /// hedge delay or a failure started them: `attempts - 1` (0 for a
+        /// call that does not hedge).
         hedges: u32,
     }
 }

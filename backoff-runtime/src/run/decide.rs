@@ -47,8 +47,6 @@ pub struct Hedging {
     pub others_run: bool,
     /// An attempt may follow this one (not after the server refused).
     pub may_follow: bool,
-    /// The attempts the hedge delay started so far.
-    pub hedges: u32,
 }
 
 /// Whether a call's start must be read when it starts: `max_elapsed`, a
@@ -212,11 +210,7 @@ impl RetryState {
         (error, gave_up_below): (&O, bool),
         hedging: Hedging,
     ) -> Result<Duration, bool> {
-        let Hedging {
-            others_run,
-            may_follow,
-            hedges,
-        } = hedging;
+        let Hedging { others_run, may_follow } = hedging;
         let (decided, fatal) = if may_follow {
             let decided = self.next_wait(policy, budget, error, gave_up_below, hooks, true);
             let refused_by_server = hooks.pushback_of(error) == Some(Pushback::Stop);
@@ -237,6 +231,7 @@ impl RetryState {
             Err(reason) => {
                 let ends = fatal || !others_run;
                 if ends {
+                    let hedges = self.backoff.retries();
                     self.give_up_hedged(policy, reason, error, hooks, hedges);
                 }
                 Err(ends)
@@ -400,15 +395,17 @@ impl RetryState {
     /// and then failed with `error` (its trailers' status): a throttle
     /// counts it when it is retryable or its pushback refuses, as gRPC's A6
     /// counts every failed call; it is reported as a give-up, with
-    /// [`StopReason::Committed`] when retryable, else `Permanent`.
+    /// [`StopReason::Committed`] when retryable, else `Permanent`. In a
+    /// `hedged` call every attempt after the first counts as a hedge.
     pub(crate) fn committed<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
         budget: Option<Limit<'_>>,
         error: &O,
         hooks: &Hooks<'_, T, E, O>,
-        hedges: u32,
+        hedged: bool,
     ) {
+        let hedges = if hedged { self.backoff.retries() } else { 0 };
         self.answered(budget);
         let counts = hooks.should_retry(error) || hooks.pushback_of(error) == Some(Pushback::Stop);
         if let (true, Some(budget)) = (counts, budget) {
@@ -498,21 +495,21 @@ impl RetryState {
         }
     }
 
-    /// [`success`](Self::success) of a hedged call whose hedge delay
-    /// started `hedges` of its attempts.
+    /// [`success`](Self::success) of a hedged call: every attempt after
+    /// its first is a hedge, whether the delay or a failure started it.
     pub(crate) fn success_hedged(
         &mut self,
         budget: Option<Limit<'_>>,
         site: &Site,
         on_success: Option<&dyn Fn(&Success)>,
-        hedges: u32,
     ) {
         crate::run::nested::mark_succeeded();
         if let Some(limit) = budget {
             self.answered(budget);
             limit.succeeded();
         }
-        if reports_success(on_success, self.backoff.retries() > 0) {
+        let hedges = self.backoff.retries();
+        if reports_success(on_success, hedges > 0) {
             self.succeeded(site, on_success, hedges);
         }
     }

@@ -295,18 +295,12 @@ impl Loop {
         }
     }
 
-    /// The attempt that just ended succeeded in a hedged call whose hedge
-    /// delay started `hedges` of its attempts: as
-    /// [`succeeded`](Self::succeeded), its event counting them.
+    /// The attempt that just ended succeeded in a hedged call: as
+    /// [`succeeded`](Self::succeeded), its event counting every attempt
+    /// after the first as a hedge.
     #[inline]
-    pub fn succeeded_hedged(
-        &mut self,
-        budget: Option<Limit<'_>>,
-        site: &Site,
-        on_success: Option<&dyn Fn(&Success)>,
-        hedges: u32,
-    ) {
-        self.state.success_hedged(budget, site, on_success, hedges);
+    pub fn succeeded_hedged(&mut self, budget: Option<Limit<'_>>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
+        self.state.success_hedged(budget, site, on_success);
     }
 
     /// Whether a hedge may start now, beside the attempts running (its
@@ -373,17 +367,18 @@ impl Loop {
     /// trailers' status: the limit counts it when `retry_if` retries it (or
     /// its pushback refuses), and it is reported as a give-up with
     /// [`StopReason::Committed`](crate::StopReason::Committed) (else
-    /// `Permanent`): metrics, tracing, `on_give_up`.
+    /// `Permanent`): metrics, tracing, `on_give_up`. `hedged`: the call
+    /// hedges, and its event counts every attempt after the first.
     #[cold]
     #[inline(never)]
     pub fn committed<T, E, O: Outcome<T, E>>(
         &mut self,
-        (outcome, hedges): (&O, u32),
+        (outcome, hedged): (&O, bool),
         policy: &Policy,
         budget: Option<Limit<'_>>,
         hooks: &Hooks<'_, T, E, O>,
     ) {
-        self.state.committed(policy, budget, outcome, hooks, hedges);
+        self.state.committed(policy, budget, outcome, hooks, hedged);
     }
 
     /// After the action on `next`: its wait, or (when the action ran so
