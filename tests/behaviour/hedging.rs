@@ -837,3 +837,68 @@ mod tower_layer {
         assert_eq!(sent_total, 12, "10 calls and the 2 hedges the budget allowed");
     }
 }
+
+/// Sizing a budget for hedging: `callers` callers at once, 400 calls in
+/// all, one call in `every` slow (300 ms) on its first attempt and 1 ms
+/// otherwise, hedged after 5 ms under `budget`. Returns the p99 (the
+/// 396th of 400), the slow calls left unhedged, and the attempts sent.
+async fn hedged_tail(budget: &RetryBudget, callers: usize, every: u32) -> (Duration, usize, usize) {
+    let sent = AtomicU32::new(0);
+    let numbered = AtomicU32::new(0);
+    let unhedged = AtomicU32::new(0);
+    let callers = (0..callers).map(|_| async {
+        let mut took = Vec::new();
+        for _ in 0..400 / callers {
+            let slow_call = numbered.fetch_add(1, Ordering::SeqCst) % every == 0;
+            let started = Instant::now();
+            let mut attempt = 0;
+            Policy::new()
+                .max_retries(2)
+                .retry(|| {
+                    attempt += 1;
+                    sent.fetch_add(1, Ordering::SeqCst);
+                    let slow = attempt == 1 && slow_call;
+                    async move {
+                        tokio::time::sleep(if slow { ms(300) } else { ms(1) }).await;
+                        Ok::<_, Failure>(())
+                    }
+                })
+                .budget(budget)
+                .hedge_after(ms(5))
+                .await
+                .unwrap();
+            let elapsed = started.elapsed();
+            if elapsed >= ms(300) {
+                unhedged.fetch_add(1, Ordering::SeqCst);
+            }
+            took.push(elapsed);
+        }
+        took
+    });
+    let mut took: Vec<Duration> = futures_util::future::join_all(callers).await.concat();
+    took.sort();
+    (
+        took[395],
+        unhedged.load(Ordering::SeqCst) as usize,
+        sent.load(Ordering::SeqCst) as usize,
+    )
+}
+
+/// The figures of "Sizing a budget for hedging" (docs/jitter-and-budgets.md).
+#[tokio::test(start_paused = true)]
+async fn a_budget_for_hedging_is_sized_by_the_share_of_calls_past_the_delay() {
+    // A budget below the share of calls slower than the delay binds: the
+    // extra load stays under its 10%, and the p99 stays slow.
+    let short = RetryBudget::new().ratio(0.1).min_per_second(0);
+    let (p99, unhedged, sent) = hedged_tail(&short, 16, 5).await;
+    assert_eq!((p99, unhedged, sent), (ms(300), 41, 439));
+    // Above that share, every slow call is hedged: the p99 is the hedge's.
+    let sized = RetryBudget::new().ratio(0.25).min_per_second(0);
+    assert_eq!(hedged_tail(&sized, 16, 5).await, (ms(6), 0, 480));
+    // Without a floor, nothing is deposited before the first call: a
+    // caller's first slow call is not hedged. The default floor hedges it.
+    let no_floor = RetryBudget::new().ratio(0.1).min_per_second(0);
+    assert_eq!(hedged_tail(&no_floor, 1, 20).await.1, 1);
+    let floor = RetryBudget::new().ratio(0.1);
+    assert_eq!(hedged_tail(&floor, 1, 20).await.1, 0);
+}
