@@ -849,7 +849,7 @@ async fn hedged_tail(budget: &RetryBudget, callers: usize, every: u32) -> (Durat
     let callers = (0..callers).map(|_| async {
         let mut took = Vec::new();
         for _ in 0..400 / callers {
-            let slow_call = numbered.fetch_add(1, Ordering::SeqCst) % every == 0;
+            let slow_call = numbered.fetch_add(1, Ordering::SeqCst).is_multiple_of(every);
             let started = Instant::now();
             let mut attempt = 0;
             Policy::new()
