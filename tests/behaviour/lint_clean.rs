@@ -53,6 +53,29 @@ async fn strip_prefix_async(mut input: &str) -> Result<usize, Busy> {
     if input.is_empty() { Err(Busy) } else { Ok(input.len()) }
 }
 
+/// A shared budget and breaker, named in capitals: the expansion checks
+/// that each is a `static`.
+static BUDGET: backoff_runtime::RetryBudget = backoff_runtime::RetryBudget::new();
+static BREAKER: backoff_runtime::CircuitBreaker = backoff_runtime::CircuitBreaker::new();
+
+impl From<backoff_runtime::Refused> for Busy {
+    fn from(_: backoff_runtime::Refused) -> Self {
+        Busy
+    }
+}
+
+#[retry(initial_backoff = "1ms", budget = BUDGET, admission = BREAKER)]
+fn shared_limits(calls: &Cell<u32>) -> Result<u32, Busy> {
+    calls.set(calls.get() + 1);
+    if calls.get() < 2 { Err(Busy) } else { Ok(calls.get()) }
+}
+
+#[retry(initial_backoff = "1ms", budget = BUDGET, admission = BREAKER)]
+async fn shared_limits_async(calls: &Cell<u32>) -> Result<u32, Busy> {
+    calls.set(calls.get() + 1);
+    if calls.get() < 2 { Err(Busy) } else { Ok(calls.get()) }
+}
+
 struct Counter(u32);
 
 impl Counter {
@@ -78,6 +101,7 @@ fn lint_clean_expansions_still_work() {
     assert_eq!(counter.bump(), Ok(2));
     assert_eq!(strip_prefix("abc", (1, 2)), Ok(2));
     assert_eq!(strip_prefix("abcd", (1, 2)), Err(Busy));
+    assert_eq!(shared_limits(&Cell::new(0)), Ok(2));
 }
 
 #[tokio::test(start_paused = true)]
@@ -87,4 +111,5 @@ async fn lint_clean_async_expansions_still_work() {
     let mut counter = Counter(2);
     assert_eq!(counter.bump_async().await, Ok(4));
     assert_eq!(strip_prefix_async("xxab").await, Ok(2));
+    assert_eq!(shared_limits_async(&Cell::new(0)).await, Ok(2));
 }

@@ -109,11 +109,13 @@ pub(super) fn budget_binding(args: &Args, private: &Trees) -> (TokenStream, Tree
             (
                 quote! {
                     let #budget = &(#expr);
-                    // The bound checked through the public trait first, on
-                    // the same argument: rustc reports this error alone.
+                    // The bound checked through the public trait, on the
+                    // same argument: rustc reports this error alone. The
+                    // check of a `static` is an item: it comes first
+                    // (pedantic's `items_after_statements`).
                     if false {
-                        let _ = #reads_clock(#budget);
                         #shared
+                        let _ = #reads_clock(#budget);
                     }
                     let #budget = #budget_of(#budget);
                 },
@@ -140,8 +142,8 @@ pub(super) fn admission_binding(args: &Args, private: &Trees) -> TokenStream {
     quote! {
         let #limit_at = &(#expr);
         if false {
-            #named(#limit_at);
             #shared
+            #named(#limit_at);
         }
         let #limit = #admission_of(#limit_at);
     }
