@@ -200,9 +200,7 @@ where
             }),
             Ok(mut response) => {
                 if previous > 0 {
-                    // A6's exposed retry metadata: the caller reads how
-                    // many attempts came before the one that answered.
-                    wire::set_previous_attempts(response.headers_mut(), previous);
+                    answered_after(&mut response, previous);
                 }
                 match wire::trailers_only_status(response.headers()) {
                     Some(status) if status.code() != Code::Ok => Err(Failure {
@@ -226,6 +224,14 @@ where
             }
         })
     }
+}
+
+/// A6's exposed retry metadata: the answer of an attempt after `previous`
+/// others carries their number, for the caller to read. A first attempt's
+/// answer carries none.
+#[inline]
+fn answered_after(response: &mut Response<Body>, previous: u32) {
+    wire::set_previous_attempts(response.headers_mut(), previous);
 }
 
 #[cfg(test)]

@@ -19,9 +19,9 @@ use crate::future::ResponseFuture;
 use crate::held::{AdmissionHold, AdmissionSlot};
 use crate::http::HttpRetry;
 use crate::layer::{NoAdmission, PerAttemptAdmission, PerAttemptTimeout, RefusedAttempt, RetryLayer, WithAdmission};
+use backoff_runtime::Attempt;
 use backoff_runtime::http_errors::{is_retryable_status, retry_after_header};
 use backoff_runtime::reqwest_errors::is_retryable_reqwest_error;
-use backoff_runtime::Attempt;
 
 /// HTTP's rules for reqwest's requests: as for `http::Request`, and a
 /// request whose body is a stream (not in memory) gets its one attempt; the
