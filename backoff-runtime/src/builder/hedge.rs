@@ -12,11 +12,13 @@ use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 use core::time::Duration;
 
+use crate::bounds::CallIntoFuture;
 use crate::builder::action::NoAction;
 use crate::builder::awaited::{AwaitedCall, Charge, Parts};
 use crate::builder::config::Config;
+use crate::builder::flag::Slot;
 use crate::builder::operation::Awaited;
-use crate::builder::owned::OwnedHooks;
+use crate::builder::owned::{Marks, OwnedHooks};
 use crate::builder::retry::Retry;
 use crate::limits::admission_limit::Admission;
 use crate::limits::limit::Charged;
@@ -133,7 +135,7 @@ pub trait HedgeParts: Parts {
     type InPlace: Timer;
 }
 
-impl<K, T, E, O, H, S: IntoTimer> HedgeParts for Config<K, T, E, O, H, S, NoAction> {
+impl<K, T, E, O, H: Marks, S: IntoTimer> HedgeParts for Config<K, T, E, O, H, S, NoAction> {
     type InPlace = S::InPlace;
 }
 
@@ -162,7 +164,7 @@ pin_project_lite::pin_project! {
         server_refused: bool,
         // What the budget allowed for the next attempt, kept across its
         // wait: given back if the call is dropped before it is sent.
-        charge: Charge<'a>,
+        charge: Charge<'a, C>,
         _keys: PhantomData<fn() -> C>,
     }
 }
@@ -177,9 +179,23 @@ impl<Op, Fut, C: HedgeParts> core::fmt::Debug for HedgedFuture<'_, Op, Fut, C> {
     }
 }
 
+/// Never holds: a [`Hedged`] is `IntoFuture`, not a `Future`. Where a
+/// `Future` is required, pass `.into_future()`; the error of a `Hedged`
+/// passed as it is says so ([`CallIntoFuture`]).
+impl<Op, C> Future for Hedged<'_, Op, C>
+where
+    Self: CallIntoFuture, // `Hedged` is `IntoFuture`: where a `Future` is required, pass `.into_future()`
+{
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        Poll::Pending
+    }
+}
+
 impl<'a, Op, Fut, T, E, O, H, S> IntoFuture for Hedged<'a, Op, Config<Awaited, T, E, O, H, S, NoAction>>
 where
-    H: OwnedHooks<T, E, E, Out = O>,
+    H: OwnedHooks<T, E, E, Out = O> + Marks,
     O: Outcome<T, E>,
     S: IntoTimer<Timer: DefaultAsyncSleep>,
     Op: FnMut() -> Fut,
@@ -203,7 +219,7 @@ where
             arm_hedge: false,
             no_more: false,
             server_refused: false,
-            charge: None,
+            charge: Slot::of(None),
             _keys: PhantomData,
         }
     }
@@ -211,7 +227,7 @@ where
 
 impl<Op, Fut, T, E, O, H, S> Future for HedgedFuture<'_, Op, Fut, Config<Awaited, T, E, O, H, S, NoAction>>
 where
-    H: OwnedHooks<T, E, E, Out = O>,
+    H: OwnedHooks<T, E, E, Out = O> + Marks,
     O: Outcome<T, E>,
     S: IntoTimer,
     Op: FnMut() -> Fut,
@@ -222,24 +238,25 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let call = this.call;
+        let budget = call.budget();
         loop {
             if core::mem::take(this.start_now) {
                 // Asked of the admission limiter first, the first attempt included.
-                if let Some((admitting, refused)) = call.admission.as_mut() {
+                if let Some((admitting, refused)) = Slot::get(&mut call.admission) {
                     match admitting.ask() {
                         Admission::Go => {}
                         Admission::Refuse | Admission::Shut(_) if this.attempts.is_empty() => {
                             let hooks = call.identity.lend(&call.hooks);
                             let result = refused(admitting.refusal());
                             return Poll::Ready(call.driver.refused(
-                                (call.policy, call.budget),
+                                (call.policy, budget),
                                 admitting.attempts(),
                                 &hooks,
                                 result,
                             ));
                         }
                         Admission::Wait(wait) | Admission::GoAfter(wait) if this.attempts.is_empty() => {
-                            if this.charge.is_none() {
+                            if this.charge.is_empty() {
                                 *this.charge = call.take_charge();
                             }
                             *this.arm_hedge = false;
@@ -251,14 +268,14 @@ where
                         // sent: its place in the line is given back.
                         _ => {
                             admitting.leave_line();
-                            drop(this.charge.take());
-                            call.driver.refund_unsent(call.budget);
+                            drop(Slot::take(this.charge));
+                            call.driver.refund_unsent(budget);
                             *this.no_more = true;
                             continue;
                         }
                     }
                 }
-                Charged::sent_if_held(this.charge.take());
+                Charged::sent_if_held(Slot::take(this.charge));
                 let attempt = call.next_attempt();
                 this.attempts.as_mut().push(attempt);
                 // The next hedge, after the delay.
@@ -276,7 +293,7 @@ where
                         // and their limiter hears it.
                         this.attempts.as_mut().clear();
                         call.driver
-                            .succeeded_hedged(call.budget, &hooks.site(), hooks.on_success_hook());
+                            .succeeded_hedged(budget, &hooks.site(), hooks.on_success_hook());
                         call.abandon_open();
                         return Poll::Ready(Ok(value));
                     }
@@ -288,7 +305,7 @@ where
                 };
                 match call
                     .driver
-                    .hedge_failed(call.policy, call.budget, &hooks, (outcome, below), hedging)
+                    .hedge_failed(call.policy, budget, &hooks, (outcome, below), hedging)
                 {
                     HedgeStep::Return(result) => {
                         this.attempts.as_mut().clear();
@@ -331,7 +348,7 @@ where
                 Some(Next::Retry) => *this.start_now = true,
                 Some(Next::Hedge) => {
                     let site = Site::Named(call.identity.name);
-                    if !*this.no_more && call.driver.may_hedge(call.policy, call.budget, &site) {
+                    if !*this.no_more && call.driver.may_hedge(call.policy, budget, &site) {
                         *this.start_now = true;
                     } else {
                         *this.no_more = true;

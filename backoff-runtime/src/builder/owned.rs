@@ -4,6 +4,7 @@
 
 use core::time::Duration;
 
+use crate::builder::flag::{Flag, Off, On, Or};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::run::hooks::Hooks;
 
@@ -26,6 +27,15 @@ pub trait OwnedHooks<T, E, O> {
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, Self::Out>;
 }
 
+/// Which of `budget` and `admission` the hooks' list marks, as types (with
+/// no bound on the hooks): a future keeps what each needs only when given.
+pub trait Marks {
+    /// Whether `budget` was given.
+    type Budgeted: Flag;
+    /// Whether `admission` was given.
+    type Admitted: Flag;
+}
+
 /// No hook yet.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoHooks;
@@ -37,6 +47,20 @@ impl<T, E, O> OwnedHooks<T, E, O> for NoHooks {
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, O> {
         hooks
     }
+}
+
+impl Marks for NoHooks {
+    type Budgeted = Off;
+    type Admitted = Off;
+}
+
+impl<Earlier: Marks, Added: Marks> Marks for (Earlier, Added)
+where
+    Earlier::Budgeted: Or<Added::Budgeted>,
+    Earlier::Admitted: Or<Added::Admitted>,
+{
+    type Budgeted = <Earlier::Budgeted as Or<Added::Budgeted>>::Out;
+    type Admitted = <Earlier::Admitted as Or<Added::Admitted>>::Out;
 }
 
 impl<T, E, O, Earlier, Added> OwnedHooks<T, E, O> for (Earlier, Added)
@@ -61,9 +85,34 @@ where
 #[derive(Clone, Copy, Debug)]
 pub struct Admits;
 
+impl Marks for Admits {
+    type Budgeted = Off;
+    type Admitted = On;
+}
+
 impl<T, E, O> OwnedHooks<T, E, O> for Admits {
     type Out = O;
     const ADMITS: bool = true;
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, O> {
+        hooks
+    }
+}
+
+/// The mark of `budget` in the list: it lends nothing, and its type tells
+/// the future (at compile time) to keep what the budget allowed across a
+/// wait.
+#[derive(Clone, Copy, Debug)]
+pub struct Budgeted;
+
+impl Marks for Budgeted {
+    type Budgeted = On;
+    type Admitted = Off;
+}
+
+impl<T, E, O> OwnedHooks<T, E, O> for Budgeted {
+    type Out = O;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, O> {
@@ -77,6 +126,11 @@ macro_rules! owned_hook {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug)]
         pub struct $name<F>(pub(crate) F);
+
+        impl<F> Marks for $name<F> {
+            type Budgeted = Off;
+            type Admitted = Off;
+        }
 
         impl<T, E, O, F: $($bound)+> OwnedHooks<T, E, O> for $name<F> {
             type Out = O;
@@ -128,6 +182,11 @@ owned_hook!(
 /// whole result.
 #[derive(Clone, Copy, Debug)]
 pub struct RetryIfOk<F>(pub(crate) F);
+
+impl<F> Marks for RetryIfOk<F> {
+    type Budgeted = Off;
+    type Admitted = Off;
+}
 
 impl<T, E, F: Fn(&T) -> bool> OwnedHooks<T, E, E> for RetryIfOk<F> {
     type Out = Result<T, E>;

@@ -11,7 +11,8 @@ use core::time::Duration;
 
 use crate::bounds::{AsyncSleep, SyncSleep};
 use crate::builder::owned::{
-    Admits, OnGiveUp, OnRetry, OnSuccess, PendingError, RetryAfter, RetryAfterOk, RetryIf, RetryIfOk, SlowDownIf,
+    Admits, Budgeted, OnGiveUp, OnRetry, OnSuccess, PendingError, RetryAfter, RetryAfterOk, RetryIf, RetryIfOk,
+    SlowDownIf,
 };
 use crate::limits::admission_limit::AdmissionLimit;
 use crate::limits::limit::{Limit, RetryLimit};
@@ -229,9 +230,9 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// let result = Policy::new().retry(|| { calls += 1; Err::<(), ()>(()) }).budget(&budget).call();
     /// assert_eq!((result, calls), (Err(()), 1), "an empty budget refuses every retry");
     /// ```
-    pub fn budget<B: RetryLimit>(mut self, budget: &'a B) -> Self {
+    pub fn budget<B: RetryLimit>(mut self, budget: &'a B) -> Retry<'a, Op, Config<K, T, E, O, (H, Budgeted), S, A>> {
         self.budget = Some(Limit::of(budget));
-        self
+        self.add(Budgeted)
     }
 
     /// A limiter asked before every attempt, the first included
