@@ -243,3 +243,26 @@ pub use crate::time::sleep::DefaultAsyncSleep;
     label = "call `.into_future()` on this"
 )]
 pub trait CallIntoFuture {} // `Retry` and `Hedged` are `IntoFuture`: where a `Future` is required, pass `.into_future()`
+
+/// Declares a builder's `Future` impl that never holds (its bound is
+/// [`CallIntoFuture`]), so that passing the builder where a `Future` is
+/// required names the fix.
+macro_rules! into_future_first {
+    ($($builder:ident),+) => {$(
+        #[doc = concat!("Never holds: a [`", stringify!($builder), "`](crate::", stringify!($builder), ") is `IntoFuture`, not a `Future`.")]
+        /// Where a `Future` is required (`smol::block_on`, `tokio::spawn`),
+        /// pass `.into_future()`; the error says so ([`CallIntoFuture`]).
+        impl<Op, C> core::future::Future for crate::$builder<'_, Op, C>
+        where
+            Self: CallIntoFuture, // `Retry` and `Hedged` are `IntoFuture`: where a `Future` is required, pass `.into_future()`
+        {
+            type Output = ();
+
+            fn poll(self: core::pin::Pin<&mut Self>, _cx: &mut core::task::Context<'_>) -> core::task::Poll<()> {
+                core::task::Poll::Pending
+            }
+        }
+    )+};
+}
+
+into_future_first!(Retry, Hedged);

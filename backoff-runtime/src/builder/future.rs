@@ -6,7 +6,6 @@ use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 
-use crate::bounds::CallIntoFuture;
 use crate::builder::action::{Action, NoAction};
 use crate::builder::awaited::{ActionFuture, AwaitedCall, Charge, Parts};
 use crate::builder::config::Config;
@@ -117,21 +116,6 @@ impl<Op, Fut, C: Parts> core::fmt::Debug for RetryFuture<'_, Op, Fut, C> {
             .field("policy", self.call.policy)
             .field("waiting", &matches!(self.phase, Phase::Sleeping { .. }))
             .finish_non_exhaustive()
-    }
-}
-
-/// Never holds: a [`Retry`] is `IntoFuture`, not a `Future`. Where a
-/// `Future` is required (`smol::block_on`, `tokio::spawn`), pass
-/// `.into_future()`; the error of a `Retry` passed as it is says so
-/// ([`CallIntoFuture`]).
-impl<Op, C> Future for Retry<'_, Op, C>
-where
-    Self: CallIntoFuture, // `Retry` is `IntoFuture`: where a `Future` is required, pass `.into_future()`
-{
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        Poll::Pending
     }
 }
 

@@ -12,7 +12,6 @@ use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 use core::time::Duration;
 
-use crate::bounds::CallIntoFuture;
 use crate::builder::action::NoAction;
 use crate::builder::awaited::{AwaitedCall, Charge, Parts};
 use crate::builder::config::Config;
@@ -176,20 +175,6 @@ impl<Op, Fut, C: HedgeParts> core::fmt::Debug for HedgedFuture<'_, Op, Fut, C> {
             .field("delay", &self.delay)
             .field("running", &self.attempts.len())
             .finish_non_exhaustive()
-    }
-}
-
-/// Never holds: a [`Hedged`] is `IntoFuture`, not a `Future`. Where a
-/// `Future` is required, pass `.into_future()`; the error of a `Hedged`
-/// passed as it is says so ([`CallIntoFuture`]).
-impl<Op, C> Future for Hedged<'_, Op, C>
-where
-    Self: CallIntoFuture, // `Hedged` is `IntoFuture`: where a `Future` is required, pass `.into_future()`
-{
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        Poll::Pending
     }
 }
 

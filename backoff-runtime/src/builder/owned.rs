@@ -2,6 +2,7 @@
 //! closure to a list (`(earlier, RetryIf(closure))`), and the loop borrows
 //! them all as one [`Hooks`] when it needs them ([`OwnedHooks::lend`]).
 
+use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::builder::flag::{Flag, Off, On, Or};
@@ -80,19 +81,32 @@ where
     }
 }
 
-/// The mark of `admission` in the list: it lends nothing, and its type
-/// tells the loop (at compile time) that every attempt is asked for.
-#[derive(Clone, Copy, Debug)]
-pub struct Admits;
+/// A mark in the list: it lends nothing, and its type tells the future (at
+/// compile time) which of `budget` (`B`) and `admission` (`A`) were given.
+#[derive(Debug)]
+pub struct Mark<B, A>(PhantomData<fn() -> (B, A)>);
 
-impl Marks for Admits {
-    type Budgeted = Off;
-    type Admitted = On;
+impl<B, A> Clone for Mark<B, A> {
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 
-impl<T, E, O> OwnedHooks<T, E, O> for Admits {
+impl<B, A> Copy for Mark<B, A> {}
+
+impl<B: Flag, A: Flag> Mark<B, A> {
+    /// The mark.
+    pub(crate) const NEW: Self = Mark(PhantomData);
+}
+
+impl<B: Flag, A: Flag> Marks for Mark<B, A> {
+    type Budgeted = B;
+    type Admitted = A;
+}
+
+impl<T, E, O, B: Flag, A: Flag> OwnedHooks<T, E, O> for Mark<B, A> {
     type Out = O;
-    const ADMITS: bool = true;
+    const ADMITS: bool = A::ON;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, O> {
@@ -100,25 +114,11 @@ impl<T, E, O> OwnedHooks<T, E, O> for Admits {
     }
 }
 
-/// The mark of `budget` in the list: it lends nothing, and its type tells
-/// the future (at compile time) to keep what the budget allowed across a
-/// wait.
-#[derive(Clone, Copy, Debug)]
-pub struct Budgeted;
+/// The mark of `admission`: every attempt is asked for.
+pub(crate) type Admits = Mark<Off, On>;
 
-impl Marks for Budgeted {
-    type Budgeted = On;
-    type Admitted = Off;
-}
-
-impl<T, E, O> OwnedHooks<T, E, O> for Budgeted {
-    type Out = O;
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, O> {
-        hooks
-    }
-}
+/// The mark of `budget`: what the budget allowed is kept across a wait.
+pub(crate) type Budgeted = Mark<On, Off>;
 
 /// Declares one owned hook: its wrapper and how it is lent.
 macro_rules! owned_hook {

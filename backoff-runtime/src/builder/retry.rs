@@ -232,7 +232,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// ```
     pub fn budget<B: RetryLimit>(mut self, budget: &'a B) -> Retry<'a, Op, Config<K, T, E, O, (H, Budgeted), S, A>> {
         self.budget = Some(Limit::of(budget));
-        self.add(Budgeted)
+        self.add(Budgeted::NEW)
     }
 
     /// A limiter asked before every attempt, the first included
@@ -272,7 +272,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     {
         self.admission = Some(limit);
         self.config.call.refused = Some(|refused| Err(E::from_refused(refused)));
-        self.add(Admits)
+        self.add(Admits::NEW)
     }
 
     /// Which errors tell the [`admission`](Retry::admission) limiter to
