@@ -1,4 +1,6 @@
-//! The documentation's doctests: every Rust block of README.md and docs/*.md
+//! The documentation's doctests.
+//!
+//! Every Rust block of README.md and docs/*.md
 //! is compiled, and run unless marked `no_run`, by `cargo test --workspace`.
 //! Nothing here is public API; the package is never published.
 

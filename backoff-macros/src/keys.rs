@@ -1,4 +1,6 @@
-//! The one table of `#[retry]`'s keys, in the order of the reference on
+//! The one table of `#[retry]`'s keys.
+//!
+//! In the order of the reference on
 //! `backoff_runtime::retry`. Each row gives a key's name (its field), the
 //! kind of value it takes (`values.rs`) and what it does; the row alone
 //! makes the key parsed, checked for duplicates, suggested for a typo and

@@ -1,4 +1,6 @@
-//! Deterministic tests without waiting: a seedable per-thread RNG and a
+//! Deterministic tests without waiting.
+//!
+//! A seedable per-thread RNG and a
 //! virtual clock for sync retry loops.
 //!
 //! Async code needs neither: run it under `#[tokio::test(start_paused =

@@ -1,4 +1,6 @@
-//! [`KeptRequest`]: the request a call keeps for its attempts (the head,
+//! The request a call keeps, and a failed attempt.
+//!
+//! The request a call keeps for its attempts (the head,
 //! and the body kept for replay in a [`Replay`]), and [`Failure`]: an
 //! attempt that failed, with whether the call may still be sent again.
 //! The streaming HTTP service and the gRPC layer make each attempt from

@@ -1,3 +1,5 @@
+//! A tower layer that retries a service's requests.
+//!
 //! A [tower](https://docs.rs/tower) layer that retries a service's requests:
 //! the same driver, schedule, stop rules, limits, events,
 //! tracing and metrics as `#[retry]` and [`Policy::retry`](backoff_runtime::Policy::retry),

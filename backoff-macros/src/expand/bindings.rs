@@ -1,4 +1,6 @@
-//! What the expansion binds before the loop: the function's site, the
+//! What the expansion binds before the loop.
+//!
+//! The function's site, the
 //! user's sleep, the policy, the budget and the admission limiter, and the
 //! helpers on the arguments they read.
 use super::*;

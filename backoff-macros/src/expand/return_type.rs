@@ -1,4 +1,6 @@
-//! The function's return type as the expansion names it: the fake return
+//! The function's return type as the expansion names it.
+//!
+//! The fake return
 //! edge, the result check, and `impl Trait` and lifetimes erased.
 use super::*;
 

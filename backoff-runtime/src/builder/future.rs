@@ -1,3 +1,5 @@
+//! The future of an awaited `Retry`.
+//!
 //! The future of an awaited [`Retry`]: the driver's steps, polled by hand
 //! (the attribute writes the same loop as an `async` block in the function).
 

@@ -1,4 +1,6 @@
-//! The kinds of operation the builder retries: one that returns a
+//! The kinds of operation the builder retries.
+//!
+//! One that returns a
 //! `Result` ([`Blocking`]) or a future of one ([`Awaited`]), with or
 //! without the attempt's context.
 

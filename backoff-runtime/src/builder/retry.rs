@@ -1,4 +1,6 @@
-//! The plain-Rust API, the attribute's twin: `policy.retry(op)` builds a
+//! The plain-Rust API, the attribute's twin.
+//!
+//! `policy.retry(op)` builds a
 //! [`Retry`] whose methods are the attribute's keys; `.call()` runs a sync
 //! operation, `.await` an async one. The same driver, stop rules and events
 //! as `#[retry]`.

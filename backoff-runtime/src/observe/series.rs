@@ -1,3 +1,5 @@
+//! The metric series' names and keys, built once.
+//!
 //! The metric series' names and, per retried function or named limit, the
 //! keys of its series, built (and hashed) once: what a call site keeps so
 //! that recording hashes nothing. (Feature `metrics`; the names are public

@@ -1,4 +1,6 @@
-//! The driver every front end runs: the attribute's sync and async loops
+//! The driver every front end runs.
+//!
+//! The attribute's sync and async loops
 //! (generated in the function, so the body may borrow `&mut self`), the
 //! builder's `.call()` and its future.
 //!

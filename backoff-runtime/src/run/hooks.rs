@@ -1,3 +1,5 @@
+//! The user's hooks of one call, as data.
+//!
 //! The user's hooks of one retried call, as data: one [`Hooks`] struct of
 //! optional references to them, typed by the call's result, with the call's
 //! identity beside them (its name and metrics site, its nested mode and how

@@ -1,4 +1,6 @@
-//! Where invocation ids come from: a cryptographically secure generator,
+//! Where invocation ids come from.
+//!
+//! A cryptographically secure generator,
 //! independent of the jitter generator in `rng`.
 //!
 //! A call records only a [`CallNonce`], unique in the process and cheap to

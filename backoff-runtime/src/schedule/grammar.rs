@@ -1,3 +1,5 @@
+//! The grammar that `#[retry]` and the settings share.
+//!
 //! The grammar that `#[retry]` and the run-time settings share: durations
 //! (`"32s"`, `"1m30s"`, `"1m 30s"`, `"1.5s"`, `"250ms"`, read to the exact
 //! nanosecond), "did you mean" for a misspelled key or word, the short quote

@@ -1,4 +1,6 @@
-//! The schedule's modes as text, in the attribute's words: [`Jitter`] and
+//! The schedule's modes as text.
+//!
+//! In the attribute's words: [`Jitter`] and
 //! [`HintAboveCap`] read with `FromStr` and written with `Display`, so an
 //! environment variable, a command-line flag and a settings file (feature
 //! `serde`) take what `#[retry(jitter = ...)]` takes. The durations are

@@ -1,4 +1,6 @@
-//! Settings from configuration (feature `serde`): a [`Policy`](crate::Policy),
+//! Settings from configuration (feature `serde`).
+//!
+//! A [`Policy`](crate::Policy),
 //! a [`Jitter`](crate::Jitter) and the limiters' settings read from any serde
 //! format (TOML, JSON, YAML, a layered configuration crate) and written back.
 //!

@@ -1,3 +1,5 @@
+//! `Deserialize` and `Serialize` for the schedule.
+//!
 //! `Deserialize` and `Serialize` for [`Policy`], [`Jitter`] and
 //! [`HintAboveCap`]: the attribute's schedule keys, its duration grammar and
 //! its rules, checked at load.

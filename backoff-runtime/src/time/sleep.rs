@@ -1,4 +1,6 @@
-//! How a loop waits between attempts: one blocking abstraction
+//! How a loop waits between attempts.
+//!
+//! One blocking abstraction
 //! ([`BlockingSleep`]: the default [`DefaultSleep`], `std::thread::sleep` or
 //! the test's virtual clock, and the user's [`CustomSleep`]) and one async
 //! one ([`Timer`]: the default [`DefaultTimer`] and the user's

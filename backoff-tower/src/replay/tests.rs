@@ -1,4 +1,6 @@
-//! The replay body's unit and property tests: every byte once per attempt,
+//! The replay body's unit and property tests.
+//!
+//! Every byte once per attempt,
 //! in order, for any chunking and any point where a retry starts; the caps;
 //! the trailers; the reservation given back.
 
