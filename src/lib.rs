@@ -28,6 +28,10 @@ pub struct TestingDoctests;
 #[cfg(doctest)]
 pub struct JitterAndBudgetsDoctests;
 
+#[doc = include_str!("../docs/breakers-and-cooldowns.md")]
+#[cfg(doctest)]
+pub struct BreakersAndCooldownsDoctests;
+
 #[doc = include_str!("../docs/annotate-crate.md")]
 #[cfg(doctest)]
 pub struct AnnotateCrateDoctests;
