@@ -1,8 +1,8 @@
 //! The service config's rules and their errors.
 //!
-//! The service config's rules, each with the error that names its field;
-//! the lookup order; the JSON and the builder giving the same config; the
-//! mapping onto `Policy` and `RetryThrottle`.
+//! Each rule with the error that names its field; the lookup order; the
+//! JSON and the builder giving the same config; the mapping onto `Policy`
+//! and `RetryThrottle`.
 
 use core::time::Duration;
 

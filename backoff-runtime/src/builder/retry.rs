@@ -1,9 +1,8 @@
 //! The plain-Rust API, the attribute's twin.
 //!
-//! `policy.retry(op)` builds a
-//! [`Retry`] whose methods are the attribute's keys; `.call()` runs a sync
-//! operation, `.await` an async one. The same driver, stop rules and events
-//! as `#[retry]`.
+//! `policy.retry(op)` builds a [`Retry`] whose methods are the attribute's
+//! keys; `.call()` runs a sync operation, `.await` an async one. The same
+//! driver, stop rules and events as `#[retry]`.
 
 // Each method's return type names the key it adds (one line each).
 #![allow(clippy::type_complexity)]
