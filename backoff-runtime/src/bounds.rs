@@ -1,3 +1,5 @@
+//! The bounds `#[retry]` puts on a function and its keys.
+//!
 //! What `#[retry]` requires of the function it rewrites and of its keys'
 //! values, one item per requirement: names compile errors use, not
 //! interfaces to implement. The expansion checks each where the key or type

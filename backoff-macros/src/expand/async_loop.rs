@@ -1,4 +1,6 @@
-//! The async loop: the body in a non-`move` async block per attempt, the
+//! The async loop.
+//!
+//! The body in a non-`move` async block per attempt, the
 //! decision after each, and the sleep, all in the function.
 use super::*;
 

@@ -1,4 +1,6 @@
-//! Code generation: the validated arguments and the function become a retry
+//! Code generation.
+//!
+//! The validated arguments and the function become a retry
 //! loop around the function's own body.
 //!
 //! The body's tokens appear exactly once, run in place per attempt: sync

@@ -1,4 +1,6 @@
-//! The sync loop: the body in a closure, called once inline; only a
+//! The sync loop.
+//!
+//! The body in a closure, called once inline; only a
 //! failure enters the runtime's cold loop.
 use super::*;
 

@@ -1,7 +1,8 @@
-//! What an awaited call's future keeps, retried or hedged: the types read
-//! off its keys, and beside its phase the policy and budget, the operation,
-//! the hooks, the admission limiter and the loop's state; and the steps
-//! both futures take with them.
+//! What an awaited call's future keeps, and its steps.
+//!
+//! The types read off its keys, and beside its phase the policy and budget, the
+//! operation, the hooks, the admission limiter and the loop's state; and the
+//! steps both futures take with them.
 
 use core::future::{Future, Ready};
 use core::time::Duration;

@@ -1,5 +1,7 @@
-//! The future of an awaited [`Retry`]: the driver's steps, polled by hand
-//! (the attribute writes the same loop as an `async` block in the function).
+//! The future of an awaited `Retry`.
+//!
+//! The driver's steps, polled by hand (the attribute writes the same loop as an
+//! `async` block in the function).
 
 use core::future::{Future, IntoFuture, Ready};
 use core::marker::PhantomData;

@@ -1,4 +1,6 @@
-//! [`Hedged`]: an awaited [`Retry`] that hedges (`hedge_after`), and its
+//! `Hedged`: an awaited `Retry` that hedges, and its future.
+//!
+//! An awaited [`Retry`] that hedges (`hedge_after`), and its
 //! future, [`HedgedFuture`]: the next attempt starts beside the one running
 //! when the delay passes without an accepted answer, or at once when an
 //! attempt fails with a retryable error; the first accepted result wins.

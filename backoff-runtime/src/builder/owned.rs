@@ -1,3 +1,5 @@
+//! The hooks a `Retry` owns.
+//!
 //! The hooks a [`Retry`](crate::Retry) owns: each builder method adds its
 //! closure to a list (`(earlier, RetryIf(closure))`), and the loop borrows
 //! them all as one [`Hooks`] when it needs them ([`OwnedHooks::lend`]).

@@ -1,7 +1,8 @@
-//! The plain-Rust API, the attribute's twin: `policy.retry(op)` builds a
-//! [`Retry`] whose methods are the attribute's keys; `.call()` runs a sync
-//! operation, `.await` an async one. The same driver, stop rules and events
-//! as `#[retry]`.
+//! The plain-Rust API, the attribute's twin.
+//!
+//! `policy.retry(op)` builds a [`Retry`] whose methods are the attribute's
+//! keys; `.call()` runs a sync operation, `.await` an async one. The same
+//! driver, stop rules and events as `#[retry]`.
 
 // Each method's return type names the key it adds (one line each).
 #![allow(clippy::type_complexity)]
@@ -237,7 +238,9 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
 
     /// A limiter asked before every attempt, the first included
     /// (`admission`): an [`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter),
-    /// an [`AdaptiveThrottle`](crate::AdaptiveThrottle) or your own
+    /// an [`AdaptiveThrottle`](crate::AdaptiveThrottle), a
+    /// [`CircuitBreaker`](crate::CircuitBreaker), a [`Cooldown`](crate::Cooldown),
+    /// a [`Keyed`](crate::Keyed) or your own
     /// [`AdmissionLimit`](crate::AdmissionLimit). It lets the attempt go, makes it
     /// wait (on the loop's own sleep) or refuses it: the call then returns
     /// `E::from(`[`Refused`](crate::Refused)`)` at once, which is why this

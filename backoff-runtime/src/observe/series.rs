@@ -1,6 +1,8 @@
-//! The metric series' names and, per retried function or named limit, the
-//! keys of its series, built (and hashed) once: what a call site keeps so
-//! that recording hashes nothing. (Feature `metrics`; the names are public
+//! The metric series' names and keys, built once.
+//!
+//! Per retried function or named limit, the keys of its series are built
+//! (and hashed) once: what a call site keeps, so that recording hashes
+//! nothing. (Feature `metrics`; the names are public
 //! in `backoff_runtime::metrics`.)
 
 use metrics::{Key, Label};
