@@ -56,8 +56,6 @@ pub trait Slot<T> {
     fn take(&mut self) -> Option<T>;
     /// What it holds, lent.
     fn get(&mut self) -> Option<&mut T>;
-    /// Whether it holds nothing.
-    fn is_empty(&self) -> bool;
 }
 
 impl<T> Slot<T> for Option<T> {
@@ -74,11 +72,6 @@ impl<T> Slot<T> for Option<T> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn get(&mut self) -> Option<&mut T> {
         self.as_mut()
-    }
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn is_empty(&self) -> bool {
-        self.is_none()
     }
 }
 
@@ -103,11 +96,6 @@ impl<T> Slot<T> for Nothing {
     fn get(&mut self) -> Option<&mut T> {
         None
     }
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn is_empty(&self) -> bool {
-        true
-    }
 }
 
 /// Where a `T` the key `F` needs is kept.
@@ -120,12 +108,10 @@ mod tests {
     #[test]
     fn a_key_given_keeps_what_it_is_given_and_a_key_not_given_keeps_nothing() {
         let mut given: Kept<On, u8> = Slot::of(Some(3));
-        assert!(!given.is_empty());
         assert_eq!(given.get().copied(), Some(3));
         assert_eq!(given.take(), Some(3));
-        assert!(given.is_empty());
+        assert_eq!(given.take(), None);
         let mut not_given: Kept<Off, u8> = Slot::of(Some(3));
-        assert!(Slot::<u8>::is_empty(&not_given));
         assert_eq!(Slot::<u8>::get(&mut not_given), None);
         assert_eq!(Slot::<u8>::take(&mut not_given), None);
         const { assert!(<<Off as Or<On>>::Out as Flag>::ON && <<On as Or<Off>>::Out as Flag>::ON) };

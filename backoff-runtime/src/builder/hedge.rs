@@ -243,9 +243,10 @@ where
                             ));
                         }
                         Admission::Wait(wait) | Admission::GoAfter(wait) if this.attempts.is_empty() => {
-                            if this.charge.is_empty() {
-                                *this.charge = call.take_charge();
-                            }
+                            // A retry put off by a wait keeps its charge;
+                            // one sent at once takes the loop's.
+                            let held = Slot::take(this.charge).or_else(|| Slot::take(&mut call.take_charge()));
+                            *this.charge = Slot::of(held);
                             *this.arm_hedge = false;
                             this.pending.set(Some(this.timer.start(wait)));
                             *this.next = Some(Next::Retry);
