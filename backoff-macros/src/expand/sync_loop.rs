@@ -3,7 +3,7 @@
 use super::*;
 
 /// The locals the sync loop binds.
-struct Blocking {
+struct SyncLocals {
     /// The sleeper (`sleep = ...`, or the default).
     sleeper: Ident,
     /// The call's start, when something reads it.
@@ -61,7 +61,7 @@ impl Generator<'_> {
             let sleeper_value = self.sleeper_value(self.full);
             return self.sync_in_function_loop(body, body_span, action, &sleeper, &sleeper_value);
         }
-        let names = Blocking {
+        let names = SyncLocals {
             sleeper,
             start: local("start"),
             body: local("body"),
@@ -113,7 +113,7 @@ impl Generator<'_> {
     /// deciding block (the second), or with `context = ...` before the
     /// body's closure (the first), which borrows the attempts' source they
     /// make.
-    fn started_where(&self, names: &Blocking) -> (TokenStream, TokenStream) {
+    fn started_where(&self, names: &SyncLocals) -> (TokenStream, TokenStream) {
         if self.attempts.is_some() {
             (
                 self.started(names, self.full, &self.policy_outside()),
@@ -129,8 +129,8 @@ impl Generator<'_> {
 
     /// The sleeper, the start and the attempts' source (`context = ...`),
     /// with the runtime's `paths` and `policy` of where they are written.
-    fn started(&self, names: &Blocking, paths: &Trees, policy: &TokenStream) -> TokenStream {
-        let Blocking { sleeper, start, .. } = names;
+    fn started(&self, names: &SyncLocals, paths: &Trees, policy: &TokenStream) -> TokenStream {
+        let SyncLocals { sleeper, start, .. } = names;
         let Generator {
             budget, needs_start, ..
         } = self;
@@ -158,7 +158,7 @@ impl Generator<'_> {
 
     /// How the first attempt's result is matched, and the hooks lent for
     /// its failure.
-    fn first_decision(&self, names: &Blocking) -> Decision {
+    fn first_decision(&self, names: &SyncLocals) -> Decision {
         let into_first = self.as_plain_result(&names.first);
         let (scrutinee, done, again, hooks) = self.result_match(into_first, &names.value, &names.failed);
         let (bind_on_success, on_success, hooks) = self.on_success_bound(hooks);
@@ -195,7 +195,7 @@ impl Generator<'_> {
     /// returns there, a failure enters the runtime's cold loop.
     fn first_attempt_decided(
         &self,
-        names: &Blocking,
+        names: &SyncLocals,
         started: TokenStream,
         decision: &Decision,
         first_attempt: &FirstAttempt,
@@ -203,7 +203,7 @@ impl Generator<'_> {
         let Generator {
             private, budget, site, ..
         } = self;
-        let Blocking {
+        let SyncLocals {
             sleeper,
             start,
             body: body_fn,
@@ -261,9 +261,9 @@ impl Generator<'_> {
 
     /// The first attempt's failure handed to the runtime's cold loop, with
     /// `admitted` (the first attempt's admission, or `None`).
-    fn retried_blocking(&self, names: &Blocking, hooks: &TokenStream, admitted: TokenStream) -> TokenStream {
+    fn retried_blocking(&self, names: &SyncLocals, hooks: &TokenStream, admitted: TokenStream) -> TokenStream {
         let Generator { private, budget, .. } = self;
-        let Blocking {
+        let SyncLocals {
             sleeper,
             start,
             body: body_fn,
@@ -280,7 +280,7 @@ impl Generator<'_> {
     /// What surrounds the first attempt: with `admission` (`admits`), see
     /// [`first_attempt_admitted`](Self::first_attempt_admitted); without,
     /// only its failure handed to the cold loop.
-    fn first_attempt(&self, names: &Blocking, hooks: &TokenStream, admits: bool) -> FirstAttempt {
+    fn first_attempt(&self, names: &SyncLocals, hooks: &TokenStream, admits: bool) -> FirstAttempt {
         if admits {
             return self.first_attempt_admitted(names, hooks);
         }
@@ -297,9 +297,9 @@ impl Generator<'_> {
     /// and returned out of line), the success told to the limiter, and the
     /// retries through the runtime's admitted cold loop. The first attempt,
     /// admitted, is held: the limiter hears its end once, a panic's included.
-    fn first_attempt_admitted(&self, names: &Blocking, hooks: &TokenStream) -> FirstAttempt {
+    fn first_attempt_admitted(&self, names: &SyncLocals, hooks: &TokenStream) -> FirstAttempt {
         let private = self.private;
-        let Blocking {
+        let SyncLocals {
             sleeper,
             start,
             body: body_fn,
