@@ -11,6 +11,7 @@ use crate::run::decide::{FailedAttempt, RetryState};
 use crate::run::driver::refused_reported;
 use crate::run::hooks::Hooks;
 use crate::run::outcome::Outcome;
+use crate::run::result::RetryResult;
 use crate::schedule::policy::Policy;
 use crate::time::Instant;
 use crate::time::clock::ClockKind;
@@ -59,7 +60,7 @@ pub trait Rerun<T, E> {
     fn rerun(&mut self) -> Result<T, E>;
 }
 
-impl<R: crate::bounds::RetryResult, F: FnMut() -> R> Rerun<R::Ok, R::Err> for F {
+impl<R: RetryResult, F: FnMut() -> R> Rerun<R::Ok, R::Err> for F {
     #[inline]
     fn rerun(&mut self) -> Result<R::Ok, R::Err> {
         self().into_result()
@@ -69,7 +70,7 @@ impl<R: crate::bounds::RetryResult, F: FnMut() -> R> Rerun<R::Ok, R::Err> for F 
 /// The attribute's sync body as its retries borrow it: the body's closure,
 /// which the expansion moves out of its local in the failure arm (so the
 /// happy path never takes its address), lent as `&mut dyn Rerun` typed by
-/// the function's [`RetryResult`](crate::bounds::RetryResult). No closure
+/// the function's [`RetryResult`]. No closure
 /// of the expansion's own around the body: one function less for every
 /// annotated one. A function that returns no `Result` is reported once, by
 /// the expansion's result check (this bound, on the same span, is its
@@ -87,7 +88,7 @@ impl<R: crate::bounds::RetryResult, F: FnMut() -> R> Rerun<R::Ok, R::Err> for F 
 pub fn rerunning<F, R>(body: &mut F) -> &mut dyn Rerun<R::Ok, R::Err>
 where
     F: FnMut() -> R,
-    R: crate::bounds::RetryResult,
+    R: RetryResult,
 {
     body
 }
