@@ -21,9 +21,9 @@ pub use crate::run::invocation::CallNonce;
 pub use crate::run::nested::NestedAttempt;
 pub use crate::run::pushback::Pushback;
 pub use crate::schedule::grammar::excerpt;
-pub use crate::time::clock::ClockKind;
+pub use crate::time::clock::Clock;
 pub use crate::time::default_wait::DefaultWait;
-pub use crate::time::sleep::{ASYNC_CLOCK, InlineTimer, Timer};
+pub use crate::time::sleep::{InlineTimer, Timer};
 pub use crate::time::timeout::Timed;
 
 /// Whether the end of a call is recorded even when no hook or limit

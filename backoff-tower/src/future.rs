@@ -21,7 +21,7 @@ use backoff_runtime::__front_end::CallNonce;
 use backoff_runtime::__front_end::Hooks;
 use backoff_runtime::__front_end::NestedAttempt;
 use backoff_runtime::__front_end::Timed;
-use backoff_runtime::__front_end::{ASYNC_CLOCK, InlineTimer, Timer};
+use backoff_runtime::__front_end::{Clock, InlineTimer, Timer};
 use backoff_runtime::__front_end::{Admitting, DefaultWait, refusal_of};
 use backoff_runtime::__front_end::{Charged, Limit};
 use backoff_runtime::__front_end::{HedgeAttempts, HedgeStep, Hedging as HedgeCall};
@@ -326,12 +326,12 @@ impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> ResponseFuture<S, Req, C, T, 
             }
         };
         let driver = if config.calls.reads_start || policy.get_max_elapsed().is_some() {
-            Loop::start(ASYNC_CLOCK, policy, limit_of(config), true)
+            Loop::start(Clock::ASYNC, Some(policy), limit_of(config), true)
         } else {
-            Loop::unstarted(ASYNC_CLOCK)
+            Loop::unstarted(Clock::ASYNC)
         };
         let start = match driver.start_instant() {
-            None if C::READS_ATTEMPT_TIME => Some(ASYNC_CLOCK.now()),
+            None if C::READS_ATTEMPT_TIME => Some(Clock::ASYNC.now()),
             start => start,
         };
         let call = CallNonce::next();
@@ -346,7 +346,7 @@ impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> ResponseFuture<S, Req, C, T, 
                 return Retrying::new(service, config, request, (driver, held), call, start, 0).held(answer, refused);
             }
         }
-        let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
+        let first = AttemptSource::nth(policy, call, start, Clock::ASYNC, 1);
         let response = service.call(config.classify.replay(&request, &first));
         let phase = if config.calls.hedge_after.is_some() {
             Phase::HedgedFirst {
@@ -429,7 +429,7 @@ impl<S: Service<Req>, Req, C, T, A: AdmissionSlot> ResponseFuture<S, Req, C, T, 
                     // settlement, which now holds what the call holds.
                     Some(Settlement {
                         config: Arc::clone(config),
-                        driver: core::mem::replace(&mut retry.driver, Loop::unstarted(ASYNC_CLOCK)),
+                        driver: core::mem::replace(&mut retry.driver, Loop::unstarted(Clock::ASYNC)),
                         hedged,
                         held: core::mem::take(&mut retry.held),
                     })
@@ -508,7 +508,7 @@ impl<C, T, A: AdmissionSlot> Settlement<C, T, A> {
                 1,
                 || None,
                 |admitting| {
-                    admitting.observed(hooks.attempt_end(ASYNC_CLOCK, Err(&outcome)));
+                    admitting.observed(hooks.attempt_end(Clock::ASYNC, Err(&outcome)));
                     admitting.abandon_open();
                 },
             );
@@ -872,7 +872,7 @@ where
         // The retry the budget allowed for it, if any, is sent.
         self.driver.sent();
         self.number = self.number.saturating_add(1);
-        let attempt = AttemptSource::nth(&self.policy(), self.call, self.start, ASYNC_CLOCK, self.number);
+        let attempt = AttemptSource::nth(&self.policy(), self.call, self.start, Clock::ASYNC, self.number);
         let request = self.config.classify.replay(&self.request, &attempt);
         let sending = Sending::Readying {
             service: self.service.clone(),
@@ -1130,7 +1130,7 @@ where
     ) -> (HedgeStep<CallResult<S, Req>>, Stopped) {
         self.decide(|driver, policy, limit, admitting, hooks| {
             if let Some(admitting) = admitting {
-                admitting.observed(hooks.attempt_end(ASYNC_CLOCK, Err(&outcome)));
+                admitting.observed(hooks.attempt_end(Clock::ASYNC, Err(&outcome)));
             }
             driver.hedge_failed(policy, limit, hooks, (outcome, below), hedging)
         })

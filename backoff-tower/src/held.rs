@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use backoff_runtime::__front_end::{ASYNC_CLOCK, AdmissionProgress, Admitting};
+use backoff_runtime::__front_end::{Clock, AdmissionProgress, Admitting};
 use backoff_runtime::AdmissionLimit;
 
 use crate::layer::{NoAdmission, WithAdmission};
@@ -52,7 +52,7 @@ impl Drop for AdmissionHold {
             if self.progress.holds() {
                 let progress = core::mem::take(&mut self.progress);
                 drop(
-                    Admitting::of_dyn(&*limit, ASYNC_CLOCK)
+                    Admitting::of_dyn(&*limit, Clock::ASYNC)
                         .after(self.attempts)
                         .resuming(progress)
                         .keyed(self.key.as_deref()),
@@ -88,7 +88,7 @@ impl AdmissionHold {
         if self.key.is_none() {
             self.key = key().map(Box::from);
         }
-        let mut admitting = Admitting::of_dyn(&**limit, ASYNC_CLOCK)
+        let mut admitting = Admitting::of_dyn(&**limit, Clock::ASYNC)
             .after(attempts)
             .resuming(self.progress)
             .keyed(self.key.as_deref());

@@ -56,7 +56,7 @@ impl Generator<'_> {
             }
             let timed_out = respan_exactly(quote!(#full::timed_out_result()), exact);
             let with_timeout = respan(quote!(#full::with_timeout::<_, _>), limit.key_span);
-            let limit = duration_tokens(limit.value, full);
+            let limit = duration_tokens(limit.value);
             let policy = self.policy_outside();
             attempt = quote!(#with_timeout(#state.attempt_timeout(#policy, #limit), #attempt, #timed_out));
         }
@@ -81,16 +81,16 @@ impl Generator<'_> {
             };
             quote! {
                 if false {
-                    <#return_type as #full::DefaultAsyncSleep>::has_default_timer();
+                    <#return_type as #krate::bounds::DefaultAsyncSleep>::has_default_timer();
                 }
             }
         });
         // The default timer's clock is a constant: no generic call for
         // rustc to check in every function. A custom sleep's timer has no
-        // name to write: `timer_clock` reads its type's.
+        // name to write: `Timer::clock` reads its type's.
         let timer_clock = match args.sleep {
             None => quote!(#full::DefaultTimer::CLOCK),
-            Some(_) => quote!(#full::timer_clock(&#timer)),
+            Some(_) => quote!(#full::Timer::clock(&#timer)),
         };
         let attempts_value = self.attempts_value(&state);
         // With `budget`, the retry the budget allowed is held as a charge
@@ -155,7 +155,7 @@ impl Generator<'_> {
             #take_charge
             #private::Timer::sleep(&mut #timer, #wait).await;
         });
-        let charge_value = charge.map(|charge| quote!(let mut #charge = #full::None;));
+        let charge_value = charge.map(|charge| quote!(let mut #charge = ::core::option::Option::None;));
         let looped = self.looped(
             (&state, self.loop_start(timer_clock)),
             [admitting_value, attempts_value.unwrap_or_default()],

@@ -56,7 +56,7 @@ impl Generator<'_> {
                 }
             });
             let read_start = if self.start_unread() {
-                quote!(#paths::None)
+                quote!(::core::option::Option::None)
             } else {
                 quote!(#paths::start_blocking(#policy, #budget, #needs_start, &#sleeper))
             };
@@ -77,7 +77,7 @@ impl Generator<'_> {
         let policy = &self.policy.scoped;
         let into_first = self.as_plain_result(&first);
         let value = local("value");
-        let succeeded = self.returned_result(quote!(#private::Ok(#value)));
+        let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
         let failed = local("failed");
         let (scrutinee, done, again, hooks) = self.result_match(into_first, &value, &failed);
         // `on_success` is bound once: the first attempt's success reports it
@@ -89,10 +89,10 @@ impl Generator<'_> {
                 quote_spanned! {hook.span()=>
                     let #on_success_hook: &dyn ::core::ops::Fn(&#krate::Success) = &(#hook);
                 },
-                quote!(#private::Some(#on_success_hook)),
+                quote!(::core::option::Option::Some(#on_success_hook)),
                 quote!(#hooks.on_success(#on_success_hook)),
             ),
-            None => (TokenStream::new(), quote!(#private::None), hooks),
+            None => (TokenStream::new(), quote!(::core::option::Option::None), hooks),
         };
         // The body runs again lent as `&mut dyn Rerun` (the runtime's loop
         // is one per result type), moved out of its local (`&mut { body }`)
@@ -121,31 +121,31 @@ impl Generator<'_> {
             let refused_value = local("refused");
             let into_refused = self.as_plain_result(&refused_value);
             let refused_first = self.returned_result(quote! {
-                #private::refused_first_blocking(#policy, #clock, #start, &#hooks, #failed)
+                #private::refused_first_blocking(#policy, #clock, #start, &#hooks, ::core::result::Result::Err(#failed))
             });
-            let returned_value = self.returned_result(quote!(#private::Ok(#value)));
+            let returned_value = self.returned_result(quote!(::core::result::Result::Ok(#value)));
             (
                 check,
                 quote! {
-                    if let #private::Err(#refusal) = #private::first_admitted_blocking(#limit, #clock, &#sleeper) {
+                    if let ::core::result::Result::Err(#refusal) = #private::FirstAdmitted::ask(#limit, #clock, &#sleeper) {
                         let #refused_value = #private::refused_as_body(&#body_fn, #refused, #refusal);
                         return match #into_refused {
-                            #private::Ok(#value) => #returned_value,
-                            #private::Err(#failed) => #refused_first,
+                            ::core::result::Result::Ok(#value) => #returned_value,
+                            ::core::result::Result::Err(#failed) => #refused_first,
                         };
                     }
                     let #first_admitted = #private::FirstAdmitted::held(#limit, #clock);
                 },
-                quote!(#private::admitted_success(#limit, #clock, #first_admitted);),
+                quote!(#private::FirstAdmitted::succeeded(#first_admitted, #limit, #clock);),
                 {
                     // Spanned as the key's check: a missing `From<Refused>`
                     // is reported once, there.
                     let admitted_by = match &args.admission {
                         Some(admission) => respan_exactly(
-                            quote!(#private::admitted_by),
+                            quote!(#private::FirstAdmitted::for_retries),
                             Span::mixed_site().located_at(admission.key_span),
                         ),
-                        None => quote!(#private::admitted_by),
+                        None => quote!(#private::FirstAdmitted::for_retries),
                     };
                     self.returned_result(quote! {
                         #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper, #admitted_by(#first_admitted))
@@ -158,7 +158,7 @@ impl Generator<'_> {
                 TokenStream::new(),
                 TokenStream::new(),
                 self.returned_result(quote! {
-                    #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper, #private::None)
+                    #private::retry_blocking_owned(#policy, #budget, #start, &#hooks, #failed, #lent_body, &#sleeper, ::core::option::Option::None)
                 }),
             )
         };
