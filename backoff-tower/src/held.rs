@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use backoff_runtime::__front_end::{Clock, AdmissionProgress, Admitting};
+use backoff_runtime::__front_end::{AdmissionProgress, Admitting, Clock};
 use backoff_runtime::AdmissionLimit;
 
 use crate::layer::{NoAdmission, WithAdmission};

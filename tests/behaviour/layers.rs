@@ -227,7 +227,10 @@ fn the_rules_catch_what_they_are_for() {
     );
     assert_eq!(code_lines("// crate::run::x\ncode").count(), 1);
     assert!(layer_of("observe") > layer_of("time"));
-    assert!(layer_of("bounds") > layer_of("run"), "bounds re-exports the run layer's `RetryResult`");
+    assert!(
+        layer_of("bounds") > layer_of("run"),
+        "bounds re-exports the run layer's `RetryResult`"
+    );
     assert_eq!(module_of("run/mod.rs"), "run");
 }
 

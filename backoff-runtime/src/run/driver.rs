@@ -381,7 +381,6 @@ impl Loop {
     }
 }
 
-
 /// `refused`, the result of an attempt the `admission` limiter refused
 /// after `attempts` attempts, reported as a give-up with
 /// `StopReason::Refused` and returned.
