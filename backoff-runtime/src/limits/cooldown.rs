@@ -50,7 +50,7 @@ pub struct Cooldown {
     max_hint: Duration,
     name: Option<&'static str>,
     /// The hint's instant, in nanoseconds since the clock's anchor; 0 when
-    /// no hint holds.
+    /// no hint holds (its settings first, so its `Debug` shows them first).
     until: AtomicU64,
 }
 
