@@ -1,4 +1,6 @@
-//! The documentation's doctests: every Rust block of README.md and docs/*.md
+//! The documentation's doctests.
+//!
+//! Every Rust block of README.md and docs/*.md
 //! is compiled, and run unless marked `no_run`, by `cargo test --workspace`.
 //! Nothing here is public API; the package is never published.
 
@@ -25,6 +27,10 @@ pub struct TestingDoctests;
 #[doc = include_str!("../docs/jitter-and-budgets.md")]
 #[cfg(doctest)]
 pub struct JitterAndBudgetsDoctests;
+
+#[doc = include_str!("../docs/breakers-and-cooldowns.md")]
+#[cfg(doctest)]
+pub struct BreakersAndCooldownsDoctests;
 
 #[doc = include_str!("../docs/annotate-crate.md")]
 #[cfg(doctest)]

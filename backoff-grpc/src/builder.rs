@@ -1,4 +1,6 @@
-//! [`ServiceConfigBuilder`]: a service config written in code, entry by
+//! `ServiceConfigBuilder`: a service config written in code.
+//!
+//! A service config written in code, entry by
 //! entry as the JSON has them ([`MethodConfigSpec`], [`RetryPolicySpec`]),
 //! and the one place the rules are checked (the JSON is read into a
 //! builder too).

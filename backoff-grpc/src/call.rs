@@ -1,7 +1,9 @@
-//! One gRPC call as the retry loop sees it: the request it keeps
-//! ([`GrpcCall`]: the head, and the body kept for replay), the service
-//! that sends each attempt ([`Attempts`]: the body replayed, the answer
-//! judged as it arrives) and what a failed attempt is (`Failure` of a [`FailureKind`]).
+//! One gRPC call as the retry loop sees it.
+//!
+//! The request it keeps ([`GrpcCall`]: the head, and the body kept for replay),
+//! the service that sends each attempt ([`Attempts`]: the body replayed, the
+//! answer judged as it arrives) and what a failed attempt is (`Failure` of a
+//! [`FailureKind`]).
 
 use core::future::Future;
 use core::pin::Pin;

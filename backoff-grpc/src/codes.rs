@@ -1,3 +1,5 @@
+//! gRPC's status codes as the service config writes them.
+//!
 //! gRPC's status codes as the service config writes them (`"UNAVAILABLE"`
 //! or `14`), and [`CodeSet`], the retryable codes of a policy.
 

@@ -1,4 +1,6 @@
-//! [`ServiceConfig`]: a validated service config, and each request's
+//! `ServiceConfig`: a validated service config.
+//!
+//! A validated service config, and each request's
 //! [`MethodConfig`] by its path; [`RetryPolicy`] on the crate's
 //! [`Policy`]; [`RetryThrottling`] on [`RetryThrottle`].
 

@@ -1,4 +1,6 @@
-//! [`EndingBody`]: the body of a committed call, read through to its
+//! `EndingBody`: the body of a committed call.
+//!
+//! The body of a committed call, read through to its
 //! trailers, where the call's status is. The call is reported there (the
 //! throttle, the events, `on_success` or `on_give_up`, A96's metrics), not
 //! when its headers came.

@@ -1,4 +1,6 @@
-//! The service config's JSON, read into a [`ServiceConfigBuilder`]: the
+//! The service config's JSON.
+//!
+//! Read into a [`ServiceConfigBuilder`]: the
 //! document's shape, protobuf's JSON durations (`"0.1s"`), status codes by
 //! name or number. Fields this crate does not use (`loadBalancingConfig`,
 //! `waitForReady`, ...) are ignored, as gRPC's clients

@@ -1,4 +1,6 @@
-//! [`GrpcRetryLayer`]: gRPC's retries in the channel, configured by a
+//! `GrpcRetryLayer`: gRPC's retries in the channel.
+//!
+//! gRPC's retries in the channel, configured by a
 //! service config, and shared by every call of the services it makes.
 
 use core::time::Duration;

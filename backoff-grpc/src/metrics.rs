@@ -1,8 +1,9 @@
-//! gRPC's own per-call series (gRFC A96), recorded by [`GrpcRetryLayer`]
-//! beside the runtime's series (`backoff_runtime::metrics`) with the
-//! `metrics` feature. Each is a histogram labelled `grpc.method` (the
-//! method's path without its leading `/`). A call that sent one attempt
-//! records none.
+//! gRPC's own per-call series (gRFC A96).
+//!
+//! Recorded by [`GrpcRetryLayer`] beside the runtime's series
+//! (`backoff_runtime::metrics`) with the `metrics` feature. Each is a histogram
+//! labelled `grpc.method` (the method's path without its leading `/`). A call
+//! that sent one attempt records none.
 //!
 //! [`GrpcRetryLayer`]: crate::GrpcRetryLayer
 //!

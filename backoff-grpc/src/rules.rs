@@ -1,4 +1,6 @@
-//! [`GrpcRules`]: how the gRPC layer judges one method's calls for the
+//! `GrpcRules`: how the gRPC layer judges one method's calls.
+//!
+//! How the gRPC layer judges one method's calls for the
 //! retry loop: the policy's status codes, the server's pushback and
 //! `RetryInfo`, the attempt headers (`grpc-previous-rpc-attempts`,
 //! `grpc-timeout`), and the call's deadline.

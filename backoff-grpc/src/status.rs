@@ -1,5 +1,6 @@
-//! Which gRPC errors to retry, by Google's AIP-194: retry
-//! `UNAVAILABLE`; retry `RESOURCE_EXHAUSTED` only when the server sent a
+//! Which gRPC errors to retry, by Google's AIP-194.
+//!
+//! Retry `UNAVAILABLE`; retry `RESOURCE_EXHAUSTED` only when the server sent a
 //! `google.rpc.RetryInfo` (it is then telling you when it will have room);
 //! never the codes a retry cannot fix (`INVALID_ARGUMENT`, `NOT_FOUND`,
 //! `ALREADY_EXISTS`, `PERMISSION_DENIED`, `UNAUTHENTICATED`,

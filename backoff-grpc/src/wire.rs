@@ -1,7 +1,8 @@
-//! What the gRPC layer reads and writes on the wire: the `grpc-timeout`
-//! header (read from the caller, written on each attempt), the status of a
-//! Trailers-Only response, the server's `grpc-retry-pushback-ms` and
-//! `RetryInfo`, and `grpc-previous-rpc-attempts`.
+//! What the gRPC layer reads and writes on the wire.
+//!
+//! The `grpc-timeout` header (read from the caller, written on each attempt),
+//! the status of a Trailers-Only response, the server's
+//! `grpc-retry-pushback-ms` and `RetryInfo`, and `grpc-previous-rpc-attempts`.
 
 use core::time::Duration;
 

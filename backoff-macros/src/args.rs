@@ -1,8 +1,10 @@
-//! The grammar of `#[retry(...)]`: `key = value` pairs, each value read by
-//! its key's kind and kept with its spans, each key set at most once, an
-//! unknown key answered with the nearest known one. The keys themselves are
-//! the table in `keys.rs`, which `declare_keys!` below turns into [`Args`]
-//! and its dispatch. No cross-field rules here: see `validate.rs`.
+//! The grammar of `#[retry(...)]`.
+//!
+//! `key = value` pairs, each value read by its key's kind and kept with its
+//! spans, each key set at most once, an unknown key answered with the nearest
+//! known one. The keys themselves are the table in `keys.rs`, which
+//! `declare_keys!` below turns into [`Args`] and its dispatch. No cross-field
+//! rules here: see `validate.rs`.
 
 use proc_macro2::Span;
 use syn::ext::IdentExt;

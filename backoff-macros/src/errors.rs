@@ -1,3 +1,5 @@
+//! Every error of one attribute, reported together.
+//!
 //! Accumulates every error of one attribute so they are reported together
 //! (the shape of serde_derive's `Ctxt`).
 

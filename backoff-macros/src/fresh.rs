@@ -1,6 +1,7 @@
-//! `mut` arguments start every attempt from what the caller passed: the
-//! signature binds them without `mut`, and each attempt rebinds a fresh copy
-//! (`let mut x = fresh_copy(&x);`). A type that is not `Copy` cannot be
+//! `mut` arguments start every attempt from what the caller passed.
+//!
+//! The signature binds them without `mut`, and each attempt rebinds a fresh
+//! copy (`let mut x = fresh_copy(&x);`). A type that is not `Copy` cannot be
 //! copied per attempt: the runtime's `FreshCopy` bound reports it on the
 //! argument, saying why and what to do.
 

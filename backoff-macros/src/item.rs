@@ -1,6 +1,7 @@
-//! The annotated item: a function with a body. Everything else (a struct, a
-//! `const fn`, an `extern` function, a declaration without a body) is
-//! rejected here with a message that names the problem.
+//! The annotated item: a function with a body.
+//!
+//! Everything else (a struct, a `const fn`, an `extern` function, a declaration
+//! without a body) is rejected here with a message that names the problem.
 
 use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;

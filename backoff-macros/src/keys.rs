@@ -1,9 +1,11 @@
-//! The one table of `#[retry]`'s keys, in the order of the reference on
-//! `backoff_runtime::retry`. Each row gives a key's name (its field), the
-//! kind of value it takes (`values.rs`) and what it does; the row alone
-//! makes the key parsed, checked for duplicates, suggested for a typo and
-//! listed in error messages. What the key means is then read from its field
-//! by `validate.rs` (rules between keys) and `expand/` (the code).
+//! The one table of `#[retry]`'s keys.
+//!
+//! In the order of the reference on `backoff_runtime::retry`. Each row gives a
+//! key's name (its field), the kind of value it takes (`values.rs`) and what it
+//! does; the row alone makes the key parsed, checked for duplicates, suggested
+//! for a typo and listed in error messages. What the key means is then read
+//! from its field by `validate.rs` (rules between keys) and `expand/` (the
+//! code).
 //!
 //! The workspace's `tests/behaviour/keys.rs` reads this table as text and
 //! fails when the reference or the plain builder lacks one of its keys: keep

@@ -1,7 +1,9 @@
-//! The `#[retry]` attribute of [`backoff-runtime`](https://docs.rs/backoff-runtime).
-//! Depend on `backoff-runtime`, not on this crate: it re-exports the
-//! attribute and pins this crate to its exact version. The attribute's full
-//! reference is on `backoff_runtime::retry`.
+//! The `#[retry]` attribute of
+//! [`backoff-runtime`](https://docs.rs/backoff-runtime).
+//!
+//! Depend on `backoff-runtime`, not on this crate: it re-exports the attribute
+//! and pins this crate to its exact version. The attribute's full reference is
+//! on `backoff_runtime::retry`.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]

@@ -1,3 +1,5 @@
+//! What a body run once per attempt cannot do.
+//!
 //! What the body cannot do when it runs once per attempt, found in the
 //! signature and reported on the user's token instead of as a borrow-checker
 //! error inside the expansion: `#[track_caller]`, `mut self`, and a result

@@ -1,6 +1,7 @@
-//! The rules between keys, and between keys and the function, checked on
-//! the parsed arguments: one function per rule, each recording its errors.
-//! Only values the user wrote are checked against each other; a default
+//! The rules between keys, and between keys and the function.
+//!
+//! Checked on the parsed arguments: one function per rule, each recording its
+//! errors. Only values the user wrote are checked against each other; a default
 //! never causes an error by itself.
 
 use core::time::Duration;

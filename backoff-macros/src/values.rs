@@ -1,7 +1,9 @@
-//! The kinds of value a key takes, each read from the expression the user
-//! wrote with errors on its tokens: a retry count, a duration string, a
-//! multiplier, a jitter mode, a hook, any expression, a path in a string.
-//! The table in `keys.rs` gives each key its kind.
+//! The kinds of value a key takes.
+//!
+//! Each read from the expression the user wrote with errors on its tokens: a
+//! retry count, a duration string, a multiplier, a jitter mode, a hook, any
+//! expression, a path in a string. The table in `keys.rs` gives each key its
+//! kind.
 
 use core::time::Duration;
 

@@ -1,3 +1,5 @@
+//! The bounds `#[retry]` puts on a function and its keys.
+//!
 //! What `#[retry]` requires of the function it rewrites and of its keys'
 //! values, one item per requirement: names compile errors use, not
 //! interfaces to implement. The expansion checks each where the key or type
@@ -18,7 +20,9 @@
 //!   [`SyncSleep`] and [`AsyncSleep`]:
 //!   what `sleep = ...` is;
 //! - [`DefaultAsyncSleep`]: an async loop without
-//!   `sleep = ...` needs a timer (the `tokio` or `futures-timer` feature).
+//!   `sleep = ...` needs a timer (the `tokio` or `futures-timer` feature);
+//! - [`CallIntoFuture`]: a builder passed where a `Future` is required
+//!   needs `.into_future()`.
 //!
 //! The hooks need no item here: each is lent to the loop as a `&dyn Fn` of
 //! its signature (`&dyn Fn(&E) -> bool` for `retry_if`), so a hook of the
@@ -217,3 +221,50 @@ where
 }
 
 pub use crate::time::sleep::DefaultAsyncSleep;
+
+/// What an error names when a [`Retry`](crate::Retry) or a
+/// [`Hedged`](crate::Hedged) is passed where a `Future` is required
+/// (`smol::block_on`, `tokio::spawn`): pass `.into_future()`.
+///
+/// The builders are `IntoFuture`, not `Future`: `.await` takes them as they
+/// are. Nothing implements this trait. It is the bound of a `Future` impl
+/// that never holds, so that the error says the fix.
+///
+/// ```
+/// use backoff_runtime::Policy;
+/// use std::future::IntoFuture;
+///
+/// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+/// let policy = Policy::new();
+/// // `block_on` takes a `Future`: the builder's `.into_future()`.
+/// let result = runtime.block_on(policy.retry(|| async { Ok::<_, ()>(7) }).into_future());
+/// assert_eq!(result, Ok(7));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is `IntoFuture`, not a `Future`: pass `.into_future()`",
+    label = "call `.into_future()` on this"
+)]
+pub trait CallIntoFuture {} // `Retry` and `Hedged` are `IntoFuture`: where a `Future` is required, pass `.into_future()`
+
+/// Declares a builder's `Future` impl that never holds (its bound is
+/// [`CallIntoFuture`]), so that passing the builder where a `Future` is
+/// required names the fix.
+macro_rules! into_future_first {
+    ($($builder:ident),+) => {$(
+        #[doc = concat!("Never holds: a [`", stringify!($builder), "`](crate::", stringify!($builder), ") is `IntoFuture`, not a `Future`.")]
+        /// Where a `Future` is required (`smol::block_on`, `tokio::spawn`),
+        /// pass `.into_future()`; the error says so ([`CallIntoFuture`]).
+        impl<Op, C> core::future::Future for crate::$builder<'_, Op, C>
+        where
+            Self: CallIntoFuture, // `Retry` and `Hedged` are `IntoFuture`: where a `Future` is required, pass `.into_future()`
+        {
+            type Output = ();
+
+            fn poll(self: core::pin::Pin<&mut Self>, _cx: &mut core::task::Context<'_>) -> core::task::Poll<()> {
+                core::task::Poll::Pending
+            }
+        }
+    )+};
+}
+
+into_future_first!(Retry, Hedged);

@@ -1,3 +1,5 @@
+//! The unit error of an attempt that timed out.
+//!
 //! The unit error the loop makes for an attempt that returned none: a
 //! timed-out attempt ([`Elapsed`](crate::Elapsed)). A refused attempt's
 //! error, [`Refused`](crate::Refused), carries the limiter's name and is

@@ -1,5 +1,6 @@
-//! Deterministic tests without waiting: a seedable per-thread RNG and a
-//! virtual clock for sync retry loops.
+//! Deterministic tests without waiting.
+//!
+//! A seedable per-thread RNG and a virtual clock for sync retry loops.
 //!
 //! Async code needs neither: run it under `#[tokio::test(start_paused =
 //! true)]` and tokio's paused clock drives both the waits and `max_elapsed`.

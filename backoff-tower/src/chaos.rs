@@ -1,4 +1,6 @@
-//! [`ChaosLayer`]: the runtime's fault injector around each call of the
+//! `ChaosLayer`: a fault injector around the inner service.
+//!
+//! The runtime's fault injector around each call of the
 //! inner service (feature `chaos`). Under a [`RetryLayer`](crate::RetryLayer),
 //! each attempt passes through it.
 

@@ -1,7 +1,9 @@
-//! [`ResponseFuture`]: the future of one call through a
-//! [`RetryService`](crate::RetryService), polled by hand over the
-//! driver's steps (`Loop::succeeded`, `Loop::failed`), as the builder's
-//! future is: no box, no clock read and no span unless a key needs one.
+//! `ResponseFuture`: the future of one call.
+//!
+//! The future of one call through a [`RetryService`](crate::RetryService),
+//! polled by hand over the driver's steps (`Loop::succeeded`, `Loop::failed`),
+//! as the builder's future is: no box, no clock read and no span unless a key
+//! needs one.
 
 use backoff_runtime::Instant;
 use core::future::Future;

@@ -1,3 +1,5 @@
+//! What one call holds of its admission limiter.
+//!
 //! What one call through the layer holds of its admission limiter between
 //! polls ([`AdmissionHold`]), and the slot that says whether a layer has a
 //! limiter at all ([`AdmissionSlot`]). A call gives back what it holds

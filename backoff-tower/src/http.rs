@@ -1,4 +1,6 @@
-//! [`HttpRetry`]: what a [`RetryLayer`](crate::RetryLayer) retries of
+//! `HttpRetry`: what a `RetryLayer` retries of HTTP.
+//!
+//! What a [`RetryLayer`](crate::RetryLayer) retries of
 //! HTTP: idempotent requests (or those with an `Idempotency-Key`), the
 //! statuses Google Cloud retries, every error of the inner service, the
 //! `Retry-After` of a retried response.

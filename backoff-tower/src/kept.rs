@@ -1,6 +1,8 @@
-//! [`KeptRequest`]: the request a call keeps for its attempts (the head,
-//! and the body kept for replay in a [`Replay`]), and [`Failure`]: an
-//! attempt that failed, with whether the call may still be sent again.
+//! The request a call keeps, and a failed attempt.
+//!
+//! [`KeptRequest`] is the head, and the body kept for replay in a
+//! [`Replay`]. [`Failure`] is an attempt that failed, with whether the call
+//! may still be sent again.
 //! The streaming HTTP service and the gRPC layer make each attempt from
 //! them.
 

@@ -1,4 +1,6 @@
-//! [`RetryLayer`]: the keys of a layered service's retries (the policy,
+//! `RetryLayer`: the keys of a layered service's retries.
+//!
+//! The keys of a layered service's retries (the policy,
 //! the classification, the per-attempt timeout, the limit, the admission
 //! limiter, the name and the observing hooks), shared by every call of the
 //! services it makes.

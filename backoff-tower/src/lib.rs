@@ -1,10 +1,10 @@
-//! A [tower](https://docs.rs/tower) layer that retries a service's requests:
-//! the same driver, schedule, stop rules, limits, events,
-//! tracing and metrics as `#[retry]` and [`Policy::retry`](backoff_runtime::Policy::retry),
-//! in front of any `Service<http::Request<B>>` whose request body can be
-//! cloned (hyper-util's client, a tonic or axum stack with a buffered body,
-//! reqwest's `Service` users), or, with [`RetryLayer::streaming`], whose
-//! body streams.
+//! A tower layer that retries a service's requests.
+//!
+//! The same driver, schedule, stop rules, limits, events, tracing and metrics
+//! as `#[retry]` and [`Policy::retry`](backoff_runtime::Policy::retry), in
+//! front of any `Service<http::Request<B>>` whose request body can be cloned
+//! (hyper-util's client, a tonic or axum stack with a buffered body, reqwest's
+//! `Service` users), or, with [`RetryLayer::streaming`], whose body streams.
 //!
 //! ```
 //! use backoff_runtime::Policy;

@@ -1,3 +1,5 @@
+//! `RetryLayer` as a reqwest-middleware middleware.
+//!
 //! [`RetryLayer`] as a [reqwest-middleware](https://docs.rs/reqwest-middleware)
 //! middleware (this crate's feature `reqwest-middleware`): the same loop, schedule, keys
 //! and HTTP rules as the tower layer, for a `reqwest_middleware::ClientWithMiddleware`.

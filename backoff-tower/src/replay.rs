@@ -1,4 +1,6 @@
-//! [`Replay`]: a streaming request body kept for the attempts after the
+//! `Replay`: a streaming request body kept for retries.
+//!
+//! A streaming request body kept for the attempts after the
 //! first, up to a cap; [`ReplayBody`], the body each attempt sends;
 //! [`ReplayLimits`], the caps (per call, and a reservation shared by every
 //! call of a layer).

@@ -1,4 +1,6 @@
-//! [`StreamingRetryLayer`]: the HTTP layer for requests whose body streams
+//! `StreamingRetryLayer`: the HTTP layer for streaming bodies.
+//!
+//! The HTTP layer for requests whose body streams
 //! (any `http_body::Body`, not only one that can be cloned): each request
 //! body is kept in a [`Replay`] up to the caps of [`ReplayLimits`], and the
 //! inner service gets each attempt's [`ReplayBody`]. [`StreamingRetryService`]

@@ -222,6 +222,52 @@ async fn the_admission_limiter_is_asked_before_every_attempt_and_a_hedge_it_hold
     assert_eq!(*limiter.asked.lock().unwrap(), [1, 1, 2]);
 }
 
+/// A retry limit that allows every retry, counting the retries it allowed
+/// and those given back unsent.
+#[derive(Default)]
+struct Counted {
+    allowed: AtomicU32,
+    unsent: AtomicU32,
+}
+
+impl backoff_runtime::RetryLimit for Counted {
+    fn try_retry(&self, _now: backoff_runtime::Instant) -> bool {
+        self.allowed.fetch_add(1, Ordering::SeqCst);
+        true
+    }
+
+    fn unsent(&self, _since: backoff_runtime::Instant) {
+        self.unsent.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_the_admission_limiter_holds_back_keeps_what_the_budget_allowed() {
+    use backoff_runtime::Admission;
+    // The first attempt fails at 10 ms with a 30 ms hint; the retry the
+    // budget allowed waits it out, is told to wait 20 ms more, and is sent.
+    let limiter = Scripted::new(vec![Admission::Go, Admission::Wait(ms(20))]);
+    let budget = Counted::default();
+    let backend = Backend::new(vec![busy(10), ok(5, 2)]);
+    let result = Policy::new()
+        .max_retries(2)
+        .retry(|| backend.attempt())
+        .retry_if(retried)
+        .retry_after(|_| Some(ms(30)))
+        .budget(&budget)
+        .admission(&limiter)
+        .hedge_after(ms(500))
+        .await;
+    assert_eq!(result, Ok(2));
+    assert_eq!(backend.started(), [ms(0), ms(60)]);
+    assert_eq!(budget.allowed.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        budget.unsent.load(Ordering::SeqCst),
+        0,
+        "the retry was sent: nothing is given back"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_refused_first_attempt_ends_the_call_and_a_refused_hedge_is_not_sent() {
     use backoff_runtime::Admission;

@@ -1,6 +1,8 @@
-//! The service config's rules, each with the error that names its field;
-//! the lookup order; the JSON and the builder giving the same config; the
-//! mapping onto `Policy` and `RetryThrottle`.
+//! The service config's rules and their errors.
+//!
+//! Each rule with the error that names its field; the lookup order; the
+//! JSON and the builder giving the same config; the mapping onto `Policy`
+//! and `RetryThrottle`.
 
 use core::time::Duration;
 

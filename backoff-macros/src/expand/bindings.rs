@@ -1,6 +1,7 @@
-//! What the expansion binds before the loop: the function's site, the
-//! user's sleep, the policy, the budget and the admission limiter, and the
-//! helpers on the arguments they read.
+//! What the expansion binds before the loop.
+//!
+//! The function's site, the user's sleep, the policy, the budget and the
+//! admission limiter, and the helpers on the arguments they read.
 use super::*;
 
 /// The function's static site (its name, made once) as an item, and the

@@ -1,8 +1,9 @@
-//! The hedged call (`hedge_after`): the body in a fresh `async` block per
-//! attempt, made by a closure, and awaited through the builder's
-//! `hedge_after`, the one hedging future. Attempts run side by side, so
-//! the body only borrows what the caller passed (the validation rejected
-//! `&mut self` and `mut` arguments).
+//! The hedged call (`hedge_after`).
+//!
+//! The body in a fresh `async` block per attempt, made by a closure, and
+//! awaited through the builder's `hedge_after`, the one hedging future.
+//! Attempts run side by side, so the body only borrows what the caller passed
+//! (the validation rejected `&mut self` and `mut` arguments).
 use super::*;
 
 impl Generator<'_> {

@@ -1,4 +1,6 @@
-//! Code generation: the validated arguments and the function become a retry
+//! Code generation.
+//!
+//! The validated arguments and the function become a retry
 //! loop around the function's own body.
 //!
 //! The body's tokens appear exactly once, run in place per attempt: sync
@@ -16,7 +18,7 @@ use syn::visit_mut::VisitMut;
 use syn::{ReturnType, Type};
 
 use crate::args::{Args, WithSpan};
-use crate::item::RetryFn;
+use crate::item::{FnFacts, RetryFn};
 use crate::values::{HintArg, JitterArg, NestedArg};
 
 mod async_loop;
@@ -149,8 +151,8 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     // scope (the body, the attempt, what comes before the loop); after an
     // attempt, in the block that decides it (which holds none of the body's
     // tokens), under one short name that block imports, with the items it
-    // needs (see `decision_items` below): no item of the expansion is in
-    // scope of the body, so none shadows a user item.
+    // needs (see `decision_items`): no item of the expansion is in scope of
+    // the body, so none shadows a user item.
     let full = Trees::of(quote!(#krate::__private));
     let private = Trees::ident(&Ident::new("__backoff_rt", Span::call_site()));
     // Each attempt starts from the caller's values of `mut` arguments.
@@ -158,42 +160,66 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
     let fresh_args = crate::fresh::strip_mut_args(&mut sig, &full);
     let policy = policy_binding(args, &full, &private);
     let (budget_item, budget) = budget_binding(args, &full);
-    let admission_item = admission_binding(args, &full);
-    // A hedged call binds its budget and limiter for the builder instead.
-    let (budget_item, admission_item) = if args.hedge_after.is_some() {
-        (TokenStream::new(), TokenStream::new())
-    } else {
-        (budget_item, admission_item)
+    let attempts = local("attempts");
+    let (site_item, site) = site_item(args, &private, &sig.ident, sig.receiver().is_some());
+    let mut generator = Generator {
+        return_type: NamedReturn::of(&sig.output),
+        args,
+        private: &private,
+        full: &full,
+        policy: &policy,
+        budget: &budget,
+        site,
+        decision_items: decision_items(&krate, &private, &policy, site_item),
+        needs_start: args.needs_start(),
+        return_span: return_span(&sig),
+        attempts: args.context.is_some().then_some(&attempts),
+        arguments: &arguments,
+        fresh_args,
+        context: context_binding(args, &krate, &attempts),
     };
+    let retry_loop = generator.function_loop(stmts, tokens, &facts, brace.span.join(), &sig.ident);
+    let items = items_before_loop(args, &full, &policy, budget_item);
+    let mut block = TokenStream::new();
+    brace.surround(&mut block, |out| {
+        out.extend(quote! {
+            #(#inner_attrs)*
+            #items
+            #retry_loop
+        });
+    });
+    quote! {
+        #(#attrs)*
+        #vis #defaultness #sig #block
+    }
+}
 
-    // Mixed-site hygiene, so the generated locals spanned here stay
-    // invisible to the body; the result check and the loop's calls carry
-    // exactly this span (see `respan_exactly`).
+/// Where the expansion reports what concerns the result: the return type,
+/// or the function's name. Mixed-site hygiene, so the generated locals
+/// spanned here stay invisible to the body; the result check and the
+/// loop's calls carry exactly this span (see `respan_exactly`).
+fn return_span(sig: &syn::Signature) -> Span {
     let return_span = match &sig.output {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => sig.ident.span(),
     };
-    let return_span = Span::mixed_site().located_at(return_span);
-    let return_type = NamedReturn::of(&sig.output);
-    let edge = fake_return_edge(&return_type, &full);
-    let attempts = local("attempts");
-    // `let attempt: Attempt = ...;` with the user's name: visible in the body.
-    let context = args.context.as_ref().map(|context| {
+    Span::mixed_site().located_at(return_span)
+}
+
+/// `let attempt: Attempt = ...;` with the user's name (`context = ...`):
+/// visible in the body.
+fn context_binding(args: &Args, krate: &syn::Path, attempts: &Ident) -> Option<TokenStream> {
+    args.context.as_ref().map(|context| {
         let name = &context.value;
         quote! { let #name: #krate::Attempt = #attempts.next_attempt(); }
-    });
-    let written = tokens.unwrap_or_else(|| quote!(#(#stmts)*));
-    let body = quote_spanned! {brace.span.join()=>
-        #edge
-        #fresh_args
-        #context
-        #written
-    };
-    let body = under_injector(args, &full, body, facts.is_async || facts.is_async_trait);
+    })
+}
 
-    let (site_item, site_expr) = site_item(args, &private, &sig.ident, sig.receiver().is_some());
-    // The probe's traits, in scope where an attempt is decided (never in
-    // the body's, whose method calls they would change).
+/// The items the block that decides an attempt declares first: the import
+/// of `__backoff_rt`, the policy's constant, the site's static, and the
+/// probe's traits (in scope where an attempt is decided, never in the
+/// body's, whose method calls they would change).
+fn decision_items(krate: &syn::Path, private: &Trees, policy: &PolicyBinding, site_item: TokenStream) -> TokenStream {
     let probe_traits = REPORTS_WHAT_FAILED.then(|| {
         quote! {
             #[allow(unused_imports)]
@@ -201,83 +227,27 @@ pub(crate) fn expand(args: &Args, function: RetryFn) -> TokenStream {
         }
     });
     let scoped_policy = &policy.scoped_item;
-    let decision_items = quote! {
+    quote! {
         use #krate::__private as __backoff_rt;
         #scoped_policy
         #site_item
         #probe_traits
-    };
-    let mut generator = Generator {
-        return_type,
-        args,
-        private: &private,
-        full: &full,
-        policy: &policy,
-        budget: &budget,
-        site: site_expr,
-        decision_items,
-        needs_start: args.needs_start(),
-        return_span,
-        attempts: args.context.is_some().then_some(&attempts),
-        arguments: &arguments,
-    };
+    }
+}
 
-    let mut stmts = stmts;
-    let async_trait_block = if facts.is_async_trait {
-        crate::item::async_trait_block(&mut stmts)
-    } else {
-        None
-    };
-    let async_trait = async_trait_block.and_then(|block| {
-        // `mut` arguments that `#[async_trait]` moved into its block.
-        let moved_fresh = crate::fresh::strip_async_trait_rebinds(&mut block.stmts, &full);
-        crate::item::async_trait_ret(block).map(|(ret_type, user_block)| (ret_type, user_block, moved_fresh))
-    });
-    let retry_loop = if let Some((ret_type, user_block, moved_fresh)) = async_trait {
-        // `#[async_trait]` already turned the method into
-        // `Box::pin(async move { ...; let __ret: R = { body }; __ret })`:
-        // retry `body` inside that block (its argument moves run once).
-        let user_stmts = &user_block.stmts;
-        generator.return_type = NamedReturn::of(&ReturnType::Type(Default::default(), Box::new(ret_type)));
-        let check = result_check(&full, &generator.return_type, return_span);
-        let edge = fake_return_edge(&generator.return_type, &full);
-        let body = quote_spanned! {user_block.brace_token.span.join()=>
-            #edge
-            #fresh_args
-            #moved_fresh
-            #context
-            #(#user_stmts)*
-        };
-        let body = under_injector(args, &full, body, true);
-        let loop_tokens = generator.async_loop(body);
-        *user_block = syn::parse_quote!({ #check #loop_tokens });
-        quote!(#(#stmts)*)
-    } else {
-        let check = result_check(&full, &generator.return_type, return_span);
-        let retry_loop = if args.hedge_after.is_some() {
-            generator.hedged(body, &sig.ident)
-        } else if facts.is_async {
-            generator.async_loop(body)
-        } else {
-            generator.sync_loop(body, brace.span.join())
-        };
-        quote!(#check #retry_loop)
-    };
-
+/// What the function binds before its loop: the policy (`policy = EXPR`),
+/// the budget and the admission limiter. A hedged call binds its budget
+/// and limiter for the builder instead.
+fn items_before_loop(args: &Args, full: &Trees, policy: &PolicyBinding, budget_item: TokenStream) -> TokenStream {
     let policy_item = &policy.item;
-    let mut block = TokenStream::new();
-    brace.surround(&mut block, |out| {
-        out.extend(quote! {
-            #(#inner_attrs)*
-            #policy_item
-            #budget_item
-            #admission_item
-            #retry_loop
-        });
-    });
+    if args.hedge_after.is_some() {
+        return quote!(#policy_item);
+    }
+    let admission_item = admission_binding(args, full);
     quote! {
-        #(#attrs)*
-        #vis #defaultness #sig #block
+        #policy_item
+        #budget_item
+        #admission_item
     }
 }
 
@@ -349,9 +319,85 @@ struct Generator<'a> {
     attempts: Option<&'a Ident>,
     /// The names the function's arguments bind, `self` included.
     arguments: &'a [Ident],
+    /// The caller's values of `mut` arguments, bound again per attempt.
+    fresh_args: TokenStream,
+    /// The binding of the attempt's context, with `context = ...`.
+    context: Option<TokenStream>,
 }
 
 impl Generator<'_> {
+    /// The function's loop, after its result check; in an
+    /// `#[async_trait]` method, inside the block that crate wrote.
+    fn function_loop(
+        &mut self,
+        mut stmts: Vec<syn::Stmt>,
+        tokens: Option<TokenStream>,
+        facts: &FnFacts,
+        brace_span: Span,
+        ident: &Ident,
+    ) -> TokenStream {
+        if facts.is_async_trait {
+            if let Some(rewritten) = self.async_trait_loop(&mut stmts) {
+                return rewritten;
+            }
+        }
+        let written = tokens.unwrap_or_else(|| quote!(#(#stmts)*));
+        let body = self.attempt_body(
+            brace_span,
+            &TokenStream::new(),
+            written,
+            facts.is_async || facts.is_async_trait,
+        );
+        let check = result_check(self.full, &self.return_type, self.return_span);
+        let retry_loop = if self.args.hedge_after.is_some() {
+            self.hedged(body, ident)
+        } else if facts.is_async {
+            self.async_loop(body)
+        } else {
+            self.sync_loop(body, brace_span)
+        };
+        quote!(#check #retry_loop)
+    }
+
+    /// `#[async_trait]` already turned the method into
+    /// `Box::pin(async move { ...; let __ret: R = { body }; __ret })`:
+    /// `body` is retried inside that block (its argument moves run once).
+    /// The statements so rewritten, or `None` without that block.
+    fn async_trait_loop(&mut self, stmts: &mut [syn::Stmt]) -> Option<TokenStream> {
+        let block = crate::item::async_trait_block(stmts)?;
+        // `mut` arguments that `#[async_trait]` moved into its block.
+        let moved_fresh = crate::fresh::strip_async_trait_rebinds(&mut block.stmts, self.full);
+        let (ret_type, user_block) = crate::item::async_trait_ret(block)?;
+        self.return_type = NamedReturn::of(&ReturnType::Type(Default::default(), Box::new(ret_type)));
+        let check = result_check(self.full, &self.return_type, self.return_span);
+        let user_stmts = &user_block.stmts;
+        let written = quote!(#(#user_stmts)*);
+        let body = self.attempt_body(user_block.brace_token.span.join(), &moved_fresh, written, true);
+        let loop_tokens = self.async_loop(body);
+        *user_block = syn::parse_quote!({ #check #loop_tokens });
+        Some(quote!(#(#stmts)*))
+    }
+
+    /// One attempt's body, spanned on the body's braces: the fake return
+    /// edge of the function's return type, the caller's values of `mut`
+    /// arguments (and of those `#[async_trait]` `moved`), the attempt's
+    /// context, then the `written` statements; run by the injector with
+    /// `chaos = ...`.
+    fn attempt_body(&self, braces: Span, moved: &TokenStream, written: TokenStream, is_async: bool) -> TokenStream {
+        let Generator {
+            fresh_args, context, ..
+        } = self;
+        let edge = fake_return_edge(&self.return_type, self.full);
+        let body = quote_spanned! {braces=>
+            #edge
+            #fresh_args
+            #moved
+            #context
+            #written
+        };
+        under_injector(self.args, self.full, body, is_async)
+    }
+
     /// `RetryResult::into_result(value)`, spanned exactly on the return
     /// type: a function that returns no `Result` is reported once, by the
     /// result check, whose error this one duplicates.

@@ -1,5 +1,7 @@
-//! The function's return type as the expansion names it: the fake return
-//! edge, the result check, and `impl Trait` and lifetimes erased.
+//! The function's return type as the expansion names it.
+//!
+//! The fake return edge, the result check, and `impl Trait` and lifetimes
+//! erased.
 use super::*;
 
 /// The function's return type as the expansion writes it, worked out once.

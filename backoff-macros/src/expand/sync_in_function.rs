@@ -1,5 +1,6 @@
-//! The sync loop that stays in the function, for `before_retry`, and for
-//! `admission` with `retry_if_ok`.
+//! The sync loop that stays in the function.
+//!
+//! For `before_retry`, and for `admission` with `retry_if_ok`.
 use super::*;
 
 impl Generator<'_> {

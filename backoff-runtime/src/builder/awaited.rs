@@ -1,15 +1,17 @@
-//! What an awaited call's future keeps, retried or hedged: the types read
-//! off its keys, and beside its phase the policy and budget, the operation,
-//! the hooks, the admission limiter and the loop's state; and the steps
-//! both futures take with them.
+//! What an awaited call's future keeps, and its steps.
+//!
+//! The types read off its keys, and beside its phase the policy and budget, the
+//! operation, the hooks, the admission limiter and the loop's state; and the
+//! steps both futures take with them.
 
 use core::future::{Future, Ready};
 use core::time::Duration;
 
 use crate::builder::action::{Action, NoAction};
 use crate::builder::config::{Config, Identity};
+use crate::builder::flag::{Flag, Kept, Slot};
 use crate::builder::operation::Awaited;
-use crate::builder::owned::OwnedHooks;
+use crate::builder::owned::{Marks, OwnedHooks};
 use crate::builder::retry::Retry;
 use crate::limits::admission::{Admitting, RefusedResult};
 use crate::limits::limit::{Charged, Limit, RetryLimit};
@@ -38,9 +40,15 @@ pub trait Parts {
     type ActionFuture;
     /// The result.
     type Output;
+    /// Whether `budget` was given.
+    type Budgeted: Flag;
+    /// Whether `admission` was given.
+    type Admitted: Flag;
 }
 
-impl<K, T, E, O, H, S: IntoTimer, A: ActionFuture> Parts for Config<K, T, E, O, H, S, A> {
+impl<K, T, E, O, H: Marks, S: IntoTimer, A: ActionFuture> Parts for Config<K, T, E, O, H, S, A> {
+    type Budgeted = H::Budgeted;
+    type Admitted = H::Admitted;
     type Hooks = H;
     type Timer = S::Timer;
     type Action = A;
@@ -105,27 +113,30 @@ pub(crate) type AdmittingWith<'a, R> = (Admitting<'a>, RefusedResult<R>);
 /// for a retried call and a hedged one.
 pub(crate) struct AwaitedCall<'a, Op, C: Parts> {
     pub(crate) policy: &'a Policy,
-    pub(crate) budget: Option<Limit<'a>>,
+    /// The budget: read through [`budget`](Self::budget), `None` (at
+    /// compile time) unless given.
+    budget: Option<Limit<'a>>,
     pub(crate) op: Op,
     pub(crate) hooks: C::Hooks,
     pub(crate) identity: Identity,
     pub(crate) timeout: Option<TimeoutWith<C::Output>>,
     /// With `admission`: the limiter (with where the next attempt's
-    /// admission stands), and the result of a refused attempt.
-    pub(crate) admission: Option<AdmittingWith<'a, C::Output>>,
+    /// admission stands), and the result of a refused attempt. Nothing
+    /// (a type without a field) unless `admission` was given.
+    pub(crate) admission: Kept<C::Admitted, AdmittingWith<'a, C::Output>>,
     pub(crate) driver: Loop,
 }
 
 /// A retry (or hedge) the budget allowed and the call has not sent yet,
 /// kept across the wait (in the future's wait phase): given back if the
-/// call is dropped first.
-pub(crate) type Charge<'a> = Option<Charged<&'a dyn RetryLimit>>;
+/// call is dropped first. Nothing without a budget.
+pub(crate) type Charge<'a, C> = Kept<<C as Parts>::Budgeted, Charged<&'a dyn RetryLimit>>;
 
 impl<'a, Op, T, E, O, H, S, A> AwaitedCall<'a, Op, AwaitedKeys<T, E, O, H, S, A>>
 where
     AwaitedKeys<T, E, O, H, S, A>: Parts<Hooks = H, Output = Result<T, E>>,
     O: Outcome<T, E>,
-    H: OwnedHooks<T, E, E, Out = O>,
+    H: OwnedHooks<T, E, E, Out = O> + Marks,
 {
     /// Takes `retry` apart: its keys, measured on `clock` (the loop's start
     /// taken when `needs_start`), and the sleep and action the future keeps
@@ -143,10 +154,13 @@ where
             admission,
             config,
         } = retry;
-        let admission = admission
-            .filter(|_| H::ADMITS)
-            .zip(config.call.refused)
-            .map(|(limit, refused)| (Admitting::of_dyn(limit, clock), refused));
+        let budget = budget.filter(|_| <H::Budgeted as Flag>::ON);
+        let admission = Slot::of(
+            admission
+                .filter(|_| <H::Admitted as Flag>::ON)
+                .zip(config.call.refused)
+                .map(|(limit, refused)| (Admitting::of_dyn(limit, clock), refused)),
+        );
         let call = AwaitedCall {
             policy,
             budget,
@@ -186,14 +200,20 @@ where
     /// to be kept across the wait before its attempt (given back if the
     /// call is dropped first).
     #[cold]
-    pub(crate) fn take_charge(&mut self) -> Charge<'a> {
-        self.driver.take_charge(self.budget)
+    pub(crate) fn take_charge(&mut self) -> Charge<'a, AwaitedKeys<T, E, O, H, S, A>> {
+        Slot::of(self.driver.take_charge(self.budget()))
+    }
+
+    /// The budget, `None` at compile time unless given.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn budget(&self) -> Option<Limit<'a>> {
+        if <H::Budgeted as Flag>::ON { self.budget } else { None }
     }
 
     /// The attempts admitted and not yet ended are abandoned (the hedges
     /// that lost): the admission limiter hears it now.
     pub(crate) fn abandon_open(&mut self) {
-        if let Some((admitting, ..)) = self.admission.as_mut() {
+        if let Some((admitting, ..)) = self.admission.get() {
             admitting.abandon_open();
         }
     }
@@ -204,7 +224,7 @@ where
     pub(crate) fn judge(&mut self, result: Result<T, E>) -> Result<T, O> {
         let hooks = self.identity.lend(&self.hooks);
         let judged = hooks.judge(result);
-        if let Some((admitting, ..)) = self.admission.as_mut().filter(|_| H::ADMITS) {
+        if let Some((admitting, ..)) = self.admission.get() {
             admitting.observed(hooks.attempt_end(admitting.clock(), judged.as_ref()));
         }
         judged

@@ -1,4 +1,6 @@
-//! `.call()`: a sync operation run until it succeeds or a stop rule
+//! `.call()`: a sync operation, retried.
+//!
+//! A sync operation run until it succeeds or a stop rule
 //! holds.
 
 use crate::builder::owned::OwnedHooks;

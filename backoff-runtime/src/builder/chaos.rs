@@ -1,4 +1,6 @@
-//! `.chaos(&injector)`: each attempt of the operation runs under a fault
+//! `.chaos(&injector)`: a fault injector around each attempt.
+//!
+//! Each attempt of the operation runs under a fault
 //! injector, innermost (feature `chaos`).
 
 // Each method's return type names the wrapped operation (one line each).

@@ -1,3 +1,5 @@
+//! The keys a `Retry` was given, as one type.
+//!
 //! The keys a [`Retry`](crate::Retry) was given so far, as one type
 //! parameter, and the call's identity.
 

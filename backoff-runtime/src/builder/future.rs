@@ -1,5 +1,7 @@
-//! The future of an awaited [`Retry`]: the driver's steps, polled by hand
-//! (the attribute writes the same loop as an `async` block in the function).
+//! The future of an awaited `Retry`.
+//!
+//! The driver's steps, polled by hand (the attribute writes the same loop as an
+//! `async` block in the function).
 
 use core::future::{Future, IntoFuture, Ready};
 use core::marker::PhantomData;
@@ -9,8 +11,9 @@ use core::task::{Context, Poll, ready};
 use crate::builder::action::{Action, NoAction};
 use crate::builder::awaited::{ActionFuture, AwaitedCall, Charge, Parts};
 use crate::builder::config::Config;
+use crate::builder::flag::Slot;
 use crate::builder::operation::Awaited;
-use crate::builder::owned::OwnedHooks;
+use crate::builder::owned::{Marks, OwnedHooks};
 use crate::builder::retry::Retry;
 use crate::limits::admission_limit::Admission;
 use crate::limits::limit::Charged;
@@ -89,7 +92,7 @@ type PhaseOf<'a, Fut, C> = Phase<
     <C as Parts>::ActionFuture,
     <C as Parts>::Kept,
     <C as Parts>::Pending,
-    Charge<'a>,
+    Charge<'a, C>,
 >;
 
 pin_project_lite::pin_project! {
@@ -123,7 +126,7 @@ where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
     O: Outcome<T, E>,
-    H: OwnedHooks<T, E, E, Out = O>,
+    H: OwnedHooks<T, E, E, Out = O> + Marks,
     S: IntoTimer<Timer: DefaultAsyncSleep>,
     A: AsyncAction<O>,
     A::Future: Future<Output = ()>,
@@ -150,7 +153,7 @@ where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
     O: Outcome<T, E>,
-    H: OwnedHooks<T, E, E, Out = O>,
+    H: OwnedHooks<T, E, E, Out = O> + Marks,
     S: IntoTimer,
     A: AsyncAction<O>,
     A::Future: Future<Output = ()>,
@@ -162,9 +165,9 @@ where
         let mut this = self.project();
         let call = this.call;
         let policy: &Policy = call.policy;
-        let budget = call.budget;
+        let budget = call.budget();
         // What the budget allowed for the next attempt, out of the wait phase.
-        let mut held: Charge<'_> = None;
+        let mut held = None;
         loop {
             match this.phase.as_mut().project() {
                 PhaseProj::Start => {}
@@ -175,7 +178,7 @@ where
                     let result = match result {
                         // A success nobody but metrics hears of: no hooks lent.
                         Ok(value) if !H::JUDGES_VALUES && !H::OBSERVES_SUCCESS => {
-                            if let Some((admitting, ..)) = call.admission.as_mut().filter(|_| H::ADMITS) {
+                            if let Some((admitting, ..)) = Slot::get(&mut call.admission) {
                                 admitting.succeeded();
                             }
                             call.driver.succeeded(budget, &Site::Named(call.identity.name), None);
@@ -216,7 +219,7 @@ where
                 }
                 PhaseProj::Acting { action, next, charge } => {
                     ready!(action.poll(cx));
-                    let charge = charge.take();
+                    let charge = Slot::take(charge);
                     let Some(next) = A::take(next) else {
                         // The next attempt starts now.
                         Charged::sent_if_held(charge);
@@ -228,6 +231,7 @@ where
                         Step::Return(result) => return Poll::Ready(result),
                         Step::Retry(wait) => {
                             let pending = this.timer.start(wait);
+                            let charge = Slot::of(charge);
                             this.phase.set(Phase::Sleeping { pending, charge });
                         }
                     }
@@ -235,10 +239,10 @@ where
                 }
                 PhaseProj::Sleeping { pending, charge } => {
                     ready!(this.timer.poll_wait(pending, cx));
-                    held = charge.take();
+                    held = Slot::take(charge);
                 }
             }
-            if let Some((admitting, refused)) = call.admission.as_mut().filter(|_| H::ADMITS) {
+            if let Some((admitting, refused)) = Slot::get(&mut call.admission) {
                 match admitting.ask() {
                     Admission::Go => {}
                     Admission::Refuse | Admission::Shut(_) => {
@@ -257,7 +261,7 @@ where
                         let pending = this.timer.start(wait);
                         this.phase.set(Phase::Sleeping {
                             pending,
-                            charge: held.take(),
+                            charge: Slot::of(held.take()),
                         });
                         continue;
                     }

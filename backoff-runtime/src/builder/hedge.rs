@@ -1,4 +1,6 @@
-//! [`Hedged`]: an awaited [`Retry`] that hedges (`hedge_after`), and its
+//! `Hedged`: an awaited `Retry` that hedges, and its future.
+//!
+//! An awaited [`Retry`] that hedges (`hedge_after`), and its
 //! future, [`HedgedFuture`]: the next attempt starts beside the one running
 //! when the delay passes without an accepted answer, or at once when an
 //! attempt fails with a retryable error; the first accepted result wins.
@@ -15,8 +17,9 @@ use core::time::Duration;
 use crate::builder::action::NoAction;
 use crate::builder::awaited::{AwaitedCall, Charge, Parts};
 use crate::builder::config::Config;
+use crate::builder::flag::Slot;
 use crate::builder::operation::Awaited;
-use crate::builder::owned::OwnedHooks;
+use crate::builder::owned::{Marks, OwnedHooks};
 use crate::builder::retry::Retry;
 use crate::limits::admission_limit::Admission;
 use crate::limits::limit::Charged;
@@ -133,7 +136,7 @@ pub trait HedgeParts: Parts {
     type InPlace: Timer;
 }
 
-impl<K, T, E, O, H, S: IntoTimer> HedgeParts for Config<K, T, E, O, H, S, NoAction> {
+impl<K, T, E, O, H: Marks, S: IntoTimer> HedgeParts for Config<K, T, E, O, H, S, NoAction> {
     type InPlace = S::InPlace;
 }
 
@@ -162,7 +165,7 @@ pin_project_lite::pin_project! {
         server_refused: bool,
         // What the budget allowed for the next attempt, kept across its
         // wait: given back if the call is dropped before it is sent.
-        charge: Charge<'a>,
+        charge: Charge<'a, C>,
         _keys: PhantomData<fn() -> C>,
     }
 }
@@ -179,7 +182,7 @@ impl<Op, Fut, C: HedgeParts> core::fmt::Debug for HedgedFuture<'_, Op, Fut, C> {
 
 impl<'a, Op, Fut, T, E, O, H, S> IntoFuture for Hedged<'a, Op, Config<Awaited, T, E, O, H, S, NoAction>>
 where
-    H: OwnedHooks<T, E, E, Out = O>,
+    H: OwnedHooks<T, E, E, Out = O> + Marks,
     O: Outcome<T, E>,
     S: IntoTimer<Timer: DefaultAsyncSleep>,
     Op: FnMut() -> Fut,
@@ -203,7 +206,7 @@ where
             arm_hedge: false,
             no_more: false,
             server_refused: false,
-            charge: None,
+            charge: Slot::of(None),
             _keys: PhantomData,
         }
     }
@@ -211,7 +214,7 @@ where
 
 impl<Op, Fut, T, E, O, H, S> Future for HedgedFuture<'_, Op, Fut, Config<Awaited, T, E, O, H, S, NoAction>>
 where
-    H: OwnedHooks<T, E, E, Out = O>,
+    H: OwnedHooks<T, E, E, Out = O> + Marks,
     O: Outcome<T, E>,
     S: IntoTimer,
     Op: FnMut() -> Fut,
@@ -222,26 +225,28 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let call = this.call;
+        let budget = call.budget();
         loop {
             if core::mem::take(this.start_now) {
                 // Asked of the admission limiter first, the first attempt included.
-                if let Some((admitting, refused)) = call.admission.as_mut() {
+                if let Some((admitting, refused)) = Slot::get(&mut call.admission) {
                     match admitting.ask() {
                         Admission::Go => {}
                         Admission::Refuse | Admission::Shut(_) if this.attempts.is_empty() => {
                             let hooks = call.identity.lend(&call.hooks);
                             let result = refused(admitting.refusal());
                             return Poll::Ready(call.driver.refused(
-                                (call.policy, call.budget),
+                                (call.policy, budget),
                                 admitting.attempts(),
                                 &hooks,
                                 result,
                             ));
                         }
                         Admission::Wait(wait) | Admission::GoAfter(wait) if this.attempts.is_empty() => {
-                            if this.charge.is_none() {
-                                *this.charge = call.take_charge();
-                            }
+                            // A retry put off by a wait keeps its charge;
+                            // one sent at once takes the loop's.
+                            let held = Slot::take(this.charge).or_else(|| Slot::take(&mut call.take_charge()));
+                            *this.charge = Slot::of(held);
                             *this.arm_hedge = false;
                             this.pending.set(Some(this.timer.start(wait)));
                             *this.next = Some(Next::Retry);
@@ -251,14 +256,14 @@ where
                         // sent: its place in the line is given back.
                         _ => {
                             admitting.leave_line();
-                            drop(this.charge.take());
-                            call.driver.refund_unsent(call.budget);
+                            drop(Slot::take(this.charge));
+                            call.driver.refund_unsent(budget);
                             *this.no_more = true;
                             continue;
                         }
                     }
                 }
-                Charged::sent_if_held(this.charge.take());
+                Charged::sent_if_held(Slot::take(this.charge));
                 let attempt = call.next_attempt();
                 this.attempts.as_mut().push(attempt);
                 // The next hedge, after the delay.
@@ -276,7 +281,7 @@ where
                         // and their limiter hears it.
                         this.attempts.as_mut().clear();
                         call.driver
-                            .succeeded_hedged(call.budget, &hooks.site(), hooks.on_success_hook());
+                            .succeeded_hedged(budget, &hooks.site(), hooks.on_success_hook());
                         call.abandon_open();
                         return Poll::Ready(Ok(value));
                     }
@@ -288,7 +293,7 @@ where
                 };
                 match call
                     .driver
-                    .hedge_failed(call.policy, call.budget, &hooks, (outcome, below), hedging)
+                    .hedge_failed(call.policy, budget, &hooks, (outcome, below), hedging)
                 {
                     HedgeStep::Return(result) => {
                         this.attempts.as_mut().clear();
@@ -331,7 +336,7 @@ where
                 Some(Next::Retry) => *this.start_now = true,
                 Some(Next::Hedge) => {
                     let site = Site::Named(call.identity.name);
-                    if !*this.no_more && call.driver.may_hedge(call.policy, call.budget, &site) {
+                    if !*this.no_more && call.driver.may_hedge(call.policy, budget, &site) {
                         *this.start_now = true;
                     } else {
                         *this.no_more = true;

@@ -6,6 +6,7 @@ pub(crate) mod call;
 #[cfg(feature = "chaos")]
 pub(crate) mod chaos;
 pub(crate) mod config;
+pub(crate) mod flag;
 pub(crate) mod future;
 pub(crate) mod hedge;
 pub(crate) mod operation;

@@ -1,6 +1,7 @@
-//! The kinds of operation the builder retries: one that returns a
-//! `Result` ([`Blocking`]) or a future of one ([`Awaited`]), with or
-//! without the attempt's context.
+//! The kinds of operation the builder retries.
+//!
+//! One that returns a `Result` ([`Blocking`]) or a future of one ([`Awaited`]),
+//! with or without the attempt's context.
 
 use core::future::Future;
 

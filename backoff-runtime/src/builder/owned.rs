@@ -1,9 +1,13 @@
+//! The hooks a `Retry` owns.
+//!
 //! The hooks a [`Retry`](crate::Retry) owns: each builder method adds its
 //! closure to a list (`(earlier, RetryIf(closure))`), and the loop borrows
 //! them all as one [`Hooks`] when it needs them ([`OwnedHooks::lend`]).
 
+use core::marker::PhantomData;
 use core::time::Duration;
 
+use crate::builder::flag::{Flag, Off, On, Or};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::run::hooks::Hooks;
 
@@ -26,6 +30,15 @@ pub trait OwnedHooks<T, E, O> {
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, Self::Out>;
 }
 
+/// Which of `budget` and `admission` the hooks' list marks, as types (with
+/// no bound on the hooks): a future keeps what each needs only when given.
+pub trait Marks {
+    /// Whether `budget` was given.
+    type Budgeted: Flag;
+    /// Whether `admission` was given.
+    type Admitted: Flag;
+}
+
 /// No hook yet.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoHooks;
@@ -37,6 +50,20 @@ impl<T, E, O> OwnedHooks<T, E, O> for NoHooks {
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, O> {
         hooks
     }
+}
+
+impl Marks for NoHooks {
+    type Budgeted = Off;
+    type Admitted = Off;
+}
+
+impl<Earlier: Marks, Added: Marks> Marks for (Earlier, Added)
+where
+    Earlier::Budgeted: Or<Added::Budgeted>,
+    Earlier::Admitted: Or<Added::Admitted>,
+{
+    type Budgeted = <Earlier::Budgeted as Or<Added::Budgeted>>::Out;
+    type Admitted = <Earlier::Admitted as Or<Added::Admitted>>::Out;
 }
 
 impl<T, E, O, Earlier, Added> OwnedHooks<T, E, O> for (Earlier, Added)
@@ -56,14 +83,32 @@ where
     }
 }
 
-/// The mark of `admission` in the list: it lends nothing, and its type
-/// tells the loop (at compile time) that every attempt is asked for.
-#[derive(Clone, Copy, Debug)]
-pub struct Admits;
+/// A mark in the list: it lends nothing, and its type tells the future (at
+/// compile time) which of `budget` (`B`) and `admission` (`A`) were given.
+#[derive(Debug)]
+pub struct Mark<B, A>(PhantomData<fn() -> (B, A)>);
 
-impl<T, E, O> OwnedHooks<T, E, O> for Admits {
+impl<B, A> Clone for Mark<B, A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B, A> Copy for Mark<B, A> {}
+
+impl<B: Flag, A: Flag> Mark<B, A> {
+    /// The mark.
+    pub(crate) const NEW: Self = Mark(PhantomData);
+}
+
+impl<B: Flag, A: Flag> Marks for Mark<B, A> {
+    type Budgeted = B;
+    type Admitted = A;
+}
+
+impl<T, E, O, B: Flag, A: Flag> OwnedHooks<T, E, O> for Mark<B, A> {
     type Out = O;
-    const ADMITS: bool = true;
+    const ADMITS: bool = A::ON;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, O> {
@@ -71,12 +116,23 @@ impl<T, E, O> OwnedHooks<T, E, O> for Admits {
     }
 }
 
+/// The mark of `admission`: every attempt is asked for.
+pub(crate) type Admits = Mark<Off, On>;
+
+/// The mark of `budget`: what the budget allowed is kept across a wait.
+pub(crate) type Budgeted = Mark<On, Off>;
+
 /// Declares one owned hook: its wrapper and how it is lent.
 macro_rules! owned_hook {
     ($(#[$doc:meta])* $name:ident, $method:ident, observes: $observes:expr, succeeds: $succeeds:expr, $($bound:tt)+) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug)]
         pub struct $name<F>(pub(crate) F);
+
+        impl<F> Marks for $name<F> {
+            type Budgeted = Off;
+            type Admitted = Off;
+        }
 
         impl<T, E, O, F: $($bound)+> OwnedHooks<T, E, O> for $name<F> {
             type Out = O;
@@ -128,6 +184,11 @@ owned_hook!(
 /// whole result.
 #[derive(Clone, Copy, Debug)]
 pub struct RetryIfOk<F>(pub(crate) F);
+
+impl<F> Marks for RetryIfOk<F> {
+    type Budgeted = Off;
+    type Admitted = Off;
+}
 
 impl<T, E, F: Fn(&T) -> bool> OwnedHooks<T, E, E> for RetryIfOk<F> {
     type Out = Result<T, E>;

@@ -1,7 +1,8 @@
-//! The plain-Rust API, the attribute's twin: `policy.retry(op)` builds a
-//! [`Retry`] whose methods are the attribute's keys; `.call()` runs a sync
-//! operation, `.await` an async one. The same driver, stop rules and events
-//! as `#[retry]`.
+//! The plain-Rust API, the attribute's twin.
+//!
+//! `policy.retry(op)` builds a [`Retry`] whose methods are the attribute's
+//! keys; `.call()` runs a sync operation, `.await` an async one. The same
+//! driver, stop rules and events as `#[retry]`.
 
 // Each method's return type names the key it adds (one line each).
 #![allow(clippy::type_complexity)]
@@ -11,7 +12,8 @@ use core::time::Duration;
 
 use crate::bounds::{AsyncSleep, SyncSleep};
 use crate::builder::owned::{
-    Admits, OnGiveUp, OnRetry, OnSuccess, PendingError, RetryAfter, RetryAfterOk, RetryIf, RetryIfOk, SlowDownIf,
+    Admits, Budgeted, OnGiveUp, OnRetry, OnSuccess, PendingError, RetryAfter, RetryAfterOk, RetryIf, RetryIfOk,
+    SlowDownIf,
 };
 use crate::limits::admission_limit::AdmissionLimit;
 use crate::limits::limit::{Limit, RetryLimit};
@@ -229,14 +231,16 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// let result = Policy::new().retry(|| { calls += 1; Err::<(), ()>(()) }).budget(&budget).call();
     /// assert_eq!((result, calls), (Err(()), 1), "an empty budget refuses every retry");
     /// ```
-    pub fn budget<B: RetryLimit>(mut self, budget: &'a B) -> Self {
+    pub fn budget<B: RetryLimit>(mut self, budget: &'a B) -> Retry<'a, Op, Config<K, T, E, O, (H, Budgeted), S, A>> {
         self.budget = Some(Limit::of(budget));
-        self
+        self.add(Budgeted::NEW)
     }
 
     /// A limiter asked before every attempt, the first included
     /// (`admission`): an [`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter),
-    /// an [`AdaptiveThrottle`](crate::AdaptiveThrottle) or your own
+    /// an [`AdaptiveThrottle`](crate::AdaptiveThrottle), a
+    /// [`CircuitBreaker`](crate::CircuitBreaker), a [`Cooldown`](crate::Cooldown),
+    /// a [`Keyed`](crate::Keyed) or your own
     /// [`AdmissionLimit`](crate::AdmissionLimit). It lets the attempt go, makes it
     /// wait (on the loop's own sleep) or refuses it: the call then returns
     /// `E::from(`[`Refused`](crate::Refused)`)` at once, which is why this
@@ -271,7 +275,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     {
         self.admission = Some(limit);
         self.config.call.refused = Some(|refused| Err(E::from_refused(refused)));
-        self.add(Admits)
+        self.add(Admits::NEW)
     }
 
     /// Which errors tell the [`admission`](Retry::admission) limiter to

@@ -1,3 +1,5 @@
+//! Which HTTP and I/O errors to retry.
+//!
 //! Which errors to retry, by the rule of Google Cloud's truncated exponential
 //! backoff: load and network failures (HTTP 408, 429 and every 5xx;
 //! timed-out, refused, reset and aborted connections), never errors such as

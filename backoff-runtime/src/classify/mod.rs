@@ -1,4 +1,6 @@
-//! Classification of common errors: HTTP status codes and I/O errors, reqwest's errors, gRPC statuses.
+//! Classification of common errors.
+//!
+//! HTTP status codes and I/O errors, reqwest's errors, gRPC statuses.
 
 #[cfg(feature = "http")]
 pub mod http_errors;

@@ -1,7 +1,8 @@
-//! The common HTTP client in one attribute (feature `reqwest`): an error
-//! type that carries a failed response's status and `Retry-After` hint, its
-//! classification by the rule of Google Cloud's truncated exponential backoff
-//! (retry what load or the network caused, never what cannot succeed by
+//! The common HTTP client in one attribute (feature `reqwest`).
+//!
+//! An error type that carries a failed response's status and `Retry-After`
+//! hint, its classification by the rule of Google Cloud's truncated exponential
+//! backoff (retry what load or the network caused, never what cannot succeed by
 //! retrying), and the hint for `retry_after`.
 //!
 //! ```

@@ -1,4 +1,6 @@
-//! [`AdaptiveRateLimiter`]: the AWS SDKs' adaptive retry mode (a token bucket
+//! `AdaptiveRateLimiter`: the AWS SDKs' adaptive retry mode.
+//!
+//! The AWS SDKs' adaptive retry mode (a token bucket
 //! for every attempt, its fill rate set by CUBIC from throttling responses),
 //! with the SDKs' constants and without their bugs.
 

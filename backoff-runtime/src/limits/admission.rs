@@ -1,7 +1,9 @@
-//! Admission as the loop runs it: the error of a refused attempt
-//! ([`Refused`]) and its bound ([`FromRefused`]), and the call's view of
-//! the limiter named in `admission = ...` ([`Admitting`]), which asks the
-//! limiter's [`admit`](AdmissionLimit::admit) before every attempt.
+//! Admission as the loop runs it.
+//!
+//! The error of a refused attempt ([`Refused`]) and its bound
+//! ([`FromRefused`]), and the call's view of the limiter named in `admission =
+//! ...` ([`Admitting`]), which asks the limiter's
+//! [`admit`](AdmissionLimit::admit) before every attempt.
 
 use core::fmt;
 use core::ops::ControlFlow;

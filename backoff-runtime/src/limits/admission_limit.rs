@@ -1,7 +1,11 @@
-//! What `admission = ...` names: any [`AdmissionLimit`]. Two come with the
-//! crate: [`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter) (AWS's
-//! adaptive retry mode) and [`AdaptiveThrottle`](crate::AdaptiveThrottle)
-//! (Google SRE's client-side throttling). The trait is open.
+//! What `admission = ...` names: any [`AdmissionLimit`].
+//!
+//! Five come with the crate:
+//! [`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter) (AWS's adaptive retry
+//! mode), [`AdaptiveThrottle`](crate::AdaptiveThrottle) (Google SRE's
+//! client-side throttling), [`CircuitBreaker`](crate::CircuitBreaker),
+//! [`Cooldown`](crate::Cooldown) (a server's hint for every call) and
+//! [`Keyed`](crate::Keyed) (one of another per key). The trait is open.
 //!
 //! What counts retries (`budget = ...`) is the other trait,
 //! [`RetryLimit`](crate::RetryLimit).

@@ -1,4 +1,6 @@
-//! [`RetryBudget`]: a retry budget shared across calls, in the style of
+//! `RetryBudget`: a retry budget shared across calls.
+//!
+//! A retry budget shared across calls, in the style of
 //! Finagle, Envoy and gRPC: retries are allowed while they stay under a ratio
 //! of recent calls, plus a minimum rate, over a sliding window.
 

@@ -1,4 +1,6 @@
-//! [`CircuitBreaker`]: an admission limiter that stops sending to a backend
+//! `CircuitBreaker`: stops sending to a backend that keeps failing.
+//!
+//! An admission limiter that stops sending to a backend
 //! that keeps failing, then probes it.
 
 use core::fmt;

@@ -1,4 +1,6 @@
-//! [`Cooldown`]: an admission limiter that holds every call to a backend
+//! `Cooldown`: holds every call until the server's instant.
+//!
+//! An admission limiter that holds every call to a backend
 //! until the instant a server asked for.
 
 use core::sync::atomic::{AtomicU64, Ordering};

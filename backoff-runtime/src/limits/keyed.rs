@@ -1,4 +1,6 @@
-//! [`Keyed`]: one admission limiter per key (a host, a gRPC method), made
+//! `Keyed`: one admission limiter per key.
+//!
+//! One admission limiter per key (a host, a gRPC method), made
 //! at the key's first use.
 
 use core::fmt;

@@ -1,9 +1,11 @@
-//! What `budget = ...` names: any [`RetryLimit`]. Two come with the crate, a
-//! [`RetryBudget`] (Finagle's: a share of the calls plus a floor per second,
-//! over a sliding window) and a [`RetryThrottle`] (gRPC's token bucket:
-//! failures take tokens, successes return some, retries stop below half);
-//! the trait is open, so an AWS-style retry quota is a type of your own.
-//! The loop asks whichever it is through [`Limit`], in the same places.
+//! What `budget = ...` names: any [`RetryLimit`].
+//!
+//! Two come with the crate, a [`RetryBudget`] (Finagle's: a share of the calls
+//! plus a floor per second, over a sliding window) and a [`RetryThrottle`]
+//! (gRPC's token bucket: failures take tokens, successes return some, retries
+//! stop below half); the trait is open, so an AWS-style retry quota is a type
+//! of your own. The loop asks whichever it is through [`Limit`], in the same
+//! places.
 //!
 //! What paces every attempt (`admission = ...`) is the other trait,
 //! [`AdmissionLimit`](crate::AdmissionLimit).

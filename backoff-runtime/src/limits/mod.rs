@@ -1,6 +1,8 @@
-//! Limits shared by many calls, behind two traits: what counts retries
-//! (`RetryLimit`: the retry budget, the throttle) and what admits attempts
-//! (`AdmissionLimit`: the two adaptive limiters).
+//! Limits shared by many calls, behind two traits.
+//!
+//! What counts retries (`RetryLimit`: the retry budget, the throttle) and
+//! what admits attempts (`AdmissionLimit`: the two adaptive limiters, the
+//! circuit breaker, the cooldown, `Keyed` and the user's own).
 
 pub(crate) mod adaptive_rate;
 pub(crate) mod adaptive_throttle;

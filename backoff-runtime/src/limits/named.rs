@@ -1,7 +1,9 @@
-//! What every limit has, written once: the `name` builder and `get_name`
-//! getter (the `budget` label of its metrics), `Default` as `new()`, and
-//! each limit trait's impls for a reference, an `Arc` and a `Box` of one;
-//! and what every limiter that waits has: `max_wait` and `get_max_wait`.
+//! What every limit has, written once.
+//!
+//! The `name` builder and `get_name` getter (the `budget` label of its
+//! metrics), `Default` as `new()`, and each limit trait's impls for a
+//! reference, an `Arc` and a `Box` of one; and what every limiter that waits
+//! has: `max_wait` and `get_max_wait`.
 
 /// Writes a limit's `name` builder and `get_name` getter (the `budget`
 /// label of its metrics), each under the doc given, over a field

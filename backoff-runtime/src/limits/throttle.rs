@@ -1,4 +1,6 @@
-//! [`RetryThrottle`]: gRPC's retry throttling, a token bucket that failures
+//! `RetryThrottle`: gRPC's retry throttling.
+//!
+//! gRPC's retry throttling, a token bucket that failures
 //! drain and successes refill, which stops retries while most calls fail.
 
 use core::fmt;

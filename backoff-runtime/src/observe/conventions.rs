@@ -1,3 +1,5 @@
+//! OpenTelemetry's attributes of a retry event.
+//!
 //! OpenTelemetry's attributes that a retry event carries for an error of a
 //! protocol it knows: `rpc.grpc.status_code` for a `tonic::Status` (its impl
 //! is `backoff-grpc`'s),

@@ -1,6 +1,7 @@
-//! Metrics through the [`metrics`](https://docs.rs/metrics) facade (feature
-//! `metrics`), so whatever exporter the program runs (Prometheus,
-//! OpenTelemetry, StatsD) receives them. Names and units follow Prometheus
+//! Metrics through the `metrics` facade (feature `metrics`).
+//!
+//! Whatever exporter the program runs (Prometheus, OpenTelemetry, StatsD)
+//! receives them, through the [`metrics`](https://docs.rs/metrics) facade. Names and units follow Prometheus
 //! conventions; every series of a retried function is labelled
 //! `function="<name>"`: for `#[retry]`, its path (`my_app::users::fetch`;
 //! for a method with a `self` receiver, the path of the type of `self`, so
@@ -12,7 +13,7 @@
 //!
 //! | name | kind | labels | what |
 //! |---|---|---|---|
-//! | `backoff_calls_total` | counter | `function`, `outcome` (`success`, `gave_up`), `reason` | calls by how they ended: `reason` is `first_attempt` or `after_retries` for successes, the [`StopReason`] (`permanent`, `retried_below`, `exhausted`, `hint_above_cap`, `deadline`, `budget`, `refused`) for give-ups: `refused` counts the calls the `admission` limiter shed, before their first attempt or a retry |
+//! | `backoff_calls_total` | counter | `function`, `outcome` (`success`, `gave_up`), `reason` | calls by how they ended: `reason` is `first_attempt` or `after_retries` for successes, the [`StopReason`] (`permanent`, `retried_below`, `exhausted`, `hint_above_cap`, `deadline`, `budget`, `refused`, `committed`) for give-ups: `refused` counts the calls the `admission` limiter shed, before their first attempt or a retry; `committed` counts the gRPC calls that failed after their response began |
 //! | `backoff_attempts_per_call` | histogram | `function` | attempts each call took, give-ups included (0 for a call whose first attempt was refused) |
 //! | `backoff_retries_total` | counter | `function`, `wait` (`schedule`, `hint`) | retries, by where their wait came from: the schedule or the server's hint |
 //! | `backoff_wait_seconds` | histogram | `function` | the waits chosen, in seconds |

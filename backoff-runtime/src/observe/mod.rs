@@ -1,4 +1,6 @@
-//! Observation: the events hooks receive, the stop reasons, the tracing events and the metrics.
+//! Observation: events, stop reasons, tracing and metrics.
+//!
+//! The events are those the hooks receive.
 
 pub(crate) mod conventions;
 pub(crate) mod events;

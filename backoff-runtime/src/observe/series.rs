@@ -1,6 +1,9 @@
-//! The metric series' names (feature `metrics`; public in
-//! `backoff_runtime::metrics`). The keys of each retried function's or
-//! named limit's series are `metrics::recorder::Keys`, where they are read.
+//! The metric series' names.
+//!
+//! Feature `metrics`; public in `backoff_runtime::metrics`. The keys of a
+//! retried function's or named limit's series are built (and hashed) once,
+//! where they are read: `metrics::recorder::Keys`, which a call site keeps,
+//! so that recording hashes nothing.
 
 /// Counts all calls, by outcome.
 pub const CALLS_TOTAL: &str = "backoff_calls_total";

@@ -1,6 +1,8 @@
-//! Where a retry loop runs: each retried function's static site (its name,
-//! made once, and its metric keys), or a name given to the builder. Not
-//! public: the attribute's expansion names it through `__private`.
+//! Where a retry loop runs: its site.
+//!
+//! Each retried function's static site (its name, made once, and its metric
+//! keys), or a name given to the builder. Not public: the attribute's expansion
+//! names it through `__private`.
 
 use std::sync::atomic::AtomicU32;
 

@@ -1,3 +1,5 @@
+//! The `tracing` feature's events.
+//!
 //! The `tracing` feature: a WARN event for each retry and one at give-up,
 //! and an INFO event for a success after retries.
 //! Without the feature these are no-ops, so the feature stays additive and

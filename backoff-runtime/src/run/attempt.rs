@@ -1,3 +1,5 @@
+//! What the body knows about its attempt.
+//!
 //! What the body of a retried function knows about the attempt it is running:
 //! `#[retry(context = attempt)]` binds an [`Attempt`] in the body, and
 //! [`Policy::retry_with_attempt`](crate::Policy::retry_with_attempt) passes

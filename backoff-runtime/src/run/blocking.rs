@@ -1,4 +1,6 @@
-//! The blocking loop: a sync function's retries, run out of line after
+//! The blocking loop.
+//!
+//! A sync function's retries, run out of line after
 //! its first attempt failed, and the builder's `.call()`. The decision is
 //! the async loop's ([`Loop`]).
 

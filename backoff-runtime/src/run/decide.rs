@@ -1,6 +1,7 @@
-//! The decision after a failed attempt: stop (and why) or wait (and how long),
-//! with the events that report it. Shared by the sync loop, the async loop
-//! and the plain-Rust API.
+//! The decision after a failed attempt.
+//!
+//! Stop (and why) or wait (and how long), with the events that report it.
+//! Shared by the sync loop, the async loop and the plain-Rust API.
 
 use core::time::Duration;
 

@@ -1,6 +1,7 @@
-//! The driver every front end runs: the attribute's sync and async loops
-//! (generated in the function, so the body may borrow `&mut self`), the
-//! builder's `.call()` and its future.
+//! The driver every front end runs.
+//!
+//! The attribute's sync and async loops (generated in the function, so the body
+//! may borrow `&mut self`), the builder's `.call()` and its future.
 //!
 //! A success is handled where it happens: the expansion writes it
 //! ([`Loop::succeeded`], [`first_success`]), a few inline branches. A

@@ -1,6 +1,8 @@
 //! [`HedgeAttempts`]: the attempts of a hedged call that still run, polled
-//! together. The first is kept inline (a call answered before the hedge
-//! delay allocates nothing for it); each hedge beside it is boxed.
+//! together.
+//!
+//! The first is kept inline (a call answered before the hedge delay allocates
+//! nothing for it); each hedge beside it is boxed.
 
 use core::future::Future;
 use core::pin::Pin;

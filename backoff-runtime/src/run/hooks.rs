@@ -1,7 +1,8 @@
-//! The user's hooks of one retried call, as data: one [`Hooks`] struct of
-//! optional references to them, typed by the call's result, with the call's
-//! identity beside them (its name and metrics site, its nested mode and how
-//! its failures are formatted).
+//! The user's hooks of one call, as data.
+//!
+//! One [`Hooks`] struct of optional references to them, typed by the call's
+//! result, with the call's identity beside them (its name and metrics site, its
+//! nested mode and how its failures are formatted).
 //!
 //! The `#[retry]` expansion lends it the function's hooks where a failed
 //! attempt is decided (a temporary of that statement, never held across an

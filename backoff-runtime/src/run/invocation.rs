@@ -1,5 +1,7 @@
-//! Where invocation ids come from: a cryptographically secure generator,
-//! independent of the jitter generator in `rng`.
+//! Where invocation ids come from.
+//!
+//! A cryptographically secure generator, independent of the jitter generator in
+//! `rng`.
 //!
 //! A call records only a [`CallNonce`], unique in the process and cheap to
 //! take (no system call, no lock, no draw): the number of its thread (taken

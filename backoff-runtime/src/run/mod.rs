@@ -1,4 +1,6 @@
-//! The run loop: the hooks, the decision after each attempt, the driver
+//! The run loop.
+//!
+//! The hooks, the decision after each attempt, the driver
 //! that every front end runs, and what an attempt sees (its context, the
 //! call chain of nested retries).
 

@@ -1,4 +1,6 @@
-//! One layer retries: when a retried function gives up inside an attempt of
+//! One layer retries.
+//!
+//! When a retried function gives up inside an attempt of
 //! another (the same call chain), the outer loop does not retry that
 //! failure; it stops with [`StopReason::RetriedBelow`](crate::StopReason).
 //!

@@ -1,3 +1,5 @@
+//! What the decision sees of a failed attempt.
+//!
 //! What the decision and the observers see of an attempt that did not
 //! succeed ([`Outcome`]), and a result judged by `retry_if_ok` where the
 //! expansion does it ([`Judged`]).

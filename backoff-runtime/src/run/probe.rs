@@ -1,5 +1,7 @@
-//! How the events see what failed: the expansion's autoref probe of the
-//! error's type for its `Debug` form and OpenTelemetry's attributes.
+//! How the events see what failed.
+//!
+//! The expansion's autoref probe of the error's type for its `Debug` form and
+//! OpenTelemetry's attributes.
 
 use core::fmt::{self, Debug};
 use core::marker::PhantomData;

@@ -1,3 +1,5 @@
+//! A server's instruction that overrides the schedule.
+//!
 //! A server's instruction that overrides the schedule after a failure
 //! ([`Pushback`]), and the hook that reads it.
 

@@ -1,4 +1,6 @@
-//! The wait before retry `n`: the truncated exponential base and the jitter
+//! The wait before retry `n`.
+//!
+//! The truncated exponential base and the jitter
 //! applied to it. Saturating arithmetic throughout: no overflow and no panic
 //! for any `n` up to `u32::MAX` and any durations.
 

@@ -1,7 +1,8 @@
-//! The grammar that `#[retry]` and the run-time settings share: durations
-//! (`"32s"`, `"1m30s"`, `"1m 30s"`, `"1.5s"`, `"250ms"`, read to the exact
-//! nanosecond), "did you mean" for a misspelled key or word, the short quote
-//! of a long value, and the texts of the rules on the schedule's values.
+//! The grammar that `#[retry]` and the settings share.
+//!
+//! Durations (`"32s"`, `"1m30s"`, `"1m 30s"`, `"1.5s"`, `"250ms"`, read to the
+//! exact nanosecond), "did you mean" for a misspelled key or word, the short
+//! quote of a long value, and the texts of the rules on the schedule's values.
 //!
 //! One file compiled into two crates. It is `backoff-runtime`'s
 //! `src/schedule/grammar.rs`; `backoff-macros/src/grammar.rs` is a symbolic

@@ -1,4 +1,8 @@
-//! The schedule: the policy (the keys), the backoff state machine that computes each wait, the jitter and the random draws behind it; the grammar its values are written in (shared with `#[retry]`) and the text forms of its modes.
+//! The schedule: the policy, the waits and the jitter.
+//!
+//! The policy holds the keys. The backoff state machine computes each wait,
+//! with the jitter and its random draws. The grammar of its values is shared
+//! with `#[retry]`, beside the text forms of its modes.
 
 pub(crate) mod backoff;
 // Shared with backoff-macros (a link to this file there). Without `serde`

@@ -1,3 +1,5 @@
+//! Schedule invariants under proptest.
+//!
 //! Schedule invariants under proptest (unit tests: they reach the wait
 //! formula for any retry number and previous wait): for arbitrary initial wait, cap,
 //! multiplier, jitter mode and amount, retry number (up to `u32::MAX`) and

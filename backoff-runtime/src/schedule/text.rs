@@ -1,8 +1,9 @@
-//! The schedule's modes as text, in the attribute's words: [`Jitter`] and
-//! [`HintAboveCap`] read with `FromStr` and written with `Display`, so an
-//! environment variable, a command-line flag and a settings file (feature
-//! `serde`) take what `#[retry(jitter = ...)]` takes. The durations are
-//! `grammar.rs`'s.
+//! The schedule's modes as text.
+//!
+//! In the attribute's words: [`Jitter`] and [`HintAboveCap`] read with
+//! `FromStr` and written with `Display`, so an environment variable, a
+//! command-line flag and a settings file (feature `serde`) take what
+//! `#[retry(jitter = ...)]` takes. The durations are `grammar.rs`'s.
 
 use core::fmt;
 use core::str::FromStr;

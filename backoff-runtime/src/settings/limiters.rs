@@ -1,4 +1,6 @@
-//! The limiters' settings: one type per limiter, read and written with the
+//! The limiters' settings.
+//!
+//! One type per limiter, read and written with the
 //! names of its builder methods, each value checked with the builder's
 //! rule (where a builder clamps a value, the settings refuse it: a value a
 //! file got wrong is a mistake to report, not to round), and a `build()`

@@ -1,6 +1,8 @@
-//! Settings from configuration (feature `serde`): a [`Policy`](crate::Policy),
-//! a [`Jitter`](crate::Jitter) and the limiters' settings read from any serde
-//! format (TOML, JSON, YAML, a layered configuration crate) and written back.
+//! Settings from configuration (feature `serde`).
+//!
+//! A [`Policy`](crate::Policy), a [`Jitter`](crate::Jitter) and the limiters'
+//! settings read from any serde format (TOML, JSON, YAML, a layered
+//! configuration crate) and written back.
 //!
 //! The keys are the attribute's (`max_retries`, `max_backoff`, ...) and the
 //! limiters' builder methods' (`ratio`, `window`, `failure_ratio`, ...);

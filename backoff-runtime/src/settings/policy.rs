@@ -1,6 +1,7 @@
-//! `Deserialize` and `Serialize` for [`Policy`], [`Jitter`] and
-//! [`HintAboveCap`]: the attribute's schedule keys, its duration grammar and
-//! its rules, checked at load.
+//! `Deserialize` and `Serialize` for the schedule.
+//!
+//! For [`Policy`], [`Jitter`] and [`HintAboveCap`]: the attribute's schedule
+//! keys, its duration grammar and its rules, checked at load.
 //!
 //! The values are set through the `try_` builders in the order of the
 //! attribute's key table (`max_backoff` before `initial_backoff` and

@@ -1,8 +1,9 @@
-//! Each kind of value a settings key takes, read from a [`Scalar`] with its
-//! rule: a duration in the attribute's grammar, a count, a number, the
-//! retries, a jitter mode, a hint rule. Each error names the key, quotes at
-//! most a short prefix of the value, and says the fix; where the attribute
-//! refuses the same value, it says it in the attribute's words
+//! Each kind of value a settings key takes.
+//!
+//! Read from a [`Scalar`] with its rule: a duration in the attribute's grammar,
+//! a count, a number, the retries, a jitter mode, a hint rule. Each error names
+//! the key, quotes at most a short prefix of the value, and says the fix; where
+//! the attribute refuses the same value, it says it in the attribute's words
 //! (`grammar.rs`).
 
 use core::time::Duration;

@@ -1,3 +1,5 @@
+//! A pinned box that is cheap to drop.
+//!
 //! A pinned box whose drop is one inline branch and an out-of-line free:
 //! the tokio timer's `Sleep` and an attempt under a timeout. Whatever holds one stays
 //! cheap to drop on the happy path, where the box is empty or never made.

@@ -1,4 +1,7 @@
-//! Time: the clocks a loop reads, the sleeps it waits with, and the per-attempt timeout.
+//! Time: clocks, sleeps and timeouts.
+//!
+//! The clocks a loop reads, the sleeps it waits with, and the per-attempt
+//! timeout.
 
 pub(crate) mod clock;
 pub(crate) mod cold_box;

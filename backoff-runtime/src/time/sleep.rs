@@ -1,11 +1,12 @@
-//! How a loop waits between attempts: one blocking abstraction
-//! ([`BlockingSleep`]: the default [`DefaultSleep`], `std::thread::sleep` or
-//! the test's virtual clock, and the user's [`CustomSleep`]) and one async
-//! one ([`Timer`]: the default [`DefaultTimer`] and the user's
-//! [`CustomTimer`]). The user's sleep is wrapped once, where its type is
-//! checked (`bounds::sync_sleep`, `bounds::async_sleep`: the attribute's
-//! `sleep = ...` and the builder's `.sleep(...)` alike). The sleep also
-//! says which clock `max_elapsed` is measured on.
+//! How a loop waits between attempts.
+//!
+//! One blocking abstraction ([`BlockingSleep`]: the default [`DefaultSleep`],
+//! `std::thread::sleep` or the test's virtual clock, and the user's
+//! [`CustomSleep`]) and one async one ([`Timer`]: the default [`DefaultTimer`]
+//! and the user's [`CustomTimer`]). The user's sleep is wrapped once, where its
+//! type is checked (`bounds::sync_sleep`, `bounds::async_sleep`: the
+//! attribute's `sleep = ...` and the builder's `.sleep(...)` alike). The sleep
+//! also says which clock `max_elapsed` is measured on.
 
 use core::future::Future;
 use core::pin::Pin;

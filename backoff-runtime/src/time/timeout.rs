@@ -1,3 +1,5 @@
+//! Per-attempt timeouts.
+//!
 //! Per-attempt timeouts (`timeout = "5s"` on async functions), on the
 //! default timer: tokio's inside a tokio runtime, futures-timer's elsewhere.
 

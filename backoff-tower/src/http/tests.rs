@@ -1,5 +1,7 @@
-//! The idempotency key's conditions: added only when asked, only to a
-//! request that needs one and has none, never over the caller's.
+//! The idempotency key's conditions.
+//!
+//! Added only when asked, only to a request that needs one and has none, never
+//! over the caller's.
 
 use http::{Method, Request};
 

@@ -1,6 +1,7 @@
-//! The replay body's unit and property tests: every byte once per attempt,
-//! in order, for any chunking and any point where a retry starts; the caps;
-//! the trailers; the reservation given back.
+//! The replay body's unit and property tests.
+//!
+//! Every byte once per attempt, in order, for any chunking and any point where
+//! a retry starts; the caps; the trailers; the reservation given back.
 
 use super::*;
 use proptest::prelude::*;

@@ -1,3 +1,5 @@
+//! The AWS SDKs' test vectors of the adaptive rate limiter.
+//!
 //! The AWS SDKs' shared test vectors of the adaptive rate limiter, and the
 //! bucket's rules.
 //!

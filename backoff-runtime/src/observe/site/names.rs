@@ -1,5 +1,6 @@
-//! The names of the call sites, made once each, in one table for the
-//! program.
+//! The names of the call sites, made once each.
+//!
+//! In one table for the program.
 //!
 //! A site's `static` holds only its slot number: an `AtomicU32`, zero
 //! until the name is first needed. A `OnceLock` in each `static` would do

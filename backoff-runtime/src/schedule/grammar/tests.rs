@@ -1,4 +1,6 @@
-//! The shared grammar's tests: durations, "did you mean", the quote of a
+//! The shared grammar's tests.
+//!
+//! Durations, "did you mean", the quote of a
 //! long value. The macro crate compiles the same file and is tested here.
 
 use super::grammar::*;

@@ -1,5 +1,6 @@
-//! The default wait on wasm32-unknown-unknown: futures-timer's `Delay`,
-//! which calls the platform's `setTimeout` there (browsers, workers, Node).
+//! The default wait on wasm32-unknown-unknown.
+//!
+//! It is futures-timer's `Delay`, which calls the platform's `setTimeout` there (browsers, workers, Node).
 //!
 //! - `setTimeout` counts whole milliseconds: a wait is rounded up to the next one.
 //! - It takes at most 2^31 - 1 ms (about 24.8 days): a longer wait is served in parts.
