@@ -20,8 +20,8 @@ pub use crate::run::invocation::CallNonce;
 pub use crate::run::nested::NestedAttempt;
 pub use crate::run::pushback::Pushback;
 pub use crate::schedule::grammar::excerpt;
+pub use crate::time::clock::Clock;
 pub use crate::time::default_wait::DefaultWait;
-pub use crate::time::sleep::ASYNC_CLOCK;
 pub use crate::time::timeout::Timed;
 
 impl Loop {

@@ -171,40 +171,35 @@ pub use backoff_macros::retry;
 pub mod bounds;
 
 /// Not public API: what `#[retry]` expansions name. May change in any
-/// release.
+/// release. Generated code reaches `core`'s items (`Option`, `Result`,
+/// `Duration`) through `::core` and the public bounds through `bounds`.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::bounds::{DefaultAsyncSleep, FreshCopy, RetryResult};
+    pub use crate::bounds::{FreshCopy, RetryResult};
     #[cfg(feature = "chaos")]
     pub use crate::chaos::Injector;
-    pub use crate::limits::admission::{Admitting, admission_of, admitted, admitted_from};
+    pub use crate::limits::admission::{Admitting, admission_of, admitted_from};
     pub use crate::limits::admission_limit::Admission;
     pub use crate::limits::limit::{Charged, budget_of};
-    pub use crate::observe::conventions::SemanticConventions;
-    pub use crate::observe::site::CallSite;
-    pub use crate::observe::site::Site;
+    pub use crate::observe::site::{CallSite, Site};
     pub use crate::run::attempt::AttemptSource;
     pub use crate::run::blocking::{
-        FirstAdmitted, RefusedBy, Rerun, admitted_by, admitted_success, blocking_attempt, first_admitted_blocking,
-        first_success, refused_as_body, refused_first_blocking, rerunning, retry_blocking_owned, start_blocking,
+        FirstAdmitted, Rerun, blocking_attempt, first_success, refused_as_body, refused_first_blocking, rerunning,
+        retry_blocking_owned, start_blocking,
     };
-    pub use crate::run::driver::{Acts, Loop, Step, Waits, timer_clock};
-    pub use crate::run::hooks::{Hooks, method_site, static_site};
+    pub use crate::run::driver::{Acts, Loop, Step, Waits};
+    pub use crate::run::hooks::Hooks;
     pub use crate::run::nested::{NestedAttempt, enter_attempt};
     pub use crate::run::outcome::{Judged, judged};
-    pub use crate::run::probe::Probe;
 
-    /// The probe's answers, brought into scope by the expansion.
+    /// The probe, and its answers, which the expansion brings into scope.
     pub mod probe {
-        pub use crate::run::probe::{ProbeBoth, ProbeConventions, ProbeDebug, ProbeNeither};
+        pub use crate::run::probe::{Probe, ProbeBoth, ProbeConventions, ProbeDebug, ProbeNeither};
     }
     pub use crate::run::result::{refused_result, timed_out_result};
     pub use crate::schedule::policy::{HintAboveCap, Jitter, Policy, literal_policy};
-    pub use crate::time::sleep::{BlockingSleep, CustomSleep, CustomTimer, DefaultSleep, DefaultTimer, Timer};
+    pub use crate::time::sleep::{BlockingSleep, DefaultSleep, DefaultTimer, Timer};
     pub use crate::time::timeout::with_timeout;
-    pub use core::option::Option::{None, Some};
-    pub use core::result::Result::{Err, Ok};
-    pub use core::time::Duration;
 
     /// Never called: the expansion's `if false { return never::<R>(); }`
     /// gives the body's closure or async block the function's return type,

@@ -36,9 +36,9 @@ use crate::__grpc::RetriedCall;
 use crate::classify::{Classify as _, LayerClassify};
 use crate::held::AdmissionSlot;
 use crate::layer::{PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
-use backoff_runtime::__front_end::{ASYNC_CLOCK, DefaultWait};
 use backoff_runtime::__front_end::{AttemptSource, CallNonce, Loop, NestedAttempt, Timed};
 use backoff_runtime::__front_end::{Charged, ResendSpan, Step, in_resend_span};
+use backoff_runtime::__front_end::{Clock, DefaultWait};
 use backoff_runtime::{Refused, RetryLimit, StopReason};
 
 pub use self::committed::CommittedCall;
@@ -252,12 +252,12 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> ResponseFuture<S, Req, L> {
             }
         };
         let driver = if config.calls.reads_start || policy.get_max_elapsed().is_some() {
-            Loop::start(ASYNC_CLOCK, policy, limit_of(config), true)
+            Loop::start(Clock::ASYNC, Some(policy), limit_of(config), true)
         } else {
-            Loop::unstarted(ASYNC_CLOCK)
+            Loop::unstarted(Clock::ASYNC)
         };
         let start = match driver.start_instant() {
-            None if L::Classify::READS_ATTEMPT_TIME => Some(ASYNC_CLOCK.now()),
+            None if L::Classify::READS_ATTEMPT_TIME => Some(Clock::ASYNC.now()),
             start => start,
         };
         let call = CallNonce::next();
@@ -266,7 +266,7 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> ResponseFuture<S, Req, L> {
             let retry = Retrying::new(service, layer, request, (driver, held), call, start, 0);
             return retry.held(refused);
         }
-        let first = AttemptSource::nth(policy, call, start, ASYNC_CLOCK, 1);
+        let first = AttemptSource::nth(policy, call, start, Clock::ASYNC, 1);
         let response = service.call(config.classify.replay(&request, &first));
         let phase = if config.calls.hedge_after.is_some() {
             Phase::HedgedFirst {

@@ -12,14 +12,17 @@ use std::path::{Path, PathBuf};
 /// The layers from the bottom up: a folder may import from those before it.
 /// `testing` (the `test-util` virtual clock and seedable generator) sits
 /// with the clocks that read it, under everything but the schedule;
+/// `bounds` (what compile errors name) re-exports from the layers below it
+/// and is named by the builder, so nothing under it names it;
 /// `settings` (feature `serde`: a policy and the limiters read from
 /// configuration) on top, beside the classifiers users name.
-const LAYERS: [&[&str]; 7] = [
+const LAYERS: [&[&str]; 8] = [
     &["schedule"],
     &["time", "testing"],
     &["observe"],
     &["limits", "chaos"],
     &["run"],
+    &["bounds"],
     &["builder"],
     &["classify", "settings"],
 ];
@@ -224,6 +227,10 @@ fn the_rules_catch_what_they_are_for() {
     );
     assert_eq!(code_lines("// crate::run::x\ncode").count(), 1);
     assert!(layer_of("observe") > layer_of("time"));
+    assert!(
+        layer_of("bounds") > layer_of("run"),
+        "bounds re-exports the run layer's `RetryResult`"
+    );
     assert_eq!(module_of("run/mod.rs"), "run");
 }
 

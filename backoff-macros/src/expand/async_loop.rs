@@ -79,7 +79,7 @@ impl Generator<'_> {
         let charge_value = charge
             .as_ref()
             .and_then(Charge::of_the_loop)
-            .map(|charge| quote!(let mut #charge = #full::None;));
+            .map(|charge| quote!(let mut #charge = ::core::option::Option::None;));
         quote! {
             #timeout_check
             #admission_check
@@ -106,7 +106,7 @@ impl Generator<'_> {
         let timeout_check = self.timeout_check(exact);
         let timed_out = respan_exactly(quote!(#full::timed_out_result()), exact);
         let with_timeout = respan(quote!(#full::with_timeout::<_, _>), limit.key_span);
-        let limit = duration_tokens(limit.value, full);
+        let limit = duration_tokens(limit.value);
         let policy = self.policy_outside();
         let attempt = quote!(#with_timeout(#state.attempt_timeout(#policy, #limit), #attempt, #timed_out));
         (timeout_check, attempt)
@@ -163,7 +163,7 @@ impl Generator<'_> {
     /// when the runtime's `tokio` or `futures-timer` feature is on, which
     /// turns on this crate's `default-timer`).
     fn default_timer_check(&self) -> Option<TokenStream> {
-        let full = self.full;
+        let krate = self.args.runtime_crate();
         (self.args.sleep.is_none() && !HAS_DEFAULT_TIMER).then(|| {
             let return_type = if self.return_type.infers {
                 quote!(())
@@ -172,7 +172,7 @@ impl Generator<'_> {
             };
             quote! {
                 if false {
-                    <#return_type as #full::DefaultAsyncSleep>::has_default_timer();
+                    <#return_type as #krate::bounds::DefaultAsyncSleep>::has_default_timer();
                 }
             }
         })
@@ -180,12 +180,12 @@ impl Generator<'_> {
 
     /// The timer's clock. The default timer's is a constant: no generic
     /// call for rustc to check in every function. A custom sleep's timer
-    /// has no name to write: `timer_clock` reads its type's.
+    /// has no name to write: `Timer::clock` reads its type's.
     fn timer_clock(&self, timer: &Ident) -> TokenStream {
         let full = self.full;
         match self.args.sleep {
             None => quote!(#full::DefaultTimer::CLOCK),
-            Some(_) => quote!(#full::timer_clock(&#timer)),
+            Some(_) => quote!(#full::Timer::clock(&#timer)),
         }
     }
 

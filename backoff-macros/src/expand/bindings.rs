@@ -21,13 +21,13 @@ pub(super) fn site_item(args: &Args, private: &Trees, function: &Ident, has_rece
     // happy path nothing. A method's names the type of `Self`, which an
     // item inside it cannot: an inline `const` block there.
     if has_receiver && args.name.is_none() {
-        let expr = quote!(const { &#private::method_site(&#site, ::core::any::type_name::<Self>) });
+        let expr = quote!(const { &#private::Site::Method(&#site, ::core::any::type_name::<Self>) });
         return (item, Trees::of(expr));
     }
     let at = local("AT");
     let items = quote! {
         #item
-        const #at: &#private::Site = &#private::static_site(&#site);
+        const #at: &#private::Site = &#private::Site::Static(&#site);
     };
     (items, Trees::ident(&at))
 }
@@ -210,7 +210,7 @@ pub(super) fn policy_expr(args: &Args, private: &Trees) -> TokenStream {
         let jitter = match jitter {
             JitterArg::Additive => quote!(#private::Jitter::Additive),
             JitterArg::AdditiveUpTo(d) => {
-                let d = duration_tokens(d, private);
+                let d = duration_tokens(d);
                 quote!(#private::Jitter::AdditiveUpTo(#d))
             }
             JitterArg::Full => quote!(#private::Jitter::Full),
@@ -233,13 +233,13 @@ pub(super) fn policy_expr(args: &Args, private: &Trees) -> TokenStream {
 
 /// The exact value as the shortest of `Duration::from_secs`, `from_millis`,
 /// `from_micros` and `Duration::new(secs, nanos)`.
-pub(super) fn duration_tokens(d: core::time::Duration, private: &Trees) -> TokenStream {
+pub(super) fn duration_tokens(d: core::time::Duration) -> TokenStream {
     let unsuffixed = proc_macro2::Literal::u64_unsuffixed;
     let secs = d.as_secs();
     let nanos = d.subsec_nanos();
     if nanos == 0 {
         let secs = unsuffixed(secs);
-        return quote!(#private::Duration::from_secs(#secs));
+        return quote!(::core::time::Duration::from_secs(#secs));
     }
     for (per_second, unit) in [(1_000_u64, "from_millis"), (1_000_000, "from_micros")] {
         let per_unit = u32::try_from(1_000_000_000 / per_second).unwrap_or(1);
@@ -250,13 +250,13 @@ pub(super) fn duration_tokens(d: core::time::Duration, private: &Trees) -> Token
             {
                 let whole = unsuffixed(whole);
                 let unit = Ident::new(unit, Span::call_site());
-                return quote!(#private::Duration::#unit(#whole));
+                return quote!(::core::time::Duration::#unit(#whole));
             }
         }
     }
     let secs = unsuffixed(secs);
     let nanos = proc_macro2::Literal::u32_unsuffixed(nanos);
-    quote!(#private::Duration::new(#secs, #nanos))
+    quote!(::core::time::Duration::new(#secs, #nanos))
 }
 
 impl Args {

@@ -64,7 +64,7 @@ impl Generator<'_> {
             chain.extend(quote!(.nested_retry()));
         }
         if let Some(timeout) = &args.timeout {
-            let limit = duration_tokens(timeout.value, full);
+            let limit = duration_tokens(timeout.value);
             let method = Ident::new("timeout", timeout.key_span);
             chain.extend(quote!(.#method(#limit)));
         }
@@ -72,7 +72,7 @@ impl Generator<'_> {
             chain.extend(quote_spanned!(sleep.span()=> .sleep(#sleep)));
         }
         if let Some(hedge_after) = &args.hedge_after {
-            let delay = duration_tokens(hedge_after.value, full);
+            let delay = duration_tokens(hedge_after.value);
             let method = Ident::new("hedge_after", hedge_after.key_span);
             chain.extend(quote!(.#method(#delay)));
         }

@@ -147,7 +147,7 @@ impl Generator<'_> {
             }
         });
         let read_start = if self.start_unread() {
-            quote!(#paths::None)
+            quote!(::core::option::Option::None)
         } else {
             quote!(#paths::start_blocking(#policy, #budget, #needs_start, &#sleeper))
         };
@@ -178,7 +178,6 @@ impl Generator<'_> {
     /// here, a later one in the runtime's loop. Its binding, the hook the
     /// first success passes, and `hooks` with it.
     fn on_success_bound(&self, hooks: TokenStream) -> (TokenStream, TokenStream, TokenStream) {
-        let private = self.private;
         let on_success_hook = local("on_success");
         let krate = self.args.runtime_crate();
         match &self.args.on_success {
@@ -186,10 +185,10 @@ impl Generator<'_> {
                 quote_spanned! {hook.span()=>
                     let #on_success_hook: &dyn ::core::ops::Fn(&#krate::Success) = &(#hook);
                 },
-                quote!(#private::Some(#on_success_hook)),
+                quote!(::core::option::Option::Some(#on_success_hook)),
                 quote!(#hooks.on_success(#on_success_hook)),
             ),
-            None => (TokenStream::new(), quote!(#private::None), hooks),
+            None => (TokenStream::new(), quote!(::core::option::Option::None), hooks),
         }
     }
 
@@ -227,7 +226,7 @@ impl Generator<'_> {
             retried,
             ..
         } = first_attempt;
-        let succeeded = self.returned_result(quote!(#private::Ok(#value)));
+        let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
         self.in_decision_scope(quote! {
             #started
             #admit
@@ -286,12 +285,11 @@ impl Generator<'_> {
         if admits {
             return self.first_attempt_admitted(names, hooks);
         }
-        let private = self.private;
         FirstAttempt {
             check: TokenStream::new(),
             admit: TokenStream::new(),
             observe_success: TokenStream::new(),
-            retried: self.retried_blocking(names, hooks, quote!(#private::None)),
+            retried: self.retried_blocking(names, hooks, quote!(::core::option::Option::None)),
         }
     }
 
@@ -318,37 +316,37 @@ impl Generator<'_> {
         let refused_value = local("refused");
         let into_refused = self.as_plain_result(&refused_value);
         let refused_first = self.returned_result(quote! {
-            #private::refused_first_blocking(#policy, #clock, #start, &#hooks, #failed)
+            #private::refused_first_blocking(#policy, #clock, #start, &#hooks, ::core::result::Result::Err(#failed))
         });
-        let returned_value = self.returned_result(quote!(#private::Ok(#value)));
+        let returned_value = self.returned_result(quote!(::core::result::Result::Ok(#value)));
         let admitted_by = self.admitted_by();
         FirstAttempt {
             check,
             admit: quote! {
-                if let #private::Err(#refusal) = #private::first_admitted_blocking(#limit, #clock, &#sleeper) {
+                if let ::core::result::Result::Err(#refusal) = #private::FirstAdmitted::ask(#limit, #clock, &#sleeper) {
                     let #refused_value = #private::refused_as_body(&#body_fn, #refused, #refusal);
                     return match #into_refused {
-                        #private::Ok(#value) => #returned_value,
-                        #private::Err(#failed) => #refused_first,
+                        ::core::result::Result::Ok(#value) => #returned_value,
+                        ::core::result::Result::Err(#failed) => #refused_first,
                     };
                 }
                 let #first_admitted = #private::FirstAdmitted::held(#limit, #clock);
             },
-            observe_success: quote!(#private::admitted_success(#limit, #clock, #first_admitted);),
+            observe_success: quote!(#private::FirstAdmitted::succeeded(#first_admitted, #limit, #clock);),
             retried: self.retried_blocking(names, hooks, quote!(#admitted_by(#first_admitted))),
         }
     }
 
-    /// `admitted_by`, spanned as the key's check: a missing `From<Refused>`
+    /// `FirstAdmitted::for_retries`, spanned as the key's check: a missing `From<Refused>`
     /// is reported once, there.
     fn admitted_by(&self) -> TokenStream {
         let private = self.private;
         match &self.args.admission {
             Some(admission) => respan_exactly(
-                quote!(#private::admitted_by),
+                quote!(#private::FirstAdmitted::for_retries),
                 Span::mixed_site().located_at(admission.key_span),
             ),
-            None => quote!(#private::admitted_by),
+            None => quote!(#private::FirstAdmitted::for_retries),
         }
     }
 }

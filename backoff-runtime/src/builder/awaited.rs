@@ -13,13 +13,13 @@ use crate::builder::flag::{Flag, Kept, Slot};
 use crate::builder::operation::Awaited;
 use crate::builder::owned::{Marks, OwnedHooks};
 use crate::builder::retry::Retry;
-use crate::limits::admission::Admitting;
+use crate::limits::admission::{Admitting, RefusedResult};
 use crate::limits::limit::{Charged, Limit, RetryLimit};
 use crate::run::driver::{Loop, NextAttempt};
 use crate::run::nested::NestedAttempt;
 use crate::run::outcome::Outcome;
 use crate::schedule::policy::Policy;
-use crate::time::clock::ClockKind;
+use crate::time::clock::Clock;
 use crate::time::sleep::{IntoTimer, Timer};
 use crate::time::timeout::Timed;
 
@@ -107,7 +107,7 @@ type TimeoutWith<R> = (Duration, fn() -> R);
 
 /// An admission limiter as a call's future keeps it, with the result a
 /// refused attempt stands for.
-pub(crate) type AdmittingWith<'a, R> = (Admitting<'a>, fn(crate::Refused) -> R);
+pub(crate) type AdmittingWith<'a, R> = (Admitting<'a>, RefusedResult<R>);
 
 /// The part of an awaited call's future that is not its phase: the same
 /// for a retried call and a hedged one.
@@ -144,7 +144,7 @@ where
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn start(
         retry: Retry<'a, Op, AwaitedKeys<T, E, O, H, S, A>>,
-        clock: ClockKind,
+        clock: Clock,
         needs_start: bool,
     ) -> (Self, S, A) {
         let Retry {
@@ -169,7 +169,7 @@ where
             identity: config.call.identity,
             timeout: config.call.timeout,
             admission,
-            driver: Loop::start(clock, policy, budget, needs_start),
+            driver: Loop::start(clock, Some(policy), budget, needs_start),
         };
         (call, config.sleep, config.action)
     }

@@ -4,17 +4,17 @@
 //! holds.
 
 use crate::builder::owned::OwnedHooks;
-use crate::limits::admission::Admitting;
+use crate::limits::admission::{Admitting, RefusedResult};
 use crate::limits::admission_limit::AdmissionLimit;
 use crate::limits::limit::Limit;
 use crate::observe::site::Site;
-use crate::run::blocking::{BlockingParts, first_refused_blocking, first_success, settle_blocking, start_blocking};
+use crate::run::blocking::{BlockingParts, first_success, refused_first_blocking, settle_blocking, start_blocking};
 use crate::run::outcome::Outcome;
 use crate::schedule::policy::Policy;
 use crate::time::sleep::BlockingSleep;
 
 use super::action::BlockingAction;
-use super::config::{Config, Identity, RefusedResult};
+use super::config::{Config, Identity};
 use super::operation::Blocking;
 use super::retry::Retry;
 
@@ -98,14 +98,7 @@ where
             First::Admit(limit, refused) => {
                 let mut admitting = Admitting::of_dyn(limit, sleep.clock());
                 if !admitting.admit_blocking(&|wait| sleep.sleep(wait)) {
-                    return first_refused_blocking(
-                        policy,
-                        sleep.clock(),
-                        start,
-                        &admitting,
-                        &hooks,
-                        refused(admitting.refusal()),
-                    );
+                    return refused_first_blocking(policy, sleep.clock(), start, &hooks, refused(admitting.refusal()));
                 }
                 crate::run::nested::enter_attempt();
                 (op(), Some((admitting, refused)))
@@ -127,5 +120,5 @@ enum First<'l, T, E> {
     Ran(Result<T, E>),
     /// The first attempt asks this admission limiter first; a refusal
     /// ends the call with the result made from it.
-    Admit(&'l dyn AdmissionLimit, RefusedResult<T, E>),
+    Admit(&'l dyn AdmissionLimit, RefusedResult<Result<T, E>>),
 }

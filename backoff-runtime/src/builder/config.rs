@@ -7,6 +7,7 @@ use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::builder::owned::{NoHooks, OwnedHooks};
+use crate::limits::admission::RefusedResult;
 use crate::run::hooks::Hooks;
 use crate::time::sleep::DefaultSleep;
 
@@ -34,9 +35,6 @@ impl Identity {
 /// The result that stands for an attempt that timed out.
 pub(crate) type StandIn<T, E> = fn() -> Result<T, E>;
 
-/// The result a refused attempt stands for, made from the refusal.
-pub(crate) type RefusedResult<T, E> = fn(crate::Refused) -> Result<T, E>;
-
 /// The keys given to a [`Retry`](crate::Retry) so far: the kind of operation, its
 /// result's types, the outcome its observers see (`O`: the error, or after
 /// `retry_if_ok` the whole result), the hooks it owns, the sleep, the
@@ -58,7 +56,7 @@ pub(crate) struct CallKeys<T, E> {
     /// Per-attempt limit (async) and the result of a timed-out attempt.
     pub(crate) timeout: Option<(Duration, StandIn<T, E>)>,
     /// With `admission`: the result of a refused attempt.
-    pub(crate) refused: Option<RefusedResult<T, E>>,
+    pub(crate) refused: Option<RefusedResult<Result<T, E>>>,
 }
 
 impl<K, T, E, O, H, S: core::fmt::Debug, A> core::fmt::Debug for Config<K, T, E, O, H, S, A> {

@@ -6,7 +6,7 @@
 use core::future::Future;
 
 use crate::run::attempt::Attempt;
-use crate::time::clock::ClockKind;
+use crate::time::clock::Clock;
 
 /// Marks an operation that returns a `Result` (run with [`Retry::call`](crate::Retry::call)).
 #[derive(Debug)]
@@ -53,7 +53,7 @@ pub trait AttemptOperation<Kind> {
     /// What one call of the operation returns.
     type Output;
     /// The clock the loop of this kind reads.
-    const CLOCK: ClockKind;
+    const CLOCK: Clock;
     /// Runs the operation as `attempt`.
     fn run(&mut self, attempt: Attempt) -> Self::Output;
 }
@@ -65,7 +65,7 @@ where
     type Ok = T;
     type Error = E;
     type Output = Result<T, E>;
-    const CLOCK: ClockKind = ClockKind::StdOrVirtual;
+    const CLOCK: Clock = Clock::StdOrVirtual;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn run(&mut self, attempt: Attempt) -> Result<T, E> {
@@ -81,7 +81,7 @@ where
     type Ok = T;
     type Error = E;
     type Output = Fut;
-    const CLOCK: ClockKind = crate::time::sleep::ASYNC_CLOCK;
+    const CLOCK: Clock = Clock::ASYNC;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn run(&mut self, attempt: Attempt) -> Fut {

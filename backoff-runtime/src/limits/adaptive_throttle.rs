@@ -51,10 +51,12 @@ const SLOTS: usize = 10;
 /// ```
 #[derive(Debug)]
 pub struct AdaptiveThrottle {
-    state: Mutex<Window>,
     k: f64,
     window: Duration,
     name: Option<&'static str>,
+    /// The requests and accepts of the window (its settings first, so its
+    /// `Debug` shows them first).
+    state: Mutex<Window>,
 }
 
 crate::limits::named::default_is_new!(AdaptiveThrottle);
@@ -72,10 +74,10 @@ impl AdaptiveThrottle {
     #[must_use]
     pub const fn new() -> Self {
         AdaptiveThrottle {
-            state: Mutex::new(Window::new()),
             k: 2.0,
             window: Duration::from_secs(120),
             name: None,
+            state: Mutex::new(Window::new()),
         }
     }
 

@@ -11,7 +11,7 @@ use core::time::Duration;
 
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending, Shut, ShutBy};
 use crate::time::Instant;
-use crate::time::clock::ClockKind;
+use crate::time::clock::Clock;
 
 /// The error of an attempt that the limit named in `admission = ...`
 /// refused: the client shed the call itself, without sending it. A function
@@ -196,6 +196,10 @@ impl<E: From<Refused>> FromRefused for E {
     }
 }
 
+/// The result `R` a refused attempt stands for, made from the refusal:
+/// what every loop that asks a limiter keeps beside it.
+pub(crate) type RefusedResult<R> = fn(Refused) -> R;
+
 /// Where a call's admission stands between two questions: when the next
 /// attempt first asked, whether the limiter reserved its tokens
 /// ([`Admission::GoAfter`]), and how many admitted attempts the limiter
@@ -230,7 +234,7 @@ impl AdmissionProgress {
 /// [`AdmissionLimit::withdrawn`].
 pub struct Admitting<'a> {
     limit: &'a dyn AdmissionLimit,
-    clock: ClockKind,
+    clock: Clock,
     attempt: u32,
     refused: bool,
     shut: Option<Shut>,
@@ -250,7 +254,7 @@ impl fmt::Debug for Admitting<'_> {
 impl<'a> Admitting<'a> {
     /// `limit`, borrowed behind a reference for one call on `clock`.
     #[inline]
-    pub fn of_dyn(limit: &'a dyn AdmissionLimit, clock: ClockKind) -> Self {
+    pub fn of_dyn(limit: &'a dyn AdmissionLimit, clock: Clock) -> Self {
         Admitting {
             limit,
             clock,
@@ -481,7 +485,7 @@ impl<'a> Admitting<'a> {
 
     /// The clock the call's attempts are timed on.
     #[inline]
-    pub fn clock(&self) -> ClockKind {
+    pub fn clock(&self) -> Clock {
         self.clock
     }
 
@@ -554,7 +558,7 @@ pub async fn admitted_from<Tm: crate::time::sleep::Timer>(
 /// paces is admitted: `true` when it may start, `false` when the limit
 /// refused it. The waits are the loop's own (the virtual clock in tests),
 /// and no lock is held across them.
-pub async fn admitted<Tm: crate::time::sleep::Timer>(admitting: &mut Admitting<'_>, timer: &mut Tm) -> bool {
+pub(crate) async fn admitted<Tm: crate::time::sleep::Timer>(admitting: &mut Admitting<'_>, timer: &mut Tm) -> bool {
     loop {
         match admitting.next() {
             ControlFlow::Break(admitted) => return admitted,
@@ -640,7 +644,7 @@ mod tests {
     /// `answers` and was dropped.
     fn heard_when_dropped(script: &[Admission], answers: &[Admission]) -> Vec<String> {
         let limiter = Recorder::answering(script);
-        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        let mut admitting = Admitting::of_dyn(&limiter, Clock::Std);
         for answer in answers {
             assert_eq!(admitting.ask(), *answer);
         }
@@ -651,7 +655,7 @@ mod tests {
     #[test]
     fn an_admitted_attempt_dropped_unheard_is_told_as_abandoned_once() {
         let limiter = Recorder::answering(&[Admission::Go]);
-        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std).keyed(Some("host"));
+        let mut admitting = Admitting::of_dyn(&limiter, Clock::Std).keyed(Some("host"));
         assert_eq!(admitting.ask(), Admission::Go);
         drop(admitting);
         assert_eq!(limiter.heard(), ["Abandoned host"]);
@@ -660,7 +664,7 @@ mod tests {
     #[test]
     fn an_attempt_heard_is_not_told_again_when_the_call_is_dropped() {
         let limiter = Recorder::answering(&[Admission::Go]);
-        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        let mut admitting = Admitting::of_dyn(&limiter, Clock::Std);
         assert_eq!(admitting.ask(), Admission::Go);
         admitting.succeeded();
         drop(admitting);
@@ -671,7 +675,7 @@ mod tests {
     fn a_panic_unwinding_through_the_call_tells_the_first_open_attempt_as_panicked() {
         let limiter = Recorder::answering(&[Admission::Go, Admission::Go]);
         let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+            let mut admitting = Admitting::of_dyn(&limiter, Clock::Std);
             assert_eq!(admitting.ask(), Admission::Go);
             assert_eq!(admitting.ask(), Admission::Go);
             panic!("the body panicked");
@@ -683,7 +687,7 @@ mod tests {
     #[test]
     fn a_waiter_dropped_in_its_wait_is_withdrawn_with_its_attempt_and_wait() {
         let limiter = Recorder::answering(&[Admission::Wait(Duration::from_secs(1))]);
-        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std).after(2);
+        let mut admitting = Admitting::of_dyn(&limiter, Clock::Std).after(2);
         assert_eq!(admitting.ask(), Admission::Wait(Duration::from_secs(1)));
         drop(admitting);
         let heard = limiter.heard();
@@ -703,10 +707,10 @@ mod tests {
     #[test]
     fn a_reservation_started_is_heard_once_when_it_ends() {
         let limiter = Recorder::answering(&[Admission::GoAfter(Duration::from_secs(1))]);
-        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        let mut admitting = Admitting::of_dyn(&limiter, Clock::Std);
         assert_eq!(admitting.ask(), Admission::GoAfter(Duration::from_secs(1)));
         assert_eq!(admitting.ask(), Admission::Go, "started without asking again");
-        admitting.observed(AttemptEnd::on_clock(ClockKind::Std, true, None));
+        admitting.observed(AttemptEnd::on_clock(Clock::Std, true, None));
         drop(admitting);
         assert_eq!(limiter.heard(), ["Answered -"]);
     }
@@ -734,12 +738,12 @@ mod tests {
     #[test]
     fn what_is_handed_over_is_given_back_by_the_admitting_it_resumes_in() {
         let limiter = Recorder::answering(&[Admission::Go, Admission::Go]);
-        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        let mut admitting = Admitting::of_dyn(&limiter, Clock::Std);
         assert_eq!(admitting.ask(), Admission::Go);
         let progress = admitting.hand_over();
         assert!(progress.holds());
         assert!(limiter.heard().is_empty(), "handed over: nothing told yet");
-        let mut resumed = Admitting::of_dyn(&limiter, ClockKind::Std).after(1).resuming(progress);
+        let mut resumed = Admitting::of_dyn(&limiter, Clock::Std).after(1).resuming(progress);
         assert_eq!(resumed.ask(), Admission::Go, "a hedge beside it");
         resumed.succeeded();
         resumed.abandon_open();
@@ -751,7 +755,7 @@ mod tests {
     #[test]
     fn a_hedge_that_leaves_the_line_gives_back_its_place_at_once() {
         let limiter = Recorder::answering(&[Admission::Go, Admission::Wait(Duration::from_millis(5))]);
-        let mut admitting = Admitting::of_dyn(&limiter, ClockKind::Std);
+        let mut admitting = Admitting::of_dyn(&limiter, Clock::Std);
         assert_eq!(admitting.ask(), Admission::Go);
         assert_eq!(admitting.ask(), Admission::Wait(Duration::from_millis(5)));
         admitting.leave_line();
@@ -766,7 +770,7 @@ mod tests {
     #[test]
     fn a_call_s_admission_debugs_as_its_attempts_and_progress() {
         let breaker = CircuitBreaker::new();
-        let admitting = Admitting::of_dyn(&breaker, ClockKind::Std).after(2);
+        let admitting = Admitting::of_dyn(&breaker, Clock::Std).after(2);
         assert_eq!(
             format!("{admitting:?}"),
             "Admitting { attempt: 2, progress: AdmissionProgress { since: None, reserved: false, open: 0 }, .. }"

@@ -13,7 +13,7 @@
 use core::time::Duration;
 
 use crate::time::Instant;
-use crate::time::clock::ClockKind;
+use crate::time::clock::Clock;
 
 /// A limiter that admits attempts, shared by the calls that name it
 /// (`admission = ...` on the attribute,
@@ -269,7 +269,7 @@ enum When {
     /// This instant.
     At(Instant),
     /// Now, on this clock.
-    OnClock(ClockKind),
+    OnClock(Clock),
 }
 
 impl When {
@@ -428,7 +428,7 @@ impl<'k> AttemptEnd<'k> {
 
     /// An attempt that ended now on `clock`, read only if asked.
     #[inline]
-    pub(crate) const fn on_clock(clock: ClockKind, slow_down: bool, hint: Option<Duration>) -> Self {
+    pub(crate) const fn on_clock(clock: Clock, slow_down: bool, hint: Option<Duration>) -> Self {
         AttemptEnd {
             when: When::OnClock(clock),
             slow_down,
@@ -526,7 +526,7 @@ impl<'k> AdmissionRequest<'k> {
     /// A first question for attempt `attempt`, now on `clock` (read only if
     /// the limiter asks): nothing waited yet.
     #[inline]
-    pub(crate) const fn on_clock(clock: ClockKind, attempt: u32) -> Self {
+    pub(crate) const fn on_clock(clock: Clock, attempt: u32) -> Self {
         AdmissionRequest {
             attempt,
             when: When::OnClock(clock),

@@ -133,6 +133,15 @@ impl Fraction {
 /// assert!(matches!(BACKEND.admit(AdmissionRequest::new(now, 1, Duration::ZERO)), Admission::Shut(_)));
 /// ```
 pub struct CircuitBreaker<H = fn(&CircuitTransition)> {
+    /// Everything but the hook: what [`on_transition`](Self::on_transition)
+    /// moves into a breaker of the hook's type.
+    circuit: Circuit,
+    /// The hook [`CircuitBreaker::on_transition`] sets.
+    hook: Option<H>,
+}
+
+/// A breaker's state, window and settings.
+struct Circuit {
     /// The state, read without a lock on every question: a [`CircuitState`]
     /// as a byte.
     state: AtomicU8,
@@ -149,8 +158,6 @@ pub struct CircuitBreaker<H = fn(&CircuitTransition)> {
     /// When the circuit opened, and the probes of a half-open circuit.
     transitions: Mutex<Transitions>,
     config: Config,
-    /// The hook [`CircuitBreaker::on_transition`] sets.
-    hook: Option<H>,
 }
 
 /// What a breaker is built with.
@@ -302,7 +309,7 @@ impl<H: Fn(&CircuitTransition)> fmt::Debug for CircuitBreaker<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CircuitBreaker")
             .field("state", &self.state())
-            .field("config", &self.config)
+            .field("config", &self.circuit.config)
             .field("on_transition", &self.hook.is_some())
             .finish_non_exhaustive()
     }
@@ -331,29 +338,31 @@ impl CircuitBreaker {
     #[must_use]
     pub const fn new() -> Self {
         CircuitBreaker {
-            state: AtomicU8::new(0),
-            flags: [const { AtomicU64::new(0) }; (MAX_WINDOW / 64) as usize],
-            next: AtomicU32::new(0),
-            known: AtomicU32::new(0),
-            failures: AtomicU32::new(0),
-            streak: AtomicU32::new(0),
-            transitions: Mutex::new(Transitions {
-                open_until: None,
-                probes_sent: 0,
-                probes_passed: 0,
-            }),
-            config: Config {
-                failure_ratio: 0.5,
-                ratio: Fraction {
-                    numerator: 1,
-                    denominator: 2,
+            circuit: Circuit {
+                state: AtomicU8::new(0),
+                flags: [const { AtomicU64::new(0) }; (MAX_WINDOW / 64) as usize],
+                next: AtomicU32::new(0),
+                known: AtomicU32::new(0),
+                failures: AtomicU32::new(0),
+                streak: AtomicU32::new(0),
+                transitions: Mutex::new(Transitions {
+                    open_until: None,
+                    probes_sent: 0,
+                    probes_passed: 0,
+                }),
+                config: Config {
+                    failure_ratio: 0.5,
+                    ratio: Fraction {
+                        numerator: 1,
+                        denominator: 2,
+                    },
+                    window: 100,
+                    minimum_throughput: 100,
+                    consecutive_failures: None,
+                    break_duration: Duration::from_secs(5),
+                    probes: 1,
+                    name: None,
                 },
-                window: 100,
-                minimum_throughput: 100,
-                consecutive_failures: None,
-                break_duration: Duration::from_secs(5),
-                probes: 1,
-                name: None,
             },
             hook: None,
         }
@@ -400,26 +409,8 @@ impl<H: Fn(&CircuitTransition) + Copy> CircuitBreaker<H> {
     where
         G: Fn(&CircuitTransition) + Send + Sync,
     {
-        let CircuitBreaker {
-            state,
-            flags,
-            next,
-            known,
-            failures,
-            streak,
-            transitions,
-            config,
-            hook: _,
-        } = self;
         CircuitBreaker {
-            state,
-            flags,
-            next,
-            known,
-            failures,
-            streak,
-            transitions,
-            config,
+            circuit: self.circuit,
             hook: Some(hook),
         }
     }
@@ -451,8 +442,8 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     #[must_use]
     pub const fn failure_ratio(mut self, ratio: f64) -> Self {
         let ratio = if ratio.is_nan() { 1.0 } else { ratio.clamp(0.0, 1.0) };
-        self.config.failure_ratio = ratio;
-        self.config.ratio = Fraction::of(ratio);
+        self.circuit.config.failure_ratio = ratio;
+        self.circuit.config.ratio = Fraction::of(ratio);
         self
     }
 
@@ -465,7 +456,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn window(mut self, outcomes: u32) -> Self {
-        self.config.window = if outcomes == 0 {
+        self.circuit.config.window = if outcomes == 0 {
             1
         } else if outcomes > MAX_WINDOW {
             MAX_WINDOW
@@ -484,7 +475,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn minimum_throughput(mut self, outcomes: u32) -> Self {
-        self.config.minimum_throughput = outcomes;
+        self.circuit.config.minimum_throughput = outcomes;
         self
     }
 
@@ -497,7 +488,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn consecutive_failures(mut self, failures: u32) -> Self {
-        self.config.consecutive_failures = Some(if failures == 0 { 1 } else { failures });
+        self.circuit.config.consecutive_failures = Some(if failures == 0 { 1 } else { failures });
         self
     }
 
@@ -510,7 +501,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn break_duration(mut self, duration: Duration) -> Self {
-        self.config.break_duration = duration;
+        self.circuit.config.break_duration = duration;
         self
     }
 
@@ -522,7 +513,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn probes(mut self, probes: u32) -> Self {
-        self.config.probes = if probes == 0 { 1 } else { probes };
+        self.circuit.config.probes = if probes == 0 { 1 } else { probes };
         self
     }
 
@@ -535,7 +526,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn name(mut self, name: &'static str) -> Self {
-        self.config.name = Some(name);
+        self.circuit.config.name = Some(name);
         self
     }
 
@@ -546,7 +537,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn get_name(&self) -> Option<&'static str> {
-        self.config.name
+        self.circuit.config.name
     }
 
     /// The failure ratio that opens it.
@@ -556,7 +547,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn get_failure_ratio(&self) -> f64 {
-        self.config.failure_ratio
+        self.circuit.config.failure_ratio
     }
 
     /// How many outcomes the window keeps.
@@ -566,7 +557,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn get_window(&self) -> u32 {
-        self.config.window
+        self.circuit.config.window
     }
 
     /// The fewest outcomes before the ratio counts.
@@ -576,7 +567,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn get_minimum_throughput(&self) -> u32 {
-        self.config.minimum_throughput
+        self.circuit.config.minimum_throughput
     }
 
     /// The failures in a row that open it, when set.
@@ -586,7 +577,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn get_consecutive_failures(&self) -> Option<u32> {
-        self.config.consecutive_failures
+        self.circuit.config.consecutive_failures
     }
 
     /// How long it stays open.
@@ -597,7 +588,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn get_break_duration(&self) -> Duration {
-        self.config.break_duration
+        self.circuit.config.break_duration
     }
 
     /// How many probes go while half-open.
@@ -607,7 +598,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub const fn get_probes(&self) -> u32 {
-        self.config.probes
+        self.circuit.config.probes
     }
 
     /// The state now. An open circuit whose break is over reads `Open`
@@ -619,7 +610,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// ```
     #[must_use]
     pub fn state(&self) -> CircuitState {
-        CircuitState::from_byte(self.state.load(Ordering::Acquire))
+        CircuitState::from_byte(self.circuit.state.load(Ordering::Acquire))
     }
 
     /// The failures and the outcomes the window holds now.
@@ -630,8 +621,8 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     #[must_use]
     pub fn failures(&self) -> (u32, u32) {
         (
-            self.failures.load(Ordering::Relaxed),
-            self.known.load(Ordering::Relaxed),
+            self.circuit.failures.load(Ordering::Relaxed),
+            self.circuit.known.load(Ordering::Relaxed),
         )
     }
 
@@ -639,7 +630,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// stay consistent whatever a panic interrupted, so a poisoned lock is
     /// taken as is.
     fn lock(&self) -> MutexGuard<'_, Transitions> {
-        self.transitions.lock().unwrap_or_else(PoisonError::into_inner)
+        self.circuit.transitions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Whether the window is full of successes: another changes nothing.
@@ -647,16 +638,17 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// before the streak, and the window is never shorter than it.)
     #[inline]
     fn all_succeeded(&self) -> bool {
-        self.failures.load(Ordering::Relaxed) == 0 && self.known.load(Ordering::Relaxed) >= self.config.window
+        self.circuit.failures.load(Ordering::Relaxed) == 0
+            && self.circuit.known.load(Ordering::Relaxed) >= self.circuit.config.window
     }
 
     /// Counts an outcome of a closed circuit in the window; `true` when it
     /// should open now.
     #[inline(never)]
     fn count(&self, failed: bool) -> bool {
-        let window = self.config.window;
-        let slot = self.next.fetch_add(1, Ordering::Relaxed) % window;
-        let (word, bit) = (&self.flags[(slot / 64) as usize], 1_u64 << (slot % 64));
+        let window = self.circuit.config.window;
+        let slot = self.circuit.next.fetch_add(1, Ordering::Relaxed) % window;
+        let (word, bit) = (&self.circuit.flags[(slot / 64) as usize], 1_u64 << (slot % 64));
         let was_failure = if failed {
             word.fetch_or(bit, Ordering::AcqRel)
         } else {
@@ -665,31 +657,40 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
             != 0;
         match (was_failure, failed) {
             (false, true) => {
-                self.failures.fetch_add(1, Ordering::AcqRel);
+                self.circuit.failures.fetch_add(1, Ordering::AcqRel);
             }
             (true, false) => {
-                self.failures.fetch_sub(1, Ordering::AcqRel);
+                self.circuit.failures.fetch_sub(1, Ordering::AcqRel);
             }
             _ => {}
         }
-        let minimum = self.config.minimum_throughput.min(window);
+        let minimum = self.circuit.config.minimum_throughput.min(window);
         // Whether this outcome made the window hold the minimum.
         let mut completed = false;
-        if self.known.load(Ordering::Relaxed) < window {
-            if let Ok(before) = self.known.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |known| {
-                (known < window).then_some(known + 1)
-            }) {
+        if self.circuit.known.load(Ordering::Relaxed) < window {
+            if let Ok(before) = self
+                .circuit
+                .known
+                .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |known| {
+                    (known < window).then_some(known + 1)
+                })
+            {
                 completed = before + 1 == minimum;
             }
         }
         if failed {
-            let streak = self.streak.fetch_add(1, Ordering::AcqRel).saturating_add(1);
-            if self.config.consecutive_failures.is_some_and(|limit| streak >= limit) {
+            let streak = self.circuit.streak.fetch_add(1, Ordering::AcqRel).saturating_add(1);
+            if self
+                .circuit
+                .config
+                .consecutive_failures
+                .is_some_and(|limit| streak >= limit)
+            {
                 return true;
             }
         } else {
-            if self.streak.load(Ordering::Relaxed) != 0 {
-                self.streak.store(0, Ordering::Relaxed);
+            if self.circuit.streak.load(Ordering::Relaxed) != 0 {
+                self.circuit.streak.store(0, Ordering::Relaxed);
             }
             // Past the minimum, a success only lowers the share of
             // failures: only the one that completes the minimum may
@@ -698,20 +699,20 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
                 return false;
             }
         }
-        let known = self.known.load(Ordering::Acquire);
-        let failures = self.failures.load(Ordering::Acquire);
-        known >= minimum && failures > 0 && self.config.ratio.reached_by(failures, known)
+        let known = self.circuit.known.load(Ordering::Acquire);
+        let failures = self.circuit.failures.load(Ordering::Acquire);
+        known >= minimum && failures > 0 && self.circuit.config.ratio.reached_by(failures, known)
     }
 
     /// Empties the window (the circuit closes or opens).
     fn clear_window(&self) {
-        for word in &self.flags {
+        for word in &self.circuit.flags {
             word.store(0, Ordering::Relaxed);
         }
-        self.next.store(0, Ordering::Relaxed);
-        self.known.store(0, Ordering::Relaxed);
-        self.failures.store(0, Ordering::Relaxed);
-        self.streak.store(0, Ordering::Relaxed);
+        self.circuit.next.store(0, Ordering::Relaxed);
+        self.circuit.known.store(0, Ordering::Relaxed);
+        self.circuit.failures.store(0, Ordering::Relaxed);
+        self.circuit.streak.store(0, Ordering::Relaxed);
     }
 
     /// Moves to `to` at `at`, under the lock, and reports it.
@@ -722,7 +723,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
         }
         match to {
             CircuitState::Open => {
-                transitions.open_until = Some(at.checked_add(self.config.break_duration).unwrap_or(at));
+                transitions.open_until = Some(at.checked_add(self.circuit.config.break_duration).unwrap_or(at));
                 self.clear_window();
             }
             CircuitState::HalfOpen => {
@@ -734,9 +735,9 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
                 self.clear_window();
             }
         }
-        self.state.store(to as u8, Ordering::Release);
+        self.circuit.state.store(to as u8, Ordering::Release);
         let change = CircuitTransition {
-            breaker: self.config.name,
+            breaker: self.circuit.config.name,
             from,
             to,
             at,
@@ -763,7 +764,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
             }
         }
         match self.state() {
-            CircuitState::HalfOpen if transitions.probes_sent < self.config.probes => {
+            CircuitState::HalfOpen if transitions.probes_sent < self.circuit.config.probes => {
                 transitions.probes_sent += 1;
                 Admission::Go
             }
@@ -795,7 +796,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
             self.go_to(&mut transitions, CircuitState::Open, end.now());
         } else {
             transitions.probes_passed += 1;
-            if transitions.probes_passed >= self.config.probes {
+            if transitions.probes_passed >= self.circuit.config.probes {
                 self.go_to(&mut transitions, CircuitState::Closed, end.now());
             }
         }
@@ -831,7 +832,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
 impl<H: Fn(&CircuitTransition) + Send + Sync> AdmissionLimit for CircuitBreaker<H> {
     #[inline]
     fn admit(&self, request: AdmissionRequest<'_>) -> Admission {
-        if self.state.load(Ordering::Acquire) == CircuitState::Closed as u8 {
+        if self.circuit.state.load(Ordering::Acquire) == CircuitState::Closed as u8 {
             return Admission::Go;
         }
         self.admit_not_closed(request.now())
@@ -839,7 +840,7 @@ impl<H: Fn(&CircuitTransition) + Send + Sync> AdmissionLimit for CircuitBreaker<
 
     #[inline]
     fn observed(&self, end: AttemptEnd<'_>) {
-        if self.state.load(Ordering::Acquire) != CircuitState::Closed as u8 {
+        if self.circuit.state.load(Ordering::Acquire) != CircuitState::Closed as u8 {
             return self.observed_not_closed(end);
         }
         // An answer that did not ask to slow down.
@@ -851,7 +852,7 @@ impl<H: Fn(&CircuitTransition) + Send + Sync> AdmissionLimit for CircuitBreaker<
     }
 
     fn name(&self) -> Option<&'static str> {
-        self.config.name
+        self.circuit.config.name
     }
 }
 

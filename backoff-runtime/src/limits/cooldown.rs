@@ -3,7 +3,6 @@
 //! An admission limiter that holds every call to a backend
 //! until the instant a server asked for.
 
-use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 
@@ -47,26 +46,17 @@ use crate::time::clock::nanos_since_anchor;
 ///     Admission::Wait(Duration::from_millis(1500))
 /// );
 /// ```
+#[derive(Debug)]
 pub struct Cooldown {
-    /// The hint's instant, in nanoseconds since the clock's anchor; 0 when
-    /// no hint holds.
-    until: AtomicU64,
     max_wait: Duration,
     max_hint: Duration,
     name: Option<&'static str>,
+    /// The hint's instant, in nanoseconds since the clock's anchor; 0 when
+    /// no hint holds (its settings first, so its `Debug` shows them first).
+    until: AtomicU64,
 }
 
 crate::limits::named::default_is_new!(Cooldown);
-
-impl fmt::Debug for Cooldown {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Cooldown")
-            .field("max_wait", &self.max_wait)
-            .field("max_hint", &self.max_hint)
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
 
 impl Cooldown {
     /// No hint held; waits up to 10 s (as

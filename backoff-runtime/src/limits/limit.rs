@@ -241,7 +241,7 @@ impl<'a> Limit<'a> {
 
     /// Whether the limit needs the call's start instant.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn needs_clock(self) -> bool {
+    pub(crate) fn reads_clock(self) -> bool {
         self.0.reads_clock()
     }
 

@@ -5,7 +5,8 @@
 //! is `backoff-grpc`'s),
 //! `http.request.resend_count` for reqwest's errors. The expansion finds
 //! them with an autoref probe, so an error type without them costs nothing
-//! and needs no bound. Not public: reached through `__private`.
+//! and needs no bound. Not public: the front ends reach it through
+//! `__front_end`.
 
 /// The attributes of one failure.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -44,7 +45,7 @@ impl Conventions {
 /// from the one impl a type has.
 ///
 /// ```
-/// use backoff_runtime::__private::SemanticConventions;
+/// use backoff_runtime::__front_end::SemanticConventions;
 /// // reqwest's errors (feature `reqwest`) implement it, and
 /// // `tonic::Status` (crate `backoff-grpc`).
 /// fn carries<E: SemanticConventions>(_: &E) {}

@@ -1,13 +1,9 @@
-//! The metric series' names and keys, built once.
+//! The metric series' names.
 //!
-//! Per retried function or named limit, the keys of its series are built
-//! (and hashed) once: what a call site keeps, so that recording hashes
-//! nothing. (Feature `metrics`; the names are public
-//! in `backoff_runtime::metrics`.)
-
-use metrics::{Key, Label};
-
-use crate::observe::stop::StopReason;
+//! Feature `metrics`; public in `backoff_runtime::metrics`. The keys of a
+//! retried function's or named limit's series are built (and hashed) once,
+//! where they are read: `metrics::recorder::Keys`, which a call site keeps,
+//! so that recording hashes nothing.
 
 /// Counts all calls, by outcome.
 pub const CALLS_TOTAL: &str = "backoff_calls_total";
@@ -29,54 +25,3 @@ pub const CIRCUIT_STATE: &str = "backoff_circuit_state";
 pub const CIRCUIT_TRANSITIONS_TOTAL: &str = "backoff_circuit_transitions_total";
 /// Faults, fake outcomes and latency an injector injected, by kind.
 pub const INJECTIONS_TOTAL: &str = "backoff_injections_total";
-
-/// The keys of every series of one name, built (and hashed) once.
-pub(crate) struct Keys {
-    pub(crate) first_attempt: Key,
-    pub(crate) after_retries: Key,
-    pub(crate) gave_up: [Key; StopReason::ALL.len()],
-    pub(crate) scheduled: Key,
-    pub(crate) hinted: Key,
-    pub(crate) hedged: Key,
-    pub(crate) attempts: Key,
-    pub(crate) waits: Key,
-    pub(crate) refusals: Key,
-    pub(crate) available: Key,
-    pub(crate) tokens: Key,
-}
-
-impl Keys {
-    pub(crate) fn new(name: &'static str) -> Self {
-        let labels = |pairs: &[(&'static str, &'static str)]| -> &'static [Label] {
-            Box::leak(
-                pairs
-                    .iter()
-                    .map(|(key, value)| Label::from_static_parts(key, value))
-                    .collect(),
-            )
-        };
-        let calls = |outcome: &'static str, reason: &'static str| {
-            Key::from_static_parts(
-                CALLS_TOTAL,
-                labels(&[("function", name), ("outcome", outcome), ("reason", reason)]),
-            )
-        };
-        let retries =
-            |wait: &'static str| Key::from_static_parts(RETRIES_TOTAL, labels(&[("function", name), ("wait", wait)]));
-        let function = labels(&[("function", name)]);
-        let budget = labels(&[("budget", name)]);
-        Keys {
-            first_attempt: calls("success", "first_attempt"),
-            after_retries: calls("success", "after_retries"),
-            gave_up: StopReason::ALL.map(|reason| calls("gave_up", reason.label())),
-            scheduled: retries("schedule"),
-            hinted: retries("hint"),
-            hedged: retries("hedge"),
-            attempts: Key::from_static_parts(ATTEMPTS_PER_CALL, function),
-            waits: Key::from_static_parts(WAIT_SECONDS, function),
-            refusals: Key::from_static_parts(BUDGET_REFUSALS_TOTAL, budget),
-            available: Key::from_static_parts(BUDGET_AVAILABLE_RETRIES, budget),
-            tokens: Key::from_static_parts(THROTTLE_TOKENS, budget),
-        }
-    }
-}

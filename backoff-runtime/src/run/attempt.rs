@@ -11,7 +11,7 @@ use core::time::Duration;
 use crate::run::invocation::CallNonce;
 use crate::schedule::policy::Policy;
 use crate::time::Instant;
-use crate::time::clock::ClockKind;
+use crate::time::clock::Clock;
 
 /// The attempt a retried body is running: its number, the retries left, the
 /// time since the call started, the time left before `max_elapsed`, and the
@@ -44,7 +44,7 @@ pub struct Attempt {
     /// `READS_ATTEMPT_TIME = false`).
     start: Option<Instant>,
     deadline: Option<Instant>,
-    clock: ClockKind,
+    clock: Clock,
 }
 
 impl Attempt {
@@ -266,10 +266,10 @@ impl fmt::Debug for InvocationId {
 ///
 /// ```
 /// use backoff_runtime::Policy;
-/// use backoff_runtime::__private::AttemptSource;
+/// use backoff_runtime::__private::{AttemptSource, BlockingSleep, DefaultSleep};
 ///
 /// let policy = Policy::new().max_retries(1);
-/// let mut source = AttemptSource::new(&policy, None, AttemptSource::SYNC_CLOCK);
+/// let mut source = AttemptSource::new(&policy, None, DefaultSleep.clock());
 /// let (first, second) = (source.next_attempt(), source.next_attempt());
 /// assert_eq!((first.number(), second.number()), (1, 2));
 /// assert_eq!(first.invocation_id(), second.invocation_id());
@@ -281,14 +281,11 @@ pub struct AttemptSource {
 }
 
 impl AttemptSource {
-    /// The clock of sync loops (the test's virtual clock when installed).
-    pub const SYNC_CLOCK: ClockKind = ClockKind::StdOrVirtual;
-
     /// Attempts of one call under `policy`, measured from `start` on `clock`
     /// (read now when `None`).
     #[must_use]
     #[inline]
-    pub fn new(policy: &Policy, start: Option<Instant>, clock: ClockKind) -> Self {
+    pub fn new(policy: &Policy, start: Option<Instant>, clock: Clock) -> Self {
         let start = start.unwrap_or_else(|| clock.now());
         Self::of_call(policy, CallNonce::next(), Some(start), clock)
     }
@@ -296,7 +293,7 @@ impl AttemptSource {
     /// Attempts of the call `call` under `policy`, started at `start`
     /// (unread when `None`), from its first attempt on.
     #[inline]
-    fn of_call(policy: &Policy, call: CallNonce, start: Option<Instant>, clock: ClockKind) -> Self {
+    fn of_call(policy: &Policy, call: CallNonce, start: Option<Instant>, clock: Clock) -> Self {
         let deadline = match (start, policy.max_elapsed) {
             // Never an overflow panic: a deadline beyond what `Instant` holds
             // is decades away, as tokio does.
@@ -323,7 +320,7 @@ impl AttemptSource {
     /// two words, not a whole source, on its happy path).
     #[must_use]
     #[inline]
-    pub fn nth(policy: &Policy, call: CallNonce, start: Option<Instant>, clock: ClockKind, number: u32) -> Attempt {
+    pub fn nth(policy: &Policy, call: CallNonce, start: Option<Instant>, clock: Clock, number: u32) -> Attempt {
         let mut attempt = Self::of_call(policy, call, start, clock).next;
         attempt.number = number;
         attempt.retries_left = policy.max_retries.saturating_sub(number.saturating_sub(1));

@@ -4,7 +4,7 @@
 //! its first attempt failed, and the builder's `.call()`. The decision is
 //! the async loop's ([`Loop`]).
 
-use crate::limits::admission::{Admitting, FromRefused, Refused};
+use crate::limits::admission::{Admitting, FromRefused, Refused, RefusedResult};
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
 use crate::limits::limit::Limit;
 use crate::observe::events::{RetryEvent, Success};
@@ -13,9 +13,10 @@ use crate::run::decide::{FailedAttempt, RetryState};
 use crate::run::driver::refused_reported;
 use crate::run::hooks::Hooks;
 use crate::run::outcome::Outcome;
+use crate::run::result::RetryResult;
 use crate::schedule::policy::Policy;
 use crate::time::Instant;
-use crate::time::clock::ClockKind;
+use crate::time::clock::Clock;
 use crate::time::sleep::BlockingSleep;
 
 /// The start instant of a blocking loop, read only when `policy`, the limit
@@ -27,7 +28,7 @@ pub fn start_blocking<S: BlockingSleep>(
     needs_start: bool,
     sleeper: &S,
 ) -> Option<Instant> {
-    crate::run::decide::read_start(policy, budget, sleeper.clock(), needs_start)
+    crate::run::decide::read_start(Some(policy), budget, sleeper.clock(), needs_start)
 }
 
 /// The first attempt of a blocking loop succeeded: what
@@ -61,7 +62,7 @@ pub trait Rerun<T, E> {
     fn rerun(&mut self) -> Result<T, E>;
 }
 
-impl<R: crate::bounds::RetryResult, F: FnMut() -> R> Rerun<R::Ok, R::Err> for F {
+impl<R: RetryResult, F: FnMut() -> R> Rerun<R::Ok, R::Err> for F {
     #[inline]
     fn rerun(&mut self) -> Result<R::Ok, R::Err> {
         self().into_result()
@@ -71,7 +72,7 @@ impl<R: crate::bounds::RetryResult, F: FnMut() -> R> Rerun<R::Ok, R::Err> for F 
 /// The attribute's sync body as its retries borrow it: the body's closure,
 /// which the expansion moves out of its local in the failure arm (so the
 /// happy path never takes its address), lent as `&mut dyn Rerun` typed by
-/// the function's [`RetryResult`](crate::bounds::RetryResult). No closure
+/// the function's [`RetryResult`]. No closure
 /// of the expansion's own around the body: one function less for every
 /// annotated one. A function that returns no `Result` is reported once, by
 /// the expansion's result check (this bound, on the same span, is its
@@ -89,7 +90,7 @@ impl<R: crate::bounds::RetryResult, F: FnMut() -> R> Rerun<R::Ok, R::Err> for F 
 pub fn rerunning<F, R>(body: &mut F) -> &mut dyn Rerun<R::Ok, R::Err>
 where
     F: FnMut() -> R,
-    R: crate::bounds::RetryResult,
+    R: RetryResult,
 {
     body
 }
@@ -107,12 +108,8 @@ pub(crate) struct BlockingParts<'a, T, E, O> {
     /// The builder's `before_retry`.
     pub action: Option<BlockingActionRef<'a, O>>,
     /// The builder's `admission`, with the result of a refused attempt.
-    pub admission: Option<BlockingAdmission<'a, T, E>>,
+    pub admission: Option<(Admitting<'a>, RefusedResult<Result<T, E>>)>,
 }
-
-/// The limiter a blocking loop asks before each attempt (`admission`),
-/// with the result of a refused attempt.
-pub(crate) type BlockingAdmission<'a, T, E> = (Admitting<'a>, fn(crate::Refused) -> Result<T, E>);
 
 impl<T, E, O> core::fmt::Debug for BlockingParts<'_, T, E, O> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -151,23 +148,6 @@ pub(crate) fn settle_blocking<T, E, O: Outcome<T, E>>(
         }
         Err(outcome) => retry_blocking(policy, budget, start, hooks, outcome, parts),
     }
-}
-
-/// The first attempt of a blocking loop that the `admission` limiter
-/// refused: [`refused_reported`] on a loop state made from `clock` and
-/// `start`.
-#[cold]
-#[inline(never)]
-pub(crate) fn first_refused_blocking<T, E, O: Outcome<T, E>>(
-    policy: &Policy,
-    clock: ClockKind,
-    start: Option<Instant>,
-    admitting: &Admitting<'_>,
-    hooks: &Hooks<'_, T, E, O>,
-    refused: Result<T, E>,
-) -> Result<T, E> {
-    let mut state = RetryState::with_start(clock, start);
-    refused_reported(&mut state, (policy, None), admitting.attempts(), hooks, refused)
 }
 
 /// The retries of a blocking loop after a first attempt that failed with
@@ -244,8 +224,8 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
 /// failure arm (so on the happy path the body's closure keeps its captures
 /// in registers) and lends as `&mut dyn Rerun`, so this entry is compiled
 /// once per result type, not once per function. With `admission`
-/// ([`admitted_by`]), the limiter hears the first failure, then is asked
-/// before each retry.
+/// ([`FirstAdmitted::for_retries`]), the limiter hears the first failure,
+/// then is asked before each retry.
 #[cold]
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
@@ -257,7 +237,7 @@ pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
     first: O,
     rerun: &mut dyn Rerun<T, E>,
     sleeper: &dyn BlockingSleep,
-    admission: Option<RefusedBy<'_, T, E>>,
+    admission: Option<(FirstAdmitted<'_>, RefusedResult<Result<T, E>>)>,
 ) -> Result<T, E> {
     let admission = admission.map(|(first_attempt, refused)| {
         let mut admitting = first_attempt.into_admitting();
@@ -273,28 +253,15 @@ pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
     retry_blocking(policy, budget, start, hooks, first, parts)
 }
 
-/// The first attempt admitted by the limiter of `admission = ...` and the
-/// result of an attempt it refuses, as the attribute's sync loop lends
-/// them to its retries.
-pub type RefusedBy<'a, T, E> = (FirstAdmitted<'a>, fn(Refused) -> Result<T, E>);
-
-/// The first attempt `first` with the refused result of its function's
-/// error type: what [`retry_blocking_owned`] takes with `admission = ...`.
-/// (The expansion names it on the key, where a missing `From<Refused>` is
-/// reported.)
-#[inline]
-pub fn admitted_by<T, E: FromRefused>(first: FirstAdmitted<'_>) -> Option<RefusedBy<'_, T, E>> {
-    Some((first, |refused| Err(E::from_refused(refused))))
-}
-
 /// The first attempt of the attribute's sync loop, admitted by the limiter
 /// of `admission = ...`: the limiter hears its end exactly once. The
-/// expansion hands it to [`admitted_success`] or [`admitted_by`]; dropped
-/// by a panic in the body, it tells the limiter
-/// [`Ending::Panicked`](crate::Ending::Panicked).
+/// expansion asks ([`ask`](Self::ask)), holds it ([`held`](Self::held)),
+/// then hands it to [`succeeded`](Self::succeeded) or
+/// [`for_retries`](Self::for_retries); dropped by a panic in the body, it
+/// tells the limiter [`Ending::Panicked`](crate::Ending::Panicked).
 pub struct FirstAdmitted<'a> {
     limit: &'a dyn AdmissionLimit,
-    clock: ClockKind,
+    clock: Clock,
 }
 
 impl core::fmt::Debug for FirstAdmitted<'_> {
@@ -304,13 +271,44 @@ impl core::fmt::Debug for FirstAdmitted<'_> {
 }
 
 impl<'a> FirstAdmitted<'a> {
-    /// The first attempt `limit` admitted on `clock`
-    /// ([`first_admitted_blocking`] said so), held until the limiter hears
-    /// its end. Made in place by the expansion: with a `static` limiter,
-    /// its fields are constants, and the happy path stores nothing.
+    /// The first attempt's admission in the attribute's sync loop with
+    /// `admission` (and neither `before_retry` nor `retry_if_ok`): `Ok` when
+    /// it may start, after the waits the limiter asks for, slept on
+    /// `sleeper`; the refusal otherwise. The first question is inline and
+    /// reads no clock unless the limiter does; the waits are out of line.
+    #[inline]
+    pub fn ask(limit: &dyn AdmissionLimit, clock: Clock, sleeper: &dyn BlockingSleep) -> Result<(), Refused> {
+        match limit.admit(AdmissionRequest::on_clock(clock, 1)) {
+            Admission::Go => Ok(()),
+            answer => held_first_blocking(limit, clock, answer, sleeper),
+        }
+    }
+
+    /// The first attempt `limit` admitted on `clock` ([`ask`](Self::ask)
+    /// said so), held until the limiter hears its end. Made in place by the
+    /// expansion: with a `static` limiter, its fields are constants, and the
+    /// happy path stores nothing.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn held(limit: &'a dyn AdmissionLimit, clock: ClockKind) -> Self {
+    pub fn held(limit: &'a dyn AdmissionLimit, clock: Clock) -> Self {
         FirstAdmitted { limit, clock }
+    }
+
+    /// The attempt succeeded: its limiter hears it.
+    #[inline]
+    pub fn succeeded(self, limit: &dyn AdmissionLimit, clock: Clock) {
+        // Told through the limiter the expansion names (the guard's copy only
+        // serves a panic): the call stays direct where the limiter is known.
+        core::mem::forget(self);
+        limit.observed(AttemptEnd::on_clock(clock, false, None));
+    }
+
+    /// The attempt failed: it, with the refused result of its function's
+    /// error type, is what [`retry_blocking_owned`] takes with
+    /// `admission = ...`. (The expansion names it on the key, where a
+    /// missing `From<Refused>` is reported.)
+    #[inline]
+    pub fn for_retries<T, E: FromRefused>(self) -> Option<(Self, RefusedResult<Result<T, E>>)> {
+        Some((self, |refused| Err(E::from_refused(refused))))
     }
 
     /// The call's [`Admitting`], which now holds this attempt.
@@ -329,29 +327,12 @@ impl Drop for FirstAdmitted<'_> {
     }
 }
 
-/// The first attempt's admission in the attribute's sync loop with
-/// `admission` (and neither `before_retry` nor `retry_if_ok`): `Ok` when it
-/// may start, after the waits the limiter asks for, slept on `sleeper`;
-/// the refusal otherwise. The first question is inline and reads no clock
-/// unless the limiter does; the waits are out of line.
-#[inline]
-pub fn first_admitted_blocking(
-    limit: &dyn AdmissionLimit,
-    clock: ClockKind,
-    sleeper: &dyn BlockingSleep,
-) -> Result<(), Refused> {
-    match limit.admit(AdmissionRequest::on_clock(clock, 1)) {
-        Admission::Go => Ok(()),
-        answer => held_first_blocking(limit, clock, answer, sleeper),
-    }
-}
-
-/// [`first_admitted_blocking`] after a first answer other than `Go`.
+/// [`FirstAdmitted::ask`] after a first answer other than `Go`.
 #[cold]
 #[inline(never)]
 fn held_first_blocking(
     limit: &dyn AdmissionLimit,
-    clock: ClockKind,
+    clock: Clock,
     answer: Admission,
     sleeper: &dyn BlockingSleep,
 ) -> Result<(), Refused> {
@@ -377,36 +358,28 @@ fn held_first_blocking(
 /// The result `refused` makes of `refusal`, typed as what `body` returns
 /// (the function's return type, known before the attempt runs).
 #[inline]
-pub fn refused_as_body<R, F: FnMut() -> R>(body: &F, refused: fn(Refused) -> R, refusal: Refused) -> R {
+pub fn refused_as_body<R, F: FnMut() -> R>(body: &F, refused: RefusedResult<R>, refusal: Refused) -> R {
     let _ = body;
     refused(refusal)
 }
 
-/// The first attempt of the attribute's sync loop with `admission`
-/// succeeded: its limiter hears it.
-#[inline]
-pub fn admitted_success(limit: &dyn AdmissionLimit, clock: ClockKind, first: FirstAdmitted<'_>) {
-    // Told through the limiter the expansion names (the guard's copy only
-    // serves a panic): the call stays direct where the limiter is known.
-    core::mem::forget(first);
-    limit.observed(AttemptEnd::on_clock(clock, false, None));
-}
-
-/// The attribute's sync loop with `admission`: its first attempt was
-/// refused, with `refused` (the error made from the [`Refused`]). Reported
-/// as a give-up with [`StopReason::Refused`](crate::StopReason::Refused)
-/// after no attempt.
+/// The first attempt of a blocking loop was refused by its `admission`
+/// limiter, with `refused` (the result made from the [`Refused`]):
+/// reported as a give-up with
+/// [`StopReason::Refused`](crate::StopReason::Refused) after no attempt,
+/// on a loop state made from `clock` and `start`. The attribute's sync loop
+/// and the builder's `.call()`.
 #[cold]
 #[inline(never)]
 pub fn refused_first_blocking<T, E, O: Outcome<T, E>>(
     policy: &Policy,
-    clock: ClockKind,
+    clock: Clock,
     start: Option<Instant>,
     hooks: &Hooks<'_, T, E, O>,
-    refused: E,
+    refused: Result<T, E>,
 ) -> Result<T, E> {
     let mut state = RetryState::with_start(clock, start);
-    refused_reported(&mut state, (policy, None), 0, hooks, Err(refused))
+    refused_reported(&mut state, (policy, None), 0, hooks, refused)
 }
 
 /// Runs one attempt of a blocking loop that stays in the function (with

@@ -16,7 +16,7 @@ use crate::schedule::backoff::Backoff;
 use crate::schedule::policy::{HintAboveCap, Policy};
 use crate::schedule::rng::ThreadDraws;
 use crate::time::Instant;
-use crate::time::clock::{ClockKind, Timeline};
+use crate::time::clock::{Clock, Timeline};
 
 /// What a retry loop remembers between attempts: the schedule's state
 /// machine (the retry counter and the previous wait, shared with
@@ -54,36 +54,35 @@ pub struct Hedging {
 /// limit that reads the clock, or a hook (`needs_start`) needs it.
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub fn start_needed(policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> bool {
-    clock_needed(budget, needs_start || policy.max_elapsed.is_some())
+    reads_clock(budget, needs_start || policy.max_elapsed.is_some())
 }
 
 /// Whether a call's start must be read when it starts, once the caller
 /// knows whether its policy's deadline or a hook needs it (`needs_start`):
 /// else only a limit that reads the clock does.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn clock_needed(budget: Option<Limit<'_>>, needs_start: bool) -> bool {
-    needs_start || budget.is_some_and(Limit::needs_clock)
+fn reads_clock(budget: Option<Limit<'_>>, needs_start: bool) -> bool {
+    needs_start || budget.is_some_and(Limit::reads_clock)
 }
 
-/// The start instant of a call, read only when `max_elapsed`, a budget or
-/// a hook (`needs_start`) needs it: the happy path of everything else reads
-/// no clock. The budget counts the call later, once it was sent
-/// ([`count_call`]).
+/// The start instant of a call, read only when `policy`'s `max_elapsed`, a
+/// budget or a hook (`needs_start`) needs it: the happy path of everything
+/// else reads no clock. A caller that names no policy (an expansion of
+/// literal keys, which names it only where an attempt is decided) counts
+/// the deadline in `needs_start`. The budget counts the call later, once
+/// it was sent ([`count_call`]).
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn read_start(
-    policy: &Policy,
+    policy: Option<&Policy>,
     budget: Option<Limit<'_>>,
-    clock: ClockKind,
+    clock: Clock,
     needs_start: bool,
 ) -> Option<Instant> {
-    read_start_when(budget, clock, needs_start || policy.max_elapsed.is_some())
-}
-
-/// [`read_start`] once the caller knows whether the policy's deadline or a
-/// hook needs the start (`needs_start`).
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn read_start_when(budget: Option<Limit<'_>>, clock: ClockKind, needs_start: bool) -> Option<Instant> {
-    if clock_needed(budget, needs_start) {
+    let deadline = match policy {
+        Some(policy) => policy.max_elapsed.is_some(),
+        None => false,
+    };
+    if reads_clock(budget, needs_start || deadline) {
         Some(clock.now())
     } else {
         None
@@ -97,7 +96,7 @@ pub(crate) fn read_start_when(budget: Option<Limit<'_>>, clock: ClockKind, needs
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn count_call(budget: Option<Limit<'_>>, start: Option<Instant>) {
     if let (Some(budget), Some(start)) = (budget, start) {
-        if budget.needs_clock() {
+        if budget.reads_clock() {
             budget.call_started(start);
         }
     }
@@ -118,18 +117,11 @@ fn reports<T, E, O>(hooks: &Hooks<'_, T, E, O>) -> bool {
 }
 
 impl RetryState {
-    /// A fresh state; reads `clock` only when `max_elapsed` (or
-    /// `needs_start`, for hooks that report elapsed time) asks for it.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn start(policy: &Policy, budget: Option<Limit<'_>>, clock: ClockKind, needs_start: bool) -> Self {
-        Self::with_start(clock, read_start(policy, budget, clock, needs_start))
-    }
-
     /// A fresh state of a call that is sent now, with the start read for
     /// it (or none): the limit counts the call at once, from that instant
     /// (no second read of the clock, no decoding of the start later).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn sent_at_start(clock: ClockKind, start: Option<Instant>, budget: Option<Limit<'_>>) -> Self {
+    pub(crate) fn sent_at_start(clock: Clock, start: Option<Instant>, budget: Option<Limit<'_>>) -> Self {
         let mut state = Self::with_start(clock, start);
         if budget.is_some() {
             state.backoff.mark_counted();
@@ -140,7 +132,7 @@ impl RetryState {
 
     /// A fresh state with a start instant read earlier (or none).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn with_start(clock: ClockKind, start: Option<Instant>) -> Self {
+    pub(crate) fn with_start(clock: Clock, start: Option<Instant>) -> Self {
         RetryState {
             backoff: Backoff::new(),
             timeline: Timeline::new(clock, start),
@@ -155,7 +147,7 @@ impl RetryState {
 
     /// The clock this loop reads.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn clock(&self) -> ClockKind {
+    pub(crate) fn clock(&self) -> Clock {
         self.timeline.clock()
     }
 
@@ -521,7 +513,7 @@ impl RetryState {
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn first_success(
         budget: Option<Limit<'_>>,
-        clock: ClockKind,
+        clock: Clock,
         start: Option<Instant>,
         site: &Site,
         on_success: Option<&dyn Fn(&Success)>,

@@ -18,13 +18,12 @@ use crate::limits::limit::{Charged, Limit, RetryLimit};
 use crate::observe::events::{RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::run::attempt::AttemptSource;
-use crate::run::decide::{FailedAttempt, Hedging, RetryState, read_start_when};
+use crate::run::decide::{FailedAttempt, Hedging, RetryState, read_start};
 use crate::run::hooks::Hooks;
 use crate::run::outcome::Outcome;
 use crate::schedule::policy::Policy;
 use crate::time::Instant;
-use crate::time::clock::ClockKind;
-use crate::time::sleep::Timer;
+use crate::time::clock::Clock;
 
 /// What a loop does after an attempt.
 #[derive(Debug)]
@@ -129,23 +128,15 @@ pub struct Loop {
 }
 
 impl Loop {
-    /// A fresh loop measuring on `clock`; reads it only when `max_elapsed`,
-    /// the limit or a hook (`needs_start`) needs the start.
+    /// A fresh loop measuring on `clock`; reads it only when `policy`'s
+    /// `max_elapsed`, the limit or a hook (`needs_start`) needs the start.
+    /// No policy: the caller knows whether its deadline needs the start and
+    /// says so in `needs_start` (an expansion of literal keys, which names
+    /// its policy only where an attempt is decided).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn start(clock: ClockKind, policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
+    pub fn start(clock: Clock, policy: Option<&Policy>, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
         Loop {
-            state: RetryState::start(policy, budget, clock, needs_start),
-        }
-    }
-
-    /// [`start`](Self::start) for a caller that knows whether the policy's
-    /// `max_elapsed` or a hook needs the start (`needs_start`): an
-    /// expansion of literal keys, which names its policy only where an
-    /// attempt is decided.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn begin(clock: ClockKind, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
-        Loop {
-            state: RetryState::with_start(clock, read_start_when(budget, clock, needs_start)),
+            state: RetryState::with_start(clock, read_start(policy, budget, clock, needs_start)),
         }
     }
 
@@ -154,19 +145,10 @@ impl Loop {
     /// in the same poll. The limit counts the call now, from the start
     /// just read (elsewhere it counts it at its first answer).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn start_sent(clock: ClockKind, policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
-        let start = crate::run::decide::read_start(policy, budget, clock, needs_start);
+    pub fn start_sent(clock: Clock, policy: Option<&Policy>, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
+        let start = read_start(policy, budget, clock, needs_start);
         Loop {
             state: RetryState::sent_at_start(clock, start, budget),
-        }
-    }
-
-    /// [`begin`](Self::begin) of a call sent at once (as
-    /// [`start_sent`](Self::start_sent)).
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn begin_sent(clock: ClockKind, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
-        Loop {
-            state: RetryState::sent_at_start(clock, read_start_when(budget, clock, needs_start), budget),
         }
     }
 
@@ -182,7 +164,7 @@ impl Loop {
     /// ([`start_needed`](crate::run::decide::start_needed) is false; the
     /// tower layer asks when it is made).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn unstarted(clock: ClockKind) -> Self {
+    pub fn unstarted(clock: Clock) -> Self {
         Loop {
             state: RetryState::with_start(clock, None),
         }
@@ -398,14 +380,6 @@ impl Loop {
             Step::Return(hooks.given_up(next.outcome))
         }
     }
-}
-
-/// The clock an async loop sleeping with `timer` measures on. (A missing
-/// `tokio` feature is reported by the expansion's `bounds::DefaultAsyncSleep`
-/// check, on the user's words.)
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub fn timer_clock<Tm: Timer>(_timer: &Tm) -> ClockKind {
-    Tm::CLOCK
 }
 
 /// `refused`, the result of an attempt the `admission` limiter refused

@@ -19,11 +19,11 @@ use core::time::Duration;
 
 use crate::limits::admission_limit::AttemptEnd;
 use crate::observe::events::{GiveUp, RetryEvent, Success};
-use crate::observe::site::{CallSite, Site};
+use crate::observe::site::Site;
 use crate::observe::trace::ReportFn;
 use crate::run::outcome::Outcome;
 use crate::run::pushback::{Pushback, PushbackOf};
-use crate::time::clock::ClockKind;
+use crate::time::clock::Clock;
 
 /// A hook that judges an error or a value (`retry_if`, `retry_if_ok`).
 pub(crate) type Predicate<'h, X> = &'h dyn Fn(&X) -> bool;
@@ -204,7 +204,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     /// admission limiter hears. The server's hint is read only from an
     /// outcome decided on.
     #[inline]
-    pub fn attempt_end(&self, clock: ClockKind, judged: Result<&T, &O>) -> AttemptEnd<'static>
+    pub fn attempt_end(&self, clock: Clock, judged: Result<&T, &O>) -> AttemptEnd<'static>
     where
         O: Outcome<T, E>,
     {
@@ -220,7 +220,7 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     /// (or `retry_after_ok`) reads.
     #[cold]
     #[inline(never)]
-    fn failed_attempt_end(&self, clock: ClockKind, outcome: &O) -> AttemptEnd<'static>
+    fn failed_attempt_end(&self, clock: Clock, outcome: &O) -> AttemptEnd<'static>
     where
         O: Outcome<T, E>,
     {
@@ -434,22 +434,6 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     pub(crate) fn retries_nested(&self) -> bool {
         self.retries_nested
     }
-}
-
-/// The site of a free function (or an associated function), made once per
-/// function by the expansion.
-#[cfg_attr(not(debug_assertions), inline(always))]
-#[must_use]
-pub const fn static_site(site: &'static CallSite) -> Site {
-    Site::Static(site)
-}
-
-/// The site of a method, named by the type of its `self`, read when the
-/// name is first needed.
-#[cfg_attr(not(debug_assertions), inline(always))]
-#[must_use]
-pub const fn method_site(site: &'static CallSite, self_type: fn() -> &'static str) -> Site {
-    Site::Method(site, self_type)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use crate::observe::trace::ReportFn;
 /// leaves out what it lacks.
 ///
 /// ```
-/// use backoff_runtime::__private::Probe;
+/// use backoff_runtime::__private::probe::Probe;
 /// use backoff_runtime::__private::probe::{ProbeBoth as _, ProbeConventions as _, ProbeDebug as _, ProbeNeither as _};
 ///
 /// let error = String::from("busy");

@@ -57,7 +57,7 @@ where
 /// function pointer: the `From<Refused>` bound is checked here, once, so a
 /// missing impl is one error on the `admission` key.
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub fn refused_result<R>() -> fn(crate::Refused) -> R
+pub fn refused_result<R>() -> crate::limits::admission::RefusedResult<R>
 where
     R: RetryResult,
     R::Err: crate::limits::admission::FromRefused,

@@ -32,6 +32,12 @@ impl ParseError {
     pub(crate) fn new(message: String) -> Self {
         ParseError { message }
     }
+
+    /// What it says (a settings file's error message).
+    #[cfg(feature = "serde")]
+    pub(crate) fn into_message(self) -> String {
+        self.message
+    }
 }
 
 impl fmt::Display for ParseError {
@@ -41,28 +47,6 @@ impl fmt::Display for ParseError {
 }
 
 impl std::error::Error for ParseError {}
-
-/// `text` as the jitter mode it names, or the message that says why not:
-/// a word of `grammar::JITTER_MODES`, or an additive amount (`"250ms"`) that is
-/// not zero.
-pub(crate) fn read_jitter(text: &str) -> Result<Jitter, String> {
-    let word = text.trim();
-    let mode = match word {
-        "additive" => Jitter::Additive,
-        "full" => Jitter::Full,
-        "equal" => Jitter::Equal,
-        "decorrelated" => Jitter::Decorrelated,
-        "grpc" => Jitter::Grpc,
-        "none" => Jitter::None,
-        _ if word.starts_with(|c: char| c.is_ascii_digit() || c == '.') => match grammar::parse_duration(word) {
-            Ok(amount) if amount.is_zero() => return Err(grammar::zero_jitter("jitter", Syntax::Settings)),
-            Ok(amount) => Jitter::AdditiveUpTo(amount),
-            Err(error) => return Err(format!("jitter = \"{}\": {error}", grammar::excerpt(word))),
-        },
-        _ => return Err(grammar::unknown_jitter_mode("jitter", word)),
-    };
-    Ok(mode)
-}
 
 /// A jitter mode in the attribute's words: `additive`, `full`, `equal`,
 /// `decorrelated`, `grpc`, `none`, or an additive amount such as `"250ms"`
@@ -81,7 +65,29 @@ impl FromStr for Jitter {
     type Err = ParseError;
 
     fn from_str(text: &str) -> Result<Self, ParseError> {
-        read_jitter(text).map_err(ParseError::new)
+        let word = text.trim();
+        let mode = match word {
+            "additive" => Jitter::Additive,
+            "full" => Jitter::Full,
+            "equal" => Jitter::Equal,
+            "decorrelated" => Jitter::Decorrelated,
+            "grpc" => Jitter::Grpc,
+            "none" => Jitter::None,
+            _ if word.starts_with(|c: char| c.is_ascii_digit() || c == '.') => match grammar::parse_duration(word) {
+                Ok(amount) if amount.is_zero() => {
+                    return Err(ParseError::new(grammar::zero_jitter("jitter", Syntax::Settings)));
+                }
+                Ok(amount) => Jitter::AdditiveUpTo(amount),
+                Err(error) => {
+                    return Err(ParseError::new(format!(
+                        "jitter = \"{}\": {error}",
+                        grammar::excerpt(word)
+                    )));
+                }
+            },
+            _ => return Err(ParseError::new(grammar::unknown_jitter_mode("jitter", word))),
+        };
+        Ok(mode)
     }
 }
 
@@ -115,23 +121,6 @@ impl fmt::Display for Jitter {
 /// The words of `hint_above_cap`, with what each stands for.
 const HINT_WORDS: &[(&str, HintAboveCap)] = &[("stop", HintAboveCap::Stop), ("cap", HintAboveCap::WaitCap)];
 
-/// `text` as the rule it names, or the message that says why not.
-pub(crate) fn read_hint_above_cap(text: &str) -> Result<HintAboveCap, String> {
-    let word = text.trim();
-    match HINT_WORDS.iter().find(|(each, _)| *each == word) {
-        Some((_, rule)) => Ok(*rule),
-        None => {
-            let near = grammar::nearest(word, HINT_WORDS.iter().map(|(each, _)| *each))
-                .map(|near| format!(": did you mean `{near}`?"))
-                .unwrap_or_default();
-            Err(format!(
-                "unknown word `{}` for `hint_above_cap`{near}\nhint_above_cap takes `stop` (the default: a server hint longer than `max_backoff` ends the call) or `cap` (wait `max_backoff` and retry)",
-                grammar::excerpt(word)
-            ))
-        }
-    }
-}
-
 /// The attribute's words: `stop` or `cap`.
 ///
 /// ```
@@ -144,7 +133,17 @@ impl FromStr for HintAboveCap {
     type Err = ParseError;
 
     fn from_str(text: &str) -> Result<Self, ParseError> {
-        read_hint_above_cap(text).map_err(ParseError::new)
+        let word = text.trim();
+        if let Some((_, rule)) = HINT_WORDS.iter().find(|(each, _)| *each == word) {
+            return Ok(*rule);
+        }
+        let near = grammar::nearest(word, HINT_WORDS.iter().map(|(each, _)| *each))
+            .map(|near| format!(": did you mean `{near}`?"))
+            .unwrap_or_default();
+        Err(ParseError::new(format!(
+            "unknown word `{}` for `hint_above_cap`{near}\nhint_above_cap takes `stop` (the default: a server hint longer than `max_backoff` ends the call) or `cap` (wait `max_backoff` and retry)",
+            grammar::excerpt(word)
+        )))
     }
 }
 

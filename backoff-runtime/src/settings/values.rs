@@ -10,7 +10,7 @@ use core::time::Duration;
 
 use crate::schedule::grammar::{self, Syntax};
 use crate::schedule::policy::{HintAboveCap, Jitter};
-use crate::schedule::text;
+use crate::schedule::text::ParseError;
 use crate::settings::Scalar;
 
 /// `problem` with the value written as a line of the file would: `key =
@@ -159,7 +159,7 @@ pub(super) fn multiplier(key: &str, value: Scalar) -> Result<f64, String> {
 /// `jitter`: a word or an additive amount, as `Jitter`'s `FromStr` reads it.
 pub(super) fn jitter(key: &str, value: Scalar) -> Result<Jitter, String> {
     match &value {
-        Scalar::Str(text) => text::read_jitter(text),
+        Scalar::Str(text) => text.parse().map_err(ParseError::into_message),
         Scalar::Int(n) => Err(format!("{}: write `{key} = \"{n}ms\"`", grammar::jitter_expected(key))),
         Scalar::Float(_) | Scalar::Bool(_) => Err(grammar::jitter_expected(key)),
     }
@@ -168,8 +168,8 @@ pub(super) fn jitter(key: &str, value: Scalar) -> Result<Jitter, String> {
 /// `hint_above_cap`: `stop` or `cap`.
 pub(super) fn hint_above_cap(value: Scalar) -> Result<HintAboveCap, String> {
     match &value {
-        Scalar::Str(text) => text::read_hint_above_cap(text),
-        _ => text::read_hint_above_cap(&shown(&value)),
+        Scalar::Str(text) => text.parse().map_err(ParseError::into_message),
+        _ => shown(&value).parse().map_err(ParseError::into_message),
     }
 }
 

@@ -15,10 +15,11 @@ use std::time::Duration;
 use crate::time::Instant;
 
 /// Which clock a retry loop reads. Chosen once when the loop starts; a byte,
-/// so it fits in the padding of the loop's state. Named by the expansion
-/// through `__private`; not public API.
+/// so it fits in the padding of the loop's state. Not public API: the
+/// front ends name it through `__front_end`, the expansion never (a
+/// sleep's or timer's `clock`, the default timer's `CLOCK`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClockKind {
+pub enum Clock {
     /// The thread's virtual clock (`testing::VirtualClock`) when a test
     /// installed one, else `std::time::Instant`: the default sleep's.
     StdOrVirtual,
@@ -29,21 +30,29 @@ pub enum ClockKind {
     Tokio,
 }
 
-impl ClockKind {
+impl Clock {
+    /// The clock of async loops: tokio's when the feature is on. Outside a
+    /// tokio runtime it reads `std::time::Instant`, as futures-timer does.
+    #[cfg(feature = "tokio")]
+    pub const ASYNC: Clock = Clock::Tokio;
+    /// The clock of async loops.
+    #[cfg(not(feature = "tokio"))]
+    pub const ASYNC: Clock = Clock::Std;
+
     /// The current instant on this clock.
     pub fn now(self) -> Instant {
         match self {
             #[cfg(any(test, feature = "test-util"))]
-            ClockKind::StdOrVirtual => crate::testing::virtual_now().unwrap_or_else(Instant::now),
+            Clock::StdOrVirtual => crate::testing::virtual_now().unwrap_or_else(Instant::now),
             #[cfg(not(any(test, feature = "test-util")))]
-            ClockKind::StdOrVirtual => Instant::now(),
-            ClockKind::Std => Instant::now(),
+            Clock::StdOrVirtual => Instant::now(),
+            Clock::Std => Instant::now(),
             #[cfg(all(feature = "tokio", not(all(target_arch = "wasm32", target_os = "unknown"))))]
-            ClockKind::Tokio => tokio::time::Instant::now().into_std(),
+            Clock::Tokio => tokio::time::Instant::now().into_std(),
             // No tokio timer runs on the web: its waits are the platform's,
             // measured on the web clock.
             #[cfg(all(feature = "tokio", target_arch = "wasm32", target_os = "unknown"))]
-            ClockKind::Tokio => Instant::now(),
+            Clock::Tokio => Instant::now(),
         }
     }
 }
@@ -144,12 +153,12 @@ pub(crate) fn nanos_since_anchor(instant: Instant) -> u64 {
 impl Timeline {
     /// A timeline on `clock`, started at `start` (or not yet started).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn new(clock: ClockKind, start: Option<Instant>) -> Timeline {
+    pub(crate) fn new(clock: Clock, start: Option<Instant>) -> Timeline {
         let clock_bits = match clock {
-            ClockKind::StdOrVirtual => 0,
-            ClockKind::Std => 1,
+            Clock::StdOrVirtual => 0,
+            Clock::Std => 1,
             #[cfg(feature = "tokio")]
-            ClockKind::Tokio => 2,
+            Clock::Tokio => 2,
         };
         let start = start.map_or(NO_START, nanos_since_anchor);
         Timeline((clock_bits << CLOCK_SHIFT) | start)
@@ -157,12 +166,12 @@ impl Timeline {
 
     /// The clock.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn clock(self) -> ClockKind {
+    pub(crate) fn clock(self) -> Clock {
         match self.0 >> CLOCK_SHIFT {
-            0 => ClockKind::StdOrVirtual,
+            0 => Clock::StdOrVirtual,
             #[cfg(feature = "tokio")]
-            2 => ClockKind::Tokio,
-            _ => ClockKind::Std,
+            2 => Clock::Tokio,
+            _ => Clock::Std,
         }
     }
 

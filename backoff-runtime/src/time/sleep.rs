@@ -13,7 +13,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
-use crate::time::clock::ClockKind;
+use crate::time::clock::Clock;
 use crate::time::cold_box::ColdBox;
 use crate::time::default_wait::DefaultWait;
 
@@ -39,7 +39,7 @@ impl DefaultTimer {
     /// use backoff_runtime::__private::{DefaultTimer, Timer};
     /// assert_eq!(DefaultTimer::CLOCK, <DefaultTimer as Timer>::CLOCK);
     /// ```
-    pub const CLOCK: ClockKind = <Self as Timer>::CLOCK;
+    pub const CLOCK: Clock = <Self as Timer>::CLOCK;
 
     /// A timer that allocates nothing until the first wait.
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -111,7 +111,7 @@ pub trait BlockingSleep {
     /// Waits for `wait`.
     fn sleep(&self, wait: Duration);
     /// The clock of loops that sleep this way.
-    fn clock(&self) -> ClockKind;
+    fn clock(&self) -> Clock;
 }
 
 /// The user's blocking sleep, a `Fn(Duration)` (what it returns is checked
@@ -155,7 +155,7 @@ pub(crate) fn custom_timer<F: Fn(Duration) -> Fut, Fut: Future>(sleep: F) -> Cus
 
 impl<F, Fut> Timer for CustomTimer<F, Fut> {
     type Pending = Fut;
-    const CLOCK: ClockKind = ASYNC_CLOCK;
+    const CLOCK: Clock = Clock::ASYNC;
 
     #[inline]
     fn start(&mut self, wait: Duration) -> Fut {
@@ -188,8 +188,8 @@ impl<F> BlockingSleep for CustomSleep<F> {
     }
 
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn clock(&self) -> ClockKind {
-        ClockKind::Std
+    fn clock(&self) -> Clock {
+        Clock::Std
     }
 }
 
@@ -205,8 +205,8 @@ impl BlockingSleep for DefaultSleep {
     }
 
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn clock(&self) -> ClockKind {
-        ClockKind::StdOrVirtual
+    fn clock(&self) -> Clock {
+        Clock::StdOrVirtual
     }
 }
 
@@ -250,11 +250,18 @@ pub trait Timer {
     /// The clock `max_elapsed` is measured on: tokio's (paused or not) when
     /// the feature is on, so `sleep = tokio::time::sleep` keeps the
     /// deadline on the clock it advances.
-    const CLOCK: ClockKind;
+    const CLOCK: Clock;
     /// Starts a wait of `wait`.
     fn start(&mut self, wait: Duration) -> Self::Pending;
     /// Polls the wait started last.
     fn poll_wait(&mut self, pending: Pin<&mut Self::Pending>, cx: &mut Context<'_>) -> Poll<()>;
+
+    /// Its [`CLOCK`](Self::CLOCK), read from a timer whose type has no name
+    /// to write (the expansion's `sleep = ...`).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn clock(&self) -> Clock {
+        Self::CLOCK
+    }
 
     /// A wait of `wait`, to await in place.
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -267,17 +274,9 @@ pub trait Timer {
     }
 }
 
-/// The clock of async loops: tokio's when the feature is on. Outside a
-/// tokio runtime it reads `std::time::Instant`, as futures-timer does.
-#[cfg(feature = "tokio")]
-pub const ASYNC_CLOCK: ClockKind = ClockKind::Tokio;
-/// The clock of async loops.
-#[cfg(not(feature = "tokio"))]
-pub const ASYNC_CLOCK: ClockKind = ClockKind::Std;
-
 impl Timer for DefaultTimer {
     type Pending = ();
-    const CLOCK: ClockKind = ASYNC_CLOCK;
+    const CLOCK: Clock = Clock::ASYNC;
 
     /// Resets the boxed wait (made on the first wait, where the backend is
     /// chosen).
@@ -306,7 +305,7 @@ pub struct InlineTimer;
 
 impl Timer for InlineTimer {
     type Pending = DefaultWait;
-    const CLOCK: ClockKind = ASYNC_CLOCK;
+    const CLOCK: Clock = Clock::ASYNC;
 
     fn start(&mut self, wait: Duration) -> DefaultWait {
         DefaultWait::start(wait)

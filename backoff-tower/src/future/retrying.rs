@@ -19,8 +19,8 @@ use super::{BudgetCharge, CallResult, Phase, PhaseOf, Stopped};
 use crate::classify::{Classify as _, LayerClassify};
 use crate::held::AdmissionSlot;
 use crate::layer::{PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
-use backoff_runtime::__front_end::{ASYNC_CLOCK, AttemptSource, CallNonce, Charged, Hooks, Limit};
 use backoff_runtime::__front_end::{Admitting, Loop, NestedAttempt, ResendSpan, Step, Timed, Waits, resend_span};
+use backoff_runtime::__front_end::{AttemptSource, CallNonce, Charged, Clock, Hooks, Limit};
 use backoff_runtime::{GiveUp, Policy, RetryEvent, StopReason, Success};
 
 /// What a retried call keeps besides its phase: the layer `L`'s keys, the
@@ -258,7 +258,7 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
         // The retry the budget allowed for it, if any, is sent.
         self.driver.sent();
         self.number = self.number.saturating_add(1);
-        let attempt = AttemptSource::nth(&self.policy(), self.call, self.start, ASYNC_CLOCK, self.number);
+        let attempt = AttemptSource::nth(&self.policy(), self.call, self.start, Clock::ASYNC, self.number);
         let request = self.config.keys().classify.replay(&self.request, &attempt);
         let sending = Sending::Readying {
             service: self.service.clone(),

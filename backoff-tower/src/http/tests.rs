@@ -8,11 +8,14 @@ use http::{Method, Request};
 use crate::classify::Classify;
 use crate::http::HttpRetry;
 use backoff_runtime::Policy;
-use backoff_runtime::{__front_end::AttemptSource, Attempt};
+use backoff_runtime::{
+    __front_end::{AttemptSource, Clock},
+    Attempt,
+};
 
 /// The first attempt of a fresh call.
 fn first_attempt() -> Attempt {
-    AttemptSource::new(&Policy::new(), None, AttemptSource::SYNC_CLOCK).next_attempt()
+    AttemptSource::new(&Policy::new(), None, Clock::StdOrVirtual).next_attempt()
 }
 
 /// The `Idempotency-Key` that `rules` sends with `request` on `attempt`.

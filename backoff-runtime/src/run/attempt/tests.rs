@@ -7,7 +7,7 @@ use crate::run::invocation::COMPUTED;
 fn the_id_is_computed_only_when_read() {
     let computed = || COMPUTED.with(core::cell::Cell::get);
     let before = computed();
-    let mut source = AttemptSource::new(&Policy::new(), None, AttemptSource::SYNC_CLOCK);
+    let mut source = AttemptSource::new(&Policy::new(), None, Clock::StdOrVirtual);
     let attempts = [source.next_attempt(), source.next_attempt(), source.next_attempt()];
     let _ = attempts.map(|attempt| attempt.number());
     assert_eq!(computed(), before);
@@ -20,7 +20,7 @@ fn the_id_is_computed_only_when_read() {
 /// `Debug` shows the id, as it did when the attempt held it.
 #[test]
 fn the_debug_form_shows_the_id() {
-    let attempt = AttemptSource::new(&Policy::new(), None, AttemptSource::SYNC_CLOCK).next_attempt();
+    let attempt = AttemptSource::new(&Policy::new(), None, Clock::StdOrVirtual).next_attempt();
     let text = format!("{attempt:?}");
     assert!(
         text.starts_with("Attempt { number: 1, retries_left: 5, invocation_id: InvocationId("),

@@ -3,7 +3,7 @@ use super::*;
 #[test]
 fn timeline_round_trips() {
     let start = Instant::now();
-    for clock in [ClockKind::StdOrVirtual, ClockKind::Std] {
+    for clock in [Clock::StdOrVirtual, Clock::Std] {
         let timeline = Timeline::new(clock, Some(start));
         assert_eq!(timeline.clock(), clock);
         assert!(!timeline.started_at_first_failure());
@@ -16,9 +16,9 @@ fn timeline_round_trips() {
             Some(Duration::ZERO)
         );
     }
-    let mut unstarted = Timeline::new(ClockKind::Std, None);
+    let mut unstarted = Timeline::new(Clock::Std, None);
     assert_eq!(unstarted.elapsed_at(start), None);
     let _ = unstarted.elapsed();
     assert!(unstarted.started_at_first_failure());
-    assert_eq!(unstarted.clock(), ClockKind::Std);
+    assert_eq!(unstarted.clock(), Clock::Std);
 }
