@@ -22,6 +22,7 @@ mod sending;
 
 use backoff_runtime::Instant;
 use core::future::Future;
+use core::ops::ControlFlow;
 use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 use core::time::Duration;
@@ -37,7 +38,7 @@ use crate::classify::{Classify as _, LayerClassify};
 use crate::held::AdmissionSlot;
 use crate::layer::{PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
 use backoff_runtime::__front_end::{AttemptSource, CallNonce, Loop, NestedAttempt, Timed};
-use backoff_runtime::__front_end::{Charged, ResendSpan, Step, in_resend_span};
+use backoff_runtime::__front_end::{Charged, ResendSpan};
 use backoff_runtime::__front_end::{Clock, DefaultWait};
 use backoff_runtime::{Refused, RetryLimit, StopReason};
 
@@ -355,7 +356,9 @@ where
         loop {
             let (result, below) = match phase.as_mut().project() {
                 PhaseProj::First { attempt } => ready!(attempt.poll(cx)),
-                PhaseProj::Resending { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
+                PhaseProj::Resending { attempt, span } => {
+                    ready!(ResendSpan::around(span.as_ref(), || attempt.poll(cx)))
+                }
                 PhaseProj::HedgedFirst { attempt, rest } => {
                     let mut first_ended = false;
                     let polled = retry.poll_hedged_first(attempt, rest, &mut first_ended, cx);
@@ -372,7 +375,7 @@ where
                     }
                     return Poll::Ready(result);
                 }
-                PhaseProj::Timed { attempt, span } => ready!(in_resend_span(span.as_ref(), || attempt.poll(cx))),
+                PhaseProj::Timed { attempt, span } => ready!(ResendSpan::around(span.as_ref(), || attempt.poll(cx))),
                 PhaseProj::Sleeping { pending } => {
                     ready!(pending.poll(cx));
                     let next = retry.resend(None);
@@ -412,11 +415,11 @@ where
                 outcome => outcome,
             };
             match retry.failed(outcome, below) {
-                (Step::Return(result), stopped) => {
+                (ControlFlow::Break(result), stopped) => {
                     phase.set(Phase::Ended { stopped });
                     return Poll::Ready(result);
                 }
-                (Step::Retry(wait), _) => {
+                (ControlFlow::Continue(wait), _) => {
                     retry.waited = retry.waited.saturating_add(wait);
                     let pending = DefaultWait::start(wait);
                     phase.set(match retry.take_charge() {

@@ -11,8 +11,7 @@ use std::sync::Arc;
 use crate::classify::Classified;
 use crate::held::AdmissionSlot;
 use crate::http::HttpRetry;
-use backoff_runtime::__front_end::Site;
-use backoff_runtime::__front_end::start_needed;
+use backoff_runtime::__front_end::{Loop, Site};
 use backoff_runtime::Elapsed;
 use backoff_runtime::Policy;
 use backoff_runtime::Refused;
@@ -411,7 +410,7 @@ impl<C: Clone, T: Clone, A: Clone> RetryLayer<C, T, A> {
     pub(super) fn into_shared(mut self) -> Arc<Self> {
         let calls = &mut self.calls;
         let budget = calls.budget.as_ref().map(Limit::of);
-        calls.reads_start = start_needed(&calls.policy, budget, calls.observers.any());
+        calls.reads_start = Loop::start_needed(&calls.policy, budget, calls.observers.any());
         Arc::new(self)
     }
 }

@@ -24,7 +24,6 @@ use crate::builder::retry::Retry;
 use crate::limits::admission_limit::Admission;
 use crate::limits::limit::Charged;
 use crate::observe::site::Site;
-use crate::run::decide::Hedging;
 use crate::run::driver::HedgeStep;
 use crate::run::hedge::HedgeAttempts;
 use crate::run::nested::NestedAttempt;
@@ -287,14 +286,15 @@ where
                     }
                     Err(outcome) => outcome,
                 };
-                let hedging = Hedging {
-                    others_run: !this.attempts.is_empty(),
-                    may_follow: !*this.server_refused,
-                };
-                match call
-                    .driver
-                    .hedge_failed(call.policy, budget, &hooks, (outcome, below), hedging)
-                {
+                let others_run = !this.attempts.is_empty();
+                match call.driver.hedge_failed(
+                    call.policy,
+                    budget,
+                    &hooks,
+                    (outcome, below),
+                    others_run,
+                    !*this.server_refused,
+                ) {
                     HedgeStep::Return(result) => {
                         this.attempts.as_mut().clear();
                         call.abandon_open();

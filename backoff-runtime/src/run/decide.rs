@@ -43,25 +43,18 @@ pub(crate) struct FailedAttempt<'a, O> {
 
 /// Where a hedged call stands when one of its attempts fails.
 #[derive(Clone, Copy, Debug)]
-pub struct Hedging {
+pub(crate) struct Hedging {
     /// Other attempts still run.
-    pub others_run: bool,
+    pub(crate) others_run: bool,
     /// An attempt may follow this one (not after the server refused).
-    pub may_follow: bool,
-}
-
-/// Whether a call's start must be read when it starts: `max_elapsed`, a
-/// limit that reads the clock, or a hook (`needs_start`) needs it.
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub fn start_needed(policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> bool {
-    reads_clock(budget, needs_start || policy.max_elapsed.is_some())
+    pub(crate) may_follow: bool,
 }
 
 /// Whether a call's start must be read when it starts, once the caller
 /// knows whether its policy's deadline or a hook needs it (`needs_start`):
 /// else only a limit that reads the clock does.
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn reads_clock(budget: Option<Limit<'_>>, needs_start: bool) -> bool {
+pub(crate) fn reads_clock(budget: Option<Limit<'_>>, needs_start: bool) -> bool {
     needs_start || budget.is_some_and(Limit::reads_clock)
 }
 

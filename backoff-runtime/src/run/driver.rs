@@ -11,6 +11,7 @@
 //! a sync loop, whose retries run out of line. Both read the user's hooks
 //! through [`Hooks`], the references the caller lends them.
 
+use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::limits::admission::Admitting;
@@ -18,7 +19,7 @@ use crate::limits::limit::{Charged, Limit, RetryLimit};
 use crate::observe::events::{RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::run::attempt::AttemptSource;
-use crate::run::decide::{FailedAttempt, Hedging, RetryState, read_start};
+use crate::run::decide::{FailedAttempt, Hedging, RetryState, read_start, reads_clock};
 use crate::run::hooks::Hooks;
 use crate::run::outcome::Outcome;
 use crate::schedule::policy::Policy;
@@ -159,10 +160,17 @@ impl Loop {
         AttemptSource::new(policy, self.state.start_instant(), self.state.clock())
     }
 
+    /// Whether a call's start must be read when it starts: `max_elapsed`, a
+    /// limit that reads the clock, or a hook (`needs_start`) needs it.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn start_needed(policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> bool {
+        reads_clock(budget, needs_start || policy.max_elapsed.is_some())
+    }
+
     /// A fresh loop on `clock` that reads no start: for a front end that
     /// knows, once for all its calls, that nothing needs it
-    /// ([`start_needed`](crate::run::decide::start_needed) is false; the
-    /// tower layer asks when it is made).
+    /// ([`start_needed`](Self::start_needed) is false; the tower layer
+    /// asks when it is made).
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn unstarted(clock: Clock) -> Self {
         Loop {
@@ -249,11 +257,34 @@ impl Loop {
         self.failed(mode, policy, budget, hooks, outcome, gave_up_below)
     }
 
+    /// What follows an attempt that failed with `outcome`, in a loop with
+    /// no action before its waits (the tower layer's): the final result
+    /// (`Break`), or the wait before the next attempt (`Continue`). With
+    /// `admitting`, as [`failed_admitting`](Self::failed_admitting).
+    #[inline]
+    pub fn failed_waiting<T, E, O: Outcome<T, E>>(
+        &mut self,
+        (policy, budget): (&Policy, Option<Limit<'_>>),
+        admitting: Option<&mut Admitting<'_>>,
+        hooks: &Hooks<'_, T, E, O>,
+        outcome: O,
+        gave_up_below: bool,
+    ) -> ControlFlow<Result<T, E>, Duration> {
+        let step = match admitting {
+            None => self.failed(Waits, policy, budget, hooks, outcome, gave_up_below),
+            Some(admitting) => self.failed_admitting(Waits, policy, budget, admitting, hooks, outcome, gave_up_below),
+        };
+        match step {
+            Step::Return(result) => ControlFlow::Break(result),
+            Step::Retry(wait) => ControlFlow::Continue(wait),
+        }
+    }
+
     /// What follows the failed attempt of a hedged call (`outcome`, with
     /// whether a retried function it called gave up), while `others_run`
     /// says whether other attempts still run, and `may_follow` whether an
-    /// attempt may follow at all (not after a server's refusal), in
-    /// `hedging`: the final result, the next
+    /// attempt may follow at all (not after a server's refusal): the final
+    /// result, the next
     /// attempt at once (or after the server's pushback or hint), or waiting
     /// for the attempts running. One budget bounds retries and hedges: the
     /// next attempt asks it as a retry does.
@@ -265,8 +296,10 @@ impl Loop {
         budget: Option<Limit<'_>>,
         hooks: &Hooks<'_, T, E, O>,
         (outcome, gave_up_below): (O, bool),
-        hedging: Hedging,
+        others_run: bool,
+        may_follow: bool,
     ) -> HedgeStep<Result<T, E>> {
+        let hedging = Hedging { others_run, may_follow };
         let server_refused = hooks.pushback_of(&outcome) == Some(crate::run::pushback::Pushback::Stop);
         match self
             .state

@@ -19,7 +19,7 @@ use super::sending::Sending;
 use super::{BudgetCharge, CallResult, Keys, Phase, PhaseOf, Retrying, Stopped};
 use crate::classify::{Classify as _, LayerClassify};
 use crate::layer::{PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
-use backoff_runtime::__front_end::{Charged, Clock, DefaultWait, HedgeAttempts, HedgeStep, Hedging};
+use backoff_runtime::__front_end::{Charged, Clock, DefaultWait, HedgeAttempts, HedgeStep};
 use backoff_runtime::__front_end::{Loop, NestedAttempt, Timed};
 use backoff_runtime::Policy;
 
@@ -256,11 +256,7 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
                     hedge.no_more = true;
                     continue;
                 }
-                let hedging = Hedging {
-                    others_run,
-                    may_follow: !hedge.server_refused,
-                };
-                let (step, stopped) = self.hedge_failed(outcome, below, hedging);
+                let (step, stopped) = self.hedge_failed(outcome, below, others_run, !hedge.server_refused);
                 match step {
                     HedgeStep::Return(result) => {
                         attempts.as_mut().clear();
@@ -374,21 +370,23 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
         }
     }
 
-    /// The decision on a hedged call's attempt that failed, where the call
-    /// stands in `hedging` (other attempts run, another may follow).
+    /// The decision on a hedged call's attempt that failed, while
+    /// `others_run` (other attempts run) and `may_follow` (another may
+    /// follow).
     #[cold]
     #[inline(never)]
     fn hedge_failed(
         &mut self,
         outcome: CallResult<S, Req>,
         below: bool,
-        hedging: Hedging,
+        others_run: bool,
+        may_follow: bool,
     ) -> (HedgeStep<CallResult<S, Req>>, Stopped) {
         self.decide(|driver, policy, limit, admitting, hooks| {
             if let Some(admitting) = admitting {
                 admitting.observed(hooks.attempt_end(Clock::ASYNC, Err(&outcome)));
             }
-            driver.hedge_failed(policy, limit, hooks, (outcome, below), hedging)
+            driver.hedge_failed(policy, limit, hooks, (outcome, below), others_run, may_follow)
         })
     }
 }

@@ -7,6 +7,7 @@
 
 use backoff_runtime::Instant;
 use core::cell::Cell;
+use core::ops::ControlFlow;
 use core::time::Duration;
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ use super::{BudgetCharge, CallResult, Phase, PhaseOf, Stopped};
 use crate::classify::{Classify as _, LayerClassify};
 use crate::held::AdmissionSlot;
 use crate::layer::{PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
-use backoff_runtime::__front_end::{Admitting, Loop, NestedAttempt, ResendSpan, Step, Timed, Waits, resend_span};
+use backoff_runtime::__front_end::{Admitting, Loop, NestedAttempt, ResendSpan, Timed};
 use backoff_runtime::__front_end::{AttemptSource, CallNonce, Charged, Clock, Hooks, Limit};
 use backoff_runtime::{GiveUp, Policy, RetryEvent, StopReason, Success};
 
@@ -248,7 +249,7 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
             &self.driver,
             &self.policy(),
             sending,
-            resend_span(number),
+            ResendSpan::of_attempt(number),
         )
     }
 
@@ -276,10 +277,9 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
         &mut self,
         outcome: Result<S::Response, S::Error>,
         gave_up_below: bool,
-    ) -> (Step<CallResult<S, Req>, Duration>, Stopped) {
-        self.decide(|driver, policy, limit, admitting, hooks| match admitting {
-            None => driver.failed(Waits, policy, limit, hooks, outcome, gave_up_below),
-            Some(admitting) => driver.failed_admitting(Waits, policy, limit, admitting, hooks, outcome, gave_up_below),
+    ) -> (ControlFlow<CallResult<S, Req>, Duration>, Stopped) {
+        self.decide(|driver, policy, limit, admitting, hooks| {
+            driver.failed_waiting((policy, limit), admitting, hooks, outcome, gave_up_below)
         })
     }
 
