@@ -22,7 +22,7 @@ use super::rules::GrpcRules;
 use super::wire;
 use crate::status::retry_info_delay;
 use backoff_runtime::__front_end::Pushback;
-use backoff_runtime::RetryLimit;
+use backoff_runtime::limits::RetryLimit;
 use backoff_tower::__grpc::{Failure, Settlement};
 use backoff_tower::{AdmissionSlot, NoAdmission, NoTimeout, PerAttemptAdmission};
 

@@ -22,7 +22,8 @@ use super::layer::{GrpcRetryLayer, Methods};
 use super::rules::GrpcRules;
 use super::wire::{self, ThrottleFeed};
 use backoff_runtime::__front_end::{Clock, DefaultWait, InlineTimer, Timer};
-use backoff_runtime::{RetryLimit, StopReason};
+use backoff_runtime::StopReason;
+use backoff_runtime::limits::RetryLimit;
 use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest};
 use backoff_tower::{AdmissionSlot, NoAdmission, NoTimeout, PerAttemptAdmission, ResponseFuture};
 

@@ -35,13 +35,9 @@
 //!   `FromStr` for [`Jitter`] and [`HintAboveCap`], [`ParseError`];
 //! - the builder: [`Retry`], [`RetryFuture`], and hedging: [`Hedged`],
 //!   [`HedgedFuture`];
-//! - what counts retries: [`RetryLimit`], [`RetryBudget`], [`BudgetError`],
-//!   [`RetryThrottle`], [`ThrottleError`];
-//! - what admits attempts: [`AdmissionLimit`], [`Admission`],
-//!   [`AdmissionRequest`], [`AttemptEnd`], [`AdaptiveRateLimiter`],
-//!   [`AdaptiveThrottle`], [`CircuitBreaker`] (with [`CircuitState`],
-//!   [`CircuitTransition`]), [`Cooldown`], [`Keyed`], [`Refused`] (with [`Shut`],
-//!   [`ShutBy`]);
+//! - the limits shared by many calls: the [`limits`] module, what counts
+//!   retries (the retry budget, the throttle) and what admits attempts
+//!   (the adaptive limiters, the circuit breaker, the cooldown);
 //! - the attempt's context: [`Attempt`], [`InvocationId`];
 //! - the events: [`RetryEvent`], [`GiveUp`], [`Success`], [`StopReason`];
 //! - a timed-out attempt: [`Elapsed`];
@@ -88,7 +84,7 @@ mod builder;
 #[cfg(feature = "chaos")]
 pub mod chaos;
 mod classify;
-mod limits;
+pub mod limits;
 mod observe;
 mod run;
 mod schedule;
@@ -115,18 +111,6 @@ pub use crate::builder::retry::Retry;
 pub use crate::builder::config::Config;
 #[doc(hidden)]
 pub use crate::builder::operation::{Awaited, Blocking};
-pub use crate::limits::adaptive_rate::AdaptiveRateLimiter;
-pub use crate::limits::adaptive_throttle::AdaptiveThrottle;
-pub use crate::limits::admission::Refused;
-pub use crate::limits::admission_limit::{
-    Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending, Shut, ShutBy,
-};
-pub use crate::limits::budget::{BudgetError, RetryBudget};
-pub use crate::limits::circuit_breaker::{CircuitBreaker, CircuitState, CircuitTransition};
-pub use crate::limits::cooldown::Cooldown;
-pub use crate::limits::keyed::Keyed;
-pub use crate::limits::limit::RetryLimit;
-pub use crate::limits::throttle::{RetryThrottle, ThrottleError};
 pub use crate::observe::events::{GiveUp, RetryEvent, Success};
 pub use crate::observe::stop::StopReason;
 pub use crate::run::attempt::{Attempt, InvocationId};

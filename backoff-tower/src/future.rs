@@ -30,9 +30,9 @@ use backoff_runtime::__front_end::{HedgeAttempts, HedgeStep, Hedging as HedgeCal
 use backoff_runtime::__front_end::{Loop, Step, Waits};
 use backoff_runtime::__front_end::{ResendSpan, in_resend_span, resend_span};
 use backoff_runtime::Policy;
-use backoff_runtime::Refused;
 use backoff_runtime::StopReason;
-use backoff_runtime::{Admission, RetryLimit};
+use backoff_runtime::limits::Refused;
+use backoff_runtime::limits::{Admission, RetryLimit};
 use backoff_runtime::{GiveUp, RetryEvent, Success};
 
 pin_project_lite::pin_project! {

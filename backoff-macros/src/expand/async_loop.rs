@@ -40,11 +40,18 @@ impl Generator<'_> {
         let (timeout_check, attempt) = self.timed(attempt, &names.state);
         let timer_clock = self.timer_clock(&names.timer);
         // With `budget`, the retry the budget allowed is held as a charge
-        // across the wait and the admission: sent with the attempt, given
-        // back when the future is dropped before that, or the attempt
-        // refused.
-        let charge = self.args.budget.as_ref().map(|_| local("charge"));
-        let attempt = match &charge {
+        // across the wait: sent with the attempt, given back when the
+        // future is dropped before that, or the attempt refused. Without
+        // `admission` the charge lives in the wait's scope alone (the
+        // attempt follows the wait at once); with it, across the
+        // admission's wait too, in a local of the loop.
+        let charge = local("charge");
+        let charge = match (&self.args.budget, &self.args.admission) {
+            (None, _) => None,
+            (Some(_), None) => Some(Charge::OfTheWait(charge)),
+            (Some(_), Some(_)) => Some(Charge::OfTheLoop(charge)),
+        };
+        let attempt = match charge.as_ref().and_then(Charge::of_the_loop) {
             Some(charge) => quote!({
                 #full::Charged::sent_if_held(#charge.take());
                 #attempt
@@ -69,7 +76,10 @@ impl Generator<'_> {
         );
         let timer_check = self.default_timer_check();
         let timer_value = self.timer_value();
-        let charge_value = charge.map(|charge| quote!(let mut #charge = ::core::option::Option::None;));
+        let charge_value = charge
+            .as_ref()
+            .and_then(Charge::of_the_loop)
+            .map(|charge| quote!(let mut #charge = ::core::option::Option::None;));
         quote! {
             #timeout_check
             #admission_check
@@ -205,7 +215,7 @@ impl Generator<'_> {
 
     /// What follows an attempt, in the block that decides it: the decision,
     /// with `budget` the charge of the retry it allowed, and the sleep.
-    fn after_async_attempt(&self, names: &AsyncLocals, charge: Option<&Ident>) -> TokenStream {
+    fn after_async_attempt(&self, names: &AsyncLocals, charge: Option<&Charge>) -> TokenStream {
         let private = self.private;
         let AsyncLocals { state, wait, timer, .. } = names;
         let decide = match &self.args.before_retry {
@@ -215,14 +225,24 @@ impl Generator<'_> {
             }
             Some(action) => self.decided_with_action(names, &action.value),
         };
-        let take_charge = charge.map(|charge| {
-            let budget = self.budget;
-            quote!(#charge = #private::Loop::take_charge(&mut #state, #budget);)
-        });
+        let budget = self.budget;
+        let full = self.full;
+        let (take_charge, send_charge) = match charge {
+            None => (None, None),
+            Some(Charge::OfTheLoop(charge)) => (
+                Some(quote!(#charge = #private::Loop::take_charge(&mut #state, #budget);)),
+                None,
+            ),
+            Some(Charge::OfTheWait(charge)) => (
+                Some(quote!(let #charge = #private::Loop::take_charge(&mut #state, #budget);)),
+                Some(quote!(#full::Charged::sent_if_held(#charge);)),
+            ),
+        };
         self.in_decision_scope(quote! {
             #decide
             #take_charge
             #private::Timer::sleep(&mut #timer, #wait).await;
+            #send_charge
         })
     }
 
@@ -249,6 +269,24 @@ impl Generator<'_> {
             // The action's time counts: a wait that would now end
             // past `max_elapsed` is not started.
             let #wait = #after_action;
+        }
+    }
+}
+
+/// Where an async loop keeps the retry the budget allowed until it is sent.
+enum Charge {
+    /// In the wait's scope: the attempt follows the wait at once.
+    OfTheWait(Ident),
+    /// In a local of the loop: the admission may put the attempt off.
+    OfTheLoop(Ident),
+}
+
+impl Charge {
+    /// The loop's local, when the charge is kept there.
+    fn of_the_loop(&self) -> Option<&Ident> {
+        match self {
+            Charge::OfTheLoop(charge) => Some(charge),
+            Charge::OfTheWait(_) => None,
         }
     }
 }
