@@ -85,10 +85,17 @@ const FORBIDDEN: &[&str] = &[
     "backoff_runtime::time::",
 ];
 
-/// The snapshots allowed to name one of [`FORBIDDEN`]: none. Kept as a
-/// list so that a snapshot rustc cannot be made to word better is named
-/// here, on purpose, rather than slipping in.
-const STILL_NAMING_PRIVATE: &[&str] = &[];
+/// The snapshots allowed to name one of [`FORBIDDEN`]. Kept as a list so
+/// that a snapshot rustc cannot be made to word better is named here, on
+/// purpose, rather than slipping in.
+///
+/// - A builder passed where a `Future` is required: rustc prints the
+///   builder's whole type, its keys' markers included. The fix is in the
+///   words the user reads first (`CallIntoFuture`).
+const STILL_NAMING_PRIVATE: &[&str] = &[
+    "tests/ui/builder_passed_as_a_future.stderr",
+    "tests/ui/hedged_passed_as_a_future.stderr",
+];
 
 /// No compile error a user sees names [`FORBIDDEN`] words: every snapshot,
 /// here and in the outside crate's suite, speaks of the user's keys and

@@ -17,9 +17,8 @@ use tower_service::Service;
 
 use super::wire;
 use crate::status::retry_info_delay;
-use backoff_runtime::__front_end::Pushback;
-use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest, still_replayable};
-use backoff_tower::Replay;
+use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest};
+use backoff_tower::{Pushback, Replay};
 
 /// The request of a call, kept by its future: each attempt is made from it.
 pub(crate) struct GrpcCall {
@@ -90,9 +89,9 @@ impl<E> From<backoff_runtime::limits::Refused> for FailureKind<E> {
     }
 }
 
-/// What this crate reads of a failed attempt (an extension of
-/// `backoff-tower`'s type).
-pub(crate) trait Judged<E> {
+/// A failed attempt as this crate reads it (an extension of
+/// `backoff-tower`'s `Failure`).
+pub(crate) trait FailedAttempt<E> {
     /// The status code the retry policy judges.
     fn code(&self) -> Code;
     /// What the caller gets when this failure ends the call: the inner
@@ -100,7 +99,7 @@ pub(crate) trait Judged<E> {
     fn into_result(self) -> Result<Response<Body>, E>;
 }
 
-impl<E> Judged<E> for Failure<FailureKind<E>> {
+impl<E> FailedAttempt<E> for Failure<FailureKind<E>> {
     fn code(&self) -> Code {
         match &self.kind {
             FailureKind::Transport(_) => Code::Unavailable,
@@ -194,7 +193,7 @@ where
                 }));
             }
         };
-        let replayable = |replay: &Option<Replay<Body>>| still_replayable(replay.as_ref());
+        let replayable = |replay: &Option<Replay<Body>>| replay.as_ref().is_some_and(Replay::is_replayable);
         Poll::Ready(match ready!(response.poll(cx)) {
             Err(error) => Err(Failure {
                 kind: FailureKind::Transport(error),

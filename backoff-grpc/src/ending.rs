@@ -18,26 +18,20 @@ use tonic::body::Body;
 use tonic::{Code, Status};
 
 use super::call::{FailureKind, GrpcCall};
-use super::rules::GrpcRules;
+use super::layer::Keys;
 use super::wire;
 use crate::status::retry_info_delay;
-use backoff_runtime::__front_end::Pushback;
 use backoff_runtime::limits::RetryLimit;
-use backoff_tower::__grpc::{Failure, Settlement};
-use backoff_tower::{AdmissionSlot, NoAdmission, NoTimeout, PerAttemptAdmission};
-
-/// What a settled call's admission is asked with: the layer's limiter, or
-/// none.
-pub(crate) trait Settles: PerAttemptAdmission<Failure<FailureKind<Infallible>>> {}
-
-impl<A: PerAttemptAdmission<Failure<FailureKind<Infallible>>>> Settles for A {}
+use backoff_tower::__grpc::{CommittedCall, Failure};
+use backoff_tower::{AdmissionSlot, NoAdmission, Pushback};
 
 /// How a committed call is reported when its status comes.
 pub(crate) enum End<A: AdmissionSlot = NoAdmission> {
-    /// A call of a method with a `retryPolicy`: its settlement, and what
-    /// A96's per-call metrics record (its method, retries, waits).
+    /// A call of a method with a `retryPolicy`: its end in the retry
+    /// layer, and what A96's per-call metrics record (its method, retries,
+    /// waits).
     Retried {
-        settlement: Settlement<GrpcRules, NoTimeout, A>,
+        call: CommittedCall<Keys<A>>,
         /// The method's URI, for A96's metrics (kept with the `metrics`
         /// feature only).
         uri: Option<Uri>,
@@ -49,20 +43,20 @@ pub(crate) enum End<A: AdmissionSlot = NoAdmission> {
     Once(Arc<dyn RetryLimit + Send>),
 }
 
-impl<A: Settles> End<A> {
+impl<A: AdmissionSlot> End<A> {
     /// Reports the call, which ended with `status` (and `trailers`, when
     /// they came).
-    fn settle(self, status: &Status, trailers: Option<&HeaderMap>) {
+    fn ended_with(self, status: &Status, trailers: Option<&HeaderMap>) {
         match self {
             End::Retried {
-                settlement,
+                call,
                 uri,
                 retries,
                 delay,
                 hedged,
             } => {
                 if status.code() == Code::Ok {
-                    settlement.succeeded::<Response<Body>, Failure<FailureKind<Infallible>>>();
+                    call.succeeded();
                 } else {
                     let failure = Failure {
                         kind: FailureKind::<Infallible>::Status {
@@ -76,7 +70,7 @@ impl<A: Settles> End<A> {
                         // the throttle counts it.
                         replayable: true,
                     };
-                    settlement.failed::<GrpcCall, Response<Body>, _>(Err(failure));
+                    call.failed::<GrpcCall, Response<Body>, _>(Err(failure));
                 }
                 if let Some(uri) = uri {
                     crate::metrics::call_ended(uri.path(), retries, delay, hedged);
@@ -114,7 +108,7 @@ impl<A: AdmissionSlot> EndingBody<A> {
     }
 }
 
-impl<A: Settles> http_body::Body for EndingBody<A> {
+impl<A: AdmissionSlot> http_body::Body for EndingBody<A> {
     type Data = Bytes;
     type Error = Status;
 
@@ -128,17 +122,17 @@ impl<A: Settles> http_body::Body for EndingBody<A> {
                 {
                     let status = wire::status_of(trailers)
                         .unwrap_or_else(|| Status::unknown("the trailers carry no grpc-status"));
-                    end.settle(&status, Some(trailers));
+                    end.ended_with(&status, Some(trailers));
                 }
             }
             Some(Err(status)) => {
                 if let Some(end) = this.end.take() {
-                    end.settle(status, None);
+                    end.ended_with(status, None);
                 }
             }
             None => {
                 if let Some(end) = this.end.take() {
-                    end.settle(&Status::unknown("the response ended without trailers"), None);
+                    end.ended_with(&Status::unknown("the response ended without trailers"), None);
                 }
             }
         }
@@ -157,6 +151,6 @@ impl<A: Settles> http_body::Body for EndingBody<A> {
 }
 
 /// `response`, its body read through [`EndingBody`] and reported by `end`.
-pub(crate) fn ending<A: Settles>(response: Response<Body>, end: End<A>) -> Response<Body> {
+pub(crate) fn ending<A: AdmissionSlot>(response: Response<Body>, end: End<A>) -> Response<Body> {
     response.map(|body| Body::new(EndingBody::new(body, end)))
 }

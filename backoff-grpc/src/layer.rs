@@ -14,6 +14,7 @@ use backoff_runtime::limits::AdmissionLimit;
 use backoff_runtime::limits::RetryLimit;
 use backoff_runtime::limits::RetryThrottle;
 use backoff_runtime::{GiveUp, RetryEvent, Success};
+use backoff_tower::__grpc::PerMethod;
 use backoff_tower::ReplayLimits;
 use backoff_tower::{NoAdmission, NoTimeout, RetryLayer, WithAdmission};
 
@@ -151,8 +152,8 @@ impl<A> core::fmt::Debug for GrpcRetryLayer<A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("GrpcRetryLayer")
             .field("config", &self.config)
-            .field("name", &backoff_tower::__grpc::name(&self.keys))
-            .field("throttle", &backoff_tower::__grpc::limit(&self.keys).is_some())
+            .field("name", &self.keys.reported_name())
+            .field("throttle", &self.keys.limit().is_some())
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
@@ -201,7 +202,7 @@ impl GrpcRetryLayer {
             exhausted_with_retry_info: false,
             hedged: false,
         };
-        let mut keys = backoff_tower::__grpc::classify(RetryLayer::new(Policy::new()), rules).name("grpc");
+        let mut keys = RetryLayer::new(Policy::new()).with_rules(rules).name("grpc");
         if let Some(throttling) = config.retry_throttling() {
             keys = keys.budget(Arc::new(throttling.throttle()));
         }
@@ -401,7 +402,7 @@ impl<A: Clone> GrpcRetryLayer<A> {
                     exhausted_with_retry_info: retry.exhausted_with_retry_info,
                     hedged: false,
                 };
-                backoff_tower::__grpc::for_method(&self.keys, retry.policy, rules, None)
+                self.keys.for_method(retry.policy, rules, None)
             });
             // A6's hedging: the non-fatal codes are the ones that let the
             // call go on; each hedge after `hedgingDelay`, no backoff.
@@ -412,7 +413,7 @@ impl<A: Clone> GrpcRetryLayer<A> {
                     hedged: true,
                 };
                 let delay = Some(hedging.hedging_delay);
-                backoff_tower::__grpc::for_method(&self.keys, hedging.policy(), rules, delay)
+                self.keys.for_method(hedging.policy(), rules, delay)
             });
             Method {
                 retry: retried.or(hedged),
@@ -422,7 +423,7 @@ impl<A: Clone> GrpcRetryLayer<A> {
         Arc::new(Methods {
             by_path,
             limits: self.limits.clone(),
-            throttle: backoff_tower::__grpc::limit(&self.keys).cloned(),
+            throttle: self.keys.limit().cloned(),
         })
     }
 }

@@ -10,15 +10,13 @@ use core::time::Duration;
 use http::{HeaderMap, Response};
 use tonic::body::Body;
 
-use super::call::{FailureKind, GrpcCall, Judged as _};
+use super::call::{FailedAttempt as _, FailureKind, GrpcCall};
 use super::codes::CodeSet;
 use super::wire;
-use backoff_runtime::__front_end::Conventions;
-use backoff_runtime::__front_end::Pushback;
-use backoff_runtime::__front_end::ReportFn;
+use backoff_runtime::__front_end::{Conventions, ReportFn};
 use backoff_runtime::Attempt;
-use backoff_tower::__grpc::Failure;
-use backoff_tower::Classify;
+use backoff_tower::__grpc::{Failure, LayerClassify};
+use backoff_tower::{Classify, Pushback};
 
 /// One method's retry rules: the status codes its `retryPolicy` retries.
 #[derive(Clone, Copy, Debug)]
@@ -93,13 +91,6 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRule
         }
     }
 
-    /// Every accepted answer: the layer's future settles it, at once
-    /// (a Trailers-Only `OK`, or when no one listens) or at the status in
-    /// its trailers.
-    fn ends_later(&self, _response: &Response<Body>) -> bool {
-        true
-    }
-
     fn deadline(&self, call: &GrpcCall) -> Option<Duration> {
         call.deadline
     }
@@ -144,6 +135,13 @@ impl<E> Classify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRule
             FailureKind::Transport(_) => None,
         }
     }
+}
+
+impl<E> LayerClassify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for GrpcRules {
+    /// Every accepted answer: the layer's future returns it when its
+    /// headers come, and the call ends at the status in its trailers (or
+    /// at once: a Trailers-Only `OK`, or when no one listens).
+    const ENDS_LATER: bool = true;
 
     fn report(&self) -> Option<ReportFn<Result<Response<Body>, Failure<FailureKind<E>>>>> {
         Some(|outcome, sink| {

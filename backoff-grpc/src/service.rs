@@ -14,24 +14,22 @@ use core::time::Duration;
 
 use tonic::{Code, Status};
 
-use super::call::{Attempts, FailureKind, GrpcCall, Judged};
+use super::call::{Attempts, FailedAttempt, FailureKind, GrpcCall};
 use super::codes;
-use super::ending::Settles;
 use super::ending::{End, ending};
-use super::layer::{GrpcRetryLayer, Methods};
-use super::rules::GrpcRules;
+use super::layer::{GrpcRetryLayer, Keys, Methods};
 use super::wire::{self, ThrottleFeed};
-use backoff_runtime::__front_end::{Clock, DefaultWait, InlineTimer, Timer};
+use backoff_runtime::__front_end::{Clock, DefaultWait};
 use backoff_runtime::StopReason;
 use backoff_runtime::limits::RetryLimit;
-use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest};
-use backoff_tower::{AdmissionSlot, NoAdmission, NoTimeout, PerAttemptAdmission, ResponseFuture};
+use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest, RetriedCall};
+use backoff_tower::{AdmissionSlot, NoAdmission, PerAttemptAdmission, ResponseFuture};
 
 /// The admission of a [`GrpcRetryLayer`]'s calls over a channel whose error
 /// is `E`: none, or a limiter asked before every attempt.
-pub(crate) trait GrpcAdmission<E>: PerAttemptAdmission<Failure<FailureKind<E>>> + Settles {}
+pub(crate) trait GrpcAdmission<E>: PerAttemptAdmission<Failure<FailureKind<E>>> {}
 
-impl<E, A: PerAttemptAdmission<Failure<FailureKind<E>>> + Settles> GrpcAdmission<E> for A {}
+impl<E, A: PerAttemptAdmission<Failure<FailureKind<E>>>> GrpcAdmission<E> for A {}
 
 impl<S, A: Clone> tower_layer::Layer<S> for GrpcRetryLayer<A> {
     type Service = GrpcRetryService<S, A>;
@@ -207,7 +205,7 @@ pin_project_lite::pin_project! {
         /// Sent once (no `retryPolicy`): its answer feeds the layer's
         /// throttle, when it has one.
         Once { #[pin] response: S::Future, throttle: Option<Arc<dyn RetryLimit + Send>> },
-        Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, GrpcRules, NoTimeout, A> },
+        Retried { #[pin] call: ResponseFuture<Attempts<S>, GrpcCall, Keys<A>> },
         /// The deadline stopped the retries before the next attempt: the
         /// call ends when it passes, with `DEADLINE_EXCEEDED`, as gRPC's
         /// clients end it.
@@ -304,11 +302,8 @@ where
                 let hedged = retried.hedged();
                 let failure = match result {
                     Ok(response) => {
-                        let Some(settlement) = retried
-                            .as_mut()
-                            .settle_unheard::<Response<Body>, Failure<FailureKind<S::Error>>>()
-                        else {
-                            // No one hears how it ends: settled now.
+                        let Some(committed) = retried.as_mut().committed_call() else {
+                            // No one hears how it ends: reported now.
                             return Poll::Ready(Ok(response));
                         };
                         let Some((request, retries, delay)) = retried.retried() else {
@@ -316,12 +311,12 @@ where
                         };
                         if wire::is_trailers_only(response.headers()) {
                             // A Trailers-Only `OK`: its status is known now.
-                            settlement.succeeded::<Response<Body>, Failure<FailureKind<S::Error>>>();
+                            committed.succeeded();
                             crate::metrics::call_ended(request.request.uri().path(), retries, delay, hedged);
                             return Poll::Ready(Ok(response));
                         }
                         let end = End::Retried {
-                            settlement,
+                            call: committed,
                             uri: cfg!(feature = "metrics").then(|| request.request.uri().clone()),
                             retries,
                             delay,
@@ -352,7 +347,7 @@ where
                 let left = left.unwrap_or_default();
                 call.set(Call::Expiring {
                     expiring: Box::pin(Expiring {
-                        wait: InlineTimer.start(left),
+                        wait: DefaultWait::start(left),
                         status: Some(past_deadline(&failure)),
                     }),
                 });
@@ -378,7 +373,7 @@ where
         return Poll::Pending;
     };
     let expiring = expiring.as_mut().project();
-    ready!(InlineTimer.poll_wait(expiring.wait, cx));
+    ready!(expiring.wait.poll(cx));
     let status = expiring
         .status
         .take()

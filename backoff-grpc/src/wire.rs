@@ -12,7 +12,7 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use tonic::Status;
 
-use backoff_runtime::__front_end::Pushback;
+use backoff_tower::Pushback;
 
 /// The call's deadline, relative to its start.
 pub(crate) const GRPC_TIMEOUT: HeaderName = HeaderName::from_static("grpc-timeout");

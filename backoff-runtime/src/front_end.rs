@@ -6,14 +6,13 @@
 //! never breaks a published pair. Users write `#[retry]`, the builder, or a
 //! front end's layer instead.
 
-pub use crate::limits::admission::{AdmissionProgress, Admitting, refusal_of};
+pub use crate::limits::admission::{AdmissionProgress, Admitting};
 pub use crate::limits::limit::{Charged, Limit};
 pub use crate::observe::conventions::{Conventions, SemanticConventions};
 pub use crate::observe::site::Site;
 pub use crate::observe::trace::{ReportFn, ResendSpan, in_resend_span, resend_span};
 pub use crate::run::attempt::AttemptSource;
-pub use crate::run::decide::Hedging;
-pub use crate::run::decide::start_needed;
+pub use crate::run::decide::{Hedging, start_needed};
 pub use crate::run::driver::{HedgeStep, Loop, Step, Waits};
 pub use crate::run::hedge::HedgeAttempts;
 pub use crate::run::hooks::Hooks;
@@ -23,12 +22,13 @@ pub use crate::run::pushback::Pushback;
 pub use crate::schedule::grammar::excerpt;
 pub use crate::time::clock::Clock;
 pub use crate::time::default_wait::DefaultWait;
-pub use crate::time::sleep::{InlineTimer, Timer};
 pub use crate::time::timeout::Timed;
 
-/// Whether the end of a call is recorded even when no hook or limit
-/// listens: metrics are compiled in, or a tracing subscriber listens.
-#[must_use]
-pub fn ends_are_recorded() -> bool {
-    crate::observe::metrics::RECORDS || crate::observe::trace::enabled()
+impl Loop {
+    /// Whether the end of a call is recorded even when no hook or limit
+    /// listens: metrics are compiled in, or a tracing subscriber listens.
+    #[must_use]
+    pub fn ends_are_recorded() -> bool {
+        crate::observe::metrics::RECORDS || crate::observe::trace::enabled()
+    }
 }

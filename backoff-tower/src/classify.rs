@@ -3,7 +3,8 @@
 
 use core::time::Duration;
 
-use backoff_runtime::__front_end::Pushback;
+use crate::Pushback;
+use crate::http::HttpRetry;
 use backoff_runtime::__front_end::ReportFn;
 use backoff_runtime::Attempt;
 
@@ -148,23 +149,6 @@ pub trait Classify<Req, Res, E>: Clone + Send + Sync + 'static {
     fn deadline(&self, _request: &Req) -> Option<Duration> {
         None
     }
-
-    /// Whether an accepted `response` is settled only when its body ends
-    /// (a gRPC response whose status comes in its trailers): the layer then
-    /// leaves the limit, the success report and `on_success` to whoever
-    /// reads the body to its end, through the call's `Settlement`.
-    /// Default: no response is.
-    #[doc(hidden)]
-    fn ends_later(&self, _response: &Res) -> bool {
-        false
-    }
-
-    /// How the retry events show a failed attempt (OpenTelemetry's
-    /// attributes): none by default.
-    #[doc(hidden)]
-    fn report(&self) -> Option<ReportFn<Result<Res, E>>> {
-        None
-    }
 }
 
 /// A classification of one's own, as [`RetryLayer::classify`](crate::RetryLayer::classify)
@@ -245,14 +229,27 @@ impl<Req, Res, E, C: Classify<Req, Res, E>> Classify<Req, Res, E> for Classified
     fn deadline(&self, request: &Req) -> Option<Duration> {
         self.0.deadline(request)
     }
+}
 
-    #[inline]
-    fn ends_later(&self, response: &Res) -> bool {
-        self.0.ends_later(response)
-    }
+/// A classification as the layer's future uses it: [`Classify`], and two
+/// answers only gRPC's rules give. Not public API: `backoff-grpc`
+/// implements it for its rules, through `__grpc`; [`HttpRetry`] and every
+/// [`Classified`] keep the defaults, so a classification of one's own
+/// needs nothing of it.
+pub trait LayerClassify<Req, Res, E>: Classify<Req, Res, E> {
+    /// Whether a call's end comes after its accepted answer (a gRPC
+    /// response's status is in its trailers): the layer then leaves the
+    /// limit, the success report and `on_success` to whoever reads the body
+    /// to its end, through the call's `CommittedCall`. Default: no.
+    const ENDS_LATER: bool = false;
 
-    #[inline]
+    /// How the retry events show a failed attempt (OpenTelemetry's
+    /// attributes): none by default.
     fn report(&self) -> Option<ReportFn<Result<Res, E>>> {
-        self.0.report()
+        None
     }
 }
+
+impl<Req, Res, E> LayerClassify<Req, Res, E> for HttpRetry where HttpRetry: Classify<Req, Res, E> {}
+
+impl<Req, Res, E, C: Classify<Req, Res, E>> LayerClassify<Req, Res, E> for Classified<C> {}

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use backoff_runtime::__front_end::{AdmissionProgress, Admitting, Clock};
 use backoff_runtime::limits::AdmissionLimit;
 
-use crate::layer::{NoAdmission, WithAdmission};
+use crate::layer::{NoAdmission, RetryLayer, WithAdmission};
 
 /// What a call holds of its admission limiter between polls: the attempts
 /// it admitted whose end the limiter has not heard, a place in its line,
@@ -103,7 +103,8 @@ impl AdmissionHold {
 
 /// Whether a layer has an admission limiter, and what each of its calls
 /// then holds of it: nothing for [`NoAdmission`] (its checks compile
-/// away), an [`AdmissionHold`] for [`WithAdmission`].
+/// away), an [`AdmissionHold`] for [`WithAdmission`], and for a
+/// [`RetryLayer`] what its admission key's slot holds.
 ///
 /// ```
 /// use backoff_tower::{AdmissionSlot, NoAdmission};
@@ -133,5 +134,19 @@ impl AdmissionSlot for WithAdmission {
     #[inline]
     fn hold<'h>(&'h self, held: &'h mut AdmissionHold) -> Option<(&'h WithAdmission, &'h mut AdmissionHold)> {
         Some((self, held))
+    }
+}
+
+impl<C, T, A> AdmissionSlot for RetryLayer<C, T, A>
+where
+    C: Clone + Send + Sync + 'static,
+    T: Clone + Send + Sync + 'static,
+    A: AdmissionSlot,
+{
+    type Held = A::Held;
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn hold<'h>(&'h self, held: &'h mut A::Held) -> Option<(&'h WithAdmission, &'h mut AdmissionHold)> {
+        self.admission.hold(held)
     }
 }

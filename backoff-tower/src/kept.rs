@@ -171,6 +171,6 @@ impl<K> core::fmt::Debug for Failure<K> {
 }
 
 /// Whether the attempt's body, `replay`, may still be sent again.
-pub fn still_replayable<B>(replay: Option<&Replay<B>>) -> bool {
+pub(crate) fn still_replayable<B>(replay: Option<&Replay<B>>) -> bool {
     replay.is_some_and(Replay::is_replayable)
 }

@@ -408,11 +408,15 @@ impl<C: Clone, T: Clone, A: Clone> RetryLayer<C, T, A> {
     /// The keys as every call of a service shares them, with what each call
     /// would otherwise ask again asked once: whether it reads its start.
     pub(super) fn shared(&self) -> Arc<Self> {
-        let mut shared = self.clone();
-        let calls = &mut shared.calls;
+        self.clone().into_shared()
+    }
+
+    /// [`shared`](Self::shared), of a layer made for it.
+    pub(super) fn into_shared(mut self) -> Arc<Self> {
+        let calls = &mut self.calls;
         let budget = calls.budget.as_ref().map(Limit::of);
         calls.reads_start = start_needed(&calls.policy, budget, calls.observers.any());
-        Arc::new(shared)
+        Arc::new(self)
     }
 }
 

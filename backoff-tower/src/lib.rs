@@ -125,56 +125,28 @@ pub use self::layer::{
 pub use self::replay::{Replay, ReplayBody, ReplayError, ReplayLimits};
 pub use self::service::{BoxError, BoxErrors, BoxErrorsFuture, BoxesErrors, RetryService};
 pub use self::streaming::{StreamingResponseFuture, StreamingRetryLayer, StreamingRetryService};
-pub use backoff_runtime::__front_end::Pushback;
+
+/// A server's instruction that overrides the schedule after a failure
+/// (gRPC's `grpc-retry-pushback-ms`), as [`Classify::pushback`] reads it.
+///
+/// Unlike a hint ([`Classify::error_hint`]), an exact wait is not capped by
+/// `max_backoff`, and the schedule restarts from `initial_backoff` after
+/// it; a refusal ends the call (reported as
+/// [`StopReason::Permanent`](backoff_runtime::StopReason::Permanent)) once
+/// a limit has counted the failure.
+///
+/// ```
+/// use backoff_tower::Pushback;
+/// use std::time::Duration;
+///
+/// let at_once = Pushback::After(Duration::ZERO);
+/// assert_ne!(at_once, Pushback::Stop);
+/// ```
+pub type Pushback = backoff_runtime::__front_end::Pushback;
 
 /// What `backoff-grpc` builds on: not public API, hidden from the docs, and
 /// free to change in any release (`backoff-grpc` pins this crate's exact
 /// version).
 #[doc(hidden)]
-pub mod __grpc {
-    use std::sync::Arc;
-
-    use backoff_runtime::Policy;
-    use backoff_runtime::limits::RetryLimit;
-
-    pub use crate::future::Settlement;
-    pub use crate::kept::{Failure, KeptBody, KeptRequest, still_replayable};
-    use crate::layer::RetryLayer;
-
-    /// The name the layer's events and metrics report.
-    pub fn name<C, T, A>(layer: &RetryLayer<C, T, A>) -> &'static str {
-        layer.calls.site.name()
-    }
-
-    /// The layer's shared limit, if it has one.
-    pub fn limit<C, T, A>(layer: &RetryLayer<C, T, A>) -> Option<&Arc<dyn RetryLimit + Send>> {
-        layer.calls.budget.as_ref()
-    }
-
-    /// The layer classifying with `classify`, kept as it is (not as a
-    /// [`Classified`](crate::Classified)): gRPC's rules.
-    pub fn classify<C, D, T, A>(layer: RetryLayer<C, T, A>, classify: D) -> RetryLayer<D, T, A> {
-        layer.retyped(|_, timeout, admission| (classify, timeout, admission))
-    }
-
-    /// Another handle on the same call's body.
-    pub fn handle<B>(replay: &crate::Replay<B>) -> crate::Replay<B> {
-        replay.handle()
-    }
-
-    /// The layer with another policy and classification (one gRPC method's),
-    /// hedged after `hedge_after` when given, as every call of a service
-    /// shares it.
-    pub fn for_method<C: Clone, T: Clone, A: Clone>(
-        layer: &RetryLayer<C, T, A>,
-        policy: Policy,
-        classify: C,
-        hedge_after: Option<core::time::Duration>,
-    ) -> Arc<RetryLayer<C, T, A>> {
-        let mut keys = layer.clone();
-        keys.calls.policy = policy;
-        keys.calls.hedge_after = hedge_after;
-        keys.classify = classify;
-        keys.shared()
-    }
-}
+#[path = "grpc.rs"]
+pub mod __grpc;

@@ -16,7 +16,7 @@ use core::time::Duration;
 use http::Extensions;
 use reqwest_middleware::{Error, Middleware, Next};
 
-use crate::classify::Classify;
+use crate::classify::{Classify, LayerClassify};
 use crate::future::ResponseFuture;
 use crate::held::{AdmissionHold, AdmissionSlot};
 use crate::http::HttpRetry;
@@ -100,8 +100,12 @@ impl<'a> tower_service::Service<reqwest::Request> for Chain<'a> {
 /// The layer's admission limiter in a middleware: a refused attempt ends
 /// the call with [`Error::Middleware`] holding the
 /// [`Refused`](backoff_runtime::limits::Refused).
-#[derive(Clone)]
-struct RefusedAsMiddleware(WithAdmission);
+#[derive(Clone, Debug)]
+#[allow(
+    unreachable_pub,
+    reason = "sealed: `MiddlewareAdmission`'s answer for `WithAdmission`"
+)]
+pub struct RefusedAsMiddleware(WithAdmission);
 
 impl AdmissionSlot for RefusedAsMiddleware {
     type Held = AdmissionHold;
@@ -117,29 +121,35 @@ impl PerAttemptAdmission<Error> for RefusedAsMiddleware {
     }
 }
 
-/// The future of one middleware call: the rest of the chain once, or the
-/// layer's retry loop around it, configured by `config`.
-fn handle<'a, C, T, A>(
-    config: impl FnOnce() -> std::sync::Arc<RetryLayer<C, T, A>>,
-    classify: &C,
-    request: reqwest::Request,
-    extensions: &'a mut Extensions,
-    next: Next<'a>,
-) -> ChainFuture<'a>
-where
-    C: Classify<reqwest::Request, reqwest::Response, Error> + Send + Sync + 'static,
-    T: PerAttemptTimeout<Error> + Send + Sync + 'static,
-    A: PerAttemptAdmission<Error>,
-{
-    if !classify.may_retry(&request) {
-        return next.run(request, extensions);
+/// A layer's admission key as a middleware asks it: no limiter, or the
+/// limiter with a refusal as [`Error::Middleware`] (the orphan rule keeps
+/// reqwest-middleware's error from being `From<Refused>`).
+#[allow(
+    unreachable_pub,
+    reason = "sealed: named by the `Middleware` impl, implemented here alone"
+)]
+pub trait MiddlewareAdmission: AdmissionSlot {
+    /// What the middleware's calls ask.
+    type Asked: PerAttemptAdmission<Error>;
+
+    /// The key, as the middleware's calls ask it.
+    fn asked(self) -> Self::Asked;
+}
+
+impl MiddlewareAdmission for NoAdmission {
+    type Asked = NoAdmission;
+
+    fn asked(self) -> NoAdmission {
+        self
     }
-    let mut chain = Chain {
-        next,
-        extensions: extensions.clone(),
-    };
-    // The layer's keys, shared as a layered service shares them.
-    Box::pin(ResponseFuture::start(&mut chain, &config(), request))
+}
+
+impl MiddlewareAdmission for WithAdmission {
+    type Asked = RefusedAsMiddleware;
+
+    fn asked(self) -> RefusedAsMiddleware {
+        RefusedAsMiddleware(self)
+    }
 }
 
 /// The layer as a reqwest middleware: `ClientBuilder::new(client).with(RetryLayer::new(POLICY))`.
@@ -147,38 +157,7 @@ where
 /// extensions (what a later middleware adds to one attempt's is not seen
 /// by the next).
 ///
-/// ```
-/// use backoff_runtime::Policy;
-/// use backoff_tower::RetryLayer;
-///
-/// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
-///     .with(RetryLayer::new(Policy::new()))
-///     .build();
-/// # let _ = client;
-/// ```
-impl<C, T> Middleware for RetryLayer<C, T, NoAdmission>
-where
-    C: Classify<reqwest::Request, reqwest::Response, Error>,
-    T: PerAttemptTimeout<Error>,
-{
-    fn handle<'life0, 'life1, 'life2, 'async_trait>(
-        &'life0 self,
-        request: reqwest::Request,
-        extensions: &'life1 mut Extensions,
-        next: Next<'life2>,
-    ) -> Pin<Box<dyn Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'async_trait>>
-    where
-        'life0: 'async_trait,
-        'life1: 'async_trait,
-        'life2: 'async_trait,
-        Self: 'async_trait,
-    {
-        handle(|| self.shared(), &self.classify, request, extensions, next)
-    }
-}
-
-/// The layer with an admission limiter
-/// ([`RetryLayer::admission`]) as a reqwest middleware. A refused attempt
+/// With an admission limiter ([`RetryLayer::admission`]), a refused attempt
 /// ends the call with [`Error::Middleware`], whose source is the
 /// [`Refused`](backoff_runtime::limits::Refused).
 ///
@@ -188,16 +167,20 @@ where
 /// use backoff_tower::RetryLayer;
 /// use std::sync::Arc;
 ///
-/// let breaker = Arc::new(CircuitBreaker::new());
 /// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+///     .with(RetryLayer::new(Policy::new()))
+///     .build();
+/// let breaker = Arc::new(CircuitBreaker::new());
+/// let guarded = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
 ///     .with(RetryLayer::new(Policy::new()).admission(breaker))
 ///     .build();
-/// # let _ = client;
+/// # let _ = (client, guarded);
 /// ```
-impl<C, T> Middleware for RetryLayer<C, T, WithAdmission>
+impl<C, T, A> Middleware for RetryLayer<C, T, A>
 where
-    C: Classify<reqwest::Request, reqwest::Response, Error> + Clone,
-    T: PerAttemptTimeout<Error> + Clone,
+    C: LayerClassify<reqwest::Request, reqwest::Response, Error>,
+    T: PerAttemptTimeout<Error>,
+    A: MiddlewareAdmission,
 {
     fn handle<'life0, 'life1, 'life2, 'async_trait>(
         &'life0 self,
@@ -211,11 +194,18 @@ where
         'life2: 'async_trait,
         Self: 'async_trait,
     {
-        let config = || {
-            self.clone()
-                .retyped(|classify, timeout, admission| (classify, timeout, RefusedAsMiddleware(admission)))
-                .shared()
+        if !self.classify.may_retry(&request) {
+            return next.run(request, extensions);
+        }
+        let mut chain = Chain {
+            next,
+            extensions: extensions.clone(),
         };
-        handle(config, &self.classify, request, extensions, next)
+        // The layer's keys, shared as a layered service shares them.
+        let config = self
+            .clone()
+            .retyped(|classify, timeout, admission| (classify, timeout, admission.asked()))
+            .into_shared();
+        Box::pin(ResponseFuture::start(&mut chain, &config, request))
     }
 }

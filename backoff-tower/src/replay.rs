@@ -17,148 +17,21 @@
 //! an `.await`), belongs to the call ([`Replay`]); each attempt's
 //! [`ReplayBody`] is a reference to it and a cursor.
 
+mod limits;
+mod tee;
+
 use core::fmt;
 use core::pin::Pin;
-use core::task::{Context, Poll, Waker};
+use core::task::{Context, Waker};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use http::HeaderMap;
-use http_body::{Body, Frame, SizeHint};
+use http_body::{Body, SizeHint};
 
-/// The default cap on one call's kept bytes: grpc-java's and grpc-dotnet's
-/// `perRpcBufferLimit`, 1 MiB.
-const DEFAULT_PER_CALL: usize = 1 << 20;
-
-/// The default reservation shared by the calls of one layer: grpc-java's
-/// and grpc-dotnet's `retryBufferSize`, 16 MiB.
-const DEFAULT_SHARED: usize = 16 << 20;
-
-/// How much of the request bodies [`Replay`] may keep: at most
-/// [`per_call`](Self::per_call) bytes for one call (default 1 MiB, as
-/// grpc-java's `perRpcBufferLimit`) and at most [`shared`](Self::shared)
-/// bytes for all the calls that use this value or a clone of it (default
-/// 16 MiB, as grpc-java's `retryBufferSize`).
-///
-/// Clones share one reservation (an `Arc` of an atomic counter): a call
-/// reserves its bytes as it keeps them and gives them back when it is
-/// committed or dropped.
-///
-/// ```
-/// use backoff_tower::ReplayLimits;
-///
-/// let limits = ReplayLimits::new().per_call(64 * 1024).shared(4 << 20);
-/// assert_eq!(limits.get_per_call(), 64 * 1024);
-/// assert_eq!(limits.get_shared(), 4 << 20);
-/// assert_eq!(limits.reserved(), 0, "no call keeps anything yet");
-/// ```
-#[derive(Clone, Debug)]
-pub struct ReplayLimits {
-    per_call: usize,
-    shared: usize,
-    reserved: Arc<AtomicUsize>,
-}
-
-impl Default for ReplayLimits {
-    fn default() -> Self {
-        ReplayLimits::new()
-    }
-}
-
-impl ReplayLimits {
-    /// 1 MiB per call, 16 MiB shared (grpc-java's and grpc-dotnet's
-    /// defaults), nothing reserved.
-    ///
-    /// ```
-    /// use backoff_tower::ReplayLimits;
-    /// let limits = ReplayLimits::new();
-    /// assert_eq!((limits.get_per_call(), limits.get_shared()), (1 << 20, 16 << 20));
-    /// ```
-    #[must_use]
-    pub fn new() -> Self {
-        ReplayLimits {
-            per_call: DEFAULT_PER_CALL,
-            shared: DEFAULT_SHARED,
-            reserved: Arc::new(AtomicUsize::new(0)),
-        }
-    }
-
-    /// Sets the most bytes one call keeps. A body whose size hint is
-    /// already above it is not kept at all ([`Replay::try_new`] gives it
-    /// back); one that grows past it is sent once, unretried.
-    ///
-    /// ```
-    /// use backoff_tower::ReplayLimits;
-    /// assert_eq!(ReplayLimits::new().per_call(256 * 1024).get_per_call(), 256 * 1024);
-    /// ```
-    #[must_use]
-    pub fn per_call(mut self, bytes: usize) -> Self {
-        self.per_call = bytes;
-        self
-    }
-
-    /// Sets the most bytes all the calls sharing this reservation keep
-    /// together. The reservation itself (the bytes held now) stays shared
-    /// with the clones made before.
-    ///
-    /// ```
-    /// use backoff_tower::ReplayLimits;
-    /// assert_eq!(ReplayLimits::new().shared(1 << 30).get_shared(), 1 << 30);
-    /// ```
-    #[must_use]
-    pub fn shared(mut self, bytes: usize) -> Self {
-        self.shared = bytes;
-        self
-    }
-
-    /// The most bytes one call keeps.
-    ///
-    /// ```
-    /// assert_eq!(backoff_tower::ReplayLimits::new().get_per_call(), 1 << 20);
-    /// ```
-    #[must_use]
-    pub fn get_per_call(&self) -> usize {
-        self.per_call
-    }
-
-    /// The most bytes the calls sharing the reservation keep together.
-    ///
-    /// ```
-    /// assert_eq!(backoff_tower::ReplayLimits::new().get_shared(), 16 << 20);
-    /// ```
-    #[must_use]
-    pub fn get_shared(&self) -> usize {
-        self.shared
-    }
-
-    /// The bytes the calls sharing the reservation keep now.
-    ///
-    /// ```
-    /// assert_eq!(backoff_tower::ReplayLimits::new().reserved(), 0);
-    /// ```
-    #[must_use]
-    pub fn reserved(&self) -> usize {
-        self.reserved.load(Ordering::Relaxed)
-    }
-
-    /// Reserves `bytes` of the shared reservation, if they fit.
-    fn reserve(&self, bytes: usize) -> bool {
-        self.reserved
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
-                held.checked_add(bytes).filter(|total| *total <= self.shared)
-            })
-            .is_ok()
-    }
-
-    /// Gives back `bytes` reserved before.
-    fn release(&self, bytes: usize) {
-        if bytes > 0 {
-            self.reserved.fetch_sub(bytes, Ordering::Relaxed);
-        }
-    }
-}
+pub use self::limits::ReplayLimits;
+use self::tee::NextFrame;
 
 /// Why an attempt's [`ReplayBody`] could not give its next frame.
 ///
@@ -304,209 +177,6 @@ fn lock<B>(state: &Mutex<State<B>>) -> MutexGuard<'_, State<B>> {
     state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// `a + b`, saturating instead of overflowing.
-fn add_hints(a: &SizeHint, b: u64) -> SizeHint {
-    let mut sum = SizeHint::new();
-    sum.set_lower(a.lower().saturating_add(b));
-    if let Some(upper) = a.upper().and_then(|upper| upper.checked_add(b)) {
-        sum.set_upper(upper);
-    }
-    sum
-}
-
-impl<B> State<B> {
-    /// Keeps `data`, the original's data frame just read, if it fits both
-    /// caps; otherwise stops keeping frames and gives back what is kept
-    /// (the attempt reading it is the newest, and has sent every kept
-    /// frame).
-    fn keep(&mut self, data: &Bytes) {
-        self.read += 1;
-        if !self.keeping {
-            return;
-        }
-        let len = data.len();
-        let fits = self
-            .held
-            .checked_add(len)
-            .is_some_and(|held| held <= self.limits.per_call);
-        if fits && self.limits.reserve(len) {
-            self.kept.push_back(data.clone());
-            self.held += len;
-        } else {
-            self.stop_keeping();
-        }
-    }
-
-    /// No more replays: every kept frame goes, and its bytes are given back.
-    fn stop_keeping(&mut self) {
-        self.keeping = false;
-        self.kept.clear();
-        self.first = self.read;
-        self.trailers = None;
-        self.limits.release(core::mem::take(&mut self.held));
-    }
-
-    /// Drops the kept frames the newest attempt has sent, once the call no
-    /// longer keeps frames.
-    fn trim(&mut self) {
-        if self.keeping {
-            return;
-        }
-        while self.first < self.newest_next {
-            let Some(data) = self.kept.pop_front() else { break };
-            self.first += 1;
-            self.held -= data.len();
-            self.limits.release(data.len());
-        }
-    }
-
-    /// Wakes every attempt waiting for the original's next frame.
-    #[inline]
-    fn wake_waiting(&mut self) {
-        if !self.waiting.is_empty() {
-            self.wake_all();
-        }
-    }
-
-    /// Wakes every waiting attempt (out of line: mostly there are none).
-    #[inline(never)]
-    fn wake_all(&mut self) {
-        for waiting in self.waiting.drain(..) {
-            waiting.wake();
-        }
-    }
-
-    /// Records that `cursor` moved, when it is the newest attempt's.
-    fn moved(&mut self, cursor: &Cursor) {
-        if cursor.generation == self.generation {
-            self.newest_next = cursor.next;
-            self.trim();
-        }
-    }
-
-    /// The bytes of the kept frames from `cursor` on.
-    fn kept_ahead(&self, cursor: &Cursor) -> u64 {
-        let skip = cursor.next.saturating_sub(self.first);
-        self.kept.iter().skip(skip).map(|data| data.len() as u64).sum()
-    }
-}
-
-/// What one poll of an attempt's body gives.
-type NextFrame<E> = Poll<Option<Result<Frame<Bytes>, ReplayError<E>>>>;
-
-impl<B: Body + Unpin> State<B> {
-    /// The next frame for the attempt at `cursor`.
-    fn poll_for(&mut self, cursor: &mut Cursor, cx: &mut Context<'_>) -> NextFrame<B::Error> {
-        if cursor.done {
-            return Poll::Ready(None);
-        }
-        if cursor.lost {
-            cursor.done = true;
-            return Poll::Ready(Some(Err(ReplayError::Unavailable)));
-        }
-        if cursor.next < self.read {
-            // A frame read by an earlier attempt: kept, or gone.
-            let Some(data) = cursor.next.checked_sub(self.first).and_then(|i| self.kept.get(i)) else {
-                return Poll::Ready(Some(Err(ReplayError::Unavailable)));
-            };
-            let data = data.clone();
-            cursor.next += 1;
-            self.moved(cursor);
-            return Poll::Ready(Some(Ok(Frame::data(data))));
-        }
-        if self.trailers_read {
-            cursor.done = true;
-            if cursor.trailers_sent {
-                return Poll::Ready(None);
-            }
-            cursor.trailers_sent = true;
-            return Poll::Ready(Some(
-                self.trailers
-                    .clone()
-                    .map(Frame::trailers)
-                    .ok_or(ReplayError::Unavailable),
-            ));
-        }
-        if self.ended || self.original.as_ref().is_some_and(Body::is_end_stream) {
-            self.ended = true;
-            cursor.done = true;
-            return Poll::Ready(None);
-        }
-        if cursor.generation != self.generation && !self.side_by_side {
-            return Poll::Ready(Some(Err(ReplayError::Superseded)));
-        }
-        let Some(original) = self.original.as_mut() else {
-            return Poll::Ready(Some(Err(ReplayError::Unavailable)));
-        };
-        let polled = Pin::new(original).poll_frame(cx);
-        if polled.is_pending() {
-            if !self.waiting.iter().any(|waiting| waiting.will_wake(cx.waker())) {
-                self.waiting.push(cx.waker().clone());
-            }
-            return Poll::Pending;
-        }
-        // The others waiting for this frame read it from what is kept.
-        self.wake_waiting();
-        match polled {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(None) => {
-                self.ended = true;
-                self.original = None;
-                cursor.done = true;
-                Poll::Ready(None)
-            }
-            Poll::Ready(Some(Err(error))) => {
-                self.failed = true;
-                self.original = None;
-                self.stop_keeping();
-                Poll::Ready(Some(Err(ReplayError::Body(error))))
-            }
-            Poll::Ready(Some(Ok(frame))) => {
-                let frame = frame.map_data(|mut data| data.copy_to_bytes(data.remaining()));
-                if let Some(data) = frame.data_ref() {
-                    self.keep(data);
-                    cursor.next = self.read;
-                    self.moved(cursor);
-                } else if let Some(trailers) = frame.trailers_ref() {
-                    self.trailers_read = true;
-                    if self.keeping {
-                        self.trailers = Some(trailers.clone());
-                    }
-                    cursor.trailers_sent = true;
-                } else {
-                    // A kind of frame this version cannot keep: sent, not replayed.
-                    self.stop_keeping();
-                }
-                Poll::Ready(Some(Ok(frame)))
-            }
-        }
-    }
-
-    /// Whether the attempt at `cursor` has nothing more to send.
-    fn is_end_for(&self, cursor: &Cursor) -> bool {
-        if cursor.done {
-            return true;
-        }
-        if cursor.next < self.read {
-            return false;
-        }
-        if self.trailers_read {
-            return cursor.trailers_sent;
-        }
-        !self.failed && (self.ended || self.original.as_ref().is_some_and(Body::is_end_stream))
-    }
-
-    /// The size of what the attempt at `cursor` has left to send: the kept
-    /// frames ahead of it, and what the original has left.
-    fn hint_for(&self, cursor: &Cursor) -> SizeHint {
-        let rest = match &self.original {
-            Some(original) if !self.ended => original.size_hint(),
-            _ => SizeHint::with_exact(0),
-        };
-        add_hints(&rest, self.kept_ahead(cursor))
-    }
-}
-
 /// A request body kept for replay, owned by one call: [`attempt`](Self::attempt)
 /// makes each attempt's [`ReplayBody`].
 ///
@@ -569,7 +239,7 @@ impl<B: Body + Unpin> Replay<B> {
     /// assert_eq!(given_back, "too large");
     /// ```
     pub fn try_new(body: B, limits: &ReplayLimits) -> Result<Self, B> {
-        if body.size_hint().lower() > limits.per_call as u64 {
+        if body.size_hint().lower() > limits.get_per_call() as u64 {
             return Err(body);
         }
         Ok(Replay::keeping(Some(body), limits, true))
@@ -650,26 +320,6 @@ impl<B: Body + Unpin> Replay<B> {
     /// `ReplayBody`s.
     pub(crate) fn unkept(body: Option<B>, limits: &ReplayLimits) -> Self {
         Replay::keeping(body, limits, false)
-    }
-}
-
-impl<B> State<B> {
-    /// A new newest attempt on `shared` (this state), which supersedes the
-    /// one before: the cursor of its body, from the first byte.
-    fn next_attempt(&mut self, shared: &Arc<Mutex<State<B>>>, lost: bool) -> ReplayBody<B> {
-        self.generation += 1;
-        self.newest_next = 0;
-        self.wake_waiting();
-        ReplayBody {
-            state: Arc::clone(shared),
-            cursor: Cursor {
-                generation: self.generation,
-                next: 0,
-                trailers_sent: false,
-                done: false,
-                lost,
-            },
-        }
     }
 }
 

@@ -6,7 +6,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 use std::sync::Arc;
 
-use crate::classify::{Classified, Classify};
+use crate::classify::{Classified, Classify, LayerClassify};
 use crate::future::ResponseFuture;
 use crate::http::HttpRetry;
 use crate::layer::{
@@ -61,38 +61,29 @@ impl<S: core::fmt::Debug, C, T, A> core::fmt::Debug for RetryService<S, C, T, A>
     }
 }
 
-impl<S, Req, C, T, A> tower_service::Service<Req> for RetryService<S, Classified<C>, T, A>
+/// The keys under which a [`RetryService`] answers the inner service's
+/// error as it came: a classification of one's own (any timeout and
+/// admission), or HTTP's rules without a timeout or an admission limiter.
+#[allow(
+    unreachable_pub,
+    reason = "sealed: named by `RetryService`'s `Service` impl, implemented here alone"
+)]
+pub trait KeepsErrors {}
+
+impl<C, T, A> KeepsErrors for (Classified<C>, T, A) {}
+impl KeepsErrors for (HttpRetry, NoTimeout, NoAdmission) {}
+
+impl<S, Req, C, T, A> tower_service::Service<Req> for RetryService<S, C, T, A>
 where
+    (C, T, A): KeepsErrors,
     S: tower_service::Service<Req> + Clone,
-    C: Classify<Req, S::Response, S::Error>,
+    C: LayerClassify<Req, S::Response, S::Error>,
     T: PerAttemptTimeout<S::Error>,
     A: PerAttemptAdmission<S::Error>,
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = ResponseFuture<S, Req, Classified<C>, T, A>;
-
-    #[inline]
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.0.poll_ready(cx)
-    }
-
-    /// Calls the inner service (made ready by `poll_ready`) with the first
-    /// attempt; the future keeps a clone of it for the resends.
-    #[inline]
-    fn call(&mut self, request: Req) -> Self::Future {
-        ResponseFuture::start(&mut self.inner.0, &self.config, request)
-    }
-}
-
-impl<S, Req> tower_service::Service<Req> for RetryService<S, HttpRetry, NoTimeout, NoAdmission>
-where
-    S: tower_service::Service<Req> + Clone,
-    HttpRetry: Classify<Req, S::Response, S::Error>,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = ResponseFuture<S, Req, HttpRetry, NoTimeout, NoAdmission>;
+    type Future = ResponseFuture<S, Req, RetryLayer<C, T, A>>;
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
@@ -141,7 +132,7 @@ where
 {
     type Response = S::Response;
     type Error = BoxError;
-    type Future = ResponseFuture<BoxErrors<S>, Req, HttpRetry, T, A>;
+    type Future = ResponseFuture<BoxErrors<S>, Req, RetryLayer<HttpRetry, T, A>>;
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {

@@ -194,8 +194,8 @@ where
     S: Service<Request<ReplayBody<B>>> + Clone,
     B: Body + Unpin,
     HttpRetry: Classify<Request<()>, S::Response, S::Error>,
-    T: PerAttemptTimeout<Failure<FailureKind<S::Response, S::Error>>>,
-    A: PerAttemptAdmission<Failure<FailureKind<S::Response, S::Error>>>,
+    T: PerAttemptTimeout<StreamedFailure<S, B>>,
+    A: PerAttemptAdmission<StreamedFailure<S, B>>,
 {
     type Response = S::Response;
     type Error = S::Error;
@@ -245,22 +245,35 @@ pin_project_lite::pin_project! {
     pub struct StreamingResponseFuture<S, B, T = NoTimeout, A = NoAdmission>
     where
         S: Service<Request<ReplayBody<B>>>,
-        S: Clone,
         B: Body,
         B: Unpin,
         HttpRetry: Classify<Request<()>, S::Response, S::Error>,
+        T: Clone,
+        T: Send,
+        T: Sync,
+        T: 'static,
         A: AdmissionSlot,
     {
         #[pin]
-        call: ResponseFuture<Streamed<S>, KeptRequest<B>, HttpRetry, T, A>,
+        call: StreamedCall<S, B, T, A>,
     }
 }
 
+/// The retry loop of a streaming layer's call, over its streamed attempts.
+type StreamedCall<S, B, T, A> = ResponseFuture<Streamed<S>, KeptRequest<B>, RetryLayer<HttpRetry, T, A>>;
+
+/// What a failed streamed attempt of `S` with a body `B` is, as the retry
+/// loop sees it.
+type StreamedFailure<S, B> = Failure<
+    FailureKind<<S as Service<Request<ReplayBody<B>>>>::Response, <S as Service<Request<ReplayBody<B>>>>::Error>,
+>;
+
 impl<S, B, T, A> core::fmt::Debug for StreamingResponseFuture<S, B, T, A>
 where
-    S: Service<Request<ReplayBody<B>>> + Clone,
+    S: Service<Request<ReplayBody<B>>>,
     B: Body + Unpin,
     HttpRetry: Classify<Request<()>, S::Response, S::Error>,
+    T: Clone + Send + Sync + 'static,
     A: AdmissionSlot,
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -273,8 +286,9 @@ where
     S: Service<Request<ReplayBody<B>>> + Clone,
     B: Body + Unpin,
     HttpRetry: Classify<Request<()>, S::Response, S::Error>,
-    T: PerAttemptTimeout<Failure<FailureKind<S::Response, S::Error>>>,
-    A: PerAttemptAdmission<Failure<FailureKind<S::Response, S::Error>>>,
+    T: Clone + Send + Sync + 'static,
+    A: AdmissionSlot,
+    StreamedCall<S, B, T, A>: Future<Output = Result<S::Response, StreamedFailure<S, B>>>,
 {
     type Output = Result<S::Response, S::Error>;
 

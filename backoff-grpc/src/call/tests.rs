@@ -3,26 +3,33 @@ use backoff_tower::ReplayLimits;
 use core::task::Waker;
 use http_body::Body as _;
 
-/// A call of a 7-byte body whose first attempt has sent it (its bytes kept).
-fn sent_once(limits: &ReplayLimits) -> (Replay<Body>, backoff_tower::ReplayBody<Body>) {
-    let Ok(replay) = Replay::try_new(Body::new(String::from("message")), limits) else {
-        panic!("under the cap");
-    };
-    let mut attempt = replay.attempt().expect("a first attempt");
+/// A call of a 7-byte body whose first attempt has sent it (its bytes kept):
+/// the call's request, and that attempt's body.
+fn sent_once(limits: &ReplayLimits) -> (KeptRequest<Body>, backoff_tower::ReplayBody<Body>) {
+    let call = KeptRequest::new(Request::new(Body::new(String::from("message"))), limits);
+    let mut attempt = kept(&call).attempt().expect("a first attempt");
     let mut cx = Context::from_waker(Waker::noop());
     assert!(matches!(
         Pin::new(&mut attempt).poll_frame(&mut cx),
         Poll::Ready(Some(Ok(_)))
     ));
     assert_eq!(limits.reserved(), 7);
-    (replay, attempt)
+    (call, attempt)
+}
+
+/// Another handle on the call's kept body.
+fn kept(call: &KeptRequest<Body>) -> Replay<Body> {
+    let (_, KeptBody::Kept(replay)) = call.again(http::HeaderMap::new()).into_parts() else {
+        panic!("under the cap");
+    };
+    replay
 }
 
 #[allow(clippy::result_large_err, reason = "the attempt future's own output")]
-fn answered(response: Response<Body>, replay: &Replay<Body>) -> Result<Response<Body>, Failure<FailureKind<()>>> {
+fn answered(response: Response<Body>, call: &KeptRequest<Body>) -> Result<Response<Body>, Failure<FailureKind<()>>> {
     let future = AttemptFuture::Sent {
         response: core::future::ready(Ok::<_, ()>(response)),
-        replay: Some(backoff_tower::__grpc::handle(replay)),
+        replay: Some(kept(call)),
         previous: 0,
     };
     let mut cx = Context::from_waker(Waker::noop());
@@ -43,17 +50,17 @@ fn a_replayed_tonic_body_can_cross_threads() {
 #[test]
 fn response_headers_commit_the_call_and_give_its_kept_bytes_back() {
     let limits = ReplayLimits::new();
-    let (replay, _body_still_sending) = sent_once(&limits);
-    assert!(answered(Response::new(Body::empty()), &replay).is_ok());
-    assert!(!replay.is_replayable(), "committed");
+    let (call, _body_still_sending) = sent_once(&limits);
+    assert!(answered(Response::new(Body::empty()), &call).is_ok());
+    assert!(!call.is_replayable(), "committed");
     assert_eq!(limits.reserved(), 0, "the kept bytes are given back at once");
 }
 
 #[test]
 fn a_trailers_only_failure_keeps_the_body_for_the_retry() {
     let limits = ReplayLimits::new();
-    let (replay, _body) = sent_once(&limits);
-    let Err(failure) = answered(Status::unavailable("down").into_http(), &replay) else {
+    let (call, _body) = sent_once(&limits);
+    let Err(failure) = answered(Status::unavailable("down").into_http(), &call) else {
         panic!("a failure");
     };
     assert_eq!((failure.code(), failure.replayable), (Code::Unavailable, true));

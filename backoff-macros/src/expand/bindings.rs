@@ -103,7 +103,7 @@ pub(super) fn budget_binding(args: &Args, private: &Trees) -> (TokenStream, Tree
         Some(expr) => {
             let budget = local_at("budget", expr.span());
             let budget_of = respan(quote!(#private::budget_of), expr.span());
-            let reads_clock = respan(quote!(#krate::RetryLimit::reads_clock), expr.span());
+            let reads_clock = respan(quote!(#krate::limits::RetryLimit::reads_clock), expr.span());
             let shared = shared_check(expr);
             // Bound first, so a temporary the expression returns (a
             // reference from a method call) lives for the whole call.
@@ -138,7 +138,7 @@ pub(super) fn admission_binding(args: &Args, private: &Trees) -> TokenStream {
     let limit = local("admission_limit");
     let limit_at = local_at("admission_limit", expr.span());
     let admission_of = respan(quote!(#private::admission_of), expr.span());
-    let named = respan(quote!(#krate::AdmissionLimit::name), expr.span());
+    let named = respan(quote!(#krate::limits::AdmissionLimit::name), expr.span());
     let shared = shared_check(expr);
     quote! {
         let #limit_at = &(#expr);

@@ -154,19 +154,12 @@ impl<'a, Op, C> Retry<'a, Op, C> {
     /// The same retry, its operation made by `wrap` of this one.
     #[cfg_attr(not(feature = "chaos"), allow(dead_code))]
     pub(crate) fn map_op<Op2>(self, wrap: impl FnOnce(Op) -> Op2) -> Retry<'a, Op2, C> {
-        let Retry {
-            policy,
-            op,
-            budget,
-            admission,
-            config,
-        } = self;
         Retry {
-            policy,
-            op: wrap(op),
-            budget,
-            admission,
-            config,
+            op: wrap(self.op),
+            policy: self.policy,
+            budget: self.budget,
+            admission: self.admission,
+            config: self.config,
         }
     }
 }

@@ -567,19 +567,6 @@ pub(crate) async fn admitted<Tm: crate::time::sleep::Timer>(admitting: &mut Admi
     }
 }
 
-/// The refusal `limit` gave with `answer` (a [`Refuse`](Admission::Refuse)
-/// or a [`Shut`](Admission::Shut)): it names the limiter, and says what
-/// shut it.
-pub fn refusal_of(limit: &dyn AdmissionLimit, answer: Admission) -> Refused {
-    Refused {
-        limiter: limit.name(),
-        shut: match answer {
-            Admission::Shut(shut) => Some(shut),
-            _ => None,
-        },
-    }
-}
-
 /// The limiter of `admission = EXPR`, as the expansion borrows it: carries
 /// the [`AdmissionLimit`] bound, whose message is in the user's words.
 #[cfg_attr(not(debug_assertions), inline(always))]

@@ -163,64 +163,12 @@ pub(crate) mod recorder {
     use std::collections::BTreeMap;
     use std::sync::{Mutex, PoisonError};
 
-    use metrics::{Key, Label, Level, Metadata, Recorder, SharedString, Unit};
+    use metrics::{Level, Metadata, Recorder, SharedString, Unit};
 
     use super::LimitLevel;
-    use crate::observe::series;
+    use crate::observe::keys::Keys;
     use crate::observe::site::{Resolved, Site};
     use crate::observe::stop::StopReason;
-
-    /// The keys of every series of one name, built (and hashed) once.
-    pub(crate) struct Keys {
-        first_attempt: Key,
-        after_retries: Key,
-        gave_up: [Key; StopReason::ALL.len()],
-        scheduled: Key,
-        hinted: Key,
-        hedged: Key,
-        attempts: Key,
-        waits: Key,
-        refusals: Key,
-        available: Key,
-        tokens: Key,
-    }
-
-    impl Keys {
-        pub(crate) fn new(name: &'static str) -> Self {
-            let labels = |pairs: &[(&'static str, &'static str)]| -> &'static [Label] {
-                Box::leak(
-                    pairs
-                        .iter()
-                        .map(|(key, value)| Label::from_static_parts(key, value))
-                        .collect(),
-                )
-            };
-            let calls = |outcome: &'static str, reason: &'static str| {
-                Key::from_static_parts(
-                    series::CALLS_TOTAL,
-                    labels(&[("function", name), ("outcome", outcome), ("reason", reason)]),
-                )
-            };
-            let retries = |wait: &'static str| {
-                Key::from_static_parts(series::RETRIES_TOTAL, labels(&[("function", name), ("wait", wait)]))
-            };
-            let function = labels(&[("function", name)]);
-            let budget = labels(&[("budget", name)]);
-            Keys {
-                first_attempt: calls("success", "first_attempt"),
-                after_retries: calls("success", "after_retries"),
-                gave_up: StopReason::ALL.map(|reason| calls("gave_up", reason.label())),
-                scheduled: retries("schedule"),
-                hinted: retries("hint"),
-                hedged: retries("hedge"),
-                attempts: Key::from_static_parts(series::ATTEMPTS_PER_CALL, function),
-                waits: Key::from_static_parts(series::WAIT_SECONDS, function),
-                refusals: Key::from_static_parts(series::BUDGET_REFUSALS_TOTAL, budget),
-                available: Key::from_static_parts(series::BUDGET_AVAILABLE_RETRIES, budget),
-                tokens: Key::from_static_parts(series::THROTTLE_TOKENS, budget),
-            }
-        }
-    }
 
     /// The names this process has used without a call site (the plain
     /// builder's `.name(...)`, a limit's name), with their keys.

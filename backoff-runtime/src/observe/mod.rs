@@ -5,6 +5,8 @@
 pub(crate) mod conventions;
 pub(crate) mod events;
 #[cfg(feature = "metrics")]
+pub(crate) mod keys;
+#[cfg(feature = "metrics")]
 pub mod metrics;
 #[cfg(not(feature = "metrics"))]
 pub(crate) mod metrics;

@@ -26,7 +26,7 @@ pub struct CallSite {
 pub(crate) struct Resolved {
     pub(crate) name: &'static str,
     #[cfg(feature = "metrics")]
-    pub(crate) keys: crate::observe::metrics::recorder::Keys,
+    pub(crate) keys: crate::observe::keys::Keys,
 }
 
 impl Resolved {
@@ -36,7 +36,7 @@ impl Resolved {
         Box::leak(Box::new(Resolved {
             name,
             #[cfg(feature = "metrics")]
-            keys: crate::observe::metrics::recorder::Keys::new(name),
+            keys: crate::observe::keys::Keys::new(name),
         }))
     }
 }

@@ -4,8 +4,12 @@
 //! a retry starts; the caps; the trailers; the reservation given back.
 
 use super::*;
+use core::task::{Poll, Waker};
+use http::HeaderMap;
+use http_body::Frame;
 use proptest::prelude::*;
-use std::sync::atomic::AtomicU32;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::Wake;
 
 /// A body the test feeds while it is read, as a network body arrives: no
