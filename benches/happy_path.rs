@@ -46,7 +46,8 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, SystemTime};
 
-use backoff_runtime::{Policy, RetryBudget, retry};
+use backoff_runtime::limits::RetryBudget;
+use backoff_runtime::{Policy, retry};
 use criterion::Criterion;
 
 #[path = "support/random.rs"]
@@ -91,10 +92,10 @@ static BUDGET: RetryBudget = RetryBudget::new();
 
 /// The circuit breaker of the `retry_breaker` variants: closed, with a full
 /// window of successes after the first hundred calls.
-static BREAKER: backoff_runtime::CircuitBreaker = backoff_runtime::CircuitBreaker::new();
+static BREAKER: backoff_runtime::limits::CircuitBreaker = backoff_runtime::limits::CircuitBreaker::new();
 
-impl From<backoff_runtime::Refused> for MyError {
-    fn from(_: backoff_runtime::Refused) -> Self {
+impl From<backoff_runtime::limits::Refused> for MyError {
+    fn from(_: backoff_runtime::limits::Refused) -> Self {
         MyError
     }
 }

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use backoff_grpc::{GrpcRetryLayer, ServiceConfig};
-use backoff_runtime::RetryBudget;
+use backoff_runtime::limits::RetryBudget;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tonic::transport::{Channel, Server};

@@ -25,7 +25,8 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
-use backoff_runtime::{AdaptiveRateLimiter, Refused, retry};
+use backoff_runtime::limits::{AdaptiveRateLimiter, Refused};
+use backoff_runtime::retry;
 
 /// The server's capacity, in requests per second.
 const CAPACITY: f64 = 300.0;

@@ -11,7 +11,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Refused, retry};
+use backoff_runtime::limits::{AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Refused};
+use backoff_runtime::retry;
 
 const MAX_WAIT: Duration = Duration::from_secs(1);
 const TASKS: usize = 1000;

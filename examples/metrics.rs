@@ -13,8 +13,9 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
+use backoff_runtime::limits::RetryBudget;
 use backoff_runtime::reqwest_errors::{Error, check_status, is_retryable_error};
-use backoff_runtime::{RetryBudget, retry};
+use backoff_runtime::retry;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 
 /// The budget every call to the backend shares, named in its metrics.

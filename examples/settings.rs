@@ -10,8 +10,9 @@
 
 use std::time::{Duration, Instant};
 
+use backoff_runtime::limits::Refused;
 use backoff_runtime::settings::{CircuitBreakerSettings, RetryBudgetSettings};
-use backoff_runtime::{Policy, Refused, parse_duration};
+use backoff_runtime::{Policy, parse_duration};
 use serde::Deserialize;
 
 /// The application's configuration: its `[retry]`, `[budget]` and

@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use backoff_runtime::{Policy, RetryBudget, retry};
+use backoff_runtime::limits::RetryBudget;
+use backoff_runtime::{Policy, retry};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use metrics_util::{CompositeKey, MetricKind};
 
@@ -446,7 +447,8 @@ fn each_call_records_to_the_recorder_current_where_it_runs() {
     assert_eq!(calls_of(&b, "metrics::late", "first_attempt"), 1);
 }
 
-static BACKEND: backoff_runtime::RetryThrottle = backoff_runtime::RetryThrottle::new(2, 0.1).name("backend");
+static BACKEND: backoff_runtime::limits::RetryThrottle =
+    backoff_runtime::limits::RetryThrottle::new(2, 0.1).name("backend");
 
 #[retry(max_retries = 3, initial_backoff = "1ms", jitter = none, budget = BACKEND)]
 fn throttled() -> Result<u32, ApiError> {
@@ -509,12 +511,12 @@ fn throttles_are_reported_and_unnamed_limits_stay_apart() {
 /// Refuses every attempt from the `from`-th on.
 struct RefuseFrom(u32);
 
-impl backoff_runtime::AdmissionLimit for RefuseFrom {
-    fn admit(&self, request: backoff_runtime::AdmissionRequest<'_>) -> backoff_runtime::Admission {
+impl backoff_runtime::limits::AdmissionLimit for RefuseFrom {
+    fn admit(&self, request: backoff_runtime::limits::AdmissionRequest<'_>) -> backoff_runtime::limits::Admission {
         if request.attempt >= self.0 {
-            backoff_runtime::Admission::Refuse
+            backoff_runtime::limits::Admission::Refuse
         } else {
-            backoff_runtime::Admission::Go
+            backoff_runtime::limits::Admission::Go
         }
     }
 }
@@ -522,8 +524,8 @@ impl backoff_runtime::AdmissionLimit for RefuseFrom {
 static REFUSE_FIRST: RefuseFrom = RefuseFrom(1);
 static REFUSE_RETRY: RefuseFrom = RefuseFrom(2);
 
-impl From<backoff_runtime::Refused> for ApiError {
-    fn from(_: backoff_runtime::Refused) -> Self {
+impl From<backoff_runtime::limits::Refused> for ApiError {
+    fn from(_: backoff_runtime::limits::Refused) -> Self {
         ApiError::Denied
     }
 }
@@ -695,7 +697,7 @@ fn hedges_count_apart_from_retries() {
 
 #[test]
 fn a_named_breaker_reports_its_state_and_its_changes() {
-    use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, CircuitBreaker};
+    use backoff_runtime::limits::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, CircuitBreaker};
     let breaker = CircuitBreaker::new().consecutive_failures(2).name("payments");
     let start = std::time::Instant::now();
     let snapshot = recorded(|| {

@@ -14,7 +14,7 @@ use tonic::Code;
 use super::codes::{CodeSet, name_of};
 use super::config::{HedgingPolicy, MethodConfig, RetryPolicy, RetryThrottling, ServiceConfig};
 use super::error::{ConfigError, excerpt};
-use backoff_runtime::RetryThrottle;
+use backoff_runtime::limits::RetryThrottle;
 use backoff_runtime::{Jitter, Policy};
 
 /// The cap on `maxAttempts` of grpc-go, grpc-java and grpc-dotnet.

@@ -74,8 +74,8 @@ pub(crate) enum FailureKind<E> {
 /// message the refusal's, with `grpc-retry-pushback-ms` set to how long
 /// the limiter stays shut when it knows (so a gRPC client around this one
 /// waits that long). It ends the call: this layer does not retry it.
-impl<E> From<backoff_runtime::Refused> for FailureKind<E> {
-    fn from(refused: backoff_runtime::Refused) -> Self {
+impl<E> From<backoff_runtime::limits::Refused> for FailureKind<E> {
+    fn from(refused: backoff_runtime::limits::Refused) -> Self {
         let mut response = Status::unavailable(refused.to_string()).into_http();
         if let Some(left) = refused.retry_after() {
             wire::set_pushback(response.headers_mut(), left);

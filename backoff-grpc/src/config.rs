@@ -11,7 +11,7 @@ use tonic::Code;
 
 use super::codes::CodeSet;
 use backoff_runtime::Policy;
-use backoff_runtime::RetryThrottle;
+use backoff_runtime::limits::RetryThrottle;
 
 /// A validated gRPC service config: the `methodConfig` entries by name and
 /// the `retryThrottling`. Made from JSON ([`ServiceConfig::from_json`]) or

@@ -21,7 +21,7 @@ use super::call::{FailureKind, GrpcCall};
 use super::layer::Keys;
 use super::wire;
 use crate::status::retry_info_delay;
-use backoff_runtime::RetryLimit;
+use backoff_runtime::limits::RetryLimit;
 use backoff_tower::__grpc::{CommittedCall, Failure};
 use backoff_tower::{AdmissionSlot, NoAdmission, Pushback};
 

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use super::codes::CodeSet;
 use super::config::{ByPath, MethodConfig, RetryPolicy, ServiceConfig};
 use super::rules::GrpcRules;
-use backoff_runtime::AdmissionLimit;
 use backoff_runtime::Policy;
-use backoff_runtime::RetryLimit;
-use backoff_runtime::RetryThrottle;
+use backoff_runtime::limits::AdmissionLimit;
+use backoff_runtime::limits::RetryLimit;
+use backoff_runtime::limits::RetryThrottle;
 use backoff_runtime::{GiveUp, RetryEvent, Success};
 use backoff_tower::__grpc::PerMethod;
 use backoff_tower::ReplayLimits;
@@ -262,7 +262,7 @@ impl<A: Clone> GrpcRetryLayer<A> {
     /// server the same one), instead of the config's own.
     ///
     /// ```
-    /// use backoff_runtime::RetryThrottle;
+    /// use backoff_runtime::limits::RetryThrottle;
     /// use backoff_grpc::{GrpcRetryLayer, ServiceConfig};
     /// use std::sync::Arc;
     ///
@@ -279,12 +279,12 @@ impl<A: Clone> GrpcRetryLayer<A> {
 
     /// Bounds the retries and hedges of this layer's calls by `limit`
     /// instead of the config's `retryThrottling`: a
-    /// [`RetryBudget`](backoff_runtime::RetryBudget) (for example 10% of
+    /// [`RetryBudget`](backoff_runtime::limits::RetryBudget) (for example 10% of
     /// the calls), a [`RetryThrottle`] or your own [`RetryLimit`]. Every
     /// call on the channel feeds it, as it feeds the throttle.
     ///
     /// ```
-    /// use backoff_runtime::RetryBudget;
+    /// use backoff_runtime::limits::RetryBudget;
     /// use backoff_grpc::{GrpcRetryLayer, ServiceConfig};
     /// use std::sync::Arc;
     ///
@@ -298,10 +298,10 @@ impl<A: Clone> GrpcRetryLayer<A> {
     }
 
     /// Asks `limiter` before every attempt of a retried method's call, the
-    /// first included: a [`CircuitBreaker`](backoff_runtime::CircuitBreaker),
-    /// a [`Cooldown`](backoff_runtime::Cooldown), an
-    /// [`AdaptiveRateLimiter`](backoff_runtime::AdaptiveRateLimiter) or
-    /// your own [`AdmissionLimit`]. A [`Keyed`](backoff_runtime::Keyed)
+    /// first included: a [`CircuitBreaker`](backoff_runtime::limits::CircuitBreaker),
+    /// a [`Cooldown`](backoff_runtime::limits::Cooldown), an
+    /// [`AdaptiveRateLimiter`](backoff_runtime::limits::AdaptiveRateLimiter) or
+    /// your own [`AdmissionLimit`]. A [`Keyed`](backoff_runtime::limits::Keyed)
     /// one keeps a limiter per method (`/package.Service/Method`). A
     /// refused call ends with `UNAVAILABLE`, whose message names the
     /// limiter and whose `grpc-retry-pushback-ms` says how long it stays
@@ -309,7 +309,7 @@ impl<A: Clone> GrpcRetryLayer<A> {
     /// without asking.
     ///
     /// ```
-    /// use backoff_runtime::{CircuitBreaker, Keyed};
+    /// use backoff_runtime::limits::{CircuitBreaker, Keyed};
     /// use backoff_grpc::{GrpcRetryLayer, ServiceConfig};
     /// use std::sync::Arc;
     ///

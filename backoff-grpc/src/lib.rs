@@ -13,7 +13,7 @@
 //! validate it, each request's entry found by its path, the retry policy
 //! on the crate's [`Policy`](backoff_runtime::Policy) (A6's schedule with
 //! [`Jitter::Grpc`](backoff_runtime::Jitter::Grpc)) and the throttle on
-//! [`RetryThrottle`](backoff_runtime::RetryThrottle). The same config can be built
+//! [`RetryThrottle`](backoff_runtime::limits::RetryThrottle). The same config can be built
 //! in code ([`ServiceConfig::builder`]).
 //!
 //! ```
@@ -46,7 +46,7 @@
 //!
 //! - A `backoffMultiplier` below 1 is rejected: gRPC allows a shrinking
 //!   backoff (any value above 0); this crate's schedule only grows.
-//! - A `tokenRatio` above 1000 is rejected ([`RetryThrottle`](backoff_runtime::RetryThrottle)'s
+//! - A `tokenRatio` above 1000 is rejected ([`RetryThrottle`](backoff_runtime::limits::RetryThrottle)'s
 //!   limit: more than a full bucket per success); so is one that rounds to
 //!   0.000.
 //! - Every wait stays at most `maxBackoff` ([`Jitter::Grpc`](backoff_runtime::Jitter::Grpc));

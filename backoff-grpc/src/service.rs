@@ -20,7 +20,8 @@ use super::ending::{End, ending};
 use super::layer::{GrpcRetryLayer, Keys, Methods};
 use super::wire::{self, ThrottleFeed};
 use backoff_runtime::__front_end::{Clock, DefaultWait};
-use backoff_runtime::{RetryLimit, StopReason};
+use backoff_runtime::StopReason;
+use backoff_runtime::limits::RetryLimit;
 use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest, RetriedCall};
 use backoff_tower::{AdmissionSlot, NoAdmission, PerAttemptAdmission, ResponseFuture};
 

@@ -2,7 +2,7 @@
 //!
 //! The unit error the loop makes for an attempt that returned none: a
 //! timed-out attempt ([`Elapsed`](crate::Elapsed)). A refused attempt's
-//! error, [`Refused`](crate::Refused), carries the limiter's name and is
+//! error, [`Refused`](crate::limits::Refused), carries the limiter's name and is
 //! written out in `limits/admission.rs`.
 
 /// A unit error type: its docs and attributes, its `Display` message, and

@@ -79,7 +79,7 @@ pub trait Classify<Req, Res, E>: Clone + Send + Sync + 'static {
         self.may_retry(request)
     }
 
-    /// The key a [`Keyed`](backoff_runtime::Keyed) admission limiter files
+    /// The key a [`Keyed`](backoff_runtime::limits::Keyed) admission limiter files
     /// the call of `request` under: [`HttpRetry`](crate::HttpRetry) gives
     /// the request's host, gRPC's rules its method. Default: none (one
     /// limiter for every call).

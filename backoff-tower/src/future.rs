@@ -40,7 +40,8 @@ use crate::layer::{PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
 use backoff_runtime::__front_end::{AttemptSource, CallNonce, Loop, NestedAttempt, Timed};
 use backoff_runtime::__front_end::{Charged, ResendSpan};
 use backoff_runtime::__front_end::{Clock, DefaultWait};
-use backoff_runtime::{Refused, RetryLimit, StopReason};
+use backoff_runtime::StopReason;
+use backoff_runtime::limits::{Refused, RetryLimit};
 
 pub use self::committed::CommittedCall;
 

@@ -17,7 +17,8 @@ pub use crate::kept::{Failure, KeptBody, KeptRequest};
 
 use crate::held::AdmissionSlot;
 use crate::layer::RetryLayer;
-use backoff_runtime::{Policy, RetryLimit, StopReason};
+use backoff_runtime::limits::RetryLimit;
+use backoff_runtime::{Policy, StopReason};
 
 /// A [`RetryLayer`] as gRPC's layer makes one per method: with gRPC's rules
 /// as they are (not as a [`Classified`](crate::Classified)).

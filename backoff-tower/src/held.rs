@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use backoff_runtime::__front_end::{AdmissionProgress, Admitting, Clock};
-use backoff_runtime::AdmissionLimit;
+use backoff_runtime::limits::AdmissionLimit;
 
 use crate::layer::{NoAdmission, RetryLayer, WithAdmission};
 
@@ -18,7 +18,7 @@ use crate::layer::{NoAdmission, RetryLayer, WithAdmission};
 /// and the call's admission key.
 ///
 /// A call that is dropped gives it back: each open attempt is told as
-/// [`Ending::Abandoned`](backoff_runtime::Ending::Abandoned) (or
+/// [`Ending::Abandoned`](backoff_runtime::limits::Ending::Abandoned) (or
 /// `Panicked` while a panic unwinds), a place in the line with
 /// [`AdmissionLimit::withdrawn`].
 ///

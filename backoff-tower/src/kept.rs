@@ -153,8 +153,8 @@ pub struct Failure<K> {
 }
 
 /// A refused attempt is a failure of its own kind, never sent again.
-impl<K: From<backoff_runtime::Refused>> From<backoff_runtime::Refused> for Failure<K> {
-    fn from(refused: backoff_runtime::Refused) -> Self {
+impl<K: From<backoff_runtime::limits::Refused>> From<backoff_runtime::limits::Refused> for Failure<K> {
+    fn from(refused: backoff_runtime::limits::Refused) -> Self {
         Failure {
             kind: K::from(refused),
             replayable: false,

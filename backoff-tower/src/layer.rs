@@ -11,11 +11,12 @@ use std::sync::Arc;
 use crate::classify::Classified;
 use crate::held::AdmissionSlot;
 use crate::http::HttpRetry;
+use backoff_runtime::__front_end::Limit;
 use backoff_runtime::__front_end::{Loop, Site};
 use backoff_runtime::Elapsed;
 use backoff_runtime::Policy;
-use backoff_runtime::Refused;
-use backoff_runtime::{__front_end::Limit, AdmissionLimit, RetryLimit};
+use backoff_runtime::limits::Refused;
+use backoff_runtime::limits::{AdmissionLimit, RetryLimit};
 use backoff_runtime::{GiveUp, RetryEvent, Success};
 
 /// No per-attempt timeout (the layer's default).
@@ -76,7 +77,8 @@ impl Observers {
 /// service it wraps on a [`Policy`], with the attribute's keys as methods.
 ///
 /// ```
-/// use backoff_runtime::{Policy, RetryBudget};
+/// use backoff_runtime::limits::RetryBudget;
+/// use backoff_runtime::Policy;
 /// use backoff_tower::RetryLayer;
 /// use std::sync::Arc;
 /// use std::time::Duration;
@@ -257,8 +259,8 @@ impl<C, T, A> RetryLayer<C, T, A> {
 
     /// Paces every attempt of every call, the first included, with
     /// `limiter` (the attribute's `admission`): an
-    /// [`AdaptiveRateLimiter`](backoff_runtime::AdaptiveRateLimiter), an
-    /// [`AdaptiveThrottle`](backoff_runtime::AdaptiveThrottle) or your own
+    /// [`AdaptiveRateLimiter`](backoff_runtime::limits::AdaptiveRateLimiter), an
+    /// [`AdaptiveThrottle`](backoff_runtime::limits::AdaptiveThrottle) or your own
     /// [`AdmissionLimit`], shared with any other user of the same one. Before
     /// each attempt it lets it go, makes it wait (a tokio `Sleep` in the
     /// call's future, before the inner service is called: a delayed first
@@ -281,7 +283,8 @@ impl<C, T, A> RetryLayer<C, T, A> {
     /// [`Refused`].
     ///
     /// ```
-    /// use backoff_runtime::{AdaptiveRateLimiter, Policy};
+    /// use backoff_runtime::limits::AdaptiveRateLimiter;
+    /// use backoff_runtime::Policy;
     /// use backoff_tower::RetryLayer;
     /// use std::sync::Arc;
     /// use std::time::Duration;
@@ -320,13 +323,14 @@ impl<C, T, A> RetryLayer<C, T, A> {
         self
     }
 
-    /// Shares a [`RetryBudget`](backoff_runtime::RetryBudget), a
-    /// [`RetryThrottle`](backoff_runtime::RetryThrottle) or another
+    /// Shares a [`RetryBudget`](backoff_runtime::limits::RetryBudget), a
+    /// [`RetryThrottle`](backoff_runtime::limits::RetryThrottle) or another
     /// [`RetryLimit`] among every call of the services this layer makes (and
     /// any other user of the same limit).
     ///
     /// ```
-    /// use backoff_runtime::{Policy, RetryThrottle};
+    /// use backoff_runtime::limits::RetryThrottle;
+    /// use backoff_runtime::Policy;
     /// use backoff_tower::RetryLayer;
     /// use std::sync::Arc;
     /// let throttle = Arc::new(RetryThrottle::new(10, 0.1));
@@ -466,7 +470,7 @@ pub(crate) type RefusedAttempt<'a, T, E> = Option<(&'a dyn AdmissionLimit, fn(Re
 /// takes(NoAdmission);
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "a `RetryLayer` with an `admission` limiter needs the service's error to be `From<backoff_runtime::Refused>`, and `{E}` is not",
+    message = "a `RetryLayer` with an `admission` limiter needs the service's error to be `From<backoff_runtime::limits::Refused>`, and `{E}` is not",
     label = "a refused attempt becomes this error",
     note = "tower's `BoxError` is; or map the service's error into one that is"
 )]

@@ -79,10 +79,10 @@
 //! `resend` that carries OpenTelemetry's `http.request.resend_count` (1 for
 //! the first resend), beside the retry's WARN event.
 //! [`RetryLayer::admission`] paces every attempt, the first included, with
-//! an [`AdaptiveRateLimiter`](backoff_runtime::AdaptiveRateLimiter), an
-//! [`AdaptiveThrottle`](backoff_runtime::AdaptiveThrottle) or a pacing limit of your
+//! an [`AdaptiveRateLimiter`](backoff_runtime::limits::AdaptiveRateLimiter), an
+//! [`AdaptiveThrottle`](backoff_runtime::limits::AdaptiveThrottle) or a pacing limit of your
 //! own: a held attempt waits in the call's future before the inner service
-//! is called, a refused one ends the call with `E::from(`[`Refused`](backoff_runtime::Refused)`)`,
+//! is called, a refused one ends the call with `E::from(`[`Refused`](backoff_runtime::limits::Refused)`)`,
 //! reported as a give-up.
 //! A call's future is a named type, [`ResponseFuture`] (no allocation per
 //! call, no clock read and no span unless a key needs one): it is `Send`

@@ -99,7 +99,7 @@ impl<'a> tower_service::Service<reqwest::Request> for Chain<'a> {
 
 /// The layer's admission limiter in a middleware: a refused attempt ends
 /// the call with [`Error::Middleware`] holding the
-/// [`Refused`](backoff_runtime::Refused).
+/// [`Refused`](backoff_runtime::limits::Refused).
 #[derive(Clone, Debug)]
 #[allow(
     unreachable_pub,
@@ -159,10 +159,11 @@ impl MiddlewareAdmission for WithAdmission {
 ///
 /// With an admission limiter ([`RetryLayer::admission`]), a refused attempt
 /// ends the call with [`Error::Middleware`], whose source is the
-/// [`Refused`](backoff_runtime::Refused).
+/// [`Refused`](backoff_runtime::limits::Refused).
 ///
 /// ```
-/// use backoff_runtime::{CircuitBreaker, Policy};
+/// use backoff_runtime::limits::CircuitBreaker;
+/// use backoff_runtime::Policy;
 /// use backoff_tower::RetryLayer;
 /// use std::sync::Arc;
 ///

@@ -31,7 +31,7 @@ impl<S, C: Clone, T: Clone, A: Clone> tower_layer::Layer<S> for RetryLayer<C, T,
 /// [`admission`](RetryLayer::admission) limiter, it is tower's
 /// [`BoxError`], as tower's own `Timeout` answers: the inner error boxed as
 /// it came, a timed-out attempt as [`Elapsed`](backoff_runtime::Elapsed), a
-/// refused one as [`Refused`](backoff_runtime::Refused). The inner error
+/// refused one as [`Refused`](backoff_runtime::limits::Refused). The inner error
 /// must convert into it (`Into<BoxError>`: hyper-util's client error does).
 /// A classification of one's own ([`Classified`]) keeps the inner error.
 ///
@@ -102,8 +102,8 @@ where
 /// timeout or an admission limiter answers.
 ///
 /// ```
-/// let error: backoff_tower::BoxError = backoff_runtime::Refused::new().into();
-/// assert!(error.is::<backoff_runtime::Refused>());
+/// let error: backoff_tower::BoxError = backoff_runtime::limits::Refused::new().into();
+/// assert!(error.is::<backoff_runtime::limits::Refused>());
 /// ```
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

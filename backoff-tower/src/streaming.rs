@@ -23,7 +23,8 @@ use crate::kept::{Failure, KeptBody, KeptRequest, still_replayable};
 use crate::layer::{NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
 use crate::replay::{Replay, ReplayBody, ReplayLimits};
 use backoff_runtime::Attempt;
-use backoff_runtime::{Elapsed, Refused};
+use backoff_runtime::Elapsed;
+use backoff_runtime::limits::Refused;
 
 /// The HTTP retry layer for streaming request bodies, made by
 /// [`RetryLayer::streaming`]: the same rules as [`RetryLayer`] (which

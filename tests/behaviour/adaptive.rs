@@ -2,7 +2,9 @@
 //! one limiter, and the attribute, the builder and the tower layer pacing
 //! and refusing attempts on a paused clock.
 
-use backoff_runtime::{AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
+use backoff_runtime::limits::{
+    AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd,
+};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -182,15 +184,16 @@ enum CallError {
     Shed,
 }
 
-impl From<backoff_runtime::Refused> for CallError {
-    fn from(_: backoff_runtime::Refused) -> Self {
+impl From<backoff_runtime::limits::Refused> for CallError {
+    fn from(_: backoff_runtime::limits::Refused) -> Self {
         CallError::Shed
     }
 }
 
 mod attribute_async {
     use super::CallError;
-    use backoff_runtime::{AdaptiveRateLimiter, retry};
+    use backoff_runtime::limits::AdaptiveRateLimiter;
+    use backoff_runtime::retry;
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::time::Duration;
 
@@ -231,7 +234,8 @@ mod attribute_async {
 
 mod attribute_sync {
     use super::CallError;
-    use backoff_runtime::{AdaptiveThrottle, retry};
+    use backoff_runtime::limits::AdaptiveThrottle;
+    use backoff_runtime::retry;
     use std::cell::Cell;
 
     thread_local! {
@@ -300,7 +304,8 @@ mod attribute_sync {
 
 mod builder {
     use super::CallError;
-    use backoff_runtime::{AdaptiveRateLimiter, Policy};
+    use backoff_runtime::Policy;
+    use backoff_runtime::limits::AdaptiveRateLimiter;
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::time::Duration;
 
@@ -354,7 +359,8 @@ mod builder {
 
 mod tasks {
     use super::CallError;
-    use backoff_runtime::{AdaptiveRateLimiter, retry};
+    use backoff_runtime::limits::AdaptiveRateLimiter;
+    use backoff_runtime::retry;
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::time::Duration;
 
@@ -410,7 +416,8 @@ mod tasks {
 /// give-up with `StopReason::Refused`, after the attempts that were made.
 mod refusals_are_give_ups {
     use super::CallError;
-    use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, GiveUp, Policy, RetryEvent, StopReason, retry};
+    use backoff_runtime::limits::{Admission, AdmissionLimit, AdmissionRequest};
+    use backoff_runtime::{GiveUp, Policy, RetryEvent, StopReason, retry};
     use std::cell::RefCell;
     use std::sync::Mutex;
     use std::time::Duration;
@@ -608,10 +615,10 @@ mod refusals_are_give_ups {
 /// service is called, a refused attempt ends the call with the service's
 /// `From<Refused>` error, reported as a give-up.
 mod layer {
-    use backoff_runtime::{
-        AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, Attempt, AttemptEnd, Policy, Refused,
-        StopReason,
+    use backoff_runtime::limits::{
+        AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Refused,
     };
+    use backoff_runtime::{Attempt, Policy, StopReason};
     use backoff_tower::{Classify, RetryLayer};
     use std::collections::VecDeque;
     use std::sync::{Arc, Mutex};
@@ -801,9 +808,8 @@ mod layer {
 /// sleep up to the next millisecond, so the sum fell behind the clock).
 mod under_load {
     use super::CallError;
-    use backoff_runtime::{
-        AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Policy, retry,
-    };
+    use backoff_runtime::limits::{AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
+    use backoff_runtime::{Policy, retry};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Duration;
@@ -1085,7 +1091,8 @@ mod under_load {
 
 /// A refusal names the limiter that made it, in every front end.
 mod refusals_name_their_limiter {
-    use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, Policy, Refused, retry};
+    use backoff_runtime::limits::{Admission, AdmissionLimit, AdmissionRequest, Refused};
+    use backoff_runtime::{Policy, retry};
     use std::sync::Arc;
     use tower::{Layer, ServiceExt};
 
@@ -1157,7 +1164,8 @@ mod refusals_name_their_limiter {
 /// then the limiter is asked again, until it admits or refuses.
 mod blocking_waits {
     use super::CallError;
-    use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, retry};
+    use backoff_runtime::limits::{Admission, AdmissionLimit, AdmissionRequest};
+    use backoff_runtime::retry;
     use std::collections::VecDeque;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicU32, Ordering};

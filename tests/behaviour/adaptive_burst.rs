@@ -6,7 +6,8 @@
 //! loopback, are `examples/admission_burst.rs` (BENCHMARKS.md, "Goodput
 //! under a burst").
 
-use backoff_runtime::{AdaptiveRateLimiter, Refused, retry};
+use backoff_runtime::limits::{AdaptiveRateLimiter, Refused};
+use backoff_runtime::retry;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::time::{Duration, Instant};

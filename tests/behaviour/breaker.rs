@@ -3,7 +3,8 @@
 //! `Refused` that says so and for how long, lets a probe through after the
 //! break, and its refusals take no retry token and are retried by no loop.
 
-use backoff_runtime::{CircuitBreaker, CircuitState, GiveUp, Policy, Refused, RetryThrottle, StopReason, retry};
+use backoff_runtime::limits::{CircuitBreaker, CircuitState, Refused, RetryThrottle};
+use backoff_runtime::{GiveUp, Policy, StopReason, retry};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -162,9 +163,9 @@ mod loops_above {
     async fn a_refusal_is_not_retried_by_the_loop_above() {
         // Open it by hand: a hundred failures in a full window.
         for _ in 0..100 {
-            backoff_runtime::AdmissionLimit::observed(
+            backoff_runtime::limits::AdmissionLimit::observed(
                 &BREAKER,
-                backoff_runtime::AttemptEnd::new(tokio::time::Instant::now().into_std(), true),
+                backoff_runtime::limits::AttemptEnd::new(tokio::time::Instant::now().into_std(), true),
             );
         }
         assert_eq!(BREAKER.state(), CircuitState::Open);
@@ -250,7 +251,8 @@ mod tower_layer {
 /// `Keyed` in the tower layer: one breaker per host, so a host that fails
 /// shuts only its own calls.
 mod per_host {
-    use backoff_runtime::{CircuitBreaker, CircuitState, Keyed, Policy, Refused};
+    use backoff_runtime::Policy;
+    use backoff_runtime::limits::{CircuitBreaker, CircuitState, Keyed, Refused};
     use backoff_tower::RetryLayer;
     use http::Request;
     use std::sync::{Arc, Mutex};

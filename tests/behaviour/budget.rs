@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
+use backoff_runtime::limits::RetryBudget;
 use backoff_runtime::testing::VirtualClock;
-use backoff_runtime::{Policy, RetryBudget, StopReason, retry};
+use backoff_runtime::{Policy, StopReason, retry};
 
 static RATIO_ONLY: RetryBudget = RetryBudget::new().ratio(0.2).min_per_second(0);
 
@@ -538,7 +539,7 @@ fn a_window_too_long_for_64_bit_nanoseconds_keeps_its_calls() {
 /// during its backoff is refunded.
 mod only_what_was_sent {
     use super::*;
-    use backoff_runtime::{CircuitBreaker, Refused, RetryLimit};
+    use backoff_runtime::limits::{CircuitBreaker, Refused, RetryLimit};
 
     #[derive(Debug, PartialEq)]
     enum Error {

@@ -7,8 +7,9 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::time::Duration;
 
+use backoff_runtime::limits::RetryBudget;
 use backoff_runtime::testing::VirtualClock;
-use backoff_runtime::{GiveUp, Policy, RetryBudget, StopReason, retry};
+use backoff_runtime::{GiveUp, Policy, StopReason, retry};
 
 /// No ratio, a floor of 1 retry per second over 10 s: 10 retries per window.
 fn small_budget() -> RetryBudget {
@@ -105,7 +106,7 @@ fn the_plain_builder_takes_a_budget_per_call_too() {
 
 #[backoff_runtime::retry(max_retries = 2, initial_backoff = "1ms", budget = b)]
 fn call_with_budget(
-    b: std::sync::Arc<backoff_runtime::RetryBudget>,
+    b: std::sync::Arc<backoff_runtime::limits::RetryBudget>,
     calls: &std::sync::atomic::AtomicU32,
 ) -> Result<usize, ()> {
     // The body uses the argument too (a clone for a spawned helper, say).
@@ -123,7 +124,7 @@ fn call_with_budget(
 #[test]
 fn a_budget_argument_the_body_also_uses() {
     let _clock = backoff_runtime::testing::VirtualClock::install();
-    let budget = std::sync::Arc::new(backoff_runtime::RetryBudget::new());
+    let budget = std::sync::Arc::new(backoff_runtime::limits::RetryBudget::new());
     let calls = std::sync::atomic::AtomicU32::new(0);
     assert_eq!(call_with_budget(budget.clone(), &calls), Ok(3));
     assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);

@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use backoff_runtime::chaos::{ChaosRandom, Injection, Injector, Rate};
+use backoff_runtime::limits::{CircuitBreaker, CircuitState, Refused, RetryBudget};
 use backoff_runtime::testing::VirtualClock;
-use backoff_runtime::{CircuitBreaker, CircuitState, Elapsed, Policy, Refused, RetryBudget, retry};
+use backoff_runtime::{Elapsed, Policy, retry};
 
 #[derive(Clone, Debug, PartialEq)]
 enum CallError {

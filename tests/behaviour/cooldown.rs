@@ -2,7 +2,8 @@
 //! call that names the cooldown until the hint's instant, never less, and
 //! refuses the ones that would wait past `max_wait`.
 
-use backoff_runtime::{Cooldown, Policy, Refused, retry};
+use backoff_runtime::limits::{Cooldown, Refused};
+use backoff_runtime::{Policy, retry};
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -129,7 +130,8 @@ mod builder {
 /// host holds that host's next call until the hint's instant, never less,
 /// and no other host's.
 mod per_host {
-    use backoff_runtime::{Cooldown, Keyed, Policy};
+    use backoff_runtime::Policy;
+    use backoff_runtime::limits::{Cooldown, Keyed};
     use backoff_tower::RetryLayer;
     use http::Request;
     use std::sync::{Arc, Mutex};

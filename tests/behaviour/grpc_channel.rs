@@ -17,7 +17,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use backoff_grpc::{GrpcRetryLayer, MethodConfigSpec, RetryPolicySpec, ServiceConfig};
-use backoff_runtime::{RetryThrottle, StopReason};
+use backoff_runtime::StopReason;
+use backoff_runtime::limits::RetryThrottle;
 use backoff_tower::ReplayLimits;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue};
@@ -1293,7 +1294,7 @@ async fn a_call_sent_once_feeds_the_throttle_at_its_status() {
     .unwrap();
     let throttle = Arc::new(RetryThrottle::new(10, 0.5));
     for _ in 0..4 {
-        backoff_runtime::RetryLimit::failed(&*throttle);
+        backoff_runtime::limits::RetryLimit::failed(&*throttle);
     }
     let layer = GrpcRetryLayer::new(config)
         .throttle(Arc::clone(&throttle))
@@ -1613,7 +1614,7 @@ fn a_method_with_both_policies_is_a_config_error_that_names_the_field() {
 /// with the breaker's words and its time left as pushback, unsent.
 #[tokio::test(start_paused = true)]
 async fn a_breaker_per_method_shuts_only_the_failing_method() {
-    use backoff_runtime::{CircuitBreaker, CircuitState, Keyed};
+    use backoff_runtime::limits::{CircuitBreaker, CircuitState, Keyed};
     let (server, channel) = start().await;
     server.plan(UNARY, vec![refuse(Code::Unavailable); 10]);
     let per_method = Arc::new(Keyed::new(|_| CircuitBreaker::new().consecutive_failures(2)).name("methods"));
@@ -1688,7 +1689,7 @@ async fn past_the_cap_a_hedged_call_is_committed_to_the_attempt_ahead() {
 /// abandoned: a half-open breaker's probe is not held for good.
 #[tokio::test(start_paused = true)]
 async fn a_body_dropped_before_its_trailers_ends_the_attempt_as_abandoned() {
-    use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending};
+    use backoff_runtime::limits::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Ending};
 
     /// Records the ending of every attempt it admits.
     #[derive(Default)]

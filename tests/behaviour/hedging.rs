@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use backoff_runtime::{GiveUp, Policy, RetryBudget, RetryThrottle, StopReason};
+use backoff_runtime::limits::{RetryBudget, RetryThrottle};
+use backoff_runtime::{GiveUp, Policy, StopReason};
 use tokio::time::Instant;
 
 /// One scripted attempt: how long it takes, and what it returns.
@@ -174,12 +175,12 @@ async fn the_others_are_cancelled_before_the_call_returns() {
 /// attempt numbers it was asked for.
 #[derive(Default)]
 struct Scripted {
-    answers: Mutex<std::collections::VecDeque<backoff_runtime::Admission>>,
+    answers: Mutex<std::collections::VecDeque<backoff_runtime::limits::Admission>>,
     asked: Mutex<Vec<u32>>,
 }
 
 impl Scripted {
-    fn new(answers: Vec<backoff_runtime::Admission>) -> Self {
+    fn new(answers: Vec<backoff_runtime::limits::Admission>) -> Self {
         Scripted {
             answers: Mutex::new(answers.into()),
             asked: Mutex::default(),
@@ -187,26 +188,26 @@ impl Scripted {
     }
 }
 
-impl backoff_runtime::AdmissionLimit for Scripted {
-    fn admit(&self, request: backoff_runtime::AdmissionRequest<'_>) -> backoff_runtime::Admission {
+impl backoff_runtime::limits::AdmissionLimit for Scripted {
+    fn admit(&self, request: backoff_runtime::limits::AdmissionRequest<'_>) -> backoff_runtime::limits::Admission {
         self.asked.lock().unwrap().push(request.attempt);
         self.answers
             .lock()
             .unwrap()
             .pop_front()
-            .unwrap_or(backoff_runtime::Admission::Go)
+            .unwrap_or(backoff_runtime::limits::Admission::Go)
     }
 }
 
-impl From<backoff_runtime::Refused> for Failure {
-    fn from(_: backoff_runtime::Refused) -> Self {
+impl From<backoff_runtime::limits::Refused> for Failure {
+    fn from(_: backoff_runtime::limits::Refused) -> Self {
         Failure::Denied
     }
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_admission_limiter_is_asked_before_every_attempt_and_a_hedge_it_holds_is_not_sent() {
-    use backoff_runtime::Admission;
+    use backoff_runtime::limits::Admission;
     // The first attempt waits 30 ms for admission; the hedge at 80 ms is
     // told to wait: not sent, and no other hedge follows.
     let limiter = Scripted::new(vec![Admission::Wait(ms(30)), Admission::Go, Admission::Wait(ms(10))]);
@@ -230,7 +231,7 @@ struct Counted {
     unsent: AtomicU32,
 }
 
-impl backoff_runtime::RetryLimit for Counted {
+impl backoff_runtime::limits::RetryLimit for Counted {
     fn try_retry(&self, _now: backoff_runtime::Instant) -> bool {
         self.allowed.fetch_add(1, Ordering::SeqCst);
         true
@@ -243,7 +244,7 @@ impl backoff_runtime::RetryLimit for Counted {
 
 #[tokio::test(start_paused = true)]
 async fn a_retry_the_admission_limiter_holds_back_keeps_what_the_budget_allowed() {
-    use backoff_runtime::Admission;
+    use backoff_runtime::limits::Admission;
     // The first attempt fails at 10 ms with a 30 ms hint; the retry the
     // budget allowed waits it out, is told to wait 20 ms more, and is sent.
     let limiter = Scripted::new(vec![Admission::Go, Admission::Wait(ms(20))]);
@@ -270,7 +271,7 @@ async fn a_retry_the_admission_limiter_holds_back_keeps_what_the_budget_allowed(
 
 #[tokio::test(start_paused = true)]
 async fn a_refused_first_attempt_ends_the_call_and_a_refused_hedge_is_not_sent() {
-    use backoff_runtime::Admission;
+    use backoff_runtime::limits::Admission;
     let limiter = Scripted::new(vec![Admission::Refuse]);
     let backend = Backend::new(vec![ok(200, 1)]);
     let result = Policy::new()
@@ -406,8 +407,8 @@ async fn every_hedge_asks_the_budget_a_retry_asks() {
 async fn a_throttle_below_half_sends_no_hedge_and_a_lone_failure_ends_at_once() {
     let throttle = RetryThrottle::new(4, 0.1);
     // Two failures leave 2 tokens: not above half the bucket.
-    backoff_runtime::RetryLimit::failed(&throttle);
-    backoff_runtime::RetryLimit::failed(&throttle);
+    backoff_runtime::limits::RetryLimit::failed(&throttle);
+    backoff_runtime::limits::RetryLimit::failed(&throttle);
     let backend = Backend::new(vec![busy(100)]);
     let started = Instant::now();
     let result = Policy::new()
@@ -702,7 +703,7 @@ mod tower_layer {
     /// limiter answers `answers`, to a backend planned as `plans`: the
     /// result, the backend and the limiter.
     async fn admitted(
-        answers: Vec<backoff_runtime::Admission>,
+        answers: Vec<backoff_runtime::limits::Admission>,
         plans: Vec<Plan>,
     ) -> (Result<http::Response<String>, tower::BoxError>, Backend, Arc<Scripted>) {
         let limiter = Arc::new(Scripted::new(answers));
@@ -717,7 +718,7 @@ mod tower_layer {
 
     #[tokio::test(start_paused = true)]
     async fn a_hedge_the_limiter_lets_go_is_sent_and_one_it_holds_is_not() {
-        use backoff_runtime::Admission;
+        use backoff_runtime::limits::Admission;
         let (result, backend, _) = admitted(vec![Admission::Go, Admission::Go], vec![ok(1_000, 1), ok(10, 2)]).await;
         assert_eq!(result.unwrap().into_body(), "2", "the hedge, let go, answers first");
         assert_eq!(backend.started(), [ms(0), ms(50)]);
@@ -734,7 +735,7 @@ mod tower_layer {
 
     #[tokio::test(start_paused = true)]
     async fn a_retry_with_nothing_running_waits_as_told_or_ends_the_call_when_refused() {
-        use backoff_runtime::Admission;
+        use backoff_runtime::limits::Admission;
         // The first fails at 10 ms; its retry is told to wait 30 ms.
         let (result, backend, _) =
             admitted(vec![Admission::Go, Admission::Wait(ms(30))], vec![busy(10), ok(5, 2)]).await;
@@ -743,7 +744,10 @@ mod tower_layer {
         // Refused: the call ends with the refusal.
         let (result, backend, _) = admitted(vec![Admission::Go, Admission::Refuse], vec![busy(10)]).await;
         let error = result.unwrap_err();
-        assert!(error.downcast::<backoff_runtime::Refused>().is_ok(), "the refusal");
+        assert!(
+            error.downcast::<backoff_runtime::limits::Refused>().is_ok(),
+            "the refusal"
+        );
         assert_eq!(backend.started(), [ms(0)]);
     }
 
@@ -809,7 +813,7 @@ mod tower_layer {
     /// runs on its own: refused, it is not sent, and the first answers.
     #[tokio::test(start_paused = true)]
     async fn a_hedge_the_limiter_refuses_is_not_sent_and_the_first_answers() {
-        use backoff_runtime::Admission;
+        use backoff_runtime::limits::Admission;
         let (result, backend, limiter) = admitted(vec![Admission::Go, Admission::Refuse], vec![ok(200, 1)]).await;
         let response = result.unwrap();
         assert_eq!(

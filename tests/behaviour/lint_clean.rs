@@ -55,11 +55,11 @@ async fn strip_prefix_async(mut input: &str) -> Result<usize, Busy> {
 
 /// A shared budget and breaker, named in capitals: the expansion checks
 /// that each is a `static`.
-static BUDGET: backoff_runtime::RetryBudget = backoff_runtime::RetryBudget::new();
-static BREAKER: backoff_runtime::CircuitBreaker = backoff_runtime::CircuitBreaker::new();
+static BUDGET: backoff_runtime::limits::RetryBudget = backoff_runtime::limits::RetryBudget::new();
+static BREAKER: backoff_runtime::limits::CircuitBreaker = backoff_runtime::limits::CircuitBreaker::new();
 
-impl From<backoff_runtime::Refused> for Busy {
-    fn from(_: backoff_runtime::Refused) -> Self {
+impl From<backoff_runtime::limits::Refused> for Busy {
+    fn from(_: backoff_runtime::limits::Refused) -> Self {
         Busy
     }
 }

@@ -6,8 +6,9 @@ use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use backoff_runtime::limits::RetryBudget;
 use backoff_runtime::testing::VirtualClock;
-use backoff_runtime::{Elapsed, GiveUp, Jitter, Policy, RetryBudget, RetryEvent, StopReason};
+use backoff_runtime::{Elapsed, GiveUp, Jitter, Policy, RetryEvent, StopReason};
 
 const FAST: Policy = Policy::new()
     .initial_backoff(Duration::from_secs(1))

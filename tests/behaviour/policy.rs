@@ -4,8 +4,9 @@
 use std::cell::Cell;
 use std::time::Duration;
 
+use backoff_runtime::limits::RetryBudget;
 use backoff_runtime::testing::VirtualClock;
-use backoff_runtime::{Jitter, Policy, RetryBudget, retry};
+use backoff_runtime::{Jitter, Policy, retry};
 
 const SHARED: Policy = Policy::new()
     .max_retries(2)

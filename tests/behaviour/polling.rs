@@ -402,7 +402,7 @@ async fn pending_error_in_the_builder_s_future() {
 // A pending value is not a failure: it takes no throttle token and no budget
 // withdrawal. Only errors ask the limit.
 
-static POLL_THROTTLE: backoff_runtime::RetryThrottle = backoff_runtime::RetryThrottle::new(10, 0.1);
+static POLL_THROTTLE: backoff_runtime::limits::RetryThrottle = backoff_runtime::limits::RetryThrottle::new(10, 0.1);
 
 #[retry(
     max_retries = 10,
@@ -445,7 +445,7 @@ async fn pending_values_take_no_throttle_tokens() {
     retry_if_ok = |job: &Job| job.is_running(),
     budget = budget,
 )]
-async fn poll_budgeted(status: &Status, budget: &backoff_runtime::RetryBudget) -> Result<Job, PollError> {
+async fn poll_budgeted(status: &Status, budget: &backoff_runtime::limits::RetryBudget) -> Result<Job, PollError> {
     status.answer()
 }
 
@@ -454,7 +454,7 @@ async fn poll_budgeted(status: &Status, budget: &backoff_runtime::RetryBudget) -
 /// refused at once.
 #[tokio::test(start_paused = true)]
 async fn pending_values_withdraw_nothing_from_a_budget() {
-    let budget = backoff_runtime::RetryBudget::new().ratio(0.0).min_per_second(0);
+    let budget = backoff_runtime::limits::RetryBudget::new().ratio(0.0).min_per_second(0);
     let status = Status::new(vec![running(), running(), Ok(Job::Done(4))]);
     assert_eq!(poll_budgeted(&status, &budget).await, Ok(Job::Done(4)));
     assert_eq!(status.poll_times().len(), 3);

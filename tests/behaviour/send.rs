@@ -6,7 +6,8 @@
 use std::fmt::Display;
 use std::future::Future;
 
-use backoff_runtime::{RetryBudget, retry};
+use backoff_runtime::limits::RetryBudget;
+use backoff_runtime::retry;
 
 fn assert_send<F: Future + Send>(future: F) -> F {
     future

@@ -9,11 +9,12 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
+use backoff_runtime::limits::{CircuitBreaker, RetryBudget};
 use backoff_runtime::settings::{
     AdaptiveRateLimiterSettings, AdaptiveThrottleSettings, CircuitBreakerSettings, CooldownSettings,
     RetryBudgetSettings, RetryThrottleSettings,
 };
-use backoff_runtime::{CircuitBreaker, HintAboveCap, Jitter, Policy, RetryBudget, parse_duration};
+use backoff_runtime::{HintAboveCap, Jitter, Policy, parse_duration};
 use serde::{Deserialize, Serialize};
 
 /// A service's configuration file, as an application would declare it.

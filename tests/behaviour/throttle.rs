@@ -5,8 +5,9 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use backoff_runtime::limits::RetryThrottle;
 use backoff_runtime::testing::VirtualClock;
-use backoff_runtime::{GiveUp, Policy, RetryThrottle, StopReason, retry};
+use backoff_runtime::{GiveUp, Policy, StopReason, retry};
 
 #[derive(Debug, PartialEq)]
 struct Down;

@@ -17,7 +17,8 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::any;
-use backoff_runtime::{Attempt, CircuitBreaker, Policy, RetryBudget, StopReason};
+use backoff_runtime::limits::{CircuitBreaker, RetryBudget};
+use backoff_runtime::{Attempt, Policy, StopReason};
 use backoff_tower::{Classify, RetryLayer};
 use bytes::Bytes;
 use http::{Method, Request};
@@ -310,7 +311,7 @@ async fn hyper_util_s_client_takes_a_limiter_and_a_timeout_as_first_written() {
         .await
         .unwrap_err();
     let refused = error
-        .downcast::<backoff_runtime::Refused>()
+        .downcast::<backoff_runtime::limits::Refused>()
         .expect("the refusal, boxed");
     assert!(refused.is_circuit_open());
     assert_eq!(server.seen("limited").len(), 2, "two failures opened the circuit");

@@ -287,12 +287,12 @@ fn http_retry_events_carry_the_resend_count() {
 /// Refuses every attempt from the `from`-th on.
 struct RefuseFrom(u32);
 
-impl backoff_runtime::AdmissionLimit for RefuseFrom {
-    fn admit(&self, request: backoff_runtime::AdmissionRequest<'_>) -> backoff_runtime::Admission {
+impl backoff_runtime::limits::AdmissionLimit for RefuseFrom {
+    fn admit(&self, request: backoff_runtime::limits::AdmissionRequest<'_>) -> backoff_runtime::limits::Admission {
         if request.attempt >= self.0 {
-            backoff_runtime::Admission::Refuse
+            backoff_runtime::limits::Admission::Refuse
         } else {
-            backoff_runtime::Admission::Go
+            backoff_runtime::limits::Admission::Go
         }
     }
 }
@@ -306,8 +306,8 @@ enum Shed {
     Refused,
 }
 
-impl From<backoff_runtime::Refused> for Shed {
-    fn from(_: backoff_runtime::Refused) -> Self {
+impl From<backoff_runtime::limits::Refused> for Shed {
+    fn from(_: backoff_runtime::limits::Refused) -> Self {
         Shed::Refused
     }
 }
@@ -355,7 +355,7 @@ fn a_refused_attempt_is_reported_as_a_give_up() {
 /// states.
 #[test]
 fn a_breaker_reports_each_change_of_state() {
-    use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, CircuitBreaker};
+    use backoff_runtime::limits::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, CircuitBreaker};
     use std::time::{Duration, Instant};
     let breaker = CircuitBreaker::new().consecutive_failures(1).name("ledger");
     let start = Instant::now();

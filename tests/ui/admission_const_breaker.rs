@@ -1,4 +1,4 @@
-use backoff_runtime::{CircuitBreaker, retry};
+use backoff_runtime::{limits::CircuitBreaker, retry};
 
 // A `const` breaker is a new, closed breaker at every use: it would never open.
 const BREAKER: CircuitBreaker = CircuitBreaker::new().consecutive_failures(5);

@@ -1,4 +1,4 @@
-use backoff_runtime::{AdaptiveRateLimiter, retry};
+use backoff_runtime::{limits::AdaptiveRateLimiter, retry};
 
 // A `const` is a new limiter at every use: it would pace nothing.
 const LIMITER: AdaptiveRateLimiter = AdaptiveRateLimiter::new();

@@ -1,4 +1,4 @@
-use backoff_runtime::{Cooldown, retry};
+use backoff_runtime::{limits::Cooldown, retry};
 
 static HOST: Cooldown = Cooldown::new();
 

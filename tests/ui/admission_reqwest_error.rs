@@ -1,6 +1,6 @@
 // `admission = ...` on a function returning `reqwest::Error`: another
 // crate's type, which cannot be given `From<Refused>` here.
-use backoff_runtime::{AdaptiveRateLimiter, retry};
+use backoff_runtime::{limits::AdaptiveRateLimiter, retry};
 
 static PACE: AdaptiveRateLimiter = AdaptiveRateLimiter::new();
 

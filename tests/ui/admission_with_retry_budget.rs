@@ -1,4 +1,4 @@
-use backoff_runtime::{RetryBudget, retry};
+use backoff_runtime::{limits::RetryBudget, retry};
 
 // A budget that counts retries, named where attempts are admitted.
 static BUDGET: RetryBudget = RetryBudget::new();

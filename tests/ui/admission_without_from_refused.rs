@@ -1,4 +1,4 @@
-use backoff_runtime::{AdaptiveThrottle, retry};
+use backoff_runtime::{limits::AdaptiveThrottle, retry};
 
 static SHED: AdaptiveThrottle = AdaptiveThrottle::new();
 

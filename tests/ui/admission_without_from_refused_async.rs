@@ -1,4 +1,4 @@
-use backoff_runtime::{AdaptiveRateLimiter, retry};
+use backoff_runtime::{limits::AdaptiveRateLimiter, retry};
 
 static PACE: AdaptiveRateLimiter = AdaptiveRateLimiter::new();
 

@@ -1,4 +1,4 @@
-use backoff_runtime::{RetryBudget, retry};
+use backoff_runtime::{limits::RetryBudget, retry};
 
 // A `const` is a new budget at every use: it would limit nothing.
 const BUDGET: RetryBudget = RetryBudget::new();

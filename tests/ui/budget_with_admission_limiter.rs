@@ -1,4 +1,4 @@
-use backoff_runtime::{AdaptiveRateLimiter, retry};
+use backoff_runtime::{limits::AdaptiveRateLimiter, retry};
 
 // A limiter that paces attempts, named where retries are counted.
 static LIMITER: AdaptiveRateLimiter = AdaptiveRateLimiter::new();

@@ -1,4 +1,4 @@
-use backoff_runtime::{CircuitBreaker, retry};
+use backoff_runtime::{limits::CircuitBreaker, retry};
 
 // A breaker admits attempts: named where retries are counted, it would count nothing.
 static BREAKER: CircuitBreaker = CircuitBreaker::new();

@@ -1,4 +1,4 @@
-use backoff_runtime::{AdaptiveThrottle, Refused, retry};
+use backoff_runtime::{limits::{AdaptiveThrottle, Refused}, retry};
 
 static SHED: AdaptiveThrottle = AdaptiveThrottle::new();
 

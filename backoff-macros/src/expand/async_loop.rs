@@ -79,7 +79,7 @@ impl Generator<'_> {
         let charge_value = charge
             .as_ref()
             .and_then(Charge::of_the_loop)
-            .map(|charge| quote!(let mut #charge = ::core::option::Option::None;));
+            .map(|charge| quote!(let mut #charge = #full::None;));
         quote! {
             #timeout_check
             #admission_check
@@ -200,13 +200,14 @@ impl Generator<'_> {
         attempt: TokenStream,
     ) -> (TokenStream, TokenStream, TokenStream) {
         let full = self.full;
+        let krate = self.args.runtime_crate();
         self.admitted(
             clock,
             |admitting| {
                 let answer = local("answer");
                 quote!({
                     let #answer = #full::Admitting::ask(&mut #admitting);
-                    #answer == #full::Admission::Go || #full::admitted_from(#answer, &mut #admitting, &mut #timer).await
+                    #answer == #krate::limits::Admission::Go || #full::admitted_from(#answer, &mut #admitting, &mut #timer).await
                 })
             },
             quote!(#full::NestedAttempt { attempt: #attempt }.await),

@@ -103,7 +103,7 @@ pub(super) fn budget_binding(args: &Args, private: &Trees) -> (TokenStream, Tree
         Some(expr) => {
             let budget = local_at("budget", expr.span());
             let budget_of = respan(quote!(#private::budget_of), expr.span());
-            let reads_clock = respan(quote!(#krate::RetryLimit::reads_clock), expr.span());
+            let reads_clock = respan(quote!(#krate::limits::RetryLimit::reads_clock), expr.span());
             let shared = shared_check(expr);
             // Bound first, so a temporary the expression returns (a
             // reference from a method call) lives for the whole call.
@@ -138,7 +138,7 @@ pub(super) fn admission_binding(args: &Args, private: &Trees) -> TokenStream {
     let limit = local("admission_limit");
     let limit_at = local_at("admission_limit", expr.span());
     let admission_of = respan(quote!(#private::admission_of), expr.span());
-    let named = respan(quote!(#krate::AdmissionLimit::name), expr.span());
+    let named = respan(quote!(#krate::limits::AdmissionLimit::name), expr.span());
     let shared = shared_check(expr);
     quote! {
         let #limit_at = &(#expr);
@@ -206,25 +206,29 @@ pub(super) fn policy_expr(args: &Args, private: &Trees) -> TokenStream {
     let mut policy = quote! {
         #private::literal_policy(#max_retries, #initial_backoff, #max_backoff, #multiplier, #max_elapsed)
     };
+    // The schedule's modes by their public paths (`__private` names only
+    // what the expansion calls).
     if let Some(WithSpan { value: jitter, .. }) = args.jitter {
+        let krate = args.runtime_crate();
         let jitter = match jitter {
-            JitterArg::Additive => quote!(#private::Jitter::Additive),
+            JitterArg::Additive => quote!(#krate::Jitter::Additive),
             JitterArg::AdditiveUpTo(d) => {
                 let d = duration_tokens(d);
-                quote!(#private::Jitter::AdditiveUpTo(#d))
+                quote!(#krate::Jitter::AdditiveUpTo(#d))
             }
-            JitterArg::Full => quote!(#private::Jitter::Full),
-            JitterArg::Equal => quote!(#private::Jitter::Equal),
-            JitterArg::Decorrelated => quote!(#private::Jitter::Decorrelated),
-            JitterArg::Grpc => quote!(#private::Jitter::Grpc),
-            JitterArg::None => quote!(#private::Jitter::None),
+            JitterArg::Full => quote!(#krate::Jitter::Full),
+            JitterArg::Equal => quote!(#krate::Jitter::Equal),
+            JitterArg::Decorrelated => quote!(#krate::Jitter::Decorrelated),
+            JitterArg::Grpc => quote!(#krate::Jitter::Grpc),
+            JitterArg::None => quote!(#krate::Jitter::None),
         };
         policy.extend(quote!(.jitter(#jitter)));
     }
     if let Some(WithSpan { value: rule, .. }) = args.hint_above_cap {
+        let krate = args.runtime_crate();
         let rule = match rule {
-            HintArg::Stop => quote!(#private::HintAboveCap::Stop),
-            HintArg::Cap => quote!(#private::HintAboveCap::WaitCap),
+            HintArg::Stop => quote!(#krate::HintAboveCap::Stop),
+            HintArg::Cap => quote!(#krate::HintAboveCap::WaitCap),
         };
         policy.extend(quote!(.hint_above_cap(#rule)));
     }

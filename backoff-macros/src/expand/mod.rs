@@ -498,8 +498,8 @@ impl Generator<'_> {
             }
             None => (
                 result,
-                quote!(::core::result::Result::Ok(#value)),
-                quote!(::core::result::Result::Err(#failed)),
+                quote!(#private::Ok(#value)),
+                quote!(#private::Err(#failed)),
                 self.hooks(quote!(for_error(&#failed, #site)), &quote!(&#failed), false),
             ),
         }
@@ -507,9 +507,10 @@ impl Generator<'_> {
 
     /// `on_success` as the success path of the expansion passes it.
     fn on_success(&self) -> TokenStream {
+        let private = self.private;
         match &self.args.on_success {
-            Some(WithSpan { value: hook, .. }) => quote_spanned!(hook.span()=> ::core::option::Option::Some(&(#hook))),
-            None => quote!(::core::option::Option::None),
+            Some(WithSpan { value: hook, .. }) => quote_spanned!(hook.span()=> #private::Some(&(#hook))),
+            None => quote!(#private::None),
         }
     }
 
@@ -536,7 +537,7 @@ impl Generator<'_> {
         let failed = local("failed");
         let (scrutinee, done, again, hooks) = self.result_match(into_result, &value, &failed);
         let on_success = self.on_success();
-        let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
+        let succeeded = self.returned_result(quote!(#private::Ok(#value)));
         // With `admission`, the limiter hears how each attempt ended.
         let (observe_success, failed_entry, admitting_arg) = match self.admission() {
             Some(admitting) => (
@@ -613,17 +614,17 @@ impl Generator<'_> {
             Some(deadline) => {
                 let reads_start = *needs_start || deadline;
                 if sent {
-                    quote!(#full::Loop::start_sent(#clock, ::core::option::Option::None, #budget, #reads_start))
+                    quote!(#full::Loop::start_sent(#clock, #full::None, #budget, #reads_start))
                 } else {
-                    quote!(#full::Loop::start(#clock, ::core::option::Option::None, #budget, #reads_start))
+                    quote!(#full::Loop::start(#clock, #full::None, #budget, #reads_start))
                 }
             }
             None => {
                 let policy = &self.policy.scoped;
                 if sent {
-                    quote!(#full::Loop::start_sent(#clock, ::core::option::Option::Some(#policy), #budget, #needs_start))
+                    quote!(#full::Loop::start_sent(#clock, #full::Some(#policy), #budget, #needs_start))
                 } else {
-                    quote!(#full::Loop::start(#clock, ::core::option::Option::Some(#policy), #budget, #needs_start))
+                    quote!(#full::Loop::start(#clock, #full::Some(#policy), #budget, #needs_start))
                 }
             }
         }

@@ -147,7 +147,7 @@ impl Generator<'_> {
             }
         });
         let read_start = if self.start_unread() {
-            quote!(::core::option::Option::None)
+            quote!(#paths::None)
         } else {
             quote!(#paths::start_blocking(#policy, #budget, #needs_start, &#sleeper))
         };
@@ -178,6 +178,7 @@ impl Generator<'_> {
     /// here, a later one in the runtime's loop. Its binding, the hook the
     /// first success passes, and `hooks` with it.
     fn on_success_bound(&self, hooks: TokenStream) -> (TokenStream, TokenStream, TokenStream) {
+        let private = self.private;
         let on_success_hook = local("on_success");
         let krate = self.args.runtime_crate();
         match &self.args.on_success {
@@ -185,10 +186,10 @@ impl Generator<'_> {
                 quote_spanned! {hook.span()=>
                     let #on_success_hook: &dyn ::core::ops::Fn(&#krate::Success) = &(#hook);
                 },
-                quote!(::core::option::Option::Some(#on_success_hook)),
+                quote!(#private::Some(#on_success_hook)),
                 quote!(#hooks.on_success(#on_success_hook)),
             ),
-            None => (TokenStream::new(), quote!(::core::option::Option::None), hooks),
+            None => (TokenStream::new(), quote!(#private::None), hooks),
         }
     }
 
@@ -226,7 +227,7 @@ impl Generator<'_> {
             retried,
             ..
         } = first_attempt;
-        let succeeded = self.returned_result(quote!(::core::result::Result::Ok(#value)));
+        let succeeded = self.returned_result(quote!(#private::Ok(#value)));
         self.in_decision_scope(quote! {
             #started
             #admit
@@ -285,11 +286,12 @@ impl Generator<'_> {
         if admits {
             return self.first_attempt_admitted(names, hooks);
         }
+        let private = self.private;
         FirstAttempt {
             check: TokenStream::new(),
             admit: TokenStream::new(),
             observe_success: TokenStream::new(),
-            retried: self.retried_blocking(names, hooks, quote!(::core::option::Option::None)),
+            retried: self.retried_blocking(names, hooks, quote!(#private::None)),
         }
     }
 
@@ -316,18 +318,18 @@ impl Generator<'_> {
         let refused_value = local("refused");
         let into_refused = self.as_plain_result(&refused_value);
         let refused_first = self.returned_result(quote! {
-            #private::refused_first_blocking(#policy, #clock, #start, &#hooks, ::core::result::Result::Err(#failed))
+            #private::refused_first_blocking(#policy, #clock, #start, &#hooks, #private::Err(#failed))
         });
-        let returned_value = self.returned_result(quote!(::core::result::Result::Ok(#value)));
+        let returned_value = self.returned_result(quote!(#private::Ok(#value)));
         let admitted_by = self.admitted_by();
         FirstAttempt {
             check,
             admit: quote! {
-                if let ::core::result::Result::Err(#refusal) = #private::FirstAdmitted::ask(#limit, #clock, &#sleeper) {
+                if let #private::Err(#refusal) = #private::FirstAdmitted::ask(#limit, #clock, &#sleeper) {
                     let #refused_value = #private::refused_as_body(&#body_fn, #refused, #refusal);
                     return match #into_refused {
-                        ::core::result::Result::Ok(#value) => #returned_value,
-                        ::core::result::Result::Err(#failed) => #refused_first,
+                        #private::Ok(#value) => #returned_value,
+                        #private::Err(#failed) => #refused_first,
                     };
                 }
                 let #first_admitted = #private::FirstAdmitted::held(#limit, #clock);

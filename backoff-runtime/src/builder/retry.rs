@@ -209,16 +209,17 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     }
 
     /// A retry limit shared by every call that names it (`budget`): a
-    /// [`RetryBudget`](crate::RetryBudget), a
-    /// [`RetryThrottle`](crate::RetryThrottle), your own
-    /// [`RetryLimit`](crate::RetryLimit), or a reference, `Arc` or `Box` of
+    /// [`RetryBudget`](crate::limits::RetryBudget), a
+    /// [`RetryThrottle`](crate::limits::RetryThrottle), your own
+    /// [`RetryLimit`](crate::limits::RetryLimit), or a reference, `Arc` or `Box` of
     /// one. A retry it refuses ends the call with
     /// [`StopReason::Budget`](crate::StopReason::Budget). Give it a `static`
     /// or a shared value, never a `const`: a `const` is a new budget at each
     /// use.
     ///
     /// ```
-    /// use backoff_runtime::{Policy, RetryBudget};
+    /// use backoff_runtime::limits::RetryBudget;
+    /// use backoff_runtime::Policy;
     /// let budget = RetryBudget::new().ratio(0.0).min_per_second(0);
     /// let mut calls = 0;
     /// let result = Policy::new().retry(|| { calls += 1; Err::<(), ()>(()) }).budget(&budget).call();
@@ -230,13 +231,13 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     }
 
     /// A limiter asked before every attempt, the first included
-    /// (`admission`): an [`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter),
-    /// an [`AdaptiveThrottle`](crate::AdaptiveThrottle), a
-    /// [`CircuitBreaker`](crate::CircuitBreaker), a [`Cooldown`](crate::Cooldown),
-    /// a [`Keyed`](crate::Keyed) or your own
-    /// [`AdmissionLimit`](crate::AdmissionLimit). It lets the attempt go, makes it
+    /// (`admission`): an [`AdaptiveRateLimiter`](crate::limits::AdaptiveRateLimiter),
+    /// an [`AdaptiveThrottle`](crate::limits::AdaptiveThrottle), a
+    /// [`CircuitBreaker`](crate::limits::CircuitBreaker), a [`Cooldown`](crate::limits::Cooldown),
+    /// a [`Keyed`](crate::limits::Keyed) or your own
+    /// [`AdmissionLimit`](crate::limits::AdmissionLimit). It lets the attempt go, makes it
     /// wait (on the loop's own sleep) or refuses it: the call then returns
-    /// `E::from(`[`Refused`](crate::Refused)`)` at once, which is why this
+    /// `E::from(`[`Refused`](crate::limits::Refused)`)` at once, which is why this
     /// needs `E: From<Refused>`, reported as a give-up with
     /// [`StopReason::Refused`](crate::StopReason::Refused) (`on_give_up`,
     /// tracing, metrics). After each attempt it hears whether the
@@ -245,7 +246,8 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// limiter at each use.
     ///
     /// ```
-    /// use backoff_runtime::{AdaptiveThrottle, Policy, Refused};
+    /// use backoff_runtime::limits::{AdaptiveThrottle, Refused};
+    /// use backoff_runtime::Policy;
     /// use std::time::Duration;
     ///
     /// #[derive(Debug, PartialEq)]
@@ -277,7 +279,8 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// success included, tells it the backend accepted the attempt.
     ///
     /// ```
-    /// use backoff_runtime::{AdaptiveRateLimiter, Policy, Refused};
+    /// use backoff_runtime::limits::{AdaptiveRateLimiter, Refused};
+    /// use backoff_runtime::Policy;
     /// use std::io;
     ///
     /// let limiter = AdaptiveRateLimiter::new();

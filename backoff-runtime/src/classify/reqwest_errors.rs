@@ -86,7 +86,7 @@ impl From<Elapsed> for Error {
 /// `admission = ...` works with this error type:
 ///
 /// ```
-/// use backoff_runtime::Refused;
+/// use backoff_runtime::limits::Refused;
 /// use backoff_runtime::reqwest_errors::{Error, is_retryable_error};
 ///
 /// let refused = Error::from(Refused::new());

@@ -106,7 +106,7 @@ const EPSILON: f64 = 1e-9;
 /// for a full bucket and takes all of it, so it never waits forever.
 ///
 /// ```
-/// use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionRequest, AdmissionLimit, AttemptEnd};
+/// use backoff_runtime::limits::{AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
 /// use std::time::{Duration, Instant};
 ///
 /// static S3: AdaptiveRateLimiter = AdaptiveRateLimiter::new().max_wait(Duration::from_secs(5));
@@ -136,7 +136,7 @@ impl AdaptiveRateLimiter {
     /// a `static`.
     ///
     /// ```
-    /// use backoff_runtime::AdaptiveRateLimiter;
+    /// use backoff_runtime::limits::AdaptiveRateLimiter;
     /// use std::time::Duration;
     ///
     /// let limiter = AdaptiveRateLimiter::new();
@@ -157,14 +157,14 @@ impl AdaptiveRateLimiter {
         /// Names the limiter (the `budget` label of its metrics).
         ///
         /// ```
-        /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().name("s3");
+        /// let limiter = backoff_runtime::limits::AdaptiveRateLimiter::new().name("s3");
         /// assert_eq!(limiter.get_name(), Some("s3"));
         /// ```
         fn name;
         /// The name given with [`name`](Self::name).
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().get_name(), None);
+        /// assert_eq!(backoff_runtime::limits::AdaptiveRateLimiter::new().get_name(), None);
         /// ```
         fn get_name;
     }
@@ -177,7 +177,7 @@ impl AdaptiveRateLimiter {
         /// ```
         /// use std::time::Duration;
         ///
-        /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().max_wait(Duration::from_secs(2));
+        /// let limiter = backoff_runtime::limits::AdaptiveRateLimiter::new().max_wait(Duration::from_secs(2));
         /// assert_eq!(limiter.get_max_wait(), Duration::from_secs(2));
         /// ```
         fn max_wait;
@@ -185,7 +185,7 @@ impl AdaptiveRateLimiter {
         ///
         /// ```
         /// use std::time::Duration;
-        /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().get_max_wait(), Duration::from_secs(10));
+        /// assert_eq!(backoff_runtime::limits::AdaptiveRateLimiter::new().get_max_wait(), Duration::from_secs(10));
         /// ```
         fn get_max_wait;
     }
@@ -198,7 +198,7 @@ impl AdaptiveRateLimiter {
     /// `static`).
     ///
     /// ```
-    /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().cost(2.0);
+    /// let limiter = backoff_runtime::limits::AdaptiveRateLimiter::new().cost(2.0);
     /// assert_eq!(limiter.get_cost(), 2.0);
     /// ```
     #[must_use]
@@ -216,7 +216,7 @@ impl AdaptiveRateLimiter {
     /// When `cost` is not finite or not above 0.
     ///
     /// ```
-    /// let limiter = backoff_runtime::AdaptiveRateLimiter::new().retry_cost(5.0);
+    /// let limiter = backoff_runtime::limits::AdaptiveRateLimiter::new().retry_cost(5.0);
     /// assert_eq!(limiter.get_retry_cost(), 5.0);
     /// ```
     #[must_use]
@@ -229,7 +229,7 @@ impl AdaptiveRateLimiter {
     /// The tokens a first attempt takes.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().get_cost(), 1.0);
+    /// assert_eq!(backoff_runtime::limits::AdaptiveRateLimiter::new().get_cost(), 1.0);
     /// ```
     #[must_use]
     pub const fn get_cost(&self) -> f64 {
@@ -239,7 +239,7 @@ impl AdaptiveRateLimiter {
     /// The tokens a retry takes.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().get_retry_cost(), 1.0);
+    /// assert_eq!(backoff_runtime::limits::AdaptiveRateLimiter::new().get_retry_cost(), 1.0);
     /// ```
     #[must_use]
     pub const fn get_retry_cost(&self) -> f64 {
@@ -251,7 +251,7 @@ impl AdaptiveRateLimiter {
     /// measured rate at most), never below 0.5.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().fill_rate(), 0.5);
+    /// assert_eq!(backoff_runtime::limits::AdaptiveRateLimiter::new().fill_rate(), 0.5);
     /// ```
     #[must_use]
     pub fn fill_rate(&self) -> f64 {
@@ -262,7 +262,7 @@ impl AdaptiveRateLimiter {
     /// negative).
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::AdaptiveRateLimiter::new().tokens(), 0.0);
+    /// assert_eq!(backoff_runtime::limits::AdaptiveRateLimiter::new().tokens(), 0.0);
     /// ```
     #[must_use]
     pub fn tokens(&self) -> f64 {
@@ -272,7 +272,7 @@ impl AdaptiveRateLimiter {
     /// Whether a throttle was seen, so attempts take tokens.
     ///
     /// ```
-    /// assert!(!backoff_runtime::AdaptiveRateLimiter::new().is_enabled());
+    /// assert!(!backoff_runtime::limits::AdaptiveRateLimiter::new().is_enabled());
     /// ```
     #[must_use]
     pub fn is_enabled(&self) -> bool {

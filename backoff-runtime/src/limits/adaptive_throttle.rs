@@ -24,7 +24,7 @@ const SLOTS: usize = 10;
 ///
 /// An attempt that never answered counts nothing: one abandoned (its call
 /// was dropped, or it lost a hedge) or one whose body panicked says nothing
-/// of the backend ([`Ending`](crate::Ending)).
+/// of the backend ([`Ending`](crate::limits::Ending)).
 ///
 /// While the backend accepts everything, `requests = accepts` and nothing
 /// is refused; as it rejects more, the client sheds the excess itself, so
@@ -36,7 +36,7 @@ const SLOTS: usize = 10;
 /// accepts.
 ///
 /// ```
-/// use backoff_runtime::{AdaptiveThrottle, Admission, AdmissionRequest, AdmissionLimit, AttemptEnd};
+/// use backoff_runtime::limits::{AdaptiveThrottle, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
 /// use std::time::{Duration, Instant};
 ///
 /// static BACKEND: AdaptiveThrottle = AdaptiveThrottle::new();
@@ -65,7 +65,7 @@ impl AdaptiveThrottle {
     /// K = 2 over two minutes. `const`, so it lives in a `static`.
     ///
     /// ```
-    /// use backoff_runtime::AdaptiveThrottle;
+    /// use backoff_runtime::limits::AdaptiveThrottle;
     /// use std::time::Duration;
     ///
     /// let throttle = AdaptiveThrottle::new();
@@ -85,14 +85,14 @@ impl AdaptiveThrottle {
         /// Names the throttle (the `budget` label of its metrics).
         ///
         /// ```
-        /// let throttle = backoff_runtime::AdaptiveThrottle::new().name("search");
+        /// let throttle = backoff_runtime::limits::AdaptiveThrottle::new().name("search");
         /// assert_eq!(throttle.get_name(), Some("search"));
         /// ```
         fn name;
         /// The name given with [`name`](Self::name).
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::AdaptiveThrottle::new().get_name(), None);
+        /// assert_eq!(backoff_runtime::limits::AdaptiveThrottle::new().get_name(), None);
         /// ```
         fn get_name;
     }
@@ -105,7 +105,7 @@ impl AdaptiveThrottle {
     /// When `k` is not finite or below 1.
     ///
     /// ```
-    /// let throttle = backoff_runtime::AdaptiveThrottle::new().k(1.5);
+    /// let throttle = backoff_runtime::limits::AdaptiveThrottle::new().k(1.5);
     /// assert_eq!(throttle.get_k(), 1.5);
     /// ```
     #[must_use]
@@ -125,7 +125,7 @@ impl AdaptiveThrottle {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let throttle = backoff_runtime::AdaptiveThrottle::new().window(Duration::from_secs(30));
+    /// let throttle = backoff_runtime::limits::AdaptiveThrottle::new().window(Duration::from_secs(30));
     /// assert_eq!(throttle.get_window(), Duration::from_secs(30));
     /// ```
     #[must_use]
@@ -138,7 +138,7 @@ impl AdaptiveThrottle {
     /// K.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::AdaptiveThrottle::new().get_k(), 2.0);
+    /// assert_eq!(backoff_runtime::limits::AdaptiveThrottle::new().get_k(), 2.0);
     /// ```
     #[must_use]
     pub const fn get_k(&self) -> f64 {
@@ -149,7 +149,7 @@ impl AdaptiveThrottle {
     ///
     /// ```
     /// use std::time::Duration;
-    /// assert_eq!(backoff_runtime::AdaptiveThrottle::new().get_window(), Duration::from_secs(120));
+    /// assert_eq!(backoff_runtime::limits::AdaptiveThrottle::new().get_window(), Duration::from_secs(120));
     /// ```
     #[must_use]
     pub const fn get_window(&self) -> Duration {
@@ -160,7 +160,7 @@ impl AdaptiveThrottle {
     ///
     /// ```
     /// use std::time::Instant;
-    /// assert_eq!(backoff_runtime::AdaptiveThrottle::new().counts(Instant::now()), (0, 0));
+    /// assert_eq!(backoff_runtime::limits::AdaptiveThrottle::new().counts(Instant::now()), (0, 0));
     /// ```
     #[must_use]
     pub fn counts(&self, now: Instant) -> (u64, u64) {
@@ -173,7 +173,7 @@ impl AdaptiveThrottle {
     ///
     /// ```
     /// use std::time::Instant;
-    /// assert_eq!(backoff_runtime::AdaptiveThrottle::new().rejection_probability(Instant::now()), 0.0);
+    /// assert_eq!(backoff_runtime::limits::AdaptiveThrottle::new().rejection_probability(Instant::now()), 0.0);
     /// ```
     #[must_use]
     pub fn rejection_probability(&self, now: Instant) -> f64 {

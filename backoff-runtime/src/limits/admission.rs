@@ -29,7 +29,7 @@ use crate::time::clock::Clock;
 /// [`StopReason::RetriedBelow`](crate::StopReason::RetriedBelow)).
 ///
 /// ```
-/// use backoff_runtime::{AdaptiveRateLimiter, Refused};
+/// use backoff_runtime::limits::{AdaptiveRateLimiter, Refused};
 ///
 /// let io: std::io::Error = Refused::new().into();
 /// assert_eq!(io.kind(), std::io::ErrorKind::Other);
@@ -49,7 +49,7 @@ impl Refused {
     /// by hand).
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::Refused::new().limiter(), None);
+    /// assert_eq!(backoff_runtime::limits::Refused::new().limiter(), None);
     /// ```
     #[must_use]
     pub const fn new() -> Self {
@@ -62,7 +62,7 @@ impl Refused {
     /// A refusal by the limiter named `limiter`.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::Refused::by("store").limiter(), Some("store"));
+    /// assert_eq!(backoff_runtime::limits::Refused::by("store").limiter(), Some("store"));
     /// ```
     #[must_use]
     pub const fn by(limiter: &'static str) -> Self {
@@ -75,7 +75,7 @@ impl Refused {
     /// The same refusal, by a limiter that is shut for a while.
     ///
     /// ```
-    /// use backoff_runtime::{Refused, Shut};
+    /// use backoff_runtime::limits::{Refused, Shut};
     /// use std::time::Duration;
     ///
     /// let refused = Refused::by("s3").shut_as(Shut::circuit_open(Some(Duration::from_secs(5))));
@@ -93,7 +93,7 @@ impl Refused {
     /// refusal.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::Refused::new().shut(), None);
+    /// assert_eq!(backoff_runtime::limits::Refused::new().shut(), None);
     /// ```
     #[must_use]
     pub const fn shut(&self) -> Option<Shut> {
@@ -103,7 +103,7 @@ impl Refused {
     /// Whether a circuit breaker refused: it is open, or its probes run.
     ///
     /// ```
-    /// assert!(!backoff_runtime::Refused::new().is_circuit_open());
+    /// assert!(!backoff_runtime::limits::Refused::new().is_circuit_open());
     /// ```
     #[must_use]
     pub const fn is_circuit_open(&self) -> bool {
@@ -114,7 +114,7 @@ impl Refused {
     /// knows: a caller that queues the work again waits this long.
     ///
     /// ```
-    /// use backoff_runtime::{Refused, Shut};
+    /// use backoff_runtime::limits::{Refused, Shut};
     /// use std::time::Duration;
     ///
     /// let refused = Refused::new().shut_as(Shut::cooldown(Duration::from_secs(30)));
@@ -132,7 +132,7 @@ impl Refused {
     /// ([`AdmissionLimit::name`]).
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::Refused::new().limiter(), None);
+    /// assert_eq!(backoff_runtime::limits::Refused::new().limiter(), None);
     /// ```
     #[must_use]
     pub const fn limiter(&self) -> Option<&'static str> {
@@ -174,16 +174,16 @@ impl From<Refused> for std::io::Error {
 /// Implemented for every `E: From<Refused>`:
 ///
 /// ```
-/// use backoff_runtime::Refused;
+/// use backoff_runtime::limits::Refused;
 /// use backoff_runtime::bounds::FromRefused;
 ///
 /// let refused: std::io::Error = FromRefused::from_refused(Refused::by("store"));
 /// assert_eq!(refused.to_string(), "the client's limiter \"store\" refused the attempt");
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`admission = ...` needs the function's error type to implement `From<backoff_runtime::Refused>`, and `{Self}` does not",
+    message = "`admission = ...` needs the function's error type to implement `From<backoff_runtime::limits::Refused>`, and `{Self}` does not",
     label = "an attempt the limiter refuses becomes this error type",
-    note = "a limiter that paces attempts may refuse one, the first included, and the call then returns that error; if `{Self}` is your own type, add `impl From<backoff_runtime::Refused> for {Self}` (e.g. an `Overloaded` variant); if it is another crate's (such as `reqwest::Error`), return an error of your own that wraps it, or `backoff_runtime::reqwest_errors::Error` (feature `reqwest`), which has the impl"
+    note = "a limiter that paces attempts may refuse one, the first included, and the call then returns that error; if `{Self}` is your own type, add `impl From<backoff_runtime::limits::Refused> for {Self}` (e.g. an `Overloaded` variant); if it is another crate's (such as `reqwest::Error`), return an error of your own that wraps it, or `backoff_runtime::reqwest_errors::Error` (feature `reqwest`), which has the impl"
 )]
 pub trait FromRefused {
     /// The error standing for the attempt `refused`.
@@ -577,7 +577,7 @@ pub fn admission_of<L: AdmissionLimit>(limit: &L) -> &dyn AdmissionLimit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::CircuitBreaker;
+    use crate::limits::CircuitBreaker;
 
     #[test]
     fn a_refusal_says_what_shut_the_limiter_and_for_how_long() {

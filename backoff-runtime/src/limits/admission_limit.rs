@@ -1,14 +1,14 @@
 //! What `admission = ...` names: any [`AdmissionLimit`].
 //!
 //! Five come with the crate:
-//! [`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter) (AWS's adaptive retry
-//! mode), [`AdaptiveThrottle`](crate::AdaptiveThrottle) (Google SRE's
-//! client-side throttling), [`CircuitBreaker`](crate::CircuitBreaker),
-//! [`Cooldown`](crate::Cooldown) (a server's hint for every call) and
-//! [`Keyed`](crate::Keyed) (one of another per key). The trait is open.
+//! [`AdaptiveRateLimiter`](crate::limits::AdaptiveRateLimiter) (AWS's adaptive retry
+//! mode), [`AdaptiveThrottle`](crate::limits::AdaptiveThrottle) (Google SRE's
+//! client-side throttling), [`CircuitBreaker`](crate::limits::CircuitBreaker),
+//! [`Cooldown`](crate::limits::Cooldown) (a server's hint for every call) and
+//! [`Keyed`](crate::limits::Keyed) (one of another per key). The trait is open.
 //!
 //! What counts retries (`budget = ...`) is the other trait,
-//! [`RetryLimit`](crate::RetryLimit).
+//! [`RetryLimit`](crate::limits::RetryLimit).
 
 use core::time::Duration;
 
@@ -32,14 +32,14 @@ use crate::time::clock::Clock;
 /// - [`Wait`](Admission::Wait): the loop sleeps on its own timer, holding
 ///   nothing, then asks again.
 /// - [`Refuse`](Admission::Refuse): the call returns
-///   `E::from(`[`Refused`](crate::Refused)`)` at once. This is why
+///   `E::from(`[`Refused`](crate::limits::Refused)`)` at once. This is why
 ///   `admission = ...` needs `E: From<Refused>`. The call is reported as a
 ///   give-up with [`StopReason::Refused`](crate::StopReason::Refused).
 ///
 /// - [`Shut`](Admission::Shut): not at all, and nothing else for a while
-///   (a [`CircuitBreaker`](crate::CircuitBreaker) open, a
-///   [`Cooldown`](crate::Cooldown)). The call ends as for `Refuse`, and the
-///   [`Refused`](crate::Refused) carries how long.
+///   (a [`CircuitBreaker`](crate::limits::CircuitBreaker) open, a
+///   [`Cooldown`](crate::limits::Cooldown)). The call ends as for `Refuse`, and the
+///   [`Refused`](crate::limits::Refused) carries how long.
 ///
 /// After every attempt it admitted (`Go`, `GoAfter`) the loop tells it
 /// exactly once how the attempt ended, with
@@ -52,9 +52,9 @@ use crate::time::clock::Clock;
 /// [`Wait`](Admission::Wait) that leaves before asking again is told with
 /// [`withdrawn`](AdmissionLimit::withdrawn).
 ///
-/// A limit that counts retries ([`RetryBudget`](crate::RetryBudget),
-/// [`RetryThrottle`](crate::RetryThrottle)) is a
-/// [`RetryLimit`](crate::RetryLimit), named in `budget = ...`: in
+/// A limit that counts retries ([`RetryBudget`](crate::limits::RetryBudget),
+/// [`RetryThrottle`](crate::limits::RetryThrottle)) is a
+/// [`RetryLimit`](crate::limits::RetryLimit), named in `budget = ...`: in
 /// `admission = ...` it is a compile error.
 ///
 /// It must be `Sync` and work through `&self`: every call that names it
@@ -63,7 +63,8 @@ use crate::time::clock::Clock;
 /// attribute rejects a `const` named in `admission = ...`.
 ///
 /// ```
-/// use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, Policy, Refused};
+/// use backoff_runtime::limits::{Admission, AdmissionLimit, AdmissionRequest, Refused};
+/// use backoff_runtime::Policy;
 /// use std::sync::atomic::{AtomicU32, Ordering};
 /// use std::time::Duration;
 ///
@@ -128,7 +129,7 @@ pub trait AdmissionLimit: Sync {
         let _ = waiter;
     }
 
-    /// The limiter's name, which a [`Refused`](crate::Refused) of it
+    /// The limiter's name, which a [`Refused`](crate::limits::Refused) of it
     /// carries (none by default; the crate's limiters give the one set with
     /// their `name` method).
     fn name(&self) -> Option<&'static str> {
@@ -147,7 +148,7 @@ crate::limits::named::forward_to_pointee!(AdmissionLimit {
 /// ([`AdmissionLimit::admit`]).
 ///
 /// ```
-/// use backoff_runtime::Admission;
+/// use backoff_runtime::limits::Admission;
 /// use std::time::Duration;
 ///
 /// let answer = Admission::Wait(Duration::from_millis(250));
@@ -168,18 +169,18 @@ pub enum Admission {
     /// [`withdrawn`](AdmissionLimit::withdrawn).
     Wait(Duration),
     /// Not at all: the attempt does not start, and the call ends with
-    /// [`Refused`](crate::Refused).
+    /// [`Refused`](crate::limits::Refused).
     Refuse,
     /// Not at all, and the limiter admits nothing for a while: the call
-    /// ends with a [`Refused`](crate::Refused) that carries the [`Shut`].
+    /// ends with a [`Refused`](crate::limits::Refused) that carries the [`Shut`].
     Shut(Shut),
 }
 
 /// Why a limiter admits nothing for a while, and for how long: what an
-/// [`Admission::Shut`] and a [`Refused`](crate::Refused) of it carry.
+/// [`Admission::Shut`] and a [`Refused`](crate::limits::Refused) of it carry.
 ///
 /// ```
-/// use backoff_runtime::{Shut, ShutBy};
+/// use backoff_runtime::limits::{Shut, ShutBy};
 /// use std::time::Duration;
 ///
 /// let shut = Shut::circuit_open(Some(Duration::from_secs(5)));
@@ -195,7 +196,7 @@ pub struct Shut {
 /// What shut a limiter.
 ///
 /// ```
-/// use backoff_runtime::{Shut, ShutBy};
+/// use backoff_runtime::limits::{Shut, ShutBy};
 /// use std::time::Duration;
 ///
 /// assert_eq!(Shut::cooldown(Duration::from_secs(30)).by(), ShutBy::Cooldown);
@@ -214,7 +215,7 @@ impl Shut {
     /// its probes run (half-open).
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::Shut::circuit_open(None).left(), None);
+    /// assert_eq!(backoff_runtime::limits::Shut::circuit_open(None).left(), None);
     /// ```
     #[must_use]
     pub const fn circuit_open(left: Option<Duration>) -> Self {
@@ -228,7 +229,7 @@ impl Shut {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let shut = backoff_runtime::Shut::cooldown(Duration::from_secs(3));
+    /// let shut = backoff_runtime::limits::Shut::cooldown(Duration::from_secs(3));
     /// assert_eq!(shut.left(), Some(Duration::from_secs(3)));
     /// ```
     #[must_use]
@@ -242,7 +243,7 @@ impl Shut {
     /// What shut the limiter.
     ///
     /// ```
-    /// use backoff_runtime::{Shut, ShutBy};
+    /// use backoff_runtime::limits::{Shut, ShutBy};
     /// assert_eq!(Shut::circuit_open(None).by(), ShutBy::CircuitBreaker);
     /// ```
     #[must_use]
@@ -254,7 +255,7 @@ impl Shut {
     ///
     /// ```
     /// use std::time::Duration;
-    /// assert_eq!(backoff_runtime::Shut::cooldown(Duration::ZERO).left(), Some(Duration::ZERO));
+    /// assert_eq!(backoff_runtime::limits::Shut::cooldown(Duration::ZERO).left(), Some(Duration::ZERO));
     /// ```
     #[must_use]
     pub const fn left(&self) -> Option<Duration> {
@@ -286,7 +287,7 @@ impl When {
 /// ([`AdmissionLimit::observed`]).
 ///
 /// ```
-/// use backoff_runtime::AttemptEnd;
+/// use backoff_runtime::limits::AttemptEnd;
 /// use std::time::{Duration, Instant};
 ///
 /// let now = Instant::now();
@@ -306,7 +307,7 @@ pub struct AttemptEnd<'k> {
 /// limiter.
 ///
 /// ```
-/// use backoff_runtime::{AttemptEnd, Ending};
+/// use backoff_runtime::limits::{AttemptEnd, Ending};
 /// use std::time::Instant;
 ///
 /// let end = AttemptEnd::new(Instant::now(), false).ended(Ending::Abandoned);
@@ -334,7 +335,7 @@ impl<'k> AttemptEnd<'k> {
     ///
     /// ```
     /// use std::time::Instant;
-    /// assert!(!backoff_runtime::AttemptEnd::new(Instant::now(), false).slow_down());
+    /// assert!(!backoff_runtime::limits::AttemptEnd::new(Instant::now(), false).slow_down());
     /// ```
     #[must_use]
     pub const fn new(now: Instant, slow_down: bool) -> Self {
@@ -352,7 +353,7 @@ impl<'k> AttemptEnd<'k> {
     /// no slow-down and no hint.
     ///
     /// ```
-    /// use backoff_runtime::{AttemptEnd, Ending};
+    /// use backoff_runtime::limits::{AttemptEnd, Ending};
     /// use std::time::Instant;
     ///
     /// let end = AttemptEnd::new(Instant::now(), true).ended(Ending::Panicked);
@@ -372,7 +373,7 @@ impl<'k> AttemptEnd<'k> {
     /// abandoned it.
     ///
     /// ```
-    /// use backoff_runtime::{AttemptEnd, Ending};
+    /// use backoff_runtime::limits::{AttemptEnd, Ending};
     /// use std::time::Instant;
     /// assert_eq!(AttemptEnd::new(Instant::now(), false).ending(), Ending::Answered);
     /// ```
@@ -385,7 +386,7 @@ impl<'k> AttemptEnd<'k> {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// let end = backoff_runtime::AttemptEnd::new(Instant::now(), true).with_hint(Duration::from_secs(1));
+    /// let end = backoff_runtime::limits::AttemptEnd::new(Instant::now(), true).with_hint(Duration::from_secs(1));
     /// assert_eq!(end.hint(), Some(Duration::from_secs(1)));
     /// ```
     #[must_use]
@@ -395,11 +396,11 @@ impl<'k> AttemptEnd<'k> {
     }
 
     /// The same end, of a call whose front end keys it by `key` (its host,
-    /// its gRPC method): what a [`Keyed`](crate::Keyed) limiter reads.
+    /// its gRPC method): what a [`Keyed`](crate::limits::Keyed) limiter reads.
     ///
     /// ```
     /// use std::time::Instant;
-    /// let end = backoff_runtime::AttemptEnd::new(Instant::now(), false).with_key(Some("api.example.com"));
+    /// let end = backoff_runtime::limits::AttemptEnd::new(Instant::now(), false).with_key(Some("api.example.com"));
     /// assert_eq!(end.key(), Some("api.example.com"));
     /// ```
     #[must_use]
@@ -419,7 +420,7 @@ impl<'k> AttemptEnd<'k> {
     ///
     /// ```
     /// use std::time::Instant;
-    /// assert_eq!(backoff_runtime::AttemptEnd::new(Instant::now(), false).key(), None);
+    /// assert_eq!(backoff_runtime::limits::AttemptEnd::new(Instant::now(), false).key(), None);
     /// ```
     #[must_use]
     pub const fn key(&self) -> Option<&'k str> {
@@ -444,7 +445,7 @@ impl<'k> AttemptEnd<'k> {
     /// ```
     /// use std::time::Instant;
     /// let now = Instant::now();
-    /// assert_eq!(backoff_runtime::AttemptEnd::new(now, false).now(), now);
+    /// assert_eq!(backoff_runtime::limits::AttemptEnd::new(now, false).now(), now);
     /// ```
     #[must_use]
     #[inline]
@@ -459,7 +460,7 @@ impl<'k> AttemptEnd<'k> {
     ///
     /// ```
     /// use std::time::Instant;
-    /// assert!(backoff_runtime::AttemptEnd::new(Instant::now(), true).slow_down());
+    /// assert!(backoff_runtime::limits::AttemptEnd::new(Instant::now(), true).slow_down());
     /// ```
     #[must_use]
     pub const fn slow_down(&self) -> bool {
@@ -472,7 +473,7 @@ impl<'k> AttemptEnd<'k> {
     ///
     /// ```
     /// use std::time::Instant;
-    /// assert_eq!(backoff_runtime::AttemptEnd::new(Instant::now(), true).hint(), None);
+    /// assert_eq!(backoff_runtime::limits::AttemptEnd::new(Instant::now(), true).hint(), None);
     /// ```
     #[must_use]
     pub const fn hint(&self) -> Option<Duration> {
@@ -486,7 +487,7 @@ impl<'k> AttemptEnd<'k> {
 /// the first call) and how long this attempt already waited for admission.
 ///
 /// ```
-/// use backoff_runtime::AdmissionRequest;
+/// use backoff_runtime::limits::AdmissionRequest;
 /// use std::time::{Duration, Instant};
 ///
 /// let request = AdmissionRequest::new(Instant::now(), 1, Duration::ZERO);
@@ -507,7 +508,7 @@ impl<'k> AdmissionRequest<'k> {
     /// The loop makes them; this is for a limiter's own tests.
     ///
     /// ```
-    /// use backoff_runtime::AdmissionRequest;
+    /// use backoff_runtime::limits::AdmissionRequest;
     /// use std::time::{Duration, Instant};
     ///
     /// let request = AdmissionRequest::new(Instant::now(), 2, Duration::from_millis(5));
@@ -536,10 +537,10 @@ impl<'k> AdmissionRequest<'k> {
     }
 
     /// The same request, of a call whose front end keys it by `key` (its
-    /// host, its gRPC method): what a [`Keyed`](crate::Keyed) limiter reads.
+    /// host, its gRPC method): what a [`Keyed`](crate::limits::Keyed) limiter reads.
     ///
     /// ```
-    /// use backoff_runtime::AdmissionRequest;
+    /// use backoff_runtime::limits::AdmissionRequest;
     /// use std::time::{Duration, Instant};
     ///
     /// let request = AdmissionRequest::new(Instant::now(), 1, Duration::ZERO).with_key(Some("/pkg.Svc/Get"));
@@ -560,7 +561,7 @@ impl<'k> AdmissionRequest<'k> {
     /// builder.
     ///
     /// ```
-    /// use backoff_runtime::AdmissionRequest;
+    /// use backoff_runtime::limits::AdmissionRequest;
     /// use std::time::{Duration, Instant};
     ///
     /// assert_eq!(AdmissionRequest::new(Instant::now(), 1, Duration::ZERO).key(), None);
@@ -574,7 +575,7 @@ impl<'k> AdmissionRequest<'k> {
     /// Each call may read the clock: read it once.
     ///
     /// ```
-    /// use backoff_runtime::AdmissionRequest;
+    /// use backoff_runtime::limits::AdmissionRequest;
     /// use std::time::{Duration, Instant};
     ///
     /// let now = Instant::now();
@@ -591,7 +592,7 @@ impl<'k> AdmissionRequest<'k> {
     /// rather than let it wait past that.
     ///
     /// ```
-    /// use backoff_runtime::AdmissionRequest;
+    /// use backoff_runtime::limits::AdmissionRequest;
     /// use std::time::{Duration, Instant};
     ///
     /// let request = AdmissionRequest::new(Instant::now(), 2, Duration::from_millis(5));
@@ -605,7 +606,7 @@ impl<'k> AdmissionRequest<'k> {
     /// Whether this is the call's first attempt.
     ///
     /// ```
-    /// use backoff_runtime::AdmissionRequest;
+    /// use backoff_runtime::limits::AdmissionRequest;
     /// use std::time::{Duration, Instant};
     ///
     /// assert!(AdmissionRequest::new(Instant::now(), 1, Duration::ZERO).is_first());

@@ -69,7 +69,8 @@ const FAST_COUNT: u64 = 1 << 31;
 /// over 10 seconds (Finagle's defaults).
 ///
 /// ```
-/// use backoff_runtime::{retry, RetryBudget};
+/// use backoff_runtime::limits::RetryBudget;
+/// use backoff_runtime::retry;
 ///
 /// static DB_BUDGET: RetryBudget = RetryBudget::new().ratio(0.1);
 ///
@@ -149,7 +150,7 @@ impl RetryBudget {
     /// A budget of 20% of calls plus 10 retries per second, over 10 seconds.
     ///
     /// ```
-    /// use backoff_runtime::RetryBudget;
+    /// use backoff_runtime::limits::RetryBudget;
     /// static BUDGET: RetryBudget = RetryBudget::new();
     /// assert_eq!(BUDGET.get_ratio(), 0.2);
     /// ```
@@ -173,7 +174,7 @@ impl RetryBudget {
         /// `metrics`). An unnamed budget reports no series of its own.
         ///
         /// ```
-        /// use backoff_runtime::RetryBudget;
+        /// use backoff_runtime::limits::RetryBudget;
         /// static DB_BUDGET: RetryBudget = RetryBudget::new().name("db");
         /// assert_eq!(DB_BUDGET.get_name(), Some("db"));
         /// ```
@@ -182,7 +183,7 @@ impl RetryBudget {
         /// The budget's name, if it has one.
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::RetryBudget::new().get_name(), None);
+        /// assert_eq!(backoff_runtime::limits::RetryBudget::new().get_name(), None);
         /// ```
         fn get_name;
     }
@@ -191,7 +192,7 @@ impl RetryBudget {
     /// rounded to the nearest thousandth. Panics unless `0 <= ratio <= 1000`.
     ///
     /// ```
-    /// use backoff_runtime::RetryBudget;
+    /// use backoff_runtime::limits::RetryBudget;
     /// assert_eq!(RetryBudget::new().ratio(0.1).get_ratio(), 0.1);
     /// ```
     #[must_use]
@@ -206,7 +207,7 @@ impl RetryBudget {
     /// `const`: a rejected budget is dropped).
     ///
     /// ```
-    /// use backoff_runtime::{BudgetError, RetryBudget};
+    /// use backoff_runtime::limits::{BudgetError, RetryBudget};
     /// assert!(RetryBudget::new().try_ratio(0.5).is_ok());
     /// assert_eq!(RetryBudget::new().try_ratio(-1.0).err(), Some(BudgetError::BadRatio));
     /// ```
@@ -223,7 +224,7 @@ impl RetryBudget {
     /// window, exactly (a fraction of a retry allows none by itself).
     ///
     /// ```
-    /// use backoff_runtime::RetryBudget;
+    /// use backoff_runtime::limits::RetryBudget;
     /// assert_eq!(RetryBudget::new().min_per_second(3).get_min_per_second(), 3);
     /// ```
     #[must_use]
@@ -236,7 +237,7 @@ impl RetryBudget {
     /// 10 ms (each of the window's 10 slots must be at least a millisecond).
     ///
     /// ```
-    /// use backoff_runtime::RetryBudget;
+    /// use backoff_runtime::limits::RetryBudget;
     /// use std::time::Duration;
     /// let b = RetryBudget::new().window(Duration::from_secs(30));
     /// assert_eq!(b.get_window(), Duration::from_secs(30));
@@ -254,7 +255,7 @@ impl RetryBudget {
     /// budget is dropped).
     ///
     /// ```
-    /// use backoff_runtime::{BudgetError, RetryBudget};
+    /// use backoff_runtime::limits::{BudgetError, RetryBudget};
     /// use std::time::Duration;
     /// assert!(RetryBudget::new().try_window(Duration::from_secs(1)).is_ok());
     /// assert_eq!(
@@ -273,7 +274,7 @@ impl RetryBudget {
     /// The retries allowed per call.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::RetryBudget::new().get_ratio(), 0.2);
+    /// assert_eq!(backoff_runtime::limits::RetryBudget::new().get_ratio(), 0.2);
     /// ```
     #[must_use]
     pub const fn get_ratio(&self) -> f64 {
@@ -283,7 +284,7 @@ impl RetryBudget {
     /// The minimum retries allowed per second.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::RetryBudget::new().get_min_per_second(), 10);
+    /// assert_eq!(backoff_runtime::limits::RetryBudget::new().get_min_per_second(), 10);
     /// ```
     #[must_use]
     pub const fn get_min_per_second(&self) -> u32 {
@@ -294,7 +295,7 @@ impl RetryBudget {
     ///
     /// ```
     /// use std::time::Duration;
-    /// assert_eq!(backoff_runtime::RetryBudget::new().get_window(), Duration::from_secs(10));
+    /// assert_eq!(backoff_runtime::limits::RetryBudget::new().get_window(), Duration::from_secs(10));
     /// ```
     #[must_use]
     pub const fn get_window(&self) -> Duration {
@@ -423,7 +424,7 @@ impl RetryBudget {
     /// it answered is not counted).
     ///
     /// ```
-    /// use backoff_runtime::RetryBudget;
+    /// use backoff_runtime::limits::RetryBudget;
     /// use std::time::Instant;
     /// let budget = RetryBudget::new().min_per_second(0);
     /// let now = Instant::now();
@@ -446,7 +447,7 @@ impl RetryBudget {
     /// nothing taken) when retries would exceed the budget.
     ///
     /// ```
-    /// use backoff_runtime::RetryBudget;
+    /// use backoff_runtime::limits::RetryBudget;
     /// use std::time::Instant;
     /// let budget = RetryBudget::new().ratio(0.0).min_per_second(1);
     /// let now = Instant::now();
@@ -482,7 +483,7 @@ impl RetryBudget {
     /// slot of `withdrawn_since`; nothing once those slots left the window.
     ///
     /// ```
-    /// use backoff_runtime::RetryBudget;
+    /// use backoff_runtime::limits::RetryBudget;
     /// use std::time::Instant;
     /// let budget = RetryBudget::new().ratio(0.0).min_per_second(1);
     /// let now = Instant::now();
@@ -513,7 +514,7 @@ impl RetryBudget {
 /// A value rejected by one of the `try_` builders of [`RetryBudget`].
 ///
 /// ```
-/// use backoff_runtime::{BudgetError, RetryBudget};
+/// use backoff_runtime::limits::{BudgetError, RetryBudget};
 /// let error = RetryBudget::new().try_ratio(f64::NAN).err();
 /// assert_eq!(error, Some(BudgetError::BadRatio));
 /// assert_eq!(BudgetError::BadRatio.to_string(), "ratio must be between 0 and 1000");

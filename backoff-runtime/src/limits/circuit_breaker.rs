@@ -85,8 +85,8 @@ impl Fraction {
 ///   no failure never opens.
 /// - **Open**: every attempt is refused at once, for
 ///   [`break_duration`](Self::break_duration). The call ends with a
-///   [`Refused`](crate::Refused) that says a circuit breaker refused and
-///   for how long ([`Refused::retry_after`](crate::Refused::retry_after)).
+///   [`Refused`](crate::limits::Refused) that says a circuit breaker refused and
+///   for how long ([`Refused::retry_after`](crate::limits::Refused::retry_after)).
 /// - **Half-open** (once the break is over): [`probes`](Self::probes)
 ///   attempts go. One failure opens the circuit again; as many successes as
 ///   probes close it, with an empty window. Other attempts are refused while
@@ -119,7 +119,7 @@ impl Fraction {
 /// 60 s and lets 10 through).
 ///
 /// ```
-/// use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, CircuitBreaker, CircuitState};
+/// use backoff_runtime::limits::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, CircuitBreaker, CircuitState};
 /// use std::time::{Duration, Instant};
 ///
 /// static BACKEND: CircuitBreaker = CircuitBreaker::new().consecutive_failures(3).name("backend");
@@ -189,7 +189,7 @@ struct Transitions {
 /// The state of a [`CircuitBreaker`].
 ///
 /// ```
-/// use backoff_runtime::{CircuitBreaker, CircuitState};
+/// use backoff_runtime::limits::{CircuitBreaker, CircuitState};
 /// assert_eq!(CircuitBreaker::new().state(), CircuitState::Closed);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -207,7 +207,7 @@ impl CircuitState {
     /// `half_open`.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::CircuitState::HalfOpen.as_str(), "half_open");
+    /// assert_eq!(backoff_runtime::limits::CircuitState::HalfOpen.as_str(), "half_open");
     /// ```
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -237,7 +237,7 @@ impl fmt::Display for CircuitState {
 /// [`on_transition`](CircuitBreaker::on_transition) hook hears it.
 ///
 /// ```
-/// use backoff_runtime::{CircuitBreaker, CircuitState, CircuitTransition};
+/// use backoff_runtime::limits::{CircuitBreaker, CircuitState, CircuitTransition};
 ///
 /// fn log(change: &CircuitTransition) {
 ///     eprintln!("{:?}: {} -> {}", change.breaker(), change.from(), change.to());
@@ -257,7 +257,7 @@ impl CircuitTransition {
     /// The breaker's name, when it has one.
     ///
     /// ```
-    /// # fn f(change: &backoff_runtime::CircuitTransition) {
+    /// # fn f(change: &backoff_runtime::limits::CircuitTransition) {
     /// let _name: Option<&str> = change.breaker();
     /// # }
     /// ```
@@ -269,7 +269,7 @@ impl CircuitTransition {
     /// The state before.
     ///
     /// ```
-    /// # fn f(change: &backoff_runtime::CircuitTransition) {
+    /// # fn f(change: &backoff_runtime::limits::CircuitTransition) {
     /// let _before = change.from();
     /// # }
     /// ```
@@ -281,7 +281,7 @@ impl CircuitTransition {
     /// The state after.
     ///
     /// ```
-    /// # fn f(change: &backoff_runtime::CircuitTransition) {
+    /// # fn f(change: &backoff_runtime::limits::CircuitTransition) {
     /// let _after = change.to();
     /// # }
     /// ```
@@ -293,7 +293,7 @@ impl CircuitTransition {
     /// When it changed, on the loop's clock.
     ///
     /// ```
-    /// # fn f(change: &backoff_runtime::CircuitTransition) {
+    /// # fn f(change: &backoff_runtime::limits::CircuitTransition) {
     /// let _at = change.at();
     /// # }
     /// ```
@@ -319,7 +319,7 @@ impl CircuitBreaker {
     /// The most outcomes a window holds.
     ///
     /// ```
-    /// use backoff_runtime::CircuitBreaker;
+    /// use backoff_runtime::limits::CircuitBreaker;
     /// assert_eq!(CircuitBreaker::new().window(1_000).get_window(), CircuitBreaker::MAX_WINDOW);
     /// ```
     pub const MAX_WINDOW: u32 = MAX_WINDOW;
@@ -328,7 +328,7 @@ impl CircuitBreaker {
     /// so it lives in a `static`.
     ///
     /// ```
-    /// use backoff_runtime::CircuitBreaker;
+    /// use backoff_runtime::limits::CircuitBreaker;
     /// use std::time::Duration;
     ///
     /// let breaker = CircuitBreaker::new();
@@ -379,7 +379,7 @@ impl<H: Fn(&CircuitTransition) + Copy> CircuitBreaker<H> {
     /// or a closure that captures nothing.
     ///
     /// ```
-    /// use backoff_runtime::{CircuitBreaker, CircuitTransition};
+    /// use backoff_runtime::limits::{CircuitBreaker, CircuitTransition};
     /// static BREAKER: CircuitBreaker = CircuitBreaker::new().on_transition(|change: &CircuitTransition| {
     ///     eprintln!("circuit {}", change.to());
     /// });
@@ -389,7 +389,7 @@ impl<H: Fn(&CircuitTransition) + Copy> CircuitBreaker<H> {
     /// A closure that captures makes a breaker of its own type:
     ///
     /// ```
-    /// use backoff_runtime::{AdmissionLimit, AttemptEnd, CircuitBreaker};
+    /// use backoff_runtime::limits::{AdmissionLimit, AttemptEnd, CircuitBreaker};
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicU32, Ordering};
     /// use std::time::Instant;
@@ -428,7 +428,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// exact.
     ///
     /// ```
-    /// use backoff_runtime::{AdmissionLimit, AttemptEnd, CircuitBreaker, CircuitState};
+    /// use backoff_runtime::limits::{AdmissionLimit, AttemptEnd, CircuitBreaker, CircuitState};
     /// use std::time::Instant;
     ///
     /// let breaker = CircuitBreaker::new().failure_ratio(0.07);
@@ -451,7 +451,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// default 100). Outside that range, it is clamped.
     ///
     /// ```
-    /// let breaker = backoff_runtime::CircuitBreaker::new().window(20);
+    /// let breaker = backoff_runtime::limits::CircuitBreaker::new().window(20);
     /// assert_eq!(breaker.get_window(), 20);
     /// ```
     #[must_use]
@@ -470,7 +470,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// (default 100). Above the window, the whole window.
     ///
     /// ```
-    /// let breaker = backoff_runtime::CircuitBreaker::new().window(20).minimum_throughput(10);
+    /// let breaker = backoff_runtime::limits::CircuitBreaker::new().window(20).minimum_throughput(10);
     /// assert_eq!(breaker.get_minimum_throughput(), 10);
     /// ```
     #[must_use]
@@ -483,7 +483,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// (off by default; 0 is taken as 1).
     ///
     /// ```
-    /// let breaker = backoff_runtime::CircuitBreaker::new().consecutive_failures(5);
+    /// let breaker = backoff_runtime::limits::CircuitBreaker::new().consecutive_failures(5);
     /// assert_eq!(breaker.get_consecutive_failures(), Some(5));
     /// ```
     #[must_use]
@@ -496,7 +496,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let breaker = backoff_runtime::CircuitBreaker::new().break_duration(Duration::from_secs(30));
+    /// let breaker = backoff_runtime::limits::CircuitBreaker::new().break_duration(Duration::from_secs(30));
     /// assert_eq!(breaker.get_break_duration(), Duration::from_secs(30));
     /// ```
     #[must_use]
@@ -508,7 +508,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// How many attempts go while half-open (default 1; 0 is taken as 1).
     ///
     /// ```
-    /// let breaker = backoff_runtime::CircuitBreaker::new().probes(3);
+    /// let breaker = backoff_runtime::limits::CircuitBreaker::new().probes(3);
     /// assert_eq!(breaker.get_probes(), 3);
     /// ```
     #[must_use]
@@ -518,10 +518,10 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     }
 
     /// Names the breaker: the `breaker` label of its metrics, the name in
-    /// its tracing events and in its [`Refused`](crate::Refused).
+    /// its tracing events and in its [`Refused`](crate::limits::Refused).
     ///
     /// ```
-    /// let breaker = backoff_runtime::CircuitBreaker::new().name("s3");
+    /// let breaker = backoff_runtime::limits::CircuitBreaker::new().name("s3");
     /// assert_eq!(breaker.get_name(), Some("s3"));
     /// ```
     #[must_use]
@@ -533,7 +533,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// The breaker's name, if it has one.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_name(), None);
+    /// assert_eq!(backoff_runtime::limits::CircuitBreaker::new().get_name(), None);
     /// ```
     #[must_use]
     pub const fn get_name(&self) -> Option<&'static str> {
@@ -543,7 +543,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// The failure ratio that opens it.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_failure_ratio(), 0.5);
+    /// assert_eq!(backoff_runtime::limits::CircuitBreaker::new().get_failure_ratio(), 0.5);
     /// ```
     #[must_use]
     pub const fn get_failure_ratio(&self) -> f64 {
@@ -553,7 +553,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// How many outcomes the window keeps.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_window(), 100);
+    /// assert_eq!(backoff_runtime::limits::CircuitBreaker::new().get_window(), 100);
     /// ```
     #[must_use]
     pub const fn get_window(&self) -> u32 {
@@ -563,7 +563,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// The fewest outcomes before the ratio counts.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_minimum_throughput(), 100);
+    /// assert_eq!(backoff_runtime::limits::CircuitBreaker::new().get_minimum_throughput(), 100);
     /// ```
     #[must_use]
     pub const fn get_minimum_throughput(&self) -> u32 {
@@ -573,7 +573,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// The failures in a row that open it, when set.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_consecutive_failures(), None);
+    /// assert_eq!(backoff_runtime::limits::CircuitBreaker::new().get_consecutive_failures(), None);
     /// ```
     #[must_use]
     pub const fn get_consecutive_failures(&self) -> Option<u32> {
@@ -584,7 +584,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_break_duration(), Duration::from_secs(5));
+    /// assert_eq!(backoff_runtime::limits::CircuitBreaker::new().get_break_duration(), Duration::from_secs(5));
     /// ```
     #[must_use]
     pub const fn get_break_duration(&self) -> Duration {
@@ -594,7 +594,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// How many probes go while half-open.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::CircuitBreaker::new().get_probes(), 1);
+    /// assert_eq!(backoff_runtime::limits::CircuitBreaker::new().get_probes(), 1);
     /// ```
     #[must_use]
     pub const fn get_probes(&self) -> u32 {
@@ -605,7 +605,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// until the next attempt asks (it then becomes half-open).
     ///
     /// ```
-    /// use backoff_runtime::{CircuitBreaker, CircuitState};
+    /// use backoff_runtime::limits::{CircuitBreaker, CircuitState};
     /// assert_eq!(CircuitBreaker::new().state(), CircuitState::Closed);
     /// ```
     #[must_use]
@@ -616,7 +616,7 @@ impl<H: Fn(&CircuitTransition)> CircuitBreaker<H> {
     /// The failures and the outcomes the window holds now.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::CircuitBreaker::new().failures(), (0, 0));
+    /// assert_eq!(backoff_runtime::limits::CircuitBreaker::new().failures(), (0, 0));
     /// ```
     #[must_use]
     pub fn failures(&self) -> (u32, u32) {

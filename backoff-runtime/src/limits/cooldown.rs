@@ -18,8 +18,8 @@ use crate::time::clock::nanos_since_anchor;
 /// hint's instant, every attempt of every call that names the cooldown
 /// waits, the first attempt included. An attempt that would wait past
 /// [`max_wait`](Self::max_wait) in all is refused at once instead, with a
-/// [`Refused`](crate::Refused) that carries the time left
-/// ([`Refused::retry_after`](crate::Refused::retry_after)).
+/// [`Refused`](crate::limits::Refused) that carries the time left
+/// ([`Refused::retry_after`](crate::limits::Refused::retry_after)).
 ///
 /// No attempt is sent before the instant: the loop asks again when its wait
 /// ends, and a timer that fires early is answered with the rest. Hints
@@ -30,7 +30,7 @@ use crate::time::clock::nanos_since_anchor;
 /// Keep one per backend (per host): a `static`, a field, an `Arc`.
 ///
 /// ```
-/// use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Cooldown};
+/// use backoff_runtime::limits::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Cooldown};
 /// use std::time::{Duration, Instant};
 ///
 /// static HOST: Cooldown = Cooldown::new();
@@ -60,12 +60,12 @@ crate::limits::named::default_is_new!(Cooldown);
 
 impl Cooldown {
     /// No hint held; waits up to 10 s (as
-    /// [`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter)); hints held up
+    /// [`AdaptiveRateLimiter`](crate::limits::AdaptiveRateLimiter)); hints held up
     /// to 32 s. `const`, so it lives in a `static`.
     ///
     /// ```
     /// use std::time::Duration;
-    /// let cooldown = backoff_runtime::Cooldown::new();
+    /// let cooldown = backoff_runtime::limits::Cooldown::new();
     /// assert_eq!(cooldown.get_max_wait(), Duration::from_secs(10));
     /// ```
     #[must_use]
@@ -85,7 +85,7 @@ impl Cooldown {
         ///
         /// ```
         /// use std::time::Duration;
-        /// let cooldown = backoff_runtime::Cooldown::new().max_wait(Duration::from_secs(1));
+        /// let cooldown = backoff_runtime::limits::Cooldown::new().max_wait(Duration::from_secs(1));
         /// assert_eq!(cooldown.get_max_wait(), Duration::from_secs(1));
         /// ```
         fn max_wait;
@@ -93,22 +93,22 @@ impl Cooldown {
         ///
         /// ```
         /// use std::time::Duration;
-        /// assert_eq!(backoff_runtime::Cooldown::new().get_max_wait(), Duration::from_secs(10));
+        /// assert_eq!(backoff_runtime::limits::Cooldown::new().get_max_wait(), Duration::from_secs(10));
         /// ```
         fn get_max_wait;
     }
 
     name_methods! {
-        /// Names the cooldown: the name in its [`Refused`](crate::Refused).
+        /// Names the cooldown: the name in its [`Refused`](crate::limits::Refused).
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::Cooldown::new().name("api").get_name(), Some("api"));
+        /// assert_eq!(backoff_runtime::limits::Cooldown::new().name("api").get_name(), Some("api"));
         /// ```
         fn name;
         /// The cooldown's name, if it has one.
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::Cooldown::new().get_name(), None);
+        /// assert_eq!(backoff_runtime::limits::Cooldown::new().get_name(), None);
         /// ```
         fn get_name;
     }
@@ -117,7 +117,7 @@ impl Cooldown {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let cooldown = backoff_runtime::Cooldown::new().max_hint(Duration::from_secs(60));
+    /// let cooldown = backoff_runtime::limits::Cooldown::new().max_hint(Duration::from_secs(60));
     /// assert_eq!(cooldown.get_max_hint(), Duration::from_secs(60));
     /// ```
     #[must_use]
@@ -130,7 +130,7 @@ impl Cooldown {
     ///
     /// ```
     /// use std::time::Duration;
-    /// assert_eq!(backoff_runtime::Cooldown::new().get_max_hint(), Duration::from_secs(32));
+    /// assert_eq!(backoff_runtime::limits::Cooldown::new().get_max_hint(), Duration::from_secs(32));
     /// ```
     #[must_use]
     pub const fn get_max_hint(&self) -> Duration {

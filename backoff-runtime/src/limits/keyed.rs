@@ -22,7 +22,7 @@ use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest
 /// unbounded set of hosts should key by something bounded.
 ///
 /// ```
-/// use backoff_runtime::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, CircuitBreaker, Keyed};
+/// use backoff_runtime::limits::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, CircuitBreaker, Keyed};
 /// use std::time::{Duration, Instant};
 ///
 /// static PER_HOST: Keyed<CircuitBreaker> = Keyed::new(|_host| CircuitBreaker::new().consecutive_failures(1));
@@ -59,7 +59,7 @@ impl<L, F: Fn(&str) -> L> Keyed<L, F> {
     /// function, or a closure that captures nothing.
     ///
     /// ```
-    /// use backoff_runtime::{Cooldown, Keyed};
+    /// use backoff_runtime::limits::{Cooldown, Keyed};
     /// static PER_HOST: Keyed<Cooldown> = Keyed::new(|_| Cooldown::new());
     /// assert!(PER_HOST.is_empty());
     /// ```
@@ -67,7 +67,7 @@ impl<L, F: Fn(&str) -> L> Keyed<L, F> {
     /// A closure that captures makes a `Keyed` of its own type:
     ///
     /// ```
-    /// use backoff_runtime::{CircuitBreaker, Keyed};
+    /// use backoff_runtime::limits::{CircuitBreaker, Keyed};
     ///
     /// let failures: u32 = "5".parse().unwrap_or(3); // read from configuration
     /// let per_host = Keyed::new(move |_host: &str| CircuitBreaker::new().consecutive_failures(failures));
@@ -82,11 +82,11 @@ impl<L, F: Fn(&str) -> L> Keyed<L, F> {
         }
     }
 
-    /// Names it: the name in its refusals ([`Refused::limiter`](crate::Refused::limiter)).
+    /// Names it: the name in its refusals ([`Refused::limiter`](crate::limits::Refused::limiter)).
     /// The limiters it keeps are not asked for theirs.
     ///
     /// ```
-    /// use backoff_runtime::{Cooldown, Keyed};
+    /// use backoff_runtime::limits::{Cooldown, Keyed};
     /// let keyed = Keyed::new(|_| Cooldown::new()).name("hosts");
     /// assert_eq!(keyed.get_name(), Some("hosts"));
     /// ```
@@ -99,7 +99,7 @@ impl<L, F: Fn(&str) -> L> Keyed<L, F> {
     /// Its name, if it has one.
     ///
     /// ```
-    /// use backoff_runtime::{Cooldown, Keyed};
+    /// use backoff_runtime::limits::{Cooldown, Keyed};
     /// assert_eq!(Keyed::new(|_| Cooldown::new()).get_name(), None);
     /// ```
     #[must_use]
@@ -110,7 +110,7 @@ impl<L, F: Fn(&str) -> L> Keyed<L, F> {
     /// The limiter of `key`, made now if the key is new.
     ///
     /// ```
-    /// use backoff_runtime::{CircuitBreaker, CircuitState, Keyed};
+    /// use backoff_runtime::limits::{CircuitBreaker, CircuitState, Keyed};
     /// let keyed = Keyed::new(|_| CircuitBreaker::new());
     /// assert_eq!(keyed.get("api.example.com").state(), CircuitState::Closed);
     /// assert_eq!(keyed.len(), 1);
@@ -126,7 +126,7 @@ impl<L, F: Fn(&str) -> L> Keyed<L, F> {
     /// How many keys it has seen.
     ///
     /// ```
-    /// use backoff_runtime::{Cooldown, Keyed};
+    /// use backoff_runtime::limits::{Cooldown, Keyed};
     /// assert_eq!(Keyed::new(|_| Cooldown::new()).len(), 0);
     /// ```
     #[must_use]
@@ -137,7 +137,7 @@ impl<L, F: Fn(&str) -> L> Keyed<L, F> {
     /// Whether it has seen no key.
     ///
     /// ```
-    /// use backoff_runtime::{Cooldown, Keyed};
+    /// use backoff_runtime::limits::{Cooldown, Keyed};
     /// assert!(Keyed::new(|_| Cooldown::new()).is_empty());
     /// ```
     #[must_use]
@@ -167,7 +167,7 @@ impl<L: AdmissionLimit + Send, F: Fn(&str) -> L + Sync> AdmissionLimit for Keyed
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CircuitBreaker, CircuitState};
+    use crate::limits::{CircuitBreaker, CircuitState};
     use std::time::{Duration, Instant};
 
     #[test]

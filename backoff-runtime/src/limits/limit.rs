@@ -8,7 +8,7 @@
 //! places.
 //!
 //! What paces every attempt (`admission = ...`) is the other trait,
-//! [`AdmissionLimit`](crate::AdmissionLimit).
+//! [`AdmissionLimit`](crate::limits::AdmissionLimit).
 
 use crate::limits::budget::RetryBudget;
 use crate::limits::throttle::RetryThrottle;
@@ -30,9 +30,9 @@ use crate::time::Instant;
 /// admission limiter refused it) is given back with
 /// [`unsent`](RetryLimit::unsent).
 ///
-/// A limiter that paces every attempt ([`AdaptiveRateLimiter`](crate::AdaptiveRateLimiter),
-/// [`AdaptiveThrottle`](crate::AdaptiveThrottle)) is an
-/// [`AdmissionLimit`](crate::AdmissionLimit), named in `admission = ...`:
+/// A limiter that paces every attempt ([`AdaptiveRateLimiter`](crate::limits::AdaptiveRateLimiter),
+/// [`AdaptiveThrottle`](crate::limits::AdaptiveThrottle)) is an
+/// [`AdmissionLimit`](crate::limits::AdmissionLimit), named in `admission = ...`:
 /// in `budget = ...` it is a compile error.
 ///
 /// Open, so that you can bring your own: implement `try_retry` and the
@@ -40,7 +40,8 @@ use crate::time::Instant;
 /// as every call that names it uses it at once, from any thread.
 ///
 /// ```
-/// use backoff_runtime::{Policy, RetryLimit};
+/// use backoff_runtime::limits::RetryLimit;
+/// use backoff_runtime::Policy;
 /// use std::sync::atomic::{AtomicU32, Ordering};
 /// use std::time::{Duration, Instant};
 ///
@@ -164,7 +165,7 @@ crate::limits::named::forward_to_pointee!(RetryLimit {
 ///
 /// ```
 /// use backoff_runtime::__front_end::Charged;
-/// use backoff_runtime::{RetryBudget, RetryLimit};
+/// use backoff_runtime::limits::{RetryBudget, RetryLimit};
 /// use std::time::Instant;
 ///
 /// let budget = RetryBudget::new().ratio(0.0).min_per_second(1);

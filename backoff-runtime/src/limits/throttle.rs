@@ -40,7 +40,7 @@ const MAX_TOKEN_RATIO: f64 = 1000.0;
 /// bring the bucket above 5 again.
 ///
 /// ```
-/// use backoff_runtime::RetryThrottle;
+/// use backoff_runtime::limits::RetryThrottle;
 ///
 /// static THROTTLE: RetryThrottle = RetryThrottle::new(10, 0.1);
 ///
@@ -53,7 +53,7 @@ const MAX_TOKEN_RATIO: f64 = 1000.0;
 /// assert!(THROTTLE.allows_retry());
 /// ```
 ///
-/// **Against [`RetryBudget`](crate::RetryBudget).** The budget allows
+/// **Against [`RetryBudget`](crate::limits::RetryBudget).** The budget allows
 /// retries up to a ratio of recent calls plus a minimum rate, so even when
 /// every call fails it keeps retrying at that floor (10 retries per second
 /// by default), and it forgets a bad spell after its window. The throttle
@@ -108,7 +108,7 @@ impl RetryThrottle {
     /// decimals).
     ///
     /// ```
-    /// use backoff_runtime::RetryThrottle;
+    /// use backoff_runtime::limits::RetryThrottle;
     /// static THROTTLE: RetryThrottle = RetryThrottle::new(100, 0.5);
     /// assert_eq!(THROTTLE.tokens(), 100.0);
     /// ```
@@ -123,7 +123,7 @@ impl RetryThrottle {
     /// use [`try_new`](Self::try_new).
     ///
     /// ```compile_fail
-    /// use backoff_runtime::RetryThrottle;
+    /// use backoff_runtime::limits::RetryThrottle;
     /// static EMPTY: RetryThrottle = RetryThrottle::new(0, 0.1); // error: max_tokens must be ...
     /// ```
     #[must_use]
@@ -148,7 +148,7 @@ impl RetryThrottle {
         /// no series of its own.
         ///
         /// ```
-        /// use backoff_runtime::RetryThrottle;
+        /// use backoff_runtime::limits::RetryThrottle;
         /// static BACKEND: RetryThrottle = RetryThrottle::new(10, 0.1).name("backend");
         /// assert_eq!(BACKEND.get_name(), Some("backend"));
         /// ```
@@ -157,7 +157,7 @@ impl RetryThrottle {
         /// The throttle's name, if it has one.
         ///
         /// ```
-        /// assert_eq!(backoff_runtime::RetryThrottle::new(10, 0.1).get_name(), None);
+        /// assert_eq!(backoff_runtime::limits::RetryThrottle::new(10, 0.1).get_name(), None);
         /// ```
         fn get_name;
     }
@@ -166,7 +166,7 @@ impl RetryThrottle {
     /// for values read at run time (a service's configuration).
     ///
     /// ```
-    /// use backoff_runtime::{RetryThrottle, ThrottleError};
+    /// use backoff_runtime::limits::{RetryThrottle, ThrottleError};
     /// assert!(RetryThrottle::try_new(10, 0.1).is_ok());
     /// assert_eq!(RetryThrottle::try_new(0, 0.1).err(), Some(ThrottleError::BadMaxTokens));
     /// assert_eq!(RetryThrottle::try_new(10, f64::NAN).err(), Some(ThrottleError::BadTokenRatio));
@@ -185,7 +185,7 @@ impl RetryThrottle {
     /// bucket, up to `max_tokens`.
     ///
     /// ```
-    /// use backoff_runtime::RetryThrottle;
+    /// use backoff_runtime::limits::RetryThrottle;
     /// let throttle = RetryThrottle::new(4, 1.6);
     /// throttle.record_failure();
     /// throttle.record_failure();
@@ -216,7 +216,7 @@ impl RetryThrottle {
     /// never retried (a permanent error) are not recorded.
     ///
     /// ```
-    /// use backoff_runtime::RetryThrottle;
+    /// use backoff_runtime::limits::RetryThrottle;
     /// let throttle = RetryThrottle::new(3, 1.0);
     /// assert!(throttle.record_failure(), "2 tokens: above 1.5");
     /// assert!(!throttle.record_failure(), "1 token: not above 1.5");
@@ -243,7 +243,7 @@ impl RetryThrottle {
     /// tokens left), without taking a token.
     ///
     /// ```
-    /// use backoff_runtime::RetryThrottle;
+    /// use backoff_runtime::limits::RetryThrottle;
     /// let throttle = RetryThrottle::new(2, 0.5);
     /// assert!(throttle.allows_retry(), "2 tokens");
     /// let _ = throttle.record_failure();
@@ -265,7 +265,7 @@ impl RetryThrottle {
     /// The size of the bucket: the tokens it starts with and never exceeds.
     ///
     /// ```
-    /// assert_eq!(backoff_runtime::RetryThrottle::new(10, 0.1).get_max_tokens(), 10);
+    /// assert_eq!(backoff_runtime::limits::RetryThrottle::new(10, 0.1).get_max_tokens(), 10);
     /// ```
     #[must_use]
     pub const fn get_max_tokens(&self) -> u32 {
@@ -275,7 +275,7 @@ impl RetryThrottle {
     /// The tokens each success returns, as kept (rounded to thousandths).
     ///
     /// ```
-    /// use backoff_runtime::RetryThrottle;
+    /// use backoff_runtime::limits::RetryThrottle;
     /// assert_eq!(RetryThrottle::new(10, 0.1).get_token_ratio(), 0.1);
     /// assert_eq!(RetryThrottle::new(10, 0.0996).get_token_ratio(), 0.1);
     /// ```
@@ -287,7 +287,7 @@ impl RetryThrottle {
     /// The tokens in the bucket now (a multiple of a thousandth).
     ///
     /// ```
-    /// use backoff_runtime::RetryThrottle;
+    /// use backoff_runtime::limits::RetryThrottle;
     /// let throttle = RetryThrottle::new(10, 0.25);
     /// let _ = throttle.record_failure();
     /// assert_eq!(throttle.tokens(), 9.0);
@@ -303,7 +303,7 @@ impl RetryThrottle {
 /// Shows the settings and the tokens left now.
 ///
 /// ```
-/// let throttle = backoff_runtime::RetryThrottle::new(10, 0.1);
+/// let throttle = backoff_runtime::limits::RetryThrottle::new(10, 0.1);
 /// assert_eq!(
 ///     format!("{throttle:?}"),
 ///     "RetryThrottle { max_tokens: 10, token_ratio: 0.1, tokens: 10.0 }"
@@ -322,7 +322,7 @@ impl fmt::Debug for RetryThrottle {
 /// A value rejected by [`RetryThrottle::try_new`].
 ///
 /// ```
-/// use backoff_runtime::{RetryThrottle, ThrottleError};
+/// use backoff_runtime::limits::{RetryThrottle, ThrottleError};
 /// let error = RetryThrottle::try_new(1001, 0.1).err();
 /// assert_eq!(error, Some(ThrottleError::BadMaxTokens));
 /// assert_eq!(ThrottleError::BadMaxTokens.to_string(), "max_tokens must be between 1 and 1000");

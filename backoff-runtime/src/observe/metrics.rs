@@ -17,10 +17,10 @@
 //! | `backoff_attempts_per_call` | histogram | `function` | attempts each call took, give-ups included (0 for a call whose first attempt was refused) |
 //! | `backoff_retries_total` | counter | `function`, `wait` (`schedule`, `hint`) | retries, by where their wait came from: the schedule or the server's hint |
 //! | `backoff_wait_seconds` | histogram | `function` | the waits chosen, in seconds |
-//! | `backoff_budget_refusals_total` | counter | `budget` | retries a named [`RetryBudget`](crate::RetryBudget) or [`RetryThrottle`](crate::RetryThrottle) refused |
+//! | `backoff_budget_refusals_total` | counter | `budget` | retries a named [`RetryBudget`](crate::limits::RetryBudget) or [`RetryThrottle`](crate::limits::RetryThrottle) refused |
 //! | `backoff_budget_available_retries` | gauge | `budget` | retries a named budget would allow now, set each time it is asked |
 //! | `backoff_throttle_tokens` | gauge | `budget` | tokens left in a named throttle, set each time it is asked |
-//! | `backoff_circuit_state` | gauge | `breaker`, `state` (`closed`, `open`, `half_open`) | 1 for the state a named [`CircuitBreaker`](crate::CircuitBreaker) is in, 0 for the others, set at each change |
+//! | `backoff_circuit_state` | gauge | `breaker`, `state` (`closed`, `open`, `half_open`) | 1 for the state a named [`CircuitBreaker`](crate::limits::CircuitBreaker) is in, 0 for the others, set at each change |
 //! | `backoff_circuit_transitions_total` | counter | `breaker`, `to` | a named breaker's changes of state, by the state entered |
 //! | `backoff_injections_total` | counter | `injector`, `kind` (`fault`, `outcome`, `latency`) | what a fault injector (`chaos::Injector`, feature `chaos`) injected |
 //!
@@ -34,8 +34,8 @@
 //! BENCHMARKS.md. Each recorder is told what the series are (HELP text and
 //! units) the first time a thread records to it, recognised by its address:
 //! a recorder made later at the very address of one already told (a test's
-//! local recorder in a loop) gets every sample but may miss those lines. A limit is labelled by its `name` ([`RetryBudget::name`](crate::RetryBudget::name),
-//! [`RetryThrottle::name`](crate::RetryThrottle::name)); an unnamed limit reports
+//! local recorder in a loop) gets every sample but may miss those lines. A limit is labelled by its `name` ([`RetryBudget::name`](crate::limits::RetryBudget::name),
+//! [`RetryThrottle::name`](crate::limits::RetryThrottle::name)); an unnamed limit reports
 //! no series of its own (its refusals still count in `backoff_calls_total`
 //! with `reason="budget"`), so two unnamed limits never overwrite each
 //! other's gauge.

@@ -36,12 +36,12 @@ pub enum StopReason {
     /// `before_retry` action, whose time counts).
     Deadline,
     /// The limit given as `budget = ...` refused the retry: a
-    /// [`RetryBudget`](crate::RetryBudget) or a
-    /// [`RetryThrottle`](crate::RetryThrottle), whichever it is.
+    /// [`RetryBudget`](crate::limits::RetryBudget) or a
+    /// [`RetryThrottle`](crate::limits::RetryThrottle), whichever it is.
     Budget,
     /// The limiter given as `admission = ...` refused the next attempt (the
     /// first included: then no attempt ran, and the event's `attempts` is
-    /// 0): the call returns `E::from(`[`Refused`](crate::Refused)`)`
+    /// 0): the call returns `E::from(`[`Refused`](crate::limits::Refused)`)`
     /// without running the body again.
     Refused,
     /// The attempt had committed the call, then failed with a retryable

@@ -258,7 +258,7 @@ pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
 /// expansion asks ([`ask`](Self::ask)), holds it ([`held`](Self::held)),
 /// then hands it to [`succeeded`](Self::succeeded) or
 /// [`for_retries`](Self::for_retries); dropped by a panic in the body, it
-/// tells the limiter [`Ending::Panicked`](crate::Ending::Panicked).
+/// tells the limiter [`Ending::Panicked`](crate::limits::Ending::Panicked).
 pub struct FirstAdmitted<'a> {
     limit: &'a dyn AdmissionLimit,
     clock: Clock,

@@ -39,7 +39,7 @@
 //!   values (`Copy`, `PartialEq`), so a configuration struct that holds them
 //!   can derive `Clone`, `PartialEq` and `Debug`, and a reload can compare
 //!   the old settings with the new.
-//! - One setting makes many limiters: [`Keyed`](crate::Keyed) builds one per
+//! - One setting makes many limiters: [`Keyed`](crate::limits::Keyed) builds one per
 //!   host from a closure (`Keyed::new(move |_: &str| settings.build())`).
 //! - Writing a limiter back would have to choose between its settings and
 //!   its live counts; the settings are only what was set.

@@ -17,7 +17,8 @@ pub(crate) mod timeout;
 /// - A limit of your own names this type to build for both.
 ///
 /// ```
-/// use backoff_runtime::{Instant, RetryBudget, RetryLimit};
+/// use backoff_runtime::limits::{RetryBudget, RetryLimit};
+/// use backoff_runtime::Instant;
 ///
 /// let budget = RetryBudget::new();
 /// let now = Instant::now();

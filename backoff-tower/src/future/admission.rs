@@ -15,7 +15,7 @@ use crate::classify::{Classify as _, LayerClassify};
 use crate::held::AdmissionSlot;
 use crate::layer::{PerAttemptAdmission, RetryLayer};
 use backoff_runtime::__front_end::{Admitting, Charged, DefaultWait};
-use backoff_runtime::{Admission, Refused};
+use backoff_runtime::limits::{Admission, Refused};
 
 /// What the admission limiter made of an attempt.
 #[derive(Clone, Copy, Debug)]

@@ -1,7 +1,7 @@
 //! `cargo run --release -p backoff-simulator --example herd -- --out docs/img`: a deterministic
 //! retry-storm simulator driven by the runtime's real schedules
 //! ([`Policy::schedule_seeded`](backoff_runtime::Policy::schedule_seeded))
-//! and its [`RetryBudget`](backoff_runtime::RetryBudget), in virtual time.
+//! and its [`RetryBudget`](backoff_runtime::limits::RetryBudget), in virtual time.
 //!
 //! Three models (see `sim/contention.rs`, `sim/outage.rs` and
 //! `sim/layers.rs`):
@@ -14,8 +14,8 @@
 //!   comes back with limited capacity; offered against served load over
 //!   time, retry amplification, time to drain and requests given up, for each
 //!   jitter mode with no retry limit, a shared windowed
-//!   [`RetryBudget`](backoff_runtime::RetryBudget) and a shared
-//!   [`RetryThrottle`](backoff_runtime::RetryThrottle);
+//!   [`RetryBudget`](backoff_runtime::limits::RetryBudget) and a shared
+//!   [`RetryThrottle`](backoff_runtime::limits::RetryThrottle);
 //! - pacing every attempt: an overloaded backend (capacity below the
 //!   offered load for 30 s) and the outage's timeline, with no limit, the
 //!   budget and the throttle on retries, and the adaptive rate limiter and

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use backoff_runtime::{
+use backoff_runtime::limits::{
     AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, CircuitBreaker,
     Cooldown, Ending, Keyed, RetryBudget, RetryLimit, RetryThrottle,
 };
@@ -109,7 +109,7 @@ impl Inspect for CircuitBreaker {
     /// asked and one no call asked differ only in that, which the fresh
     /// call after the case compares by what each admits.)
     fn state(&self, _: Instant) -> String {
-        let closed = self.state() == backoff_runtime::CircuitState::Closed;
+        let closed = self.state() == backoff_runtime::limits::CircuitState::Closed;
         format!("closed {closed} {:?}", self.failures())
     }
 }
@@ -654,8 +654,8 @@ pub(super) enum Failure {
     Refused,
 }
 
-impl From<backoff_runtime::Refused> for Failure {
-    fn from(_: backoff_runtime::Refused) -> Self {
+impl From<backoff_runtime::limits::Refused> for Failure {
+    fn from(_: backoff_runtime::limits::Refused) -> Self {
         Failure::Refused
     }
 }

@@ -7,7 +7,8 @@
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
-use backoff_runtime::{CircuitBreaker, Jitter, Policy, Refused, RetryBudget, StopReason, retry};
+use backoff_runtime::limits::{CircuitBreaker, Refused, RetryBudget};
+use backoff_runtime::{Jitter, Policy, StopReason, retry};
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 use web_time::Instant;
 

@@ -17,9 +17,10 @@
 
 use std::time::{Duration, Instant};
 
-use backoff_runtime::{
-    AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Policy,
-    RetryBudget, RetryThrottle,
+use backoff_runtime::Policy;
+use backoff_runtime::limits::{
+    AdaptiveRateLimiter, AdaptiveThrottle, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, RetryBudget,
+    RetryThrottle,
 };
 
 use super::limit::{BudgetSetup, ThrottleSetup};

@@ -35,7 +35,8 @@
 
 use std::time::{Duration, Instant};
 
-use backoff_runtime::{AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd, Jitter, Policy};
+use backoff_runtime::limits::{AdaptiveRateLimiter, Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
+use backoff_runtime::{Jitter, Policy};
 
 use super::queue::EventQueue;
 use super::random::derive_seed;

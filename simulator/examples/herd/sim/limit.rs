@@ -14,7 +14,7 @@
 
 use std::time::{Duration, Instant};
 
-use backoff_runtime::{RetryBudget, RetryThrottle};
+use backoff_runtime::limits::{RetryBudget, RetryThrottle};
 
 /// The parameters of a shared [`RetryBudget`], applied with its builders.
 #[derive(Clone, Copy, Debug, PartialEq)]

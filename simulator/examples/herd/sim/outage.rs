@@ -8,8 +8,8 @@
 //! bucket holding at most `burst` tokens); a call above capacity fails like
 //! an overloaded server's 503. A failed request retries with the strategy
 //! and gives up when its retries run out, or when the shared retry limit
-//! (none, a [`RetryBudget`](backoff_runtime::RetryBudget) or a
-//! [`RetryThrottle`](backoff_runtime::RetryThrottle)) refuses the retry.
+//! (none, a [`RetryBudget`](backoff_runtime::limits::RetryBudget) or a
+//! [`RetryThrottle`](backoff_runtime::limits::RetryThrottle)) refuses the retry.
 //! New requests stop at `horizon`; the run ends when every request has
 //! finished.
 //!
