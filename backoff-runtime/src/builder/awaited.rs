@@ -136,7 +136,7 @@ impl<'a, Op, T, E, O, H, S, A> AwaitedCall<'a, Op, AwaitedKeys<T, E, O, H, S, A>
 where
     AwaitedKeys<T, E, O, H, S, A>: Parts<Hooks = H, Output = Result<T, E>>,
     O: Outcome<T, E>,
-    H: OwnedHooks<T, E, E, Out = O> + Marks,
+    H: OwnedHooks<T, E, E, Out = O>,
 {
     /// Takes `retry` apart: its keys, measured on `clock` (the loop's start
     /// taken when `needs_start`), and the sleep and action the future keeps

@@ -3,6 +3,7 @@
 //! A sync operation run until it succeeds or a stop rule
 //! holds.
 
+use crate::builder::flag::Flag;
 use crate::builder::owned::OwnedHooks;
 use crate::limits::admission::{Admitting, RefusedResult};
 use crate::limits::admission_limit::AdmissionLimit;
@@ -45,7 +46,7 @@ where
             config,
         } = self;
         let start = start_blocking(policy, budget, H::OBSERVES || A::SET, &config.sleep);
-        let first = match (H::ADMITS, admission, config.call.refused) {
+        let first = match (<H::Admitted as Flag>::ON, admission, config.call.refused) {
             (true, Some(limit), Some(refused)) => First::Admit(limit, refused),
             _ => {
                 crate::run::nested::enter_attempt();

@@ -10,6 +10,8 @@ pub trait Flag {
     const ON: bool;
     /// Where a `T` the key needs is kept: an `Option<T>`, or [`Nothing`].
     type Keep<T>: Slot<T>;
+    /// [`On`] when this key or `B` was given.
+    type Or<B: Flag>: Flag;
 }
 
 /// The key was given.
@@ -23,29 +25,13 @@ pub struct Off;
 impl Flag for On {
     const ON: bool = true;
     type Keep<T> = Option<T>;
+    type Or<B: Flag> = On;
 }
 
 impl Flag for Off {
     const ON: bool = false;
     type Keep<T> = Nothing;
-}
-
-/// Whether either of two keys was given.
-pub trait Or<B> {
-    /// [`On`] when either is.
-    type Out: Flag;
-}
-
-impl Or<Off> for Off {
-    type Out = Off;
-}
-
-impl Or<On> for Off {
-    type Out = On;
-}
-
-impl<B> Or<B> for On {
-    type Out = On;
+    type Or<B: Flag> = B;
 }
 
 /// A place that may hold a `T`.
@@ -114,7 +100,7 @@ mod tests {
         let mut not_given: Kept<Off, u8> = Slot::of(Some(3));
         assert_eq!(Slot::<u8>::get(&mut not_given), None);
         assert_eq!(Slot::<u8>::take(&mut not_given), None);
-        const { assert!(<<Off as Or<On>>::Out as Flag>::ON && <<On as Or<Off>>::Out as Flag>::ON) };
-        const { assert!(!<<Off as Or<Off>>::Out as Flag>::ON) };
+        const { assert!(<<Off as Flag>::Or<On> as Flag>::ON && <<On as Flag>::Or<Off> as Flag>::ON) };
+        const { assert!(!<<Off as Flag>::Or<Off> as Flag>::ON) };
     }
 }

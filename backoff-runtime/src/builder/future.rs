@@ -13,7 +13,7 @@ use crate::builder::awaited::{ActionFuture, AwaitedCall, Charge, Parts};
 use crate::builder::config::Config;
 use crate::builder::flag::Slot;
 use crate::builder::operation::Awaited;
-use crate::builder::owned::{Marks, OwnedHooks};
+use crate::builder::owned::OwnedHooks;
 use crate::builder::retry::Retry;
 use crate::limits::admission_limit::Admission;
 use crate::limits::limit::Charged;
@@ -126,7 +126,7 @@ where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
     O: Outcome<T, E>,
-    H: OwnedHooks<T, E, E, Out = O> + Marks,
+    H: OwnedHooks<T, E, E, Out = O>,
     S: IntoTimer<Timer: DefaultAsyncSleep>,
     A: AsyncAction<O>,
     A::Future: Future<Output = ()>,
@@ -153,7 +153,7 @@ where
     Op: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
     O: Outcome<T, E>,
-    H: OwnedHooks<T, E, E, Out = O> + Marks,
+    H: OwnedHooks<T, E, E, Out = O>,
     S: IntoTimer,
     A: AsyncAction<O>,
     A::Future: Future<Output = ()>,

@@ -181,7 +181,7 @@ impl<Op, Fut, C: HedgeParts> core::fmt::Debug for HedgedFuture<'_, Op, Fut, C> {
 
 impl<'a, Op, Fut, T, E, O, H, S> IntoFuture for Hedged<'a, Op, Config<Awaited, T, E, O, H, S, NoAction>>
 where
-    H: OwnedHooks<T, E, E, Out = O> + Marks,
+    H: OwnedHooks<T, E, E, Out = O>,
     O: Outcome<T, E>,
     S: IntoTimer<Timer: DefaultAsyncSleep>,
     Op: FnMut() -> Fut,
@@ -213,7 +213,7 @@ where
 
 impl<Op, Fut, T, E, O, H, S> Future for HedgedFuture<'_, Op, Fut, Config<Awaited, T, E, O, H, S, NoAction>>
 where
-    H: OwnedHooks<T, E, E, Out = O> + Marks,
+    H: OwnedHooks<T, E, E, Out = O>,
     O: Outcome<T, E>,
     S: IntoTimer,
     Op: FnMut() -> Fut,

@@ -7,14 +7,14 @@
 use core::marker::PhantomData;
 use core::time::Duration;
 
-use crate::builder::flag::{Flag, Off, On, Or};
+use crate::builder::flag::{Flag, Off, On};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::run::hooks::Hooks;
 
 /// Hooks the builder owns, lent to the loop as references: `O` is the
 /// outcome the observers see before this hook is added, [`Out`](Self::Out)
 /// after it (only `retry_if_ok` changes it).
-pub trait OwnedHooks<T, E, O> {
+pub trait OwnedHooks<T, E, O>: Marks {
     /// The outcome the observers see once this hook is added.
     type Out;
     /// Whether an observer (`on_retry`, `on_give_up`, `on_success`) is
@@ -24,8 +24,6 @@ pub trait OwnedHooks<T, E, O> {
     const OBSERVES_SUCCESS: bool = false;
     /// Whether `retry_if_ok` is among them (an `Ok` may be pending).
     const JUDGES_VALUES: bool = false;
-    /// Whether `admission` was given: a call without it never asks.
-    const ADMITS: bool = false;
     /// `hooks` with these hooks lent to it.
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, Self::Out>;
 }
@@ -57,13 +55,9 @@ impl Marks for NoHooks {
     type Admitted = Off;
 }
 
-impl<Earlier: Marks, Added: Marks> Marks for (Earlier, Added)
-where
-    Earlier::Budgeted: Or<Added::Budgeted>,
-    Earlier::Admitted: Or<Added::Admitted>,
-{
-    type Budgeted = <Earlier::Budgeted as Or<Added::Budgeted>>::Out;
-    type Admitted = <Earlier::Admitted as Or<Added::Admitted>>::Out;
+impl<Earlier: Marks, Added: Marks> Marks for (Earlier, Added) {
+    type Budgeted = <Earlier::Budgeted as Flag>::Or<Added::Budgeted>;
+    type Admitted = <Earlier::Admitted as Flag>::Or<Added::Admitted>;
 }
 
 impl<T, E, O, Earlier, Added> OwnedHooks<T, E, O> for (Earlier, Added)
@@ -75,7 +69,6 @@ where
     const OBSERVES: bool = Earlier::OBSERVES || Added::OBSERVES;
     const OBSERVES_SUCCESS: bool = Earlier::OBSERVES_SUCCESS || Added::OBSERVES_SUCCESS;
     const JUDGES_VALUES: bool = Earlier::JUDGES_VALUES || Added::JUDGES_VALUES;
-    const ADMITS: bool = Earlier::ADMITS || Added::ADMITS;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, Added::Out> {
@@ -108,7 +101,6 @@ impl<B: Flag, A: Flag> Marks for Mark<B, A> {
 
 impl<T, E, O, B: Flag, A: Flag> OwnedHooks<T, E, O> for Mark<B, A> {
     type Out = O;
-    const ADMITS: bool = A::ON;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn lend<'h>(&'h self, hooks: Hooks<'h, T, E, O>) -> Hooks<'h, T, E, O> {
