@@ -19,7 +19,7 @@ use super::codes;
 use super::ending::{End, ending};
 use super::layer::{GrpcRetryLayer, Keys, Methods};
 use super::wire::{self, ThrottleFeed};
-use backoff_runtime::__front_end::{Clock, DefaultWait};
+use backoff_runtime::__front_end::DefaultWait;
 use backoff_runtime::StopReason;
 use backoff_runtime::limits::RetryLimit;
 use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest, RetriedCall};
@@ -336,7 +336,7 @@ where
                 };
                 let left = retried
                     .started_at()
-                    .map(|start| (start + deadline).saturating_duration_since(Clock::ASYNC.now()));
+                    .map(|start| (start + deadline).saturating_duration_since(DefaultWait::CLOCK.now()));
                 // The deadline stopped the retries, or it passed while the
                 // last attempts ran (the channel cut them there, as
                 // `CANCELLED`): A6 ends the call `DEADLINE_EXCEEDED`.

@@ -7,19 +7,16 @@
 //! front end's layer instead.
 
 pub use crate::limits::admission::{AdmissionProgress, Admitting};
-pub use crate::limits::limit::{Charged, Limit};
+pub use crate::limits::limit::Charged;
 pub use crate::observe::conventions::{Conventions, SemanticConventions};
 pub use crate::observe::site::Site;
 pub use crate::observe::trace::{ReportFn, ResendSpan};
-pub use crate::run::attempt::AttemptSource;
 pub use crate::run::driver::{HedgeStep, Loop};
 pub use crate::run::hedge::HedgeAttempts;
 pub use crate::run::hooks::Hooks;
 pub use crate::run::invocation::CallNonce;
 pub use crate::run::nested::NestedAttempt;
-pub use crate::run::pushback::Pushback;
 pub use crate::schedule::grammar::excerpt;
-pub use crate::time::clock::Clock;
 pub use crate::time::default_wait::DefaultWait;
 pub use crate::time::timeout::Timed;
 

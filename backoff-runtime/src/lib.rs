@@ -40,6 +40,8 @@
 //!   (the adaptive limiters, the circuit breaker, the cooldown);
 //! - the attempt's context: [`Attempt`], [`InvocationId`];
 //! - the events: [`RetryEvent`], [`GiveUp`], [`Success`], [`StopReason`];
+//! - a server's instruction that overrides the schedule: [`Pushback`]
+//!   (the front ends read it from their protocol's answers);
 //! - a timed-out attempt: [`Elapsed`];
 //! - the clocks' instant, native or web: [`Instant`];
 //! - fault injection: the [`chaos`] module (feature `chaos`);
@@ -113,6 +115,7 @@ pub use crate::builder::config::Config;
 pub use crate::builder::operation::{Awaited, Blocking};
 pub use crate::observe::events::{GiveUp, RetryEvent, Success};
 pub use crate::observe::stop::StopReason;
+pub use crate::run::pushback::Pushback;
 pub use crate::run::attempt::{Attempt, InvocationId};
 pub use crate::schedule::backoff::Schedule;
 /// ```

@@ -37,9 +37,9 @@ use crate::__grpc::RetriedCall;
 use crate::classify::{Classify as _, LayerClassify};
 use crate::held::AdmissionSlot;
 use crate::layer::{PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
-use backoff_runtime::__front_end::{AttemptSource, CallNonce, Loop, NestedAttempt, Timed};
+use backoff_runtime::__front_end::{CallNonce, Loop, NestedAttempt, Timed};
 use backoff_runtime::__front_end::{Charged, ResendSpan};
-use backoff_runtime::__front_end::{Clock, DefaultWait};
+use backoff_runtime::__front_end::DefaultWait;
 use backoff_runtime::StopReason;
 use backoff_runtime::limits::{Refused, RetryLimit};
 
@@ -254,12 +254,12 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> ResponseFuture<S, Req, L> {
             }
         };
         let driver = if config.calls.reads_start || policy.get_max_elapsed().is_some() {
-            Loop::start(Clock::ASYNC, Some(policy), limit_of(config), true)
+            Loop::start(DefaultWait::CLOCK, Some(policy), limit_of(config), true)
         } else {
-            Loop::unstarted(Clock::ASYNC)
+            Loop::unstarted(DefaultWait::CLOCK)
         };
         let start = match driver.start_instant() {
-            None if L::Classify::READS_ATTEMPT_TIME => Some(Clock::ASYNC.now()),
+            None if L::Classify::READS_ATTEMPT_TIME => Some(DefaultWait::CLOCK.now()),
             start => start,
         };
         let call = CallNonce::next();
@@ -268,7 +268,7 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> ResponseFuture<S, Req, L> {
             let retry = Retrying::new(service, layer, request, (driver, held), call, start, 0);
             return retry.held(refused);
         }
-        let first = AttemptSource::nth(policy, call, start, Clock::ASYNC, 1);
+        let first = call.nth_attempt(policy, start, DefaultWait::CLOCK, 1);
         let response = service.call(config.classify.replay(&request, &first));
         let phase = if config.calls.hedge_after.is_some() {
             Phase::HedgedFirst {

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use backoff_runtime::__front_end::{AdmissionProgress, Admitting, Clock};
+use backoff_runtime::__front_end::{AdmissionProgress, Admitting, DefaultWait};
 use backoff_runtime::limits::AdmissionLimit;
 
 use crate::layer::{NoAdmission, RetryLayer, WithAdmission};
@@ -54,7 +54,7 @@ impl Drop for AdmissionHold {
             if self.progress.holds() {
                 let progress = core::mem::take(&mut self.progress);
                 drop(
-                    Admitting::of_dyn(&*limit, Clock::ASYNC)
+                    Admitting::of_dyn(&*limit, DefaultWait::CLOCK)
                         .after(self.attempts)
                         .resuming(progress)
                         .keyed(self.key.as_deref()),
@@ -90,7 +90,7 @@ impl AdmissionHold {
         if self.key.is_none() {
             self.key = key().map(Box::from);
         }
-        let mut admitting = Admitting::of_dyn(&**limit, Clock::ASYNC)
+        let mut admitting = Admitting::of_dyn(&**limit, DefaultWait::CLOCK)
             .after(attempts)
             .resuming(self.progress)
             .keyed(self.key.as_deref());

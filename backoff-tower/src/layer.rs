@@ -11,7 +11,6 @@ use std::sync::Arc;
 use crate::classify::Classified;
 use crate::held::AdmissionSlot;
 use crate::http::HttpRetry;
-use backoff_runtime::__front_end::Limit;
 use backoff_runtime::__front_end::{Loop, Site};
 use backoff_runtime::Elapsed;
 use backoff_runtime::Policy;
@@ -413,7 +412,7 @@ impl<C: Clone, T: Clone, A: Clone> RetryLayer<C, T, A> {
     /// [`shared`](Self::shared), of a layer made for it.
     pub(super) fn into_shared(mut self) -> Arc<Self> {
         let calls = &mut self.calls;
-        let budget = calls.budget.as_ref().map(Limit::of);
+        let budget = calls.budget.as_deref().map(|budget| budget as &dyn RetryLimit);
         calls.reads_start = Loop::start_needed(&calls.policy, budget, calls.observers.any());
         Arc::new(self)
     }

@@ -126,23 +126,9 @@ pub use self::replay::{Replay, ReplayBody, ReplayError, ReplayLimits};
 pub use self::service::{BoxError, BoxErrors, BoxErrorsFuture, BoxesErrors, RetryService};
 pub use self::streaming::{StreamingResponseFuture, StreamingRetryLayer, StreamingRetryService};
 
-/// A server's instruction that overrides the schedule after a failure
-/// (gRPC's `grpc-retry-pushback-ms`), as [`Classify::pushback`] reads it.
-///
-/// Unlike a hint ([`Classify::error_hint`]), an exact wait is not capped by
-/// `max_backoff`, and the schedule restarts from `initial_backoff` after
-/// it; a refusal ends the call (reported as
-/// [`StopReason::Permanent`](backoff_runtime::StopReason::Permanent)) once
-/// a limit has counted the failure.
-///
-/// ```
-/// use backoff_tower::Pushback;
-/// use std::time::Duration;
-///
-/// let at_once = Pushback::After(Duration::ZERO);
-/// assert_ne!(at_once, Pushback::Stop);
-/// ```
-pub type Pushback = backoff_runtime::__front_end::Pushback;
+// The server's instruction that [`Classify::pushback`] reads: the
+// runtime's, whose driver follows it.
+pub use backoff_runtime::Pushback;
 
 /// What `backoff-grpc` builds on: not public API, hidden from the docs, and
 /// free to change in any release (`backoff-grpc` pins this crate's exact

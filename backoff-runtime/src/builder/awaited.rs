@@ -14,7 +14,7 @@ use crate::builder::operation::Awaited;
 use crate::builder::owned::{Marks, OwnedHooks};
 use crate::builder::retry::Retry;
 use crate::limits::admission::{Admitting, RefusedResult};
-use crate::limits::limit::{Charged, Limit, RetryLimit};
+use crate::limits::limit::{Charged, RetryLimit};
 use crate::run::driver::{Loop, NextAttempt};
 use crate::run::nested::NestedAttempt;
 use crate::run::outcome::Outcome;
@@ -115,7 +115,7 @@ pub(crate) struct AwaitedCall<'a, Op, C: Parts> {
     pub(crate) policy: &'a Policy,
     /// The budget: read through [`budget`](Self::budget), `None` (at
     /// compile time) unless given.
-    budget: Option<Limit<'a>>,
+    budget: Option<&'a dyn RetryLimit>,
     pub(crate) op: Op,
     pub(crate) hooks: C::Hooks,
     pub(crate) identity: Identity,
@@ -206,7 +206,7 @@ where
 
     /// The budget, `None` at compile time unless given.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn budget(&self) -> Option<Limit<'a>> {
+    pub(crate) fn budget(&self) -> Option<&'a dyn RetryLimit> {
         if <H::Budgeted as Flag>::ON { self.budget } else { None }
     }
 

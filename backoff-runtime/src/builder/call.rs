@@ -7,7 +7,7 @@ use crate::builder::flag::Flag;
 use crate::builder::owned::OwnedHooks;
 use crate::limits::admission::{Admitting, RefusedResult};
 use crate::limits::admission_limit::AdmissionLimit;
-use crate::limits::limit::Limit;
+use crate::limits::limit::RetryLimit;
 use crate::observe::site::Site;
 use crate::run::blocking::{BlockingParts, first_success, refused_first_blocking, settle_blocking, start_blocking};
 use crate::run::outcome::Outcome;
@@ -87,7 +87,7 @@ where
     #[inline(never)]
     fn call_settling(
         policy: &Policy,
-        budget: Option<Limit<'_>>,
+        budget: Option<&dyn RetryLimit>,
         start: Option<crate::time::Instant>,
         (hooks, identity, sleep, mut action): (H, Identity, S, A),
         first: First<'_, T, E>,

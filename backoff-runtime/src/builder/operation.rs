@@ -7,6 +7,7 @@ use core::future::Future;
 
 use crate::run::attempt::Attempt;
 use crate::time::clock::Clock;
+use crate::time::default_wait::DefaultWait;
 
 /// Marks an operation that returns a `Result` (run with [`Retry::call`](crate::Retry::call)).
 #[derive(Debug)]
@@ -81,7 +82,7 @@ where
     type Ok = T;
     type Error = E;
     type Output = Fut;
-    const CLOCK: Clock = Clock::ASYNC;
+    const CLOCK: Clock = DefaultWait::CLOCK;
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn run(&mut self, attempt: Attempt) -> Fut {

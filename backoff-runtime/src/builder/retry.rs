@@ -16,7 +16,7 @@ use crate::builder::owned::{
     SlowDownIf,
 };
 use crate::limits::admission_limit::AdmissionLimit;
-use crate::limits::limit::{Limit, RetryLimit};
+use crate::limits::limit::RetryLimit;
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::run::attempt::AttemptSource;
 use crate::schedule::policy::Policy;
@@ -144,7 +144,7 @@ impl Policy {
 pub struct Retry<'a, Op, C> {
     pub(crate) policy: &'a Policy,
     pub(crate) op: Op,
-    pub(crate) budget: Option<Limit<'a>>,
+    pub(crate) budget: Option<&'a dyn RetryLimit>,
     /// The limit of `admission`, asked before every attempt.
     pub(crate) admission: Option<&'a dyn AdmissionLimit>,
     pub(crate) config: C,
@@ -168,7 +168,7 @@ impl<Op, C: core::fmt::Debug> core::fmt::Debug for Retry<'_, Op, C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Retry")
             .field("policy", self.policy)
-            .field("budget", &self.budget)
+            .field("budget", &self.budget.map(|_| format_args!("RetryLimit")))
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
@@ -226,7 +226,7 @@ impl<'a, Op, K, T, E, O, H, S, A> Retry<'a, Op, Config<K, T, E, O, H, S, A>> {
     /// assert_eq!((result, calls), (Err(()), 1), "an empty budget refuses every retry");
     /// ```
     pub fn budget<B: RetryLimit>(mut self, budget: &'a B) -> Retry<'a, Op, Config<K, T, E, O, (H, Budgeted), S, A>> {
-        self.budget = Some(Limit::of(budget));
+        self.budget = Some(budget);
         self.add(Budgeted::NEW)
     }
 

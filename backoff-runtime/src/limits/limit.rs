@@ -4,7 +4,7 @@
 //! plus a floor per second, over a sliding window) and a [`RetryThrottle`]
 //! (gRPC's token bucket: failures take tokens, successes return some, retries
 //! stop below half); the trait is open, so an AWS-style retry quota is a type
-//! of your own. The loop asks whichever it is through [`Limit`], in the same
+//! of your own. The loop asks whichever it is as a `&dyn RetryLimit`, in the same
 //! places.
 //!
 //! What paces every attempt (`admission = ...`) is the other trait,
@@ -223,65 +223,11 @@ impl<L: RetryLimit> Drop for Charged<L> {
     }
 }
 
-/// The limit of one call, borrowed for the call.
-#[derive(Clone, Copy)]
-pub struct Limit<'a>(&'a dyn RetryLimit);
-
-impl core::fmt::Debug for Limit<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("Limit")
-    }
-}
-
-impl<'a> Limit<'a> {
-    /// `limit`, borrowed for the call.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn of<L: RetryLimit>(limit: &'a L) -> Self {
-        Limit(limit)
-    }
-
-    /// Whether the limit needs the call's start instant.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn reads_clock(self) -> bool {
-        self.0.reads_clock()
-    }
-
-    /// A call started at `now`.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn call_started(self, now: Instant) {
-        self.0.call_started(now);
-    }
-
-    /// An attempt failed with a retryable error.
-    #[inline]
-    pub(crate) fn failed(self) {
-        self.0.failed();
-    }
-
-    /// Whether the retry may happen, checked last.
-    #[inline]
-    pub(crate) fn allows_retry(self, now: impl FnOnce() -> Instant) -> bool {
-        self.0.try_retry(now())
-    }
-
-    /// The limit itself.
-    #[inline]
-    pub(crate) fn as_dyn(self) -> &'a dyn RetryLimit {
-        self.0
-    }
-
-    /// An attempt succeeded.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn succeeded(self) {
-        self.0.succeeded();
-    }
-}
-
 /// The limit of `budget = EXPR`, borrowed for the call: carries the
 /// [`RetryLimit`] bound, whose message is in the user's words.
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub fn budget_of<L: RetryLimit>(limit: &L) -> Limit<'_> {
-    Limit::of(limit)
+pub fn budget_of<L: RetryLimit>(limit: &L) -> &dyn RetryLimit {
+    limit
 }
 
 #[cfg(test)]
@@ -333,7 +279,7 @@ mod tests {
         let budget = RetryBudget::new().ratio(0.0).min_per_second(1);
         let now = Instant::now();
         assert_eq!((0..100).filter(|_| budget.try_retry(now)).count(), 10);
-        drop(Charged::new(Limit::of(&budget).as_dyn(), now));
+        drop(Charged::new(&budget as &dyn RetryLimit, now));
         assert!(budget.try_retry(now));
         assert!(!budget.try_retry(now));
     }

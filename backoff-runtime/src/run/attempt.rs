@@ -259,6 +259,33 @@ impl fmt::Debug for InvocationId {
     }
 }
 
+impl CallNonce {
+    /// The attempt `number` (1-based) of this call under `policy`, started
+    /// at `start`: the one the call's [`AttemptSource`] would give. For a
+    /// front end that keeps only the call's nonce and start between
+    /// attempts (the tower layer's future, which then stores two words, not
+    /// a whole source, on its happy path).
+    ///
+    /// ```
+    /// use backoff_runtime::__front_end::{CallNonce, DefaultWait};
+    /// use backoff_runtime::Policy;
+    ///
+    /// let call = CallNonce::next();
+    /// let policy = Policy::new().max_retries(3);
+    /// let second = call.nth_attempt(&policy, None, DefaultWait::CLOCK, 2);
+    /// assert_eq!((second.number(), second.retries_left()), (2, 2));
+    /// assert_eq!(second.invocation_id(), call.nth_attempt(&policy, None, DefaultWait::CLOCK, 1).invocation_id());
+    /// ```
+    #[must_use]
+    #[inline]
+    pub fn nth_attempt(self, policy: &Policy, start: Option<Instant>, clock: Clock, number: u32) -> Attempt {
+        let mut attempt = AttemptSource::of_call(policy, self, start, clock).next;
+        attempt.number = number;
+        attempt.retries_left = policy.max_retries.saturating_sub(number.saturating_sub(1));
+        attempt
+    }
+}
+
 /// Makes the [`Attempt`] of each attempt of one call: built once per call
 /// (the call's unique number, from which the invocation id is computed when
 /// read, the start and the deadline), stepped once per attempt. Built by the `#[retry(context = ...)]` expansion and
@@ -311,20 +338,6 @@ impl AttemptSource {
             },
             max_retries: policy.max_retries,
         }
-    }
-
-    /// The attempt `number` (1-based) of the call `call` under `policy`,
-    /// started at `start`: the one [`next_attempt`](Self::next_attempt)
-    /// would give. For a front end that keeps only the call's nonce and
-    /// start between attempts (the tower layer's future, which then stores
-    /// two words, not a whole source, on its happy path).
-    #[must_use]
-    #[inline]
-    pub fn nth(policy: &Policy, call: CallNonce, start: Option<Instant>, clock: Clock, number: u32) -> Attempt {
-        let mut attempt = Self::of_call(policy, call, start, clock).next;
-        attempt.number = number;
-        attempt.retries_left = policy.max_retries.saturating_sub(number.saturating_sub(1));
-        attempt
     }
 
     /// The next attempt's context.

@@ -6,7 +6,7 @@
 
 use crate::limits::admission::{Admitting, FromRefused, Refused, RefusedResult};
 use crate::limits::admission_limit::{Admission, AdmissionLimit, AdmissionRequest, AttemptEnd};
-use crate::limits::limit::Limit;
+use crate::limits::limit::RetryLimit;
 use crate::observe::events::{RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::run::decide::{FailedAttempt, RetryState};
@@ -24,7 +24,7 @@ use crate::time::sleep::BlockingSleep;
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub fn start_blocking<S: BlockingSleep>(
     policy: &Policy,
-    budget: Option<Limit<'_>>,
+    budget: Option<&dyn RetryLimit>,
     needs_start: bool,
     sleeper: &S,
 ) -> Option<Instant> {
@@ -35,7 +35,7 @@ pub fn start_blocking<S: BlockingSleep>(
 /// [`Loop::succeeded`](crate::run::driver::Loop::succeeded) does, before any loop state exists.
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub fn first_success<S: BlockingSleep>(
-    budget: Option<Limit<'_>>,
+    budget: Option<&dyn RetryLimit>,
     sleeper: &S,
     start: Option<Instant>,
     site: &Site,
@@ -125,7 +125,7 @@ impl<T, E, O> core::fmt::Debug for BlockingParts<'_, T, E, O> {
 #[inline]
 pub(crate) fn settle_blocking<T, E, O: Outcome<T, E>>(
     policy: &Policy,
-    budget: Option<Limit<'_>>,
+    budget: Option<&dyn RetryLimit>,
     start: Option<Instant>,
     hooks: &Hooks<'_, T, E, O>,
     result: Result<T, E>,
@@ -158,7 +158,7 @@ pub(crate) fn settle_blocking<T, E, O: Outcome<T, E>>(
 #[inline(never)]
 pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
     policy: &Policy,
-    budget: Option<Limit<'_>>,
+    budget: Option<&dyn RetryLimit>,
     start: Option<Instant>,
     hooks: &Hooks<'_, T, E, O>,
     first: O,
@@ -231,7 +231,7 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
 #[allow(clippy::too_many_arguments)]
 pub fn retry_blocking_owned<T, E, O: Outcome<T, E>>(
     policy: &Policy,
-    budget: Option<Limit<'_>>,
+    budget: Option<&dyn RetryLimit>,
     start: Option<Instant>,
     hooks: &Hooks<'_, T, E, O>,
     first: O,

@@ -5,7 +5,7 @@
 
 use core::time::Duration;
 
-use crate::limits::limit::{Charged, Limit, RetryLimit};
+use crate::limits::limit::{Charged, RetryLimit};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::observe::stop::StopReason;
@@ -54,8 +54,8 @@ pub(crate) struct Hedging {
 /// knows whether its policy's deadline or a hook needs it (`needs_start`):
 /// else only a limit that reads the clock does.
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn reads_clock(budget: Option<Limit<'_>>, needs_start: bool) -> bool {
-    needs_start || budget.is_some_and(Limit::reads_clock)
+pub(crate) fn reads_clock(budget: Option<&dyn RetryLimit>, needs_start: bool) -> bool {
+    needs_start || budget.is_some_and(|limit| limit.reads_clock())
 }
 
 /// The start instant of a call, read only when `policy`'s `max_elapsed`, a
@@ -67,7 +67,7 @@ pub(crate) fn reads_clock(budget: Option<Limit<'_>>, needs_start: bool) -> bool 
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn read_start(
     policy: Option<&Policy>,
-    budget: Option<Limit<'_>>,
+    budget: Option<&dyn RetryLimit>,
     clock: Clock,
     needs_start: bool,
 ) -> Option<Instant> {
@@ -87,7 +87,7 @@ pub(crate) fn read_start(
 /// call that sent nothing (refused, never polled, dropped before it
 /// answered) counts nothing.
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn count_call(budget: Option<Limit<'_>>, start: Option<Instant>) {
+pub(crate) fn count_call(budget: Option<&dyn RetryLimit>, start: Option<Instant>) {
     if let (Some(budget), Some(start)) = (budget, start) {
         if budget.reads_clock() {
             budget.call_started(start);
@@ -114,7 +114,7 @@ impl RetryState {
     /// it (or none): the limit counts the call at once, from that instant
     /// (no second read of the clock, no decoding of the start later).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn sent_at_start(clock: Clock, start: Option<Instant>, budget: Option<Limit<'_>>) -> Self {
+    pub(crate) fn sent_at_start(clock: Clock, start: Option<Instant>, budget: Option<&dyn RetryLimit>) -> Self {
         let mut state = Self::with_start(clock, start);
         if budget.is_some() {
             state.backoff.mark_counted();
@@ -161,7 +161,7 @@ impl RetryState {
     pub(crate) fn decide_reporting<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
-        budget: Option<Limit<'_>>,
+        budget: Option<&dyn RetryLimit>,
         failure: FailedAttempt<'_, O>,
         hooks: &Hooks<'_, T, E, O>,
         keep_event: bool,
@@ -191,7 +191,7 @@ impl RetryState {
     pub(crate) fn decide_hedge<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
-        budget: Option<Limit<'_>>,
+        budget: Option<&dyn RetryLimit>,
         hooks: &Hooks<'_, T, E, O>,
         (error, gave_up_below): (&O, bool),
         hedging: Hedging,
@@ -236,7 +236,7 @@ impl RetryState {
     /// than `max_retries + 1` attempts started, `max_elapsed` not passed,
     /// and the budget (or throttle) allows it as it would a retry. A hedge
     /// that starts counts as a retry made (`wait = "hedge"` in metrics).
-    pub(crate) fn may_hedge(&mut self, policy: &Policy, budget: Option<Limit<'_>>, site: &Site) -> bool {
+    pub(crate) fn may_hedge(&mut self, policy: &Policy, budget: Option<&dyn RetryLimit>, site: &Site) -> bool {
         if self.backoff.retries() >= policy.max_retries {
             return false;
         }
@@ -248,7 +248,7 @@ impl RetryState {
         self.answered(budget);
         if let Some(budget) = budget {
             let timeline = self.timeline;
-            if !budget.allows_retry(|| timeline.now()) {
+            if !budget.try_retry(timeline.now()) {
                 return false;
             }
             // Held until the hedge is sent ([`sent`](Self::sent)).
@@ -269,8 +269,8 @@ impl RetryState {
     /// The retry (or hedge) the limit allowed last, held until it is sent,
     /// taken out of the state as a [`Charged`]: gives it back when dropped
     /// unsent. `None` when none is held.
-    pub(crate) fn take_charge<'a>(&mut self, budget: Option<Limit<'a>>) -> Option<Charged<&'a dyn RetryLimit>> {
-        self.take_charge_with(|| budget.map(Limit::as_dyn))
+    pub(crate) fn take_charge<'a>(&mut self, budget: Option<&'a dyn RetryLimit>) -> Option<Charged<&'a dyn RetryLimit>> {
+        self.take_charge_with(|| budget)
     }
 
     /// [`take_charge`](Self::take_charge) for a limit the caller owns (the
@@ -289,7 +289,7 @@ impl RetryState {
     /// The retry (or hedge) the limit allowed last will not be sent (the
     /// admission limiter refused it, or the call was dropped): `budget`
     /// gets it back.
-    pub(crate) fn refund_unsent(&mut self, budget: Option<Limit<'_>>) {
+    pub(crate) fn refund_unsent(&mut self, budget: Option<&dyn RetryLimit>) {
         drop(self.take_charge(budget));
     }
 
@@ -297,7 +297,7 @@ impl RetryState {
     /// first answer, or its first hedge's question): the limit counts the
     /// call, once ([`count_call`]).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn answered(&mut self, budget: Option<Limit<'_>>) {
+    fn answered(&mut self, budget: Option<&dyn RetryLimit>) {
         if budget.is_some() && !self.backoff.counted() {
             self.backoff.mark_counted();
             count_call(budget, self.timeline.start());
@@ -386,7 +386,7 @@ impl RetryState {
     pub(crate) fn committed<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
-        budget: Option<Limit<'_>>,
+        budget: Option<&dyn RetryLimit>,
         error: &O,
         hooks: &Hooks<'_, T, E, O>,
         hedged: bool,
@@ -470,7 +470,7 @@ impl RetryState {
     /// listen (the report is out of line: a first-attempt success with none
     /// of them costs a few branches here).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn success(&mut self, budget: Option<Limit<'_>>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
+    pub(crate) fn success(&mut self, budget: Option<&dyn RetryLimit>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
         crate::run::nested::mark_succeeded();
         if let Some(limit) = budget {
             self.answered(budget);
@@ -485,7 +485,7 @@ impl RetryState {
     /// its first is a hedge, whether the delay or a failure started it.
     pub(crate) fn success_hedged(
         &mut self,
-        budget: Option<Limit<'_>>,
+        budget: Option<&dyn RetryLimit>,
         site: &Site,
         on_success: Option<&dyn Fn(&Success)>,
     ) {
@@ -505,7 +505,7 @@ impl RetryState {
     /// success is reported, so the happy path stays a branch.
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn first_success(
-        budget: Option<Limit<'_>>,
+        budget: Option<&dyn RetryLimit>,
         clock: Clock,
         start: Option<Instant>,
         site: &Site,
@@ -555,7 +555,7 @@ impl RetryState {
     fn next_wait<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
-        budget: Option<Limit<'_>>,
+        budget: Option<&dyn RetryLimit>,
         error: &O,
         gave_up_below: bool,
         hooks: &Hooks<'_, T, E, O>,
@@ -613,7 +613,7 @@ impl RetryState {
         // Checked last, so no budget is spent on a retry that would not happen.
         if let Some(budget) = limit {
             let timeline = self.timeline;
-            if !budget.allows_retry(|| timeline.now()) {
+            if !budget.try_retry(timeline.now()) {
                 return Err(StopReason::Budget);
             }
             // Held until the retry is sent ([`sent`](Self::sent)).

@@ -15,7 +15,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::limits::admission::Admitting;
-use crate::limits::limit::{Charged, Limit, RetryLimit};
+use crate::limits::limit::{Charged, RetryLimit};
 use crate::observe::events::{RetryEvent, Success};
 use crate::observe::site::Site;
 use crate::run::attempt::AttemptSource;
@@ -135,7 +135,7 @@ impl Loop {
     /// says so in `needs_start` (an expansion of literal keys, which names
     /// its policy only where an attempt is decided).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn start(clock: Clock, policy: Option<&Policy>, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
+    pub fn start(clock: Clock, policy: Option<&Policy>, budget: Option<&dyn RetryLimit>, needs_start: bool) -> Self {
         Loop {
             state: RetryState::with_start(clock, read_start(policy, budget, clock, needs_start)),
         }
@@ -146,7 +146,7 @@ impl Loop {
     /// in the same poll. The limit counts the call now, from the start
     /// just read (elsewhere it counts it at its first answer).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn start_sent(clock: Clock, policy: Option<&Policy>, budget: Option<Limit<'_>>, needs_start: bool) -> Self {
+    pub fn start_sent(clock: Clock, policy: Option<&Policy>, budget: Option<&dyn RetryLimit>, needs_start: bool) -> Self {
         let start = read_start(policy, budget, clock, needs_start);
         Loop {
             state: RetryState::sent_at_start(clock, start, budget),
@@ -163,7 +163,7 @@ impl Loop {
     /// Whether a call's start must be read when it starts: `max_elapsed`, a
     /// limit that reads the clock, or a hook (`needs_start`) needs it.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn start_needed(policy: &Policy, budget: Option<Limit<'_>>, needs_start: bool) -> bool {
+    pub fn start_needed(policy: &Policy, budget: Option<&dyn RetryLimit>, needs_start: bool) -> bool {
         reads_clock(budget, needs_start || policy.max_elapsed.is_some())
     }
 
@@ -198,7 +198,7 @@ impl Loop {
     /// back, and metrics, tracing and `on_success` hear of it when they
     /// listen. The expansion writes this call on its success path.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn succeeded(&mut self, budget: Option<Limit<'_>>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
+    pub fn succeeded(&mut self, budget: Option<&dyn RetryLimit>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
         self.state.success(budget, site, on_success);
     }
 
@@ -213,7 +213,7 @@ impl Loop {
         &mut self,
         _mode: M,
         policy: &Policy,
-        budget: Option<Limit<'_>>,
+        budget: Option<&dyn RetryLimit>,
         hooks: &Hooks<'_, T, E, O>,
         outcome: O,
         gave_up_below: bool,
@@ -240,7 +240,7 @@ impl Loop {
         &mut self,
         mode: M,
         policy: &Policy,
-        budget: Option<Limit<'_>>,
+        budget: Option<&dyn RetryLimit>,
         admitting: &mut Admitting<'_>,
         hooks: &Hooks<'_, T, E, O>,
         outcome: O,
@@ -264,7 +264,7 @@ impl Loop {
     #[inline]
     pub fn failed_waiting<T, E, O: Outcome<T, E>>(
         &mut self,
-        (policy, budget): (&Policy, Option<Limit<'_>>),
+        (policy, budget): (&Policy, Option<&dyn RetryLimit>),
         admitting: Option<&mut Admitting<'_>>,
         hooks: &Hooks<'_, T, E, O>,
         outcome: O,
@@ -293,7 +293,7 @@ impl Loop {
     pub fn hedge_failed<T, E, O: Outcome<T, E>>(
         &mut self,
         policy: &Policy,
-        budget: Option<Limit<'_>>,
+        budget: Option<&dyn RetryLimit>,
         hooks: &Hooks<'_, T, E, O>,
         (outcome, gave_up_below): (O, bool),
         others_run: bool,
@@ -315,7 +315,7 @@ impl Loop {
     /// [`succeeded`](Self::succeeded), its event counting every attempt
     /// after the first as a hedge.
     #[inline]
-    pub fn succeeded_hedged(&mut self, budget: Option<Limit<'_>>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
+    pub fn succeeded_hedged(&mut self, budget: Option<&dyn RetryLimit>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
         self.state.success_hedged(budget, site, on_success);
     }
 
@@ -326,7 +326,7 @@ impl Loop {
     /// retry (metrics: `wait = "hedge"`).
     #[cold]
     #[inline(never)]
-    pub fn may_hedge(&mut self, policy: &Policy, budget: Option<Limit<'_>>, site: &Site) -> bool {
+    pub fn may_hedge(&mut self, policy: &Policy, budget: Option<&dyn RetryLimit>, site: &Site) -> bool {
         self.state.may_hedge(policy, budget, site)
     }
 
@@ -338,7 +338,7 @@ impl Loop {
     #[inline(never)]
     pub fn refused<T, E, O: Outcome<T, E>>(
         &mut self,
-        (policy, budget): (&Policy, Option<Limit<'_>>),
+        (policy, budget): (&Policy, Option<&dyn RetryLimit>),
         attempts: u32,
         hooks: &Hooks<'_, T, E, O>,
         refused: Result<T, E>,
@@ -358,7 +358,7 @@ impl Loop {
     /// async loop keeps it across the wait): dropped unsent, it gives the
     /// retry back. `None` when the loop holds none.
     #[inline]
-    pub fn take_charge<'a>(&mut self, budget: Option<Limit<'a>>) -> Option<Charged<&'a dyn RetryLimit>> {
+    pub fn take_charge<'a>(&mut self, budget: Option<&'a dyn RetryLimit>) -> Option<Charged<&'a dyn RetryLimit>> {
         self.state.take_charge(budget)
     }
 
@@ -374,7 +374,7 @@ impl Loop {
     /// hedge the admission limiter did not let go, a future dropped during
     /// the wait): `budget` gets it back.
     #[cold]
-    pub fn refund_unsent(&mut self, budget: Option<Limit<'_>>) {
+    pub fn refund_unsent(&mut self, budget: Option<&dyn RetryLimit>) {
         self.state.refund_unsent(budget);
     }
 
@@ -391,7 +391,7 @@ impl Loop {
         &mut self,
         (outcome, hedged): (&O, bool),
         policy: &Policy,
-        budget: Option<Limit<'_>>,
+        budget: Option<&dyn RetryLimit>,
         hooks: &Hooks<'_, T, E, O>,
     ) {
         self.state.committed(policy, budget, outcome, hooks, hedged);
@@ -420,7 +420,7 @@ impl Loop {
 /// `StopReason::Refused` and returned.
 pub(crate) fn refused_reported<T, E, O: Outcome<T, E>>(
     state: &mut RetryState,
-    (policy, budget): (&Policy, Option<Limit<'_>>),
+    (policy, budget): (&Policy, Option<&dyn RetryLimit>),
     attempts: u32,
     hooks: &Hooks<'_, T, E, O>,
     refused: Result<T, E>,

@@ -19,7 +19,7 @@ pub(crate) type PushbackOf<'h, X> = &'h dyn Fn(&X) -> Option<Pushback>;
 /// has counted the failure.
 ///
 /// ```
-/// use backoff_runtime::__front_end::Pushback;
+/// use backoff_runtime::Pushback;
 /// use std::time::Duration;
 /// let at_once = Pushback::After(Duration::ZERO);
 /// assert_ne!(at_once, Pushback::Stop);

@@ -16,8 +16,8 @@ use crate::time::Instant;
 
 /// Which clock a retry loop reads. Chosen once when the loop starts; a byte,
 /// so it fits in the padding of the loop's state. Not public API: the
-/// front ends name it through `__front_end`, the expansion never (a
-/// sleep's or timer's `clock`, the default timer's `CLOCK`).
+/// front ends name none: they read the default wait's `CLOCK`, the
+/// expansion a sleep's or timer's `clock`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Clock {
     /// The thread's virtual clock (`testing::VirtualClock`) when a test
@@ -31,14 +31,6 @@ pub enum Clock {
 }
 
 impl Clock {
-    /// The clock of async loops: tokio's when the feature is on. Outside a
-    /// tokio runtime it reads `std::time::Instant`, as futures-timer does.
-    #[cfg(feature = "tokio")]
-    pub const ASYNC: Clock = Clock::Tokio;
-    /// The clock of async loops.
-    #[cfg(not(feature = "tokio"))]
-    pub const ASYNC: Clock = Clock::Std;
-
     /// The current instant on this clock.
     pub fn now(self) -> Instant {
         match self {

@@ -17,6 +17,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
+use crate::time::clock::Clock;
+
 /// A backend this build leaves out: no value of it exists.
 #[cfg(not(all(feature = "tokio", feature = "futures-timer")))]
 #[derive(Debug)]
@@ -51,6 +53,15 @@ pin_project_lite::pin_project! {
 }
 
 impl DefaultWait {
+    /// The clock its waits keep, which async loops measure on: tokio's when
+    /// the feature is on. Outside a tokio runtime it reads
+    /// `std::time::Instant`, as futures-timer does.
+    #[cfg(feature = "tokio")]
+    pub const CLOCK: Clock = Clock::Tokio;
+    /// The clock its waits keep, which async loops measure on.
+    #[cfg(not(feature = "tokio"))]
+    pub const CLOCK: Clock = Clock::Std;
+
     /// A wait of `wait`, on tokio's timer when the caller runs inside a
     /// tokio runtime, else on futures-timer's thread.
     ///

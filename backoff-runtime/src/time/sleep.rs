@@ -155,7 +155,7 @@ pub(crate) fn custom_timer<F: Fn(Duration) -> Fut, Fut: Future>(sleep: F) -> Cus
 
 impl<F, Fut> Timer for CustomTimer<F, Fut> {
     type Pending = Fut;
-    const CLOCK: Clock = Clock::ASYNC;
+    const CLOCK: Clock = DefaultWait::CLOCK;
 
     #[inline]
     fn start(&mut self, wait: Duration) -> Fut {
@@ -276,7 +276,7 @@ pub trait Timer {
 
 impl Timer for DefaultTimer {
     type Pending = ();
-    const CLOCK: Clock = Clock::ASYNC;
+    const CLOCK: Clock = DefaultWait::CLOCK;
 
     /// Resets the boxed wait (made on the first wait, where the backend is
     /// chosen).
@@ -305,7 +305,7 @@ pub struct InlineTimer;
 
 impl Timer for InlineTimer {
     type Pending = DefaultWait;
-    const CLOCK: Clock = Clock::ASYNC;
+    const CLOCK: Clock = DefaultWait::CLOCK;
 
     fn start(&mut self, wait: Duration) -> DefaultWait {
         DefaultWait::start(wait)

@@ -17,7 +17,7 @@ use super::{CallProj, Keys, Phase, ResponseFuture};
 use crate::classify::{Classify as _, LayerClassify};
 use crate::held::AdmissionSlot;
 use crate::layer::{PerAttemptAdmission, RetryLayer};
-use backoff_runtime::__front_end::{Clock, Loop};
+use backoff_runtime::__front_end::{DefaultWait, Loop};
 
 /// The end of a call committed to an accepted answer whose status comes
 /// when its body ends (a gRPC response: its status is in its trailers): the
@@ -72,7 +72,7 @@ where
                 1,
                 || None,
                 |admitting| {
-                    admitting.observed(hooks.attempt_end(Clock::ASYNC, Err(&outcome)));
+                    admitting.observed(hooks.attempt_end(DefaultWait::CLOCK, Err(&outcome)));
                     admitting.abandon_open();
                 },
             );
@@ -112,7 +112,7 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> ResponseFuture<S, Req, L> {
                     // committed call, which now holds what the call holds.
                     Some(CommittedCall {
                         config: Arc::clone(&retry.config),
-                        driver: core::mem::replace(&mut retry.driver, Loop::unstarted(Clock::ASYNC)),
+                        driver: core::mem::replace(&mut retry.driver, Loop::unstarted(DefaultWait::CLOCK)),
                         hedged,
                         held: core::mem::take(&mut retry.held),
                     })

@@ -19,7 +19,7 @@ use super::sending::Sending;
 use super::{BudgetCharge, CallResult, Keys, Phase, PhaseOf, Retrying, Stopped};
 use crate::classify::{Classify as _, LayerClassify};
 use crate::layer::{PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
-use backoff_runtime::__front_end::{Charged, Clock, DefaultWait, HedgeAttempts, HedgeStep};
+use backoff_runtime::__front_end::{Charged, DefaultWait, HedgeAttempts, HedgeStep};
 use backoff_runtime::__front_end::{Loop, NestedAttempt, Timed};
 use backoff_runtime::Policy;
 
@@ -384,7 +384,7 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
     ) -> (HedgeStep<CallResult<S, Req>>, Stopped) {
         self.decide(|driver, policy, limit, admitting, hooks| {
             if let Some(admitting) = admitting {
-                admitting.observed(hooks.attempt_end(Clock::ASYNC, Err(&outcome)));
+                admitting.observed(hooks.attempt_end(DefaultWait::CLOCK, Err(&outcome)));
             }
             driver.hedge_failed(policy, limit, hooks, (outcome, below), others_run, may_follow)
         })

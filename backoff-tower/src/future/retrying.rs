@@ -21,7 +21,8 @@ use crate::classify::{Classify as _, LayerClassify};
 use crate::held::AdmissionSlot;
 use crate::layer::{PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
 use backoff_runtime::__front_end::{Admitting, Loop, NestedAttempt, ResendSpan, Timed};
-use backoff_runtime::__front_end::{AttemptSource, CallNonce, Charged, Clock, Hooks, Limit};
+use backoff_runtime::__front_end::{CallNonce, Charged, DefaultWait, Hooks};
+use backoff_runtime::limits::RetryLimit;
 use backoff_runtime::{GiveUp, Policy, RetryEvent, StopReason, Success};
 
 /// What a retried call keeps besides its phase: the layer `L`'s keys, the
@@ -59,8 +60,8 @@ pub(super) fn bounded_by(policy: &Policy, deadline: Duration) -> Policy {
 
 /// The layer's limit, as the driver borrows it.
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(super) fn limit_of<C, T, A>(config: &RetryLayer<C, T, A>) -> Option<Limit<'_>> {
-    config.calls.budget.as_ref().map(Limit::of)
+pub(super) fn limit_of<C, T, A>(config: &RetryLayer<C, T, A>) -> Option<&dyn RetryLimit> {
+    config.calls.budget.as_deref().map(|budget| budget as &dyn RetryLimit)
 }
 
 /// The phase of an attempt that sends with `sending`: under the layer's
@@ -259,7 +260,7 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
         // The retry the budget allowed for it, if any, is sent.
         self.driver.sent();
         self.number = self.number.saturating_add(1);
-        let attempt = AttemptSource::nth(&self.policy(), self.call, self.start, Clock::ASYNC, self.number);
+        let attempt = self.call.nth_attempt(&self.policy(), self.start, DefaultWait::CLOCK, self.number);
         let request = self.config.keys().classify.replay(&self.request, &attempt);
         let sending = Sending::Readying {
             service: self.service.clone(),
@@ -292,7 +293,7 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
         decide: impl FnOnce(
             &mut Loop,
             &Policy,
-            Option<Limit<'_>>,
+            Option<&dyn RetryLimit>,
             Option<&mut Admitting<'_>>,
             &Hooks<'_, S::Response, S::Error, CallResult<S, Req>>,
         ) -> Out,

@@ -8,14 +8,12 @@ use http::{Method, Request};
 use crate::classify::Classify;
 use crate::http::HttpRetry;
 use backoff_runtime::Policy;
-use backoff_runtime::{
-    __front_end::{AttemptSource, Clock},
-    Attempt,
-};
+use backoff_runtime::Attempt;
+use backoff_runtime::__front_end::{CallNonce, DefaultWait};
 
 /// The first attempt of a fresh call.
 fn first_attempt() -> Attempt {
-    AttemptSource::new(&Policy::new(), None, Clock::StdOrVirtual).next_attempt()
+    CallNonce::next().nth_attempt(&Policy::new(), None, DefaultWait::CLOCK, 1)
 }
 
 /// The `Idempotency-Key` that `rules` sends with `request` on `attempt`.
