@@ -115,8 +115,8 @@ pub use crate::builder::config::Config;
 pub use crate::builder::operation::{Awaited, Blocking};
 pub use crate::observe::events::{GiveUp, RetryEvent, Success};
 pub use crate::observe::stop::StopReason;
-pub use crate::run::pushback::Pushback;
 pub use crate::run::attempt::{Attempt, InvocationId};
+pub use crate::run::pushback::Pushback;
 pub use crate::schedule::backoff::Schedule;
 /// ```
 /// use backoff_runtime::{DurationError, parse_duration};

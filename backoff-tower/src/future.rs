@@ -37,9 +37,9 @@ use crate::__grpc::RetriedCall;
 use crate::classify::{Classify as _, LayerClassify};
 use crate::held::AdmissionSlot;
 use crate::layer::{PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
+use backoff_runtime::__front_end::DefaultWait;
 use backoff_runtime::__front_end::{CallNonce, Loop, NestedAttempt, Timed};
 use backoff_runtime::__front_end::{Charged, ResendSpan};
-use backoff_runtime::__front_end::DefaultWait;
 use backoff_runtime::StopReason;
 use backoff_runtime::limits::{Refused, RetryLimit};
 

@@ -269,7 +269,10 @@ impl RetryState {
     /// The retry (or hedge) the limit allowed last, held until it is sent,
     /// taken out of the state as a [`Charged`]: gives it back when dropped
     /// unsent. `None` when none is held.
-    pub(crate) fn take_charge<'a>(&mut self, budget: Option<&'a dyn RetryLimit>) -> Option<Charged<&'a dyn RetryLimit>> {
+    pub(crate) fn take_charge<'a>(
+        &mut self,
+        budget: Option<&'a dyn RetryLimit>,
+    ) -> Option<Charged<&'a dyn RetryLimit>> {
         self.take_charge_with(|| budget)
     }
 
@@ -470,7 +473,12 @@ impl RetryState {
     /// listen (the report is out of line: a first-attempt success with none
     /// of them costs a few branches here).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn success(&mut self, budget: Option<&dyn RetryLimit>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
+    pub(crate) fn success(
+        &mut self,
+        budget: Option<&dyn RetryLimit>,
+        site: &Site,
+        on_success: Option<&dyn Fn(&Success)>,
+    ) {
         crate::run::nested::mark_succeeded();
         if let Some(limit) = budget {
             self.answered(budget);

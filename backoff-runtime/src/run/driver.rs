@@ -146,7 +146,12 @@ impl Loop {
     /// in the same poll. The limit counts the call now, from the start
     /// just read (elsewhere it counts it at its first answer).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn start_sent(clock: Clock, policy: Option<&Policy>, budget: Option<&dyn RetryLimit>, needs_start: bool) -> Self {
+    pub fn start_sent(
+        clock: Clock,
+        policy: Option<&Policy>,
+        budget: Option<&dyn RetryLimit>,
+        needs_start: bool,
+    ) -> Self {
         let start = read_start(policy, budget, clock, needs_start);
         Loop {
             state: RetryState::sent_at_start(clock, start, budget),
@@ -315,7 +320,12 @@ impl Loop {
     /// [`succeeded`](Self::succeeded), its event counting every attempt
     /// after the first as a hedge.
     #[inline]
-    pub fn succeeded_hedged(&mut self, budget: Option<&dyn RetryLimit>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
+    pub fn succeeded_hedged(
+        &mut self,
+        budget: Option<&dyn RetryLimit>,
+        site: &Site,
+        on_success: Option<&dyn Fn(&Success)>,
+    ) {
         self.state.success_hedged(budget, site, on_success);
     }
 

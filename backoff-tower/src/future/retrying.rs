@@ -260,7 +260,9 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
         // The retry the budget allowed for it, if any, is sent.
         self.driver.sent();
         self.number = self.number.saturating_add(1);
-        let attempt = self.call.nth_attempt(&self.policy(), self.start, DefaultWait::CLOCK, self.number);
+        let attempt = self
+            .call
+            .nth_attempt(&self.policy(), self.start, DefaultWait::CLOCK, self.number);
         let request = self.config.keys().classify.replay(&self.request, &attempt);
         let sending = Sending::Readying {
             service: self.service.clone(),

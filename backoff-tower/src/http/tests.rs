@@ -7,9 +7,9 @@ use http::{Method, Request};
 
 use crate::classify::Classify;
 use crate::http::HttpRetry;
-use backoff_runtime::Policy;
-use backoff_runtime::Attempt;
 use backoff_runtime::__front_end::{CallNonce, DefaultWait};
+use backoff_runtime::Attempt;
+use backoff_runtime::Policy;
 
 /// The first attempt of a fresh call.
 fn first_attempt() -> Attempt {
