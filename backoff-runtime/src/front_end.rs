@@ -10,7 +10,7 @@ pub use crate::limits::admission::{AdmissionProgress, Admitting};
 pub use crate::limits::limit::Charged;
 pub use crate::observe::conventions::{Conventions, SemanticConventions};
 pub use crate::observe::site::Site;
-pub use crate::observe::trace::{ReportFn, ResendSpan};
+pub use crate::observe::trace::ReportFn;
 pub use crate::run::driver::{HedgeStep, Loop};
 pub use crate::run::hedge::HedgeAttempts;
 pub use crate::run::hooks::Hooks;

@@ -37,9 +37,10 @@ use crate::__grpc::RetriedCall;
 use crate::classify::{Classify as _, LayerClassify};
 use crate::held::AdmissionSlot;
 use crate::layer::{PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
+use crate::resend_span::ResendSpan;
+use backoff_runtime::__front_end::Charged;
 use backoff_runtime::__front_end::DefaultWait;
 use backoff_runtime::__front_end::{CallNonce, Loop, NestedAttempt, Timed};
-use backoff_runtime::__front_end::{Charged, ResendSpan};
 use backoff_runtime::StopReason;
 use backoff_runtime::limits::{Refused, RetryLimit};
 

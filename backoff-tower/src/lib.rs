@@ -110,6 +110,7 @@ mod layer;
 #[cfg(feature = "reqwest-middleware")]
 mod middleware;
 mod replay;
+mod resend_span;
 mod service;
 mod streaming;
 

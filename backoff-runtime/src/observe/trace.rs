@@ -241,56 +241,6 @@ pub(crate) fn giving_up(
 ) {
 }
 
-/// The span a resend runs in (tracing's `Span`).
-#[cfg(feature = "tracing")]
-#[derive(Debug)]
-pub struct ResendSpan(tracing::Span);
-
-/// The span a resend runs in: without the `tracing` feature, none exists.
-#[cfg(not(feature = "tracing"))]
-#[derive(Debug)]
-pub enum ResendSpan {}
-
-impl ResendSpan {
-    /// The span of the `number`th attempt of a call (1-based), made only
-    /// for a resend (`number > 1`) on a thread with a subscriber
-    /// (`thread_has_subscriber`): it carries OpenTelemetry's
-    /// `http.request.resend_count` (`number - 1`, from 1 on). The first
-    /// attempt gets none, so the happy path builds, enters and drops no
-    /// span.
-    #[cfg_attr(not(feature = "tracing"), inline(always))]
-    pub fn of_attempt(number: u32) -> Option<Self> {
-        #[cfg(feature = "tracing")]
-        {
-            (number > 1 && thread_has_subscriber()).then(|| {
-                ResendSpan(
-                    tracing::info_span!(target: "backoff_runtime", "resend", "http.request.resend_count" = number - 1),
-                )
-            })
-        }
-        #[cfg(not(feature = "tracing"))]
-        {
-            let _ = number;
-            None
-        }
-    }
-
-    /// Runs `poll` (one poll of an attempt) inside `span` when there is one.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn around<R>(span: Option<&Self>, poll: impl FnOnce() -> R) -> R {
-        match span {
-            None => poll(),
-            #[cfg(feature = "tracing")]
-            Some(ResendSpan(span)) => {
-                let _entered = span.enter();
-                poll()
-            }
-            #[cfg(not(feature = "tracing"))]
-            Some(never) => match *never {},
-        }
-    }
-}
-
 /// Emits the INFO event of an injection by the injector `injector`: its
 /// `kind` (`fault`, `outcome`, `latency`) and, for latency, the `wait`.
 #[cfg(all(feature = "tracing", feature = "chaos"))]
