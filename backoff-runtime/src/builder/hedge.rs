@@ -265,9 +265,11 @@ where
             }
             // The wait before the next attempt: the hedge delay's starts
             // now that the attempts are found running.
-            let site = || Site::Named(call.identity.name);
-            ready!(hedging.as_mut().poll_wait(*this.delay, cx, || {
-                call.driver.may_hedge(call.policy, budget, &site())
+            // The budget is copied in; the rest is read only for a hedge.
+            let keys = &mut *call;
+            ready!(hedging.as_mut().poll_wait(*this.delay, cx, move || {
+                keys.driver
+                    .may_hedge(keys.policy, budget, &Site::Named(keys.identity.name))
             }));
         }
     }

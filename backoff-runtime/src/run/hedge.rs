@@ -264,6 +264,7 @@ impl<F, Tm: Timer> Hedging<F, Tm> {
     /// ends it (the attempts still running are cancelled first). A wait
     /// before the next attempt calls `keep_charge` as it starts: the caller
     /// keeps the retry the budget allowed for it across the wait.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn decided<R>(self: Pin<&mut Self>, step: HedgeStep<R>, keep_charge: impl FnOnce()) -> Option<R> {
         let mut this = self.project();
         match step {
@@ -299,6 +300,7 @@ impl<F, Tm: Timer> Hedging<F, Tm> {
     /// running. Ready when the wait ended: a retry's starts its attempt; a
     /// hedge delay's starts one when hedges may still start and `may_hedge`
     /// allows it (else no more start). Pending with no wait.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn poll_wait(
         self: Pin<&mut Self>,
         delay: Duration,
