@@ -24,8 +24,7 @@ use crate::builder::retry::Retry;
 use crate::limits::admission_limit::Admission;
 use crate::limits::limit::Charged;
 use crate::observe::site::Site;
-use crate::run::driver::HedgeStep;
-use crate::run::hedge::HedgeAttempts;
+use crate::run::hedge::Hedging;
 use crate::run::nested::NestedAttempt;
 use crate::run::outcome::Outcome;
 use crate::time::sleep::{DefaultAsyncSleep, IntoTimer, Timer};
@@ -116,19 +115,6 @@ impl<'a, Op, T, E, O, H, S> Retry<'a, Op, Config<Awaited, T, E, O, H, S, NoActio
     }
 }
 
-/// What starts the next attempt of a hedged call, when its wait ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Next {
-    /// The hedge delay: the next attempt asks the budget first.
-    Hedge,
-    /// A failure's wait (the budget already allowed it), or the admission
-    /// limiter's.
-    Retry,
-}
-
-/// The types of a hedged call's keys `C`: its in-place timer's pending wait.
-type PendingOf<C> = <<C as HedgeParts>::InPlace as Timer>::Pending;
-
 /// The in-place timer of a hedged call's keys.
 pub trait HedgeParts: Parts {
     /// The timer keeping nothing itself.
@@ -144,24 +130,11 @@ pin_project_lite::pin_project! {
     /// side, the wait before the next, and the driver's decisions.
     pub struct HedgedFuture<'a, Op, Fut, C: HedgeParts> {
         call: AwaitedCall<'a, Op, C>,
-        timer: C::InPlace,
         delay: Duration,
+        // The attempts running, the wait before the next, and where it
+        // stands.
         #[pin]
-        attempts: HedgeAttempts<NestedAttempt<Timed<Fut, C::Output>>>,
-        #[pin]
-        pending: Option<PendingOf<C>>,
-        // What starts an attempt when `pending` ends; `None`: nothing.
-        next: Option<Next>,
-        // An attempt starts on the next poll.
-        start_now: bool,
-        // The hedge delay's wait is still to start: it starts when the
-        // attempts are first found running (a call answered at once makes
-        // no timer).
-        arm_hedge: bool,
-        // No hedge starts any more (a stop rule held while others ran).
-        no_more: bool,
-        // The server refused a retry: no attempt follows any more.
-        server_refused: bool,
+        hedging: Hedging<NestedAttempt<Timed<Fut, C::Output>>, C::InPlace>,
         // What the budget allowed for the next attempt, kept across its
         // wait: given back if the call is dropped before it is sent.
         charge: Charge<'a, C>,
@@ -174,7 +147,7 @@ impl<Op, Fut, C: HedgeParts> core::fmt::Debug for HedgedFuture<'_, Op, Fut, C> {
         f.debug_struct("HedgedFuture")
             .field("policy", self.call.policy)
             .field("delay", &self.delay)
-            .field("running", &self.attempts.len())
+            .field("running", &self.hedging.len())
             .finish_non_exhaustive()
     }
 }
@@ -196,15 +169,8 @@ where
         let (call, sleep, NoAction) = AwaitedCall::start(retry, clock, H::OBSERVES);
         HedgedFuture {
             call,
-            timer: sleep.into(),
             delay,
-            attempts: HedgeAttempts::new(),
-            pending: None,
-            next: None,
-            start_now: true,
-            arm_hedge: false,
-            no_more: false,
-            server_refused: false,
+            hedging: Hedging::starting(sleep.into()),
             charge: Slot::of(None),
             _keys: PhantomData,
         }
@@ -222,16 +188,17 @@ where
     type Output = Result<T, E>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut this = self.project();
+        let this = self.project();
         let call = this.call;
         let budget = call.budget();
+        let mut hedging = this.hedging;
         loop {
-            if core::mem::take(this.start_now) {
+            if hedging.as_mut().starts_now() {
                 // Asked of the admission limiter first, the first attempt included.
                 if let Some((admitting, refused)) = Slot::get(&mut call.admission) {
                     match admitting.ask() {
                         Admission::Go => {}
-                        Admission::Refuse | Admission::Shut(_) if this.attempts.is_empty() => {
+                        Admission::Refuse | Admission::Shut(_) if hedging.is_empty() => {
                             let hooks = call.identity.lend(&call.hooks);
                             let result = refused(admitting.refusal());
                             return Poll::Ready(call.driver.refused(
@@ -241,14 +208,12 @@ where
                                 result,
                             ));
                         }
-                        Admission::Wait(wait) | Admission::GoAfter(wait) if this.attempts.is_empty() => {
+                        Admission::Wait(wait) | Admission::GoAfter(wait) if hedging.is_empty() => {
                             // A retry put off by a wait keeps its charge;
                             // one sent at once takes the loop's.
                             let held = Slot::take(this.charge).or_else(|| Slot::take(&mut call.take_charge()));
                             *this.charge = Slot::of(held);
-                            *this.arm_hedge = false;
-                            this.pending.set(Some(this.timer.start(wait)));
-                            *this.next = Some(Next::Retry);
+                            hedging.as_mut().wait_to_start(wait);
                             continue;
                         }
                         // A hedge the limiter does not let go now is not
@@ -257,28 +222,24 @@ where
                             admitting.leave_line();
                             drop(Slot::take(this.charge));
                             call.driver.refund_unsent(budget);
-                            *this.no_more = true;
+                            hedging.as_mut().stop_hedging();
                             continue;
                         }
                     }
                 }
                 Charged::sent_if_held(Slot::take(this.charge));
                 let attempt = call.next_attempt();
-                this.attempts.as_mut().push(attempt);
-                // The next hedge, after the delay.
-                this.pending.set(None);
-                *this.arm_hedge = !*this.no_more;
-                *this.next = this.arm_hedge.then_some(Next::Hedge);
+                hedging.as_mut().push(attempt);
             }
             // An attempt that ended.
-            if let Poll::Ready(Some((result, below))) = this.attempts.as_mut().poll_next(cx) {
+            if let Poll::Ready(Some((result, below))) = hedging.as_mut().poll_next(cx) {
                 let judged = call.judge(result);
                 let hooks = call.identity.lend(&call.hooks);
                 let outcome = match judged {
                     Ok(value) => {
                         // The others are cancelled before the call returns,
                         // and their limiter hears it.
-                        this.attempts.as_mut().clear();
+                        hedging.as_mut().clear();
                         call.driver
                             .succeeded_hedged(budget, &hooks.site(), hooks.on_success_hook());
                         call.abandon_open();
@@ -286,64 +247,30 @@ where
                     }
                     Err(outcome) => outcome,
                 };
-                let others_run = !this.attempts.is_empty();
-                match call.driver.hedge_failed(
+                let others_run = !hedging.is_empty();
+                let step = call.driver.hedge_failed(
                     call.policy,
                     budget,
                     &hooks,
                     (outcome, below),
                     others_run,
-                    !*this.server_refused,
-                ) {
-                    HedgeStep::Return(result) => {
-                        this.attempts.as_mut().clear();
-                        call.abandon_open();
-                        return Poll::Ready(result);
-                    }
-                    HedgeStep::Next(wait) if wait.is_zero() => {
-                        *this.arm_hedge = false;
-                        *this.start_now = true;
-                    }
-                    HedgeStep::Next(wait) => {
-                        *this.charge = call.take_charge();
-                        *this.arm_hedge = false;
-                        this.pending.set(Some(this.timer.start(wait)));
-                        *this.next = Some(Next::Retry);
-                    }
-                    HedgeStep::Await { server_refused } => {
-                        *this.server_refused |= server_refused;
-                        *this.no_more = true;
-                        if *this.next == Some(Next::Hedge) {
-                            *this.arm_hedge = false;
-                            this.pending.set(None);
-                            *this.next = None;
-                        }
-                    }
+                    hedging.may_follow(),
+                );
+                let charge = &mut *this.charge;
+                if let Some(result) = hedging.as_mut().decided(step, || *charge = call.take_charge()) {
+                    call.abandon_open();
+                    return Poll::Ready(result);
                 }
                 continue;
             }
             // The wait before the next attempt: the hedge delay's starts
             // now that the attempts are found running.
-            if core::mem::take(this.arm_hedge) {
-                this.pending.set(Some(this.timer.start(*this.delay)));
-            }
-            let Some(pending) = this.pending.as_mut().as_pin_mut() else {
-                return Poll::Pending;
-            };
-            ready!(this.timer.poll_wait(pending, cx));
-            this.pending.set(None);
-            match this.next.take() {
-                Some(Next::Retry) => *this.start_now = true,
-                Some(Next::Hedge) => {
-                    let site = Site::Named(call.identity.name);
-                    if !*this.no_more && call.driver.may_hedge(call.policy, budget, &site) {
-                        *this.start_now = true;
-                    } else {
-                        *this.no_more = true;
-                    }
-                }
-                None => {}
-            }
+            // The budget is copied in; the rest is read only for a hedge.
+            let keys = &mut *call;
+            ready!(hedging.as_mut().poll_wait(*this.delay, cx, move || {
+                keys.driver
+                    .may_hedge(keys.policy, budget, &Site::Named(keys.identity.name))
+            }));
         }
     }
 }

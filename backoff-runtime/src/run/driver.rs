@@ -35,7 +35,9 @@ pub enum Step<R, W> {
     Retry(W),
 }
 
-/// What a hedged call does after a failed attempt.
+/// What a hedged call does after a failed attempt: the driver's decision
+/// ([`Loop::hedge_failed`]), carried out by
+/// [`Hedging::decided`](crate::run::hedge::Hedging::decided).
 #[derive(Debug)]
 pub enum HedgeStep<R> {
     /// Return this result: the failure ends the call (it is permanent, or
@@ -292,7 +294,8 @@ impl Loop {
     /// result, the next
     /// attempt at once (or after the server's pushback or hint), or waiting
     /// for the attempts running. One budget bounds retries and hedges: the
-    /// next attempt asks it as a retry does.
+    /// next attempt asks it as a retry does. The caller hands the decision
+    /// to its `Hedging` ([`decided`](crate::run::hedge::Hedging::decided)).
     #[cold]
     #[inline(never)]
     pub fn hedge_failed<T, E, O: Outcome<T, E>>(

@@ -4,8 +4,10 @@
 //! of the call, [`Hedges`], is boxed only once that attempt is found
 //! running, so an early answer allocates nothing. The driver decides after
 //! each failure (`Loop::hedge_failed`) and before each hedge
-//! (`Loop::may_hedge`); the budget and the admission limiter are asked
-//! before each attempt, as for a retry.
+//! (`Loop::may_hedge`); the runtime's `Hedging` carries out its decisions,
+//! as for the builder's hedged future. The budget and the admission limiter
+//! are asked before each attempt, as for a retry; a hedge also needs a body
+//! it can send whole.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -19,21 +21,17 @@ use super::sending::Sending;
 use super::{BudgetCharge, CallResult, Keys, Phase, PhaseOf, Retrying, Stopped};
 use crate::classify::{Classify as _, LayerClassify};
 use crate::layer::{PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
-use backoff_runtime::__front_end::{Charged, DefaultWait, HedgeAttempts, HedgeStep};
-use backoff_runtime::__front_end::{Loop, NestedAttempt, Timed};
+use backoff_runtime::__front_end::{Charged, DefaultWait, Hedging, Loop, NestedAttempt, Timed};
 use backoff_runtime::Policy;
 
 pin_project_lite::pin_project! {
-    /// A hedged call's attempts running side by side, and the wait before
-    /// the next.
+    /// A hedged call's attempts running side by side, the wait before the
+    /// next, and where it stands; with the retry the budget allowed for the
+    /// next attempt.
     #[project = HedgesProj]
     pub(super) struct Hedges<A> {
         #[pin]
-        attempts: HedgeAttempts<A>,
-        #[pin]
-        pending: Option<DefaultWait>,
-        // Where the next attempt stands.
-        state: HedgeState,
+        hedging: Hedging<A>,
         // The retry (or hedge) the budget allowed for the next attempt,
         // given back if the call is dropped before it is sent.
         charge: Option<BudgetCharge>,
@@ -48,59 +46,23 @@ pub(super) type HedgedAttempt<S, Req> =
 /// next wait.
 type HedgesOf<S, Req> = Hedges<HedgedAttempt<S, Req>>;
 
-/// What starts a hedged call's next attempt when its wait ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum HedgeNext {
-    /// The hedge delay: the next attempt asks the budget first.
-    Hedge,
-    /// A failure's wait (the budget already allowed it).
-    Retry,
-}
-
-/// Where a hedged call's next attempt stands.
-#[derive(Clone, Copy, Debug, Default)]
-struct HedgeState {
-    /// What starts an attempt when the pending wait ends.
-    next: Option<HedgeNext>,
-    /// An attempt starts on the next poll.
-    start_now: bool,
-    /// No hedge starts any more (a stop rule held while others ran).
-    no_more: bool,
-    /// The server refused a retry: no attempt follows any more.
-    server_refused: bool,
-    /// The hedge delay's wait is still to start: it starts when the
-    /// attempts are first found running (a call answered at once makes no
-    /// timer).
-    arm_hedge: bool,
-}
-
-impl HedgeState {
-    /// After an attempt starts: the next hedge follows the delay, unless
-    /// none may start (its wait starts when the attempts are found
-    /// running).
-    fn next_hedge(&mut self) {
-        self.arm_hedge = !self.no_more;
-        self.next = self.arm_hedge.then_some(HedgeNext::Hedge);
-    }
-}
+/// A hedged call's attempts of `S` with `Req` side by side, and its next
+/// wait.
+type HedgingOf<S, Req> = Hedging<HedgedAttempt<S, Req>>;
 
 impl<A> Hedges<A> {
     /// The rest of a hedged call whose first attempt runs in its own
     /// phase: no other attempt yet, the next hedge after the delay.
     fn beside_first() -> Self {
-        let mut state = HedgeState::default();
-        state.next_hedge();
         Hedges {
-            attempts: HedgeAttempts::new(),
-            pending: None,
-            state,
+            hedging: Hedging::beside_first(),
             charge: None,
         }
     }
 
     /// Whether no attempt runs: the call waits for the next.
     pub(super) fn is_waiting(&self) -> bool {
-        self.attempts.is_empty()
+        self.hedging.is_empty()
     }
 }
 
@@ -204,25 +166,18 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
         mut ended: Option<(CallResult<S, Req>, bool)>,
         cx: &mut Context<'_>,
     ) -> Poll<(CallResult<S, Req>, Stopped)> {
-        let HedgesProj {
-            mut attempts,
-            mut pending,
-            state: hedge,
-            charge,
-        } = hedges.project();
+        let HedgesProj { mut hedging, charge } = hedges.project();
         loop {
-            if core::mem::take(&mut hedge.start_now) {
-                let alone = attempts.is_empty() && first.is_none();
-                let admitted = self.admit_hedge(hedge, alone, pending.as_mut(), charge);
+            if hedging.as_mut().starts_now() {
+                let alone = hedging.is_empty() && first.is_none();
+                let admitted = self.admit_hedge(hedging.as_mut(), alone, charge);
                 if let HedgeAdmitted::End(result) = admitted {
                     return Poll::Ready(result);
                 }
                 if let HedgeAdmitted::Send = admitted {
                     let (sending, _) = self.next_sending();
                     let attempt = self.hedged_attempt(sending);
-                    attempts.as_mut().push(attempt);
-                    pending.set(None);
-                    hedge.next_hedge();
+                    hedging.as_mut().push(attempt);
                 }
             }
             let polled = match (ended.take(), first.as_mut().map(|attempt| attempt.as_mut().poll(cx))) {
@@ -232,14 +187,14 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
                     *first_ended = true;
                     Poll::Ready(Some(ended))
                 }
-                (None, _) => attempts.as_mut().poll_next(cx),
+                (None, _) => hedging.as_mut().poll_next(cx),
             };
             if let Poll::Ready(Some((result, below))) = polled {
-                let others_run = !attempts.is_empty() || first.is_some();
+                let others_run = !hedging.is_empty() || first.is_some();
                 let outcome = match result {
                     Ok(response) if !self.config.keys().classify.retry_response(&response) => {
                         // The others are cancelled before the call returns.
-                        attempts.as_mut().clear();
+                        hedging.as_mut().clear();
                         // An answer whose status comes later is reported
                         // through the call's `CommittedCall`.
                         if !L::Classify::ENDS_LATER {
@@ -253,67 +208,24 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
                     // Past the replay cap (A6): the call is committed to
                     // the attempts still running, which have sent the
                     // most; this one lost its body. No hedge follows.
-                    hedge.no_more = true;
+                    hedging.as_mut().stop_hedging();
                     continue;
                 }
-                let (step, stopped) = self.hedge_failed(outcome, below, others_run, !hedge.server_refused);
-                match step {
-                    HedgeStep::Return(result) => {
-                        attempts.as_mut().clear();
-                        self.abandon_open();
-                        return Poll::Ready((result, stopped));
-                    }
-                    HedgeStep::Next(wait) if wait.is_zero() => {
-                        hedge.arm_hedge = false;
-                        hedge.start_now = true;
-                    }
-                    HedgeStep::Next(wait) => {
-                        hedge.arm_hedge = false;
-                        pending.set(Some(DefaultWait::start(wait)));
-                        hedge.next = Some(HedgeNext::Retry);
-                        *charge = self.take_charge();
-                    }
-                    HedgeStep::Await { server_refused } => {
-                        hedge.server_refused |= server_refused;
-                        hedge.no_more = true;
-                        if hedge.next == Some(HedgeNext::Hedge) {
-                            hedge.arm_hedge = false;
-                            pending.set(None);
-                            hedge.next = None;
-                        }
-                    }
+                if let Some(ended) = self.hedge_failed(hedging.as_mut(), charge, (outcome, below), others_run) {
+                    return Poll::Ready(ended);
                 }
                 continue;
             }
-            // The hedge delay's wait starts now that the attempts are
-            // found running.
-            if core::mem::take(&mut hedge.arm_hedge) {
-                let delay = self.config.keys().calls.hedge_after.unwrap_or_default();
-                pending.set(Some(DefaultWait::start(delay)));
-            }
-            let Some(wait) = pending.as_mut().as_pin_mut() else {
-                return Poll::Pending;
-            };
-            ready!(wait.poll(cx));
-            pending.set(None);
-            match hedge.next.take() {
-                Some(HedgeNext::Retry) => hedge.start_now = true,
-                Some(HedgeNext::Hedge) => {
-                    let policy = self.policy();
-                    let config = self.config.keys();
-                    // A hedge needs a body it can send whole.
-                    let replayable = config.classify.may_resend(&self.request);
-                    if !hedge.no_more
-                        && replayable
-                        && self.driver.may_hedge(&policy, limit_of(config), &config.calls.site)
-                    {
-                        hedge.start_now = true;
-                    } else {
-                        hedge.no_more = true;
-                    }
-                }
-                None => {}
-            }
+            // The wait before the next attempt: the hedge delay's starts
+            // now that the attempts are found running.
+            let delay = self.config.keys().calls.hedge_after.unwrap_or_default();
+            ready!(hedging.as_mut().poll_wait(delay, cx, || {
+                let policy = self.policy();
+                let config = self.config.keys();
+                // A hedge needs a body it can send whole.
+                config.classify.may_resend(&self.request)
+                    && self.driver.may_hedge(&policy, limit_of(config), &config.calls.site)
+            }));
         }
     }
 
@@ -324,9 +236,8 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
     /// with its result.
     fn admit_hedge(
         &mut self,
-        hedge: &mut HedgeState,
+        hedging: Pin<&mut HedgingOf<S, Req>>,
         alone: bool,
-        mut pending: Pin<&mut Option<DefaultWait>>,
         kept: &mut Option<BudgetCharge>,
     ) -> HedgeAdmitted<S, Req> {
         // What the budget allowed for this attempt: sent with it, kept
@@ -357,36 +268,39 @@ impl<S: Service<Req> + Clone, Req, L: Keys<S, Req>> Retrying<S, Req, L> {
                 HedgeAdmitted::End(self.refused(refused, refusal))
             }
             Admitted::Wait(wait) if alone => {
-                hedge.arm_hedge = false;
-                pending.set(Some(DefaultWait::start(wait)));
-                hedge.next = Some(HedgeNext::Retry);
+                hedging.wait_to_start(wait);
                 *kept = charge;
                 HedgeAdmitted::Skip
             }
             _ => {
-                hedge.no_more = true;
+                hedging.stop_hedging();
                 HedgeAdmitted::Skip
             }
         }
     }
 
     /// The decision on a hedged call's attempt that failed, while
-    /// `others_run` (other attempts run) and `may_follow` (another may
-    /// follow).
+    /// `others_run` (other attempts run), carried out on `hedging`: the
+    /// call's result when the failure ends it. A retry's wait keeps the
+    /// budget's charge for it in `charge`.
     #[cold]
     #[inline(never)]
     fn hedge_failed(
         &mut self,
-        outcome: CallResult<S, Req>,
-        below: bool,
+        mut hedging: Pin<&mut HedgingOf<S, Req>>,
+        charge: &mut Option<BudgetCharge>,
+        (outcome, below): (CallResult<S, Req>, bool),
         others_run: bool,
-        may_follow: bool,
-    ) -> (HedgeStep<CallResult<S, Req>>, Stopped) {
-        self.decide(|driver, policy, limit, admitting, hooks| {
+    ) -> Option<(CallResult<S, Req>, Stopped)> {
+        let may_follow = hedging.may_follow();
+        let (step, stopped) = self.decide(|driver, policy, limit, admitting, hooks| {
             if let Some(admitting) = admitting {
                 admitting.observed(hooks.attempt_end(DefaultWait::CLOCK, Err(&outcome)));
             }
             driver.hedge_failed(policy, limit, hooks, (outcome, below), others_run, may_follow)
-        })
+        });
+        let result = hedging.as_mut().decided(step, || *charge = self.take_charge())?;
+        self.abandon_open();
+        Some((result, stopped))
     }
 }
