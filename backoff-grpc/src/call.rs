@@ -17,6 +17,7 @@ use tower_service::Service;
 
 use super::wire;
 use crate::status::retry_info_delay;
+use backoff_runtime::__front_end::SemanticConventions;
 use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest};
 use backoff_tower::{Pushback, Replay};
 
@@ -70,6 +71,25 @@ pub(crate) enum FailureKind<E> {
     },
 }
 
+impl<E> FailureKind<E> {
+    /// The status code the retry policy judges: a transport error's is
+    /// `UNAVAILABLE`.
+    pub(crate) fn code(&self) -> Code {
+        match self {
+            FailureKind::Transport(_) => Code::Unavailable,
+            FailureKind::Status { code, .. } => *code,
+        }
+    }
+}
+
+/// With the `tracing` feature, the retry and give-up events of the layer
+/// carry OpenTelemetry's `rpc.grpc.status_code`.
+impl<E> SemanticConventions for FailureKind<E> {
+    fn grpc_status_code(&self) -> Option<i32> {
+        Some(self.code() as i32)
+    }
+}
+
 /// An attempt the layer's admission limiter refused: `UNAVAILABLE`, its
 /// message the refusal's, with `grpc-retry-pushback-ms` set to how long
 /// the limiter stays shut when it knows (so a gRPC client around this one
@@ -101,10 +121,7 @@ pub(crate) trait FailedAttempt<E> {
 
 impl<E> FailedAttempt<E> for Failure<FailureKind<E>> {
     fn code(&self) -> Code {
-        match &self.kind {
-            FailureKind::Transport(_) => Code::Unavailable,
-            FailureKind::Status { code, .. } => *code,
-        }
+        self.kind.code()
     }
 
     fn into_result(self) -> Result<Response<Body>, E> {

@@ -8,9 +8,9 @@
 
 pub use crate::limits::admission::{AdmissionProgress, Admitting};
 pub use crate::limits::limit::{Charged, Limit};
-pub use crate::observe::conventions::{Conventions, SemanticConventions};
+pub use crate::observe::conventions::SemanticConventions;
 pub use crate::observe::site::Site;
-pub use crate::observe::trace::{ReportFn, ResendSpan};
+pub use crate::observe::trace::ResendSpan;
 pub use crate::run::attempt::AttemptSource;
 pub use crate::run::driver::{HedgeStep, Loop};
 pub use crate::run::hedge::HedgeAttempts;

@@ -5,7 +5,7 @@ use core::time::Duration;
 
 use crate::Pushback;
 use crate::http::HttpRetry;
-use backoff_runtime::__front_end::ReportFn;
+use backoff_runtime::__front_end::SemanticConventions;
 use backoff_runtime::Attempt;
 
 /// How a [`RetryLayer`](crate::RetryLayer) treats a request, its response and its error: the
@@ -243,9 +243,9 @@ pub trait LayerClassify<Req, Res, E>: Classify<Req, Res, E> {
     /// to its end, through the call's `CommittedCall`. Default: no.
     const ENDS_LATER: bool = false;
 
-    /// How the retry events show a failed attempt (OpenTelemetry's
-    /// attributes): none by default.
-    fn report(&self) -> Option<ReportFn<Result<Res, E>>> {
+    /// OpenTelemetry's attributes of an error, which the retry and
+    /// give-up events carry (gRPC's rules: its status code). Default: none.
+    fn error_conventions(_error: &E) -> Option<&dyn SemanticConventions> {
         None
     }
 }
