@@ -18,7 +18,7 @@ use tower_service::Service;
 use super::wire;
 use crate::status::retry_info_delay;
 use backoff_runtime::__front_end::SemanticConventions;
-use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest};
+use backoff_tower::__grpc::{Failure, KeptRequest};
 use backoff_tower::{Pushback, Replay};
 
 /// The request of a call, kept by its future: each attempt is made from it.
@@ -40,9 +40,8 @@ impl GrpcCall {
         let previous = self.previous;
         let (head, body) = self.request.into_parts();
         let (body, replay) = match body {
-            KeptBody::Once(body) => (body, None),
-            KeptBody::Kept(replay) => (Body::new(replay.attempt()?), Some(replay)),
-            KeptBody::Spent => return None,
+            Ok(replay) => (Body::new(replay.attempt()?), Some(replay)),
+            Err(once) => (once?, None),
         };
         Some((head.map(|()| body), replay, previous))
     }
