@@ -245,6 +245,39 @@ pub trait LayerClassify<Req, Res, E>: Classify<Req, Res, E> {
 
     /// OpenTelemetry's attributes of an error, which the retry and
     /// give-up events carry (gRPC's rules: its status code). Default: none.
+    ///
+    /// ```
+    /// use backoff_runtime::__front_end::SemanticConventions;
+    /// use backoff_tower::Classify;
+    /// use backoff_tower::__grpc::LayerClassify;
+    ///
+    /// /// An error that is a gRPC status code.
+    /// struct Code(i32);
+    /// impl SemanticConventions for Code {
+    ///     fn grpc_status_code(&self) -> Option<i32> {
+    ///         Some(self.0)
+    ///     }
+    /// }
+    ///
+    /// #[derive(Clone)]
+    /// struct Codes;
+    /// impl Classify<u8, u8, Code> for Codes {
+    ///     fn may_retry(&self, _: &u8) -> bool {
+    ///         true
+    ///     }
+    ///     fn replay(&self, request: &u8, _: &backoff_runtime::Attempt) -> u8 {
+    ///         *request
+    ///     }
+    /// }
+    /// impl LayerClassify<u8, u8, Code> for Codes {
+    ///     fn error_conventions(error: &Code) -> Option<&dyn SemanticConventions> {
+    ///         Some(error)
+    ///     }
+    /// }
+    ///
+    /// let conventions = <Codes as LayerClassify<u8, u8, Code>>::error_conventions(&Code(14));
+    /// assert_eq!(conventions.and_then(|code| code.grpc_status_code()), Some(14));
+    /// ```
     fn error_conventions(_error: &E) -> Option<&dyn SemanticConventions> {
         None
     }
