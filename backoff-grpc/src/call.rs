@@ -17,7 +17,8 @@ use tower_service::Service;
 
 use super::wire;
 use crate::status::retry_info_delay;
-use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest};
+use backoff_runtime::__front_end::SemanticConventions;
+use backoff_tower::__grpc::{Failure, KeptRequest};
 use backoff_tower::{Pushback, Replay};
 
 /// The request of a call, kept by its future: each attempt is made from it.
@@ -39,9 +40,8 @@ impl GrpcCall {
         let previous = self.previous;
         let (head, body) = self.request.into_parts();
         let (body, replay) = match body {
-            KeptBody::Once(body) => (body, None),
-            KeptBody::Kept(replay) => (Body::new(replay.attempt()?), Some(replay)),
-            KeptBody::Spent => return None,
+            Ok(replay) => (Body::new(replay.attempt()?), Some(replay)),
+            Err(once) => (once?, None),
         };
         Some((head.map(|()| body), replay, previous))
     }
@@ -68,6 +68,25 @@ pub(crate) enum FailureKind<E> {
         pushback: Option<Pushback>,
         retry_info: Option<Duration>,
     },
+}
+
+impl<E> FailureKind<E> {
+    /// The status code the retry policy judges: a transport error's is
+    /// `UNAVAILABLE`.
+    pub(crate) fn code(&self) -> Code {
+        match self {
+            FailureKind::Transport(_) => Code::Unavailable,
+            FailureKind::Status { code, .. } => *code,
+        }
+    }
+}
+
+/// With the `tracing` feature, the retry and give-up events of the layer
+/// carry OpenTelemetry's `rpc.grpc.status_code`.
+impl<E> SemanticConventions for FailureKind<E> {
+    fn grpc_status_code(&self) -> Option<i32> {
+        Some(self.code() as i32)
+    }
 }
 
 /// An attempt the layer's admission limiter refused: `UNAVAILABLE`, its
@@ -101,10 +120,7 @@ pub(crate) trait FailedAttempt<E> {
 
 impl<E> FailedAttempt<E> for Failure<FailureKind<E>> {
     fn code(&self) -> Code {
-        match &self.kind {
-            FailureKind::Transport(_) => Code::Unavailable,
-            FailureKind::Status { code, .. } => *code,
-        }
+        self.kind.code()
     }
 
     fn into_result(self) -> Result<Response<Body>, E> {

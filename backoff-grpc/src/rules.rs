@@ -13,7 +13,7 @@ use tonic::body::Body;
 use super::call::{FailedAttempt as _, FailureKind, GrpcCall};
 use super::codes::CodeSet;
 use super::wire;
-use backoff_runtime::__front_end::{Conventions, ReportFn};
+use backoff_runtime::__front_end::SemanticConventions;
 use backoff_runtime::Attempt;
 use backoff_tower::__grpc::{Failure, LayerClassify};
 use backoff_tower::{Classify, Pushback};
@@ -143,13 +143,8 @@ impl<E> LayerClassify<GrpcCall, Response<Body>, Failure<FailureKind<E>>> for Grp
     /// at once: a Trailers-Only `OK`, or when no one listens).
     const ENDS_LATER: bool = true;
 
-    fn report(&self) -> Option<ReportFn<Result<Response<Body>, Failure<FailureKind<E>>>>> {
-        Some(|outcome, sink| {
-            let code = match outcome {
-                Ok(_) => tonic::Code::Ok,
-                Err(failure) => failure.code(),
-            };
-            sink(None, Conventions::grpc(code as i32));
-        })
+    /// The failure's status code.
+    fn error_conventions(failure: &Failure<FailureKind<E>>) -> Option<&dyn SemanticConventions> {
+        Some(&failure.kind)
     }
 }

@@ -22,7 +22,7 @@ use super::wire::{self, ThrottleFeed};
 use backoff_runtime::__front_end::DefaultWait;
 use backoff_runtime::StopReason;
 use backoff_runtime::limits::RetryLimit;
-use backoff_tower::__grpc::{Failure, KeptBody, KeptRequest, RetriedCall};
+use backoff_tower::__grpc::{Failure, KeptRequest, RetriedCall};
 use backoff_tower::{AdmissionSlot, NoAdmission, PerAttemptAdmission, ResponseFuture};
 
 /// The admission of a [`GrpcRetryLayer`]'s calls over a channel whose error
@@ -169,9 +169,9 @@ where
     fn sent_once(&mut self, call: GrpcCall) -> GrpcResponseFuture<S, A> {
         let (head, body) = call.request.into_parts();
         let body = match body {
-            KeptBody::Once(body) => body,
+            Err(Some(once)) => once,
             // Not made by `KeptRequest::new`: a kept body is retried.
-            KeptBody::Kept(_) | KeptBody::Spent => Body::empty(),
+            Ok(_) | Err(None) => Body::empty(),
         };
         GrpcResponseFuture {
             call: Call::Once {

@@ -41,7 +41,7 @@ use prost::Message as _;
 use tonic::{Code, Status};
 use tonic_types::RetryInfo;
 
-use backoff_runtime::__front_end::{Conventions, SemanticConventions};
+use backoff_runtime::__front_end::SemanticConventions;
 use backoff_runtime::Attempt;
 
 /// The codes AIP-194 says never to retry: a retry cannot fix them.
@@ -188,8 +188,8 @@ pub enum Grpc {}
 /// With the `tracing` feature, the retry and give-up events of a function
 /// failing with a `Status` carry OpenTelemetry's `rpc.grpc.status_code`.
 impl SemanticConventions<Grpc> for Status {
-    fn conventions(&self) -> Conventions {
-        Conventions::grpc(self.code() as i32)
+    fn grpc_status_code(&self) -> Option<i32> {
+        Some(self.code() as i32)
     }
 }
 

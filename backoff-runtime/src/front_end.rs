@@ -8,9 +8,8 @@
 
 pub use crate::limits::admission::{AdmissionProgress, Admitting};
 pub use crate::limits::limit::Charged;
-pub use crate::observe::conventions::{Conventions, SemanticConventions};
+pub use crate::observe::conventions::SemanticConventions;
 pub use crate::observe::site::Site;
-pub use crate::observe::trace::ReportFn;
 pub use crate::run::driver::Loop;
 pub use crate::run::hedge::Hedging;
 pub use crate::run::hooks::Hooks;

@@ -5,7 +5,7 @@ use core::time::Duration;
 
 use crate::Pushback;
 use crate::http::HttpRetry;
-use backoff_runtime::__front_end::ReportFn;
+use backoff_runtime::__front_end::SemanticConventions;
 use backoff_runtime::Attempt;
 
 /// How a [`RetryLayer`](crate::RetryLayer) treats a request, its response and its error: the
@@ -243,9 +243,42 @@ pub trait LayerClassify<Req, Res, E>: Classify<Req, Res, E> {
     /// to its end, through the call's `CommittedCall`. Default: no.
     const ENDS_LATER: bool = false;
 
-    /// How the retry events show a failed attempt (OpenTelemetry's
-    /// attributes): none by default.
-    fn report(&self) -> Option<ReportFn<Result<Res, E>>> {
+    /// OpenTelemetry's attributes of an error, which the retry and
+    /// give-up events carry (gRPC's rules: its status code). Default: none.
+    ///
+    /// ```
+    /// use backoff_runtime::__front_end::SemanticConventions;
+    /// use backoff_tower::Classify;
+    /// use backoff_tower::__grpc::LayerClassify;
+    ///
+    /// /// An error that is a gRPC status code.
+    /// struct Code(i32);
+    /// impl SemanticConventions for Code {
+    ///     fn grpc_status_code(&self) -> Option<i32> {
+    ///         Some(self.0)
+    ///     }
+    /// }
+    ///
+    /// #[derive(Clone)]
+    /// struct Codes;
+    /// impl Classify<u8, u8, Code> for Codes {
+    ///     fn may_retry(&self, _: &u8) -> bool {
+    ///         true
+    ///     }
+    ///     fn replay(&self, request: &u8, _: &backoff_runtime::Attempt) -> u8 {
+    ///         *request
+    ///     }
+    /// }
+    /// impl LayerClassify<u8, u8, Code> for Codes {
+    ///     fn error_conventions(error: &Code) -> Option<&dyn SemanticConventions> {
+    ///         Some(error)
+    ///     }
+    /// }
+    ///
+    /// let conventions = <Codes as LayerClassify<u8, u8, Code>>::error_conventions(&Code(14));
+    /// assert_eq!(conventions.and_then(|code| code.grpc_status_code()), Some(14));
+    /// ```
+    fn error_conventions(_error: &E) -> Option<&dyn SemanticConventions> {
         None
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 pub use crate::classify::LayerClassify;
 pub use crate::future::CommittedCall;
-pub use crate::kept::{Failure, KeptBody, KeptRequest};
+pub use crate::kept::{Failure, KeptRequest};
 
 use crate::held::AdmissionSlot;
 use crate::layer::RetryLayer;

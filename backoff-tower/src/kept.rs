@@ -32,7 +32,7 @@ impl<B> core::fmt::Debug for KeptRequest<B> {
 }
 
 /// A call's request body.
-pub enum KeptBody<B> {
+enum KeptBody<B> {
     /// Sent once: it could not be kept (its size hint is above the cap).
     Once(B),
     /// Kept for replay: each attempt reads it from its first byte.
@@ -127,18 +127,39 @@ impl<B> KeptRequest<B> {
         }
     }
 
-    /// The head as a request without a body, and the body: the attempt's
-    /// service makes the body it sends from it. Inline: returned out of
-    /// line, its parts are copied (a `memcpy` per attempt).
+    /// The head as a request without a body, and the body: `Ok` with the
+    /// body kept for replay; else `Err` with the body to send once, or
+    /// `None` when it was sent already. The attempt's service makes the
+    /// body it sends from it. Inline: returned out of line, its parts are
+    /// copied (a `memcpy` per attempt).
+    ///
+    /// ```
+    /// use backoff_tower::ReplayLimits;
+    /// use backoff_tower::__grpc::KeptRequest;
+    /// use http_body_util::Full;
+    ///
+    /// let request = http::Request::new(Full::new(bytes::Bytes::from_static(b"ping")));
+    /// let kept = KeptRequest::new(request, &ReplayLimits::default());
+    /// let again = kept.again(http::HeaderMap::new());
+    /// let (head, body) = kept.into_parts();
+    /// assert_eq!(head.uri(), "/");
+    /// assert!(body.is_ok(), "a small body is kept for replay");
+    /// assert!(again.into_parts().1.is_ok(), "another attempt reads the same body");
+    /// ```
     #[inline]
-    pub fn into_parts(self) -> (Request<()>, KeptBody<B>) {
+    pub fn into_parts(self) -> (Request<()>, Result<Replay<B>, Option<B>>) {
         let mut head = Request::new(());
         *head.method_mut() = self.method;
         *head.uri_mut() = self.uri;
         *head.version_mut() = self.version;
         *head.headers_mut() = self.headers;
         *head.extensions_mut() = self.extensions;
-        (head, self.body)
+        let body = match self.body {
+            KeptBody::Kept(replay) => Ok(replay),
+            KeptBody::Once(body) => Err(Some(body)),
+            KeptBody::Spent => Err(None),
+        };
+        (head, body)
     }
 }
 

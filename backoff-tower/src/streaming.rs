@@ -19,7 +19,7 @@ use crate::classify::Classify;
 use crate::future::ResponseFuture;
 use crate::held::AdmissionSlot;
 use crate::http::HttpRetry;
-use crate::kept::{Failure, KeptBody, KeptRequest, still_replayable};
+use crate::kept::{Failure, KeptRequest, still_replayable};
 use crate::layer::{NoAdmission, NoTimeout, PerAttemptAdmission, PerAttemptTimeout, RetryLayer};
 use crate::replay::{Replay, ReplayBody, ReplayLimits};
 use backoff_runtime::Attempt;
@@ -362,9 +362,8 @@ where
     fn call(&mut self, request: KeptRequest<B>) -> Self::Future {
         let (head, body) = request.into_parts();
         let (body, replay) = match body {
-            KeptBody::Kept(replay) => (replay.attempt_or_unavailable(), Some(replay)),
-            KeptBody::Once(body) => (Replay::unkept(Some(body), &self.limits).attempt_or_unavailable(), None),
-            KeptBody::Spent => (Replay::unkept(None, &self.limits).attempt_or_unavailable(), None),
+            Ok(replay) => (replay.attempt_or_unavailable(), Some(replay)),
+            Err(once) => (Replay::unkept(once, &self.limits).attempt_or_unavailable(), None),
         };
         StreamedAttempt {
             response: self.inner.call(head.map(|()| body)),

@@ -19,7 +19,7 @@ fn sent_once(limits: &ReplayLimits) -> (KeptRequest<Body>, backoff_tower::Replay
 
 /// Another handle on the call's kept body.
 fn kept(call: &KeptRequest<Body>) -> Replay<Body> {
-    let (_, KeptBody::Kept(replay)) = call.again(http::HeaderMap::new()).into_parts() else {
+    let (_, Ok(replay)) = call.again(http::HeaderMap::new()).into_parts() else {
         panic!("under the cap");
     };
     replay

@@ -15,7 +15,7 @@
 //! }
 //! ```
 
-use crate::observe::conventions::{Conventions, SemanticConventions};
+use crate::observe::conventions::SemanticConventions;
 use core::fmt;
 use core::time::Duration;
 use std::error::Error as _;
@@ -265,14 +265,14 @@ pub trait RetryableReqwestError {
 /// With the `tracing` feature, each retry event of a function failing with
 /// reqwest's errors carries OpenTelemetry's `http.request.resend_count`.
 impl SemanticConventions for Error {
-    fn conventions(&self) -> Conventions {
-        Conventions::http()
+    fn is_http_request(&self) -> bool {
+        true
     }
 }
 
 impl SemanticConventions for ::reqwest::Error {
-    fn conventions(&self) -> Conventions {
-        Conventions::http()
+    fn is_http_request(&self) -> bool {
+        true
     }
 }
 

@@ -8,13 +8,13 @@
 
 use core::fmt::Debug;
 
-use crate::observe::conventions::Conventions;
+use crate::observe::conventions::{Conventions, SemanticConventions};
 use crate::observe::events::{GiveUp, RetryEvent, Success};
 
 /// How the events see what failed, through one function the expansion's
 /// probes chose for its type: its `Debug` form (when the type is `Debug`)
 /// and OpenTelemetry's attributes (when it has them), handed to `sink`.
-pub type ReportFn<D> = fn(&D, sink: &mut dyn FnMut(Option<&dyn Debug>, Conventions));
+pub(crate) type ReportFn<D> = fn(&D, sink: &mut dyn FnMut(Option<&dyn Debug>, Option<&dyn SemanticConventions>));
 
 /// Runs `emit` with what `report` shows of `error` (nothing without one:
 /// the builder's hooks, a type the probes found nothing for).
@@ -24,7 +24,9 @@ pub(crate) fn report<D>(
     mut emit: impl FnMut(Option<&dyn Debug>, Option<Conventions>),
 ) {
     match report {
-        Some(report) => report(error, &mut |debug, conventions| emit(debug, Some(conventions))),
+        Some(report) => report(error, &mut |debug, conventions| {
+            emit(debug, conventions.map(Conventions::of));
+        }),
         None => emit(None, None),
     }
 }

@@ -329,7 +329,8 @@ impl<'h, T, E, O> Hooks<'h, T, E, O> {
     }
 
     /// How the events see what failed: the function the expansion's
-    /// [`Probe`] chose.
+    /// [`Probe`] chose, or a front end's (the tower layers': the
+    /// classification's attributes of an error).
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[must_use]
     pub fn report_with(mut self, report: ReportFn<O>) -> Self {

@@ -6,9 +6,8 @@
 use core::fmt::{self, Debug};
 use core::marker::PhantomData;
 
-use crate::observe::conventions::Conventions;
 #[cfg(feature = "tracing")]
-use crate::observe::conventions::SemanticConventions;
+use crate::observe::conventions::{Conventions, SemanticConventions};
 use crate::observe::trace::ReportFn;
 
 /// How the events see what failed, found by autoref specialisation on its
@@ -48,7 +47,7 @@ impl<D> Probe<D> {
     #[cfg(not(feature = "tracing"))]
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn report(&self) -> ReportFn<D> {
-        |_, sink| sink(None, Conventions::default())
+        |_, sink| sink(None, None)
     }
 }
 
@@ -69,7 +68,7 @@ pub trait ProbeBoth<D, P> {
 impl<D: Debug + SemanticConventions<P>, P> ProbeBoth<D, P> for &&&Probe<D> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn report(&self) -> ReportFn<D> {
-        |error, sink| sink(Some(error), error.conventions())
+        |error, sink| sink(Some(error), Some(&Conventions::of::<P, D>(error)))
     }
 }
 
@@ -83,7 +82,7 @@ pub trait ProbeDebug<D> {
 impl<D: Debug> ProbeDebug<D> for &&Probe<D> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn report(&self) -> ReportFn<D> {
-        |error, sink| sink(Some(error), Conventions::default())
+        |error, sink| sink(Some(error), None)
     }
 }
 
@@ -97,7 +96,7 @@ pub trait ProbeConventions<D, P> {
 impl<D: SemanticConventions<P>, P> ProbeConventions<D, P> for &Probe<D> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn report(&self) -> ReportFn<D> {
-        |error, sink| sink(None, error.conventions())
+        |error, sink| sink(None, Some(&Conventions::of::<P, D>(error)))
     }
 }
 
@@ -111,6 +110,6 @@ pub trait ProbeNeither<D> {
 impl<D> ProbeNeither<D> for Probe<D> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn report(&self) -> ReportFn<D> {
-        |_, sink| sink(None, Conventions::default())
+        |_, sink| sink(None, None)
     }
 }

@@ -163,9 +163,10 @@ where
         .values_are_failures(true)
         .at(&config.calls.site)
         .on_give_up(&on_give_up);
-    if let Some(report) = classify.report() {
-        hooks = hooks.report_with(report);
-    }
+    // The events show an error's attributes, as the classification gives
+    // them, and nothing else (neither the error's `Debug` form nor a
+    // response's).
+    hooks = hooks.report_with(|outcome, sink| sink(None, outcome.as_ref().err().and_then(C::error_conventions)));
     if observers.on_retry.is_some() {
         hooks = hooks.on_retry(&on_retry);
     }
