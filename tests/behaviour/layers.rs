@@ -278,3 +278,46 @@ fn the_crate_doc_lists_every_public_root_item() {
         "public root items the crate doc does not list: {missing:?}"
     );
 }
+
+/// The names a hidden module's file makes public at its top level: each
+/// name of a `pub use` (one per line or braced), and each `pub` item.
+fn top_level_public_names(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in text.lines().filter(|line| line.starts_with("pub ")) {
+        let line = line.trim_end();
+        if let Some(path) = line.strip_prefix("pub use ").and_then(|rest| rest.strip_suffix(';')) {
+            match path.split_once('{') {
+                Some((_, list)) => names.extend(
+                    list.trim_end_matches('}')
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|name| !name.is_empty())
+                        .map(str::to_owned),
+                ),
+                None => names.push(path.rsplit("::").next().unwrap_or(path).to_owned()),
+            }
+        } else if let Some(item) = ["trait", "struct", "enum", "type", "fn", "const", "static", "mod"]
+            .iter()
+            .find_map(|kind| line.strip_prefix(&format!("pub {kind} ")))
+        {
+            let name: String = item.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            names.push(name);
+        }
+    }
+    names
+}
+
+#[test]
+fn the_front_ends_hidden_seams_hold_at_most_twenty_names() {
+    let read = |path: &str| fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).expect("readable");
+    let front_end = top_level_public_names(&read("backoff-runtime/src/front_end.rs"));
+    let grpc = top_level_public_names(&read("backoff-tower/src/grpc.rs"));
+    assert!(front_end.contains(&"Loop".to_owned()) && grpc.contains(&"RetriedCall".to_owned()));
+    let total = front_end.len() + grpc.len();
+    assert!(
+        total <= 20,
+        "`__front_end` ({}) and `__grpc` ({}) hold {total} names, more than 20:\n{front_end:?}\n{grpc:?}",
+        front_end.len(),
+        grpc.len()
+    );
+}
