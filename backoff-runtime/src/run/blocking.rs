@@ -211,7 +211,7 @@ pub(crate) fn retry_blocking<T, E, O: Outcome<T, E>>(
         }
         match judged {
             Ok(value) => {
-                state.success(budget, &hooks.site(), hooks.on_success_hook());
+                state.success(budget, &hooks.site(), hooks.on_success_hook(), false);
                 return Ok(value);
             }
             Err(next) => outcome = next,

@@ -471,40 +471,25 @@ impl RetryState {
     /// The attempt that just ended succeeded: a throttle gets its tokens
     /// back, and metrics, tracing and `on_success` hear of it when they
     /// listen (the report is out of line: a first-attempt success with none
-    /// of them costs a few branches here).
+    /// of them costs a few branches here). A `hedged` call's event counts
+    /// every attempt after its first as a hedge, whether the delay or a
+    /// failure started it.
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn success(
         &mut self,
         budget: Option<&dyn RetryLimit>,
         site: &Site,
         on_success: Option<&dyn Fn(&Success)>,
+        hedged: bool,
     ) {
         crate::run::nested::mark_succeeded();
         if let Some(limit) = budget {
             self.answered(budget);
             limit.succeeded();
         }
-        if reports_success(on_success, self.backoff.retries() > 0) {
-            self.succeeded(site, on_success, 0);
-        }
-    }
-
-    /// [`success`](Self::success) of a hedged call: every attempt after
-    /// its first is a hedge, whether the delay or a failure started it.
-    pub(crate) fn success_hedged(
-        &mut self,
-        budget: Option<&dyn RetryLimit>,
-        site: &Site,
-        on_success: Option<&dyn Fn(&Success)>,
-    ) {
-        crate::run::nested::mark_succeeded();
-        if let Some(limit) = budget {
-            self.answered(budget);
-            limit.succeeded();
-        }
-        let hedges = self.backoff.retries();
-        if reports_success(on_success, hedges > 0) {
-            self.succeeded(site, on_success, hedges);
+        let retries = self.backoff.retries();
+        if reports_success(on_success, retries > 0) {
+            self.succeeded(site, on_success, if hedged { retries } else { 0 });
         }
     }
 

@@ -206,7 +206,7 @@ impl Loop {
     /// listen. The expansion writes this call on its success path.
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn succeeded(&mut self, budget: Option<&dyn RetryLimit>, site: &Site, on_success: Option<&dyn Fn(&Success)>) {
-        self.state.success(budget, site, on_success);
+        self.state.success(budget, site, on_success, false);
     }
 
     /// What follows an attempt that failed with `outcome` (with whether a
@@ -329,7 +329,7 @@ impl Loop {
         site: &Site,
         on_success: Option<&dyn Fn(&Success)>,
     ) {
-        self.state.success_hedged(budget, site, on_success);
+        self.state.success(budget, site, on_success, true);
     }
 
     /// Whether a hedge may start now, beside the attempts running (its
