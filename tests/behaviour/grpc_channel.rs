@@ -959,7 +959,10 @@ async fn the_caller_s_deadline_bounds_every_attempt() {
     let (server, channel) = start().await;
     server.plan(UNARY, vec![refuse(Code::Unavailable); 10]);
     let gave_up = GaveUp::default();
-    // Waits of 400 ms ±20%: two fit in the caller's 1 s, a third never does.
+    // Waits of 400 ms ±20%: two fit in the caller's 1 s. Three near 320 ms
+    // would fit too, so the jitter is seeded (the attempts run on this
+    // thread): its first two waits come to 789 ms, and no third fits.
+    backoff_runtime::testing::seed_thread_rng(9);
     let config = config(
         r#"{"maxAttempts": 5, "initialBackoff": "0.4s", "maxBackoff": "0.4s",
             "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]}"#,
