@@ -321,3 +321,67 @@ fn the_front_ends_hidden_seams_hold_at_most_twenty_names() {
         grpc.len()
     );
 }
+
+/// The names `lib.rs`'s `__private` module holds: each name of its
+/// `pub use`s (braced lists may span lines), each `pub fn`, and each
+/// module inside it as one name.
+fn private_facade_names(lib: &str) -> Vec<String> {
+    let start = lib.find("pub mod __private {").expect("lib.rs has `__private`");
+    let body = &lib[start..];
+    let end = body.find("\n}\n").expect("`__private` ends at column 0");
+    let mut names = Vec::new();
+    let mut nested_depth = 0;
+    let mut statement = String::new();
+    for line in body[..end].lines().skip(1).map(str::trim) {
+        if line.starts_with("//") || line.starts_with("#[") {
+            continue;
+        }
+        if let Some(module) = line.strip_prefix("pub mod ") {
+            names.push(module.trim_end_matches(" {").to_owned());
+            nested_depth += 1;
+            continue;
+        }
+        if nested_depth > 0 {
+            nested_depth -= usize::from(line == "}");
+            continue;
+        }
+        if let Some(function) = line.strip_prefix("pub fn ") {
+            names.push(
+                function
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect(),
+            );
+            continue;
+        }
+        if line.starts_with("pub use ") || !statement.is_empty() {
+            statement.push_str(line);
+            if let Some(path) = statement
+                .strip_prefix("pub use ")
+                .and_then(|rest| rest.strip_suffix(';'))
+            {
+                names.extend(top_level_public_names(&format!("pub use {path};")));
+                statement.clear();
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn the_expansion_s_facade_holds_at_most_forty_five_names() {
+    let lib =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("backoff-runtime/src/lib.rs")).expect("readable");
+    let names = private_facade_names(&lib);
+    for expected in ["Loop", "probe", "never", "retry_blocking_owned", "Ok"] {
+        assert!(
+            names.iter().any(|name| name == expected),
+            "{expected} not read: {names:?}"
+        );
+    }
+    assert!(
+        names.len() <= 45,
+        "`__private` holds {} names, more than 45:\n{names:?}",
+        names.len()
+    );
+}
