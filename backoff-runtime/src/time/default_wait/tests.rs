@@ -56,6 +56,7 @@ fn a_reset_wait_keeps_its_backend_and_waits_again() {
     assert!(started.elapsed() >= wait, "woke after {:?}", started.elapsed());
 }
 
+#[cfg(feature = "tokio")]
 #[tokio::test(start_paused = true)]
 async fn inside_tokio_a_wait_is_tokio_s_and_follows_its_paused_clock() {
     let started = tokio::time::Instant::now();
