@@ -26,4 +26,13 @@ impl Loop {
     pub fn ends_are_recorded() -> bool {
         crate::observe::metrics::RECORDS || crate::observe::trace::enabled()
     }
+
+    /// Whether this thread's default tracing dispatcher is a subscriber,
+    /// as the runtime's events ask it: a front end makes its own spans
+    /// only then.
+    #[cfg(feature = "tracing")]
+    #[must_use]
+    pub fn thread_has_subscriber() -> bool {
+        crate::observe::trace::thread_has_subscriber()
+    }
 }

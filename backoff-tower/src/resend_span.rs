@@ -7,15 +7,8 @@
 //! The first attempt gets none, so the happy path builds, enters and drops
 //! no span.
 
-/// Whether this thread's default dispatcher is a subscriber. The span is
-/// made on such a thread only: made first where none listens, its callsite
-/// stayed hidden from a subscriber on another thread
-/// (`tests/telemetry/one_subscriber.rs`).
 #[cfg(feature = "tracing")]
-fn thread_has_subscriber() -> bool {
-    tracing::dispatcher::has_been_set()
-        && tracing::dispatcher::get_default(|dispatch| !dispatch.is::<tracing::subscriber::NoSubscriber>())
-}
+use backoff_runtime::__front_end::Loop;
 
 /// The span a resend runs in (tracing's `Span`).
 #[cfg(feature = "tracing")]
@@ -34,7 +27,11 @@ impl ResendSpan {
     pub(crate) fn of_attempt(number: u32) -> Option<Self> {
         #[cfg(feature = "tracing")]
         {
-            (number > 1 && thread_has_subscriber()).then(|| {
+            // Made only where a subscriber listens, as the runtime's events
+            // are: made first where none listens, its callsite stayed hidden
+            // from a subscriber on another thread
+            // (`tests/telemetry/one_subscriber.rs`).
+            (number > 1 && Loop::thread_has_subscriber()).then(|| {
                 ResendSpan(tracing::info_span!(
                     target: "backoff_runtime",
                     "resend",

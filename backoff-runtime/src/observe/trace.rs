@@ -51,7 +51,7 @@ pub(crate) fn report<D>(
 /// pays it alone); the thread's default is looked up out of line.
 #[cfg(feature = "tracing")]
 #[inline]
-fn thread_has_subscriber() -> bool {
+pub(crate) fn thread_has_subscriber() -> bool {
     tracing::dispatcher::has_been_set() && default_is_a_subscriber()
 }
 
