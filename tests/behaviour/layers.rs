@@ -4,6 +4,9 @@
 //! (it only re-exports); the front-end crates reach the driver through
 //! `__front_end` alone, never through `__private`. A `use` or a path in code that breaks a rule fails
 //! here with the file and the line; comments and doc comments do not count.
+//! The shape rules too: the hidden seams' names, the crate root's items,
+//! the tower front end's file sizes and type parameters, no hidden method
+//! on `Classify`, and module docs that open with one short sentence.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -383,5 +386,110 @@ fn the_expansion_s_facade_holds_at_most_forty_five_names() {
         names.len() <= 45,
         "`__private` holds {} names, more than 45:\n{names:?}",
         names.len()
+    );
+}
+
+/// The crates whose sources the shape rules below read.
+const PUBLISHED: [&str; 4] = ["backoff-runtime", "backoff-macros", "backoff-tower", "backoff-grpc"];
+
+#[test]
+fn the_tower_front_end_is_in_files_of_at_most_600_lines_its_future_under_500() {
+    let lines = |text: &str| text.lines().count();
+    let sources = sources_of("backoff-tower");
+    let long: Vec<String> = sources
+        .iter()
+        .filter(|(_, text)| lines(text) > 600)
+        .map(|(file, text)| format!("{file}: {}", lines(text)))
+        .collect();
+    assert!(long.is_empty(), "files over 600 lines: {long:?}");
+    let future = sources.iter().find(|(file, _)| file == "future.rs").expect("future.rs");
+    assert!(lines(&future.1) < 500, "future.rs has {} lines", lines(&future.1));
+}
+
+#[test]
+fn the_tower_response_future_has_at_most_three_type_parameters() {
+    let sources = sources_of("backoff-tower");
+    let (_, future) = sources.iter().find(|(file, _)| file == "future.rs").expect("future.rs");
+    let declaration = future
+        .lines()
+        .find_map(|line| line.trim_start().strip_prefix("pub struct ResponseFuture<"))
+        .expect("`pub struct ResponseFuture<` in future.rs");
+    let parameters = declaration.split('>').next().unwrap_or_default();
+    let count = parameters.split(',').filter(|p| !p.trim().is_empty()).count();
+    assert!(count <= 3, "ResponseFuture<{parameters}>: {count} type parameters");
+}
+
+#[test]
+fn a_public_trait_users_implement_has_no_hidden_method() {
+    let sources = sources_of("backoff-tower");
+    let (_, classify) = sources
+        .iter()
+        .find(|(file, _)| file == "classify.rs")
+        .expect("classify.rs");
+    let start = classify.find("pub trait Classify<").expect("`Classify` in classify.rs");
+    let body = &classify[start..];
+    let end = body.find("\n}\n").expect("`Classify` ends at column 0");
+    assert!(
+        !body[..end].contains("#[doc(hidden)]"),
+        "`Classify` has a hidden method"
+    );
+    assert!(body[..end].contains("fn may_retry"), "the trait's body was not read");
+}
+
+#[test]
+fn the_runtime_s_crate_root_holds_at_most_24_items() {
+    let lib =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("backoff-runtime/src/lib.rs")).expect("readable");
+    // Every build's items: the feature-gated modules (and the attribute,
+    // behind `macros`) apart, as hidden ones are.
+    let mut left_out = false;
+    let mut items = Vec::new();
+    for line in lib.lines() {
+        if line == "#[doc(hidden)]" || line.starts_with("#[cfg(") {
+            left_out = true;
+            continue;
+        }
+        if line.starts_with("#[") || line.starts_with("///") {
+            continue;
+        }
+        if line.starts_with("pub ") && !left_out {
+            items.extend(top_level_public_names(line));
+        }
+        left_out = false;
+    }
+    assert!(items.contains(&"Policy".to_owned()) && items.contains(&"limits".to_owned()));
+    assert!(items.len() <= 24, "{} root items: {items:?}", items.len());
+}
+
+#[test]
+fn each_module_doc_opens_with_one_sentence_of_at_most_12_words() {
+    let mut long = Vec::new();
+    for krate in PUBLISHED {
+        for (file, text) in sources_of(krate) {
+            let opening: Vec<&str> = text
+                .lines()
+                .map_while(|line| line.strip_prefix("//!"))
+                .map(str::trim)
+                .take_while(|line| !line.is_empty())
+                .collect();
+            if opening.is_empty() {
+                continue;
+            }
+            let paragraph = opening.join(" ");
+            let sentence = paragraph.split(". ").next().unwrap_or_default();
+            let words = sentence.split_whitespace().count();
+            if words > 12
+                || !opening
+                    .last()
+                    .is_some_and(|line| line.ends_with('.') || line.ends_with(':'))
+            {
+                long.push(format!("{krate}/src/{file}: {paragraph}"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "module docs that do not open with one short sentence:\n{}",
+        long.join("\n")
     );
 }

@@ -1,7 +1,7 @@
-//! A hedged call's attempts side by side, and where its next attempt
-//! stands: [`Hedging`], which the builder's hedged future and the tower
-//! layer's hedged call both drive.
+//! A hedged call's attempts, and where its next attempt stands.
 //!
+//! [`Hedging`] is what the builder's hedged future and the tower layer's
+//! hedged call both drive.
 //! The attempts ([`HedgeAttempts`]) keep the first inline (a call answered
 //! before the hedge delay allocates nothing for it); each hedge beside it is
 //! boxed. The driver decides after each failure (`Loop::hedge_failed`) and

@@ -1,4 +1,4 @@
-//! A hedged call: its attempts side by side, and the wait before the next.
+//! A hedged call: its attempts side by side, and its next wait.
 //!
 //! The call's first attempt runs in place (`Phase::HedgedFirst`); the rest
 //! of the call, [`Hedges`], is boxed only once that attempt is found

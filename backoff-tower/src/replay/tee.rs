@@ -1,4 +1,4 @@
-//! The lazy tee: how the attempts of a call read its one body state.
+//! The lazy tee: how a call's attempts read its one body.
 //!
 //! Only the newest attempt reads the original (all of them, side by side,
 //! for hedges); the frames it reads are kept for the next attempt, up to
